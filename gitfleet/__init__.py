@@ -1,0 +1,3 @@
+"""gitfleet: deploy to many Kubernetes clusters with Git as the only control plane."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+import sys
+
+from gitfleet.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""The agent daemon: fetch, apply, inventory and prune, health, drift, recovery, heartbeat."""

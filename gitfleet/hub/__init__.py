@@ -1,0 +1,1 @@
+"""The hub daemon: triggers, render loop, registrations, heartbeats, failover, status."""

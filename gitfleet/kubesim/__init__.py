@@ -1,0 +1,1 @@
+"""kubesim: an embedded Kubernetes API server on loopback for the demo and the tests."""

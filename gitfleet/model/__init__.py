@@ -1,0 +1,1 @@
+"""The kinds gitfleet reads and writes: parsing, JSON Schema validation, typed objects."""

@@ -1,0 +1,1 @@
+"""The Git store: snapshots of the source branch, the state tree, refs, status branches."""
