@@ -1,0 +1,72 @@
+"""Where things live: branch names and paths of the state tree, shared by hub, agent and CLI.
+
+State tree (branch `gitfleet/state`):
+
+    clusters/<cluster>/<sub-namespace>/<sub-name>/description.yaml
+    clusters/<cluster>/<sub-namespace>/<sub-name>/<group>_<Kind>_<namespace>_<name>.yaml
+    errors.yaml
+
+A ClusterPropagationPolicy's Descriptions use `_cluster` as their namespace folder. Object file
+names use `_` as separator because Kubernetes names, namespaces and groups cannot contain it, so
+the name is unambiguous; the core group is `core` and a cluster-scoped object has an empty
+namespace part (`core_Namespace__bar.yaml`).
+
+Branches (the prefix is a setting, default `gitfleet`):
+    <prefix>/state                 whole fleet, rendered
+    <prefix>/clusters/<name>       that cluster's subtree of the state (same tree object)
+    <prefix>/status/<name>         written by that cluster's agent: status.yaml
+    <prefix>/status                the hub's fleet-wide summary
+    <prefix>/registrations/<name>  an agent's ClusterRegistrationRequest and the hub's answer
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_PREFIX = "gitfleet"
+DESCRIPTION_FILE = "description.yaml"
+ERRORS_FILE = "errors.yaml"
+STATUS_FILE = "status.yaml"
+CLUSTER_SCOPE_DIR = "_cluster"
+
+
+@dataclass(frozen=True)
+class Branches:
+    """Full ref names of every branch gitfleet writes, under one prefix."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    @property
+    def state(self) -> str:
+        return f"refs/heads/{self.prefix}/state"
+
+    @property
+    def fleet_status(self) -> str:
+        return f"refs/heads/{self.prefix}/status"
+
+    def cluster(self, name: str) -> str:
+        return f"refs/heads/{self.prefix}/clusters/{name}"
+
+    def status(self, name: str) -> str:
+        return f"refs/heads/{self.prefix}/status/{name}"
+
+    def registration(self, name: str) -> str:
+        return f"refs/heads/{self.prefix}/registrations/{name}"
+
+
+def group_of(api_version: str) -> str:
+    return api_version.rsplit("/", 1)[0] if "/" in api_version else "core"
+
+
+def object_file(api_version: str, kind: str, namespace: str, name: str) -> str:
+    """The file name of one rendered object inside its Description folder."""
+    return f"{group_of(api_version)}_{kind}_{namespace}_{name}.yaml"
+
+
+def description_dir(cluster: str, namespace: str, name: str) -> str:
+    """The folder of one Description in the state tree (no trailing slash)."""
+    return f"clusters/{cluster}/{namespace or CLUSTER_SCOPE_DIR}/{name}"
+
+
+def cluster_dir(cluster: str) -> str:
+    return f"clusters/{cluster}"
