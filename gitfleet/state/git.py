@@ -1,0 +1,391 @@
+"""The Git plumbing gitfleet needs, driven through the `git` binary with a clean environment.
+
+Every Git side effect of the hub, the agent and the CLI goes through `Git`: read blobs and
+trees, write trees and commits without a working tree or index, move refs in one atomic
+transaction with expected old values (locally with `update-ref --stdin`, remotely with
+`push --atomic --force-with-lease`), fetch. A lost race is a `RefConflict`; an unreachable
+remote is a `TransientError`; both are retried by the caller.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+import time
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitfleet.errors import GitfleetError, RefConflict, TransientError
+from gitfleet.state.objects import (
+    EMPTY_TREE,
+    OBJ_COMMIT,
+    TYPE_NAMES,
+    TreeBuild,
+    build_tree,
+    encode_commit,
+    encode_pack,
+    object_sha,
+)
+
+ZERO_SHA = "0" * 40
+DEFAULT_IDENTITY = "gitfleet <gitfleet@localhost>"
+_SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+
+# stderr fragments of a remote that could not be reached, or a lock held by another writer
+_TRANSIENT = (
+    "could not read from remote repository", "unable to connect", "connection refused",
+    "connection reset", "connection timed out", "could not resolve host", "early eof",
+    "the remote end hung up", "unable to access", "operation timed out", "broken pipe",
+    "unable to create", "index.lock", "failed to connect",
+)
+_REMOTE_REF_MISSING = "couldn't find remote ref"
+
+
+class GitError(GitfleetError):
+    """A git command failed for a reason that retrying will not fix."""
+
+    def __init__(self, args: Sequence[str], returncode: int, stderr: str) -> None:
+        self.args_ = list(args)
+        self.returncode = returncode
+        self.stderr = stderr
+        super().__init__(f"git {' '.join(args[:2])} failed ({returncode}): {stderr.strip()}")
+
+
+class RemoteRefMissing(TransientError):
+    """A fetched branch does not exist on the remote (yet): retry later."""
+
+
+@dataclass(frozen=True)
+class RefUpdate:
+    """Move `ref` from `old` to `new`. old=None: the ref must not exist; new=None: delete it."""
+
+    ref: str
+    new: str | None
+    old: str | None
+
+
+@dataclass(frozen=True)
+class GitSettings:
+    """Limits of the Git adapter."""
+
+    timeout: float = 120.0          # seconds for any one git command
+    loose_object_limit: int = 64    # at most this many new objects are written loose, else a pack
+
+
+class Git:
+    """One repository (bare or not), addressed by path."""
+
+    def __init__(self, path: str | os.PathLike[str], *, identity: str = DEFAULT_IDENTITY,
+                 settings: GitSettings | None = None, inherit_config: bool = False) -> None:
+        self.path = Path(path)
+        self.identity = identity
+        self.settings = settings or GitSettings()
+        self._env = _clean_env(identity, inherit_config=inherit_config)
+        self._objects_dir: Path | None = None
+
+    def __repr__(self) -> str:
+        return f"Git({str(self.path)!r})"
+
+    # -- running git -------------------------------------------------------------------------
+
+    def run(self, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+        """Run `git args...` in this repository and return its stdout.
+
+        With check, a failure raises TransientError (remote unreachable, lock held) or GitError.
+        """
+        proc = self._exec(args, input)
+        if check and proc.returncode != 0:
+            raise _failure(args, proc.returncode, proc.stderr.decode(errors="replace"))
+        return proc.stdout
+
+    def _exec(self, args: Sequence[str], input: bytes | None) -> subprocess.CompletedProcess[bytes]:
+        try:
+            return subprocess.run(["git", *args], cwd=self.path, env=self._env, input=input,
+                                  capture_output=True, timeout=self.settings.timeout)
+        except subprocess.TimeoutExpired as exc:
+            raise TransientError(f"git {' '.join(args[:2])} timed out after "
+                                 f"{self.settings.timeout:g}s in {self.path}") from exc
+        except FileNotFoundError as exc:
+            if not self.path.is_dir():
+                raise GitError(args, -1, f"no repository at {self.path}") from exc
+            raise GitError(args, -1, "the git binary was not found") from exc
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def resolve(self, ref: str) -> str | None:
+        """The object id `ref` (a ref, branch, sha or rev expression) names, or None."""
+        proc = self._exec(["rev-parse", "--verify", "--quiet", "--end-of-options",
+                           f"{ref}^{{object}}"], None)
+        if proc.returncode != 0:
+            return None
+        return proc.stdout.decode().strip() or None
+
+    def refs(self, prefix: str = "refs/") -> dict[str, str]:
+        """Every ref under `prefix` -> the object id it points at."""
+        out = self.run("for-each-ref", "--format=%(objectname) %(refname)", prefix)
+        result = {}
+        for line in out.decode().splitlines():
+            sha, _, name = line.partition(" ")
+            result[name] = sha
+        return result
+
+    def read_blob(self, rev: str, path: str) -> bytes | None:
+        """The content of `path` at `rev`, or None when the rev or the file does not exist."""
+        out = self.run("cat-file", "--batch", input=f"{rev}:{path}\n".encode())
+        header, _, rest = out.partition(b"\n")
+        parts = header.split()
+        if len(parts) != 3 or parts[1] != b"blob":
+            return None
+        return rest[:int(parts[2])]
+
+    def ls_tree(self, rev: str, prefix: str = "") -> dict[str, str]:
+        """Every blob under folder `prefix` at `rev`: repo-relative path -> blob sha."""
+        args = ["ls-tree", "-r", "-z", "--full-tree", rev]
+        if prefix:
+            args += ["--", prefix.rstrip("/") + "/"]
+        proc = self._exec(args, None)
+        if proc.returncode != 0:
+            if self.resolve(rev) is None:
+                return {}
+            raise _failure(args, proc.returncode, proc.stderr.decode(errors="replace"))
+        result = {}
+        for entry in proc.stdout.split(b"\0"):
+            if not entry:
+                continue
+            meta, _, path = entry.partition(b"\t")
+            _mode, kind, sha = meta.split(b" ")
+            if kind == b"blob":
+                result[path.decode()] = sha.decode()
+        return result
+
+    def read_objects(self, shas: Iterable[str]) -> dict[str, bytes]:
+        """Contents of the given objects (missing ones are left out), in one `cat-file` call."""
+        wanted = list(dict.fromkeys(shas))
+        if not wanted:
+            return {}
+        out = self.run("cat-file", "--batch", input=("\n".join(wanted) + "\n").encode())
+        result = {}
+        pos = 0
+        for sha in wanted:
+            nl = out.index(b"\n", pos)
+            parts = out[pos:nl].split()
+            pos = nl + 1
+            if len(parts) == 3:
+                size = int(parts[2])
+                result[sha] = out[pos:pos + size]
+                pos += size + 1
+        return result
+
+    def read_files(self, rev: str, prefix: str = "") -> dict[str, bytes]:
+        """Every file under folder `prefix` at `rev` (paths relative to the repo root)."""
+        listing = self.ls_tree(rev, prefix)
+        blobs = self.read_objects(listing.values())
+        return {path: blobs[sha] for path, sha in listing.items()}
+
+    def missing_objects(self, shas: Iterable[str]) -> set[str]:
+        """The subset of `shas` this repository does not hold."""
+        wanted = list(dict.fromkeys(shas))
+        if not wanted:
+            return set()
+        out = self.run("cat-file", "--batch-check=%(objectname)",
+                       input=("\n".join(wanted) + "\n").encode())
+        return {line.split()[0] for line in out.decode().splitlines() if line.endswith(" missing")}
+
+    # -- writing objects ---------------------------------------------------------------------
+
+    def write_objects(self, objects: Mapping[str, tuple[int, bytes]], *,
+                      check_existing: bool = True) -> int:
+        """Store objects (sha -> (type, body)); returns how many were written.
+
+        A few are written as loose objects, many as one pack through `git index-pack`.
+        Objects already in the repository are skipped when `check_existing`.
+        """
+        todo = dict(objects)
+        if check_existing and todo:
+            missing = self.missing_objects(todo)
+            todo = {sha: obj for sha, obj in todo.items() if sha in missing}
+        if not todo:
+            return 0
+        if len(todo) <= self.settings.loose_object_limit:
+            for sha, (kind, body) in todo.items():
+                self._write_loose(sha, kind, body)
+        else:
+            self.run("index-pack", "--stdin",
+                     input=encode_pack(todo.values()))
+        return len(todo)
+
+    def _write_loose(self, sha: str, kind: int, body: bytes) -> None:
+        target = self._objects() / sha[:2] / sha[2:]
+        if target.exists():
+            return
+        target.parent.mkdir(exist_ok=True)
+        data = zlib.compress(b"%s %d\0" % (TYPE_NAMES[kind], len(body)) + body, 1)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix="tmp_obj_")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.chmod(tmp, 0o444)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def _objects(self) -> Path:
+        if self._objects_dir is None:
+            out = self.run("rev-parse", "--git-path", "objects").decode().strip()
+            self._objects_dir = (self.path / out).resolve()
+        return self._objects_dir
+
+    def build_tree(self, files: Mapping[str, bytes]) -> TreeBuild:
+        """Hash `files` into trees and write the objects the repository lacks."""
+        build = build_tree(files)
+        self.write_objects(build.objects)
+        return build
+
+    def write_tree(self, files: Mapping[str, bytes]) -> str:
+        """Write `files` (repo-relative path -> content) as a tree; returns its sha."""
+        if not files:
+            self.write_objects({EMPTY_TREE: (2, b"")})
+            return EMPTY_TREE
+        return self.build_tree(files).root
+
+    def commit_object(self, tree: str, parents: Sequence[str], message: str, *,
+                      when: float | None = None) -> tuple[str, bytes]:
+        """The sha and body of a commit, without writing it (so it can go into a pack)."""
+        body = encode_commit(tree=tree, parents=parents, author=self.identity,
+                             when=int(time.time() if when is None else when), message=message)
+        return object_sha(OBJ_COMMIT, body), body
+
+    def commit(self, tree: str, parents: Sequence[str], message: str, *,
+               when: float | None = None) -> str:
+        """Write a commit of `tree`; `when` is epoch seconds (from the injected clock)."""
+        sha, body = self.commit_object(tree, parents, message, when=when)
+        self.write_objects({sha: (OBJ_COMMIT, body)}, check_existing=False)
+        return sha
+
+    # -- refs --------------------------------------------------------------------------------
+
+    def update_refs(self, updates: Sequence[RefUpdate]) -> None:
+        """Move every ref in one transaction, or none; RefConflict when an old value differs."""
+        if not updates:
+            return
+        lines = ["start"]
+        for u in updates:
+            _check_update(u)
+            if u.new is None:
+                lines.append(f"delete {u.ref} {u.old}")
+            elif u.old is None:
+                lines.append(f"create {u.ref} {u.new}")
+            else:
+                lines.append(f"update {u.ref} {u.new} {u.old}")
+        lines += ["prepare", "commit", ""]
+        args = ("update-ref", "--stdin")
+        proc = self._exec(args, "\n".join(lines).encode())
+        if proc.returncode != 0:
+            err = proc.stderr.decode(errors="replace")
+            if "cannot lock ref" in err or "unable to create" in err.lower():
+                raise RefConflict(f"refs moved under us in {self.path}: {err.strip()}")
+            raise _failure(args, proc.returncode, err)
+
+    # -- remotes -----------------------------------------------------------------------------
+
+    def fetch(self, url: str, refspecs: Sequence[str], *, depth: int | None = None) -> None:
+        """Fetch `refspecs` from `url`; TransientError when the remote cannot be reached."""
+        args = ["-c", "fetch.unpackLimit=1", "fetch", "--quiet", "--no-tags",
+                "--no-write-fetch-head", "--no-auto-gc"]
+        if depth is not None:
+            args.append(f"--depth={depth}")
+        args += ["--", url, *refspecs]
+        proc = self._exec(args, None)
+        if proc.returncode != 0:
+            err = proc.stderr.decode(errors="replace")
+            if _REMOTE_REF_MISSING in err.lower():
+                raise RemoteRefMissing(f"{url}: {err.strip()}")
+            raise _failure(args, proc.returncode, err)
+
+    def ls_remote(self, url: str, patterns: Sequence[str] = ()) -> dict[str, str]:
+        """Refs of the remote at `url` (optionally matching `patterns`) -> object ids."""
+        out = self.run("ls-remote", "--refs", "--", url, *patterns)
+        result = {}
+        for line in out.decode().splitlines():
+            sha, _, name = line.partition("\t")
+            result[name] = sha
+        return result
+
+    def push(self, url: str, updates: Sequence[RefUpdate]) -> None:
+        """Move refs on `url` in one atomic push, each leased on its expected old value."""
+        if not updates:
+            return
+        args = ["push", "--atomic", "--porcelain", "--no-verify"]
+        specs = []
+        for u in updates:
+            _check_update(u)
+            args.append(f"--force-with-lease={u.ref}:{u.old or ''}")
+            specs.append(f"{u.new}:{u.ref}" if u.new else f":{u.ref}")
+        args += ["--", url, *specs]
+        proc = self._exec(args, None)
+        if proc.returncode == 0:
+            return
+        out = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+        low = out.lower()
+        if any(s in low for s in ("stale info", "fetch first", "non-fast-forward",
+                                  "already exists", "failed to update ref", "failed to lock",
+                                  "cannot lock ref")):
+            raise RefConflict(f"refs on {url} moved under us: {_rejections(out)}")
+        raise _failure(args, proc.returncode, out)
+
+
+def init_repo(path: str | os.PathLike[str], *, bare: bool = True, branch: str = "main",
+              identity: str = DEFAULT_IDENTITY) -> Git:
+    """Create (or reuse) a repository at `path` and return it."""
+    Path(path).mkdir(parents=True, exist_ok=True)
+    git = Git(path, identity=identity)
+    args = ["init", "--quiet", f"--initial-branch={branch}"]
+    if bare:
+        args.append("--bare")
+    git.run(*args, ".")
+    return git
+
+
+def _check_update(u: RefUpdate) -> None:
+    if not u.ref.startswith("refs/"):
+        raise ValueError(f"ref updates need full ref names (refs/...): {u.ref!r}")
+    for value in (u.new, u.old):
+        if value is not None and not _SHA_RE.match(value):
+            raise ValueError(f"not a full object id in update of {u.ref}: {value!r}")
+    if u.new is None and u.old is None:
+        raise ValueError(f"deleting {u.ref} needs its expected old value")
+
+
+def _rejections(out: str) -> str:
+    lines = [ln.strip() for ln in out.splitlines() if ln.startswith("!")]
+    return "; ".join(lines) or out.strip()
+
+
+def _failure(args: Sequence[str], code: int, stderr: str) -> GitfleetError:
+    low = stderr.lower()
+    if any(s in low for s in _TRANSIENT):
+        return TransientError(f"git {' '.join(a for a in args[:3] if not a.startswith('-'))}: "
+                              f"{stderr.strip()}")
+    return GitError(args, code, stderr)
+
+
+def _clean_env(identity: str, *, inherit_config: bool) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    name, _, email = identity.partition(" <")
+    email = email.rstrip(">")
+    env.update({
+        "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email,
+        "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANGUAGE": "C",
+    })
+    if not inherit_config:
+        env["GIT_CONFIG_NOSYSTEM"] = "1"
+        env["GIT_CONFIG_GLOBAL"] = os.devnull
+    if "GIT_SSH_COMMAND" in os.environ:
+        env["GIT_SSH_COMMAND"] = os.environ["GIT_SSH_COMMAND"]
+    return env
