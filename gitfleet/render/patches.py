@@ -1,0 +1,266 @@
+"""Clusternet overrides: one ``spec.overrides[]`` entry of a Localization or Globalization.
+
+The override files are taken unchanged from Clusternet, so each type keeps its upstream
+meaning; where upstream silently drops a JSON patch whose path is missing, gitfleet keeps
+the object unpatched as well but says so in a warning the caller attaches to the cluster.
+Nothing here mutates its input: every result is a fresh copy.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jsonpatch
+import jsonpointer
+
+from gitfleet import yamlio
+from gitfleet.errors import InputError
+
+JSON_PATCH = "JSONPatch"
+MERGE_PATCH = "MergePatch"
+FIELD_JSON_PATCH = "FieldJSONPatch"
+FIELD_MERGE_PATCH = "FieldMergePatch"
+HELM = "Helm"
+TYPES = (JSON_PATCH, MERGE_PATCH, FIELD_JSON_PATCH, FIELD_MERGE_PATCH, HELM)
+
+# Fields of a HelmChart that a chart override may not change (as upstream).
+_CHART_KEPT = ("chart", "targetNamespace")
+
+
+class PatchError(InputError):
+    """An override that cannot be applied: unknown type, unparsable value, bad target."""
+
+
+@dataclass(frozen=True)
+class PatchOutcome:
+    """The result of one override.
+
+    ``obj`` is the new object (for a HelmChart: the HelmChart itself), ``values`` the new
+    Helm values (``None`` unless the object is a HelmChart), ``warnings`` what the user should
+    hear about without the render failing (an unpatched JSON patch, an ignored override).
+    """
+
+    obj: dict[str, Any]
+    warnings: tuple[str, ...] = ()
+    values: dict[str, Any] | None = None
+
+
+def deep_copy(value: Any) -> Any:
+    """Copy plain JSON-like data (dicts, lists, scalars); several times faster than deepcopy."""
+    if isinstance(value, dict):
+        return {key: deep_copy(item) if isinstance(item, _CONTAINERS) else item
+                for key, item in value.items()}
+    if isinstance(value, list):
+        return [deep_copy(item) if isinstance(item, _CONTAINERS) else item for item in value]
+    return value
+
+
+_CONTAINERS = (dict, list)
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch: ``null`` deletes, objects merge, anything else replaces.
+
+    Returns a new value; neither argument is changed and the result shares nothing with them.
+    """
+    if not isinstance(patch, dict):
+        return deep_copy(patch)
+    base: dict[str, Any] = target if isinstance(target, dict) else {}
+    result: dict[str, Any] = {}
+    for key, value in base.items():
+        if key not in patch:
+            result[key] = deep_copy(value) if isinstance(value, _CONTAINERS) else value
+        elif patch[key] is not None:
+            result[key] = merge_patch(value, patch[key])
+    for key, value in patch.items():
+        if key not in base and value is not None:
+            result[key] = merge_patch(None, value)
+    return result
+
+
+def parse_value(value: Any, *, name: str) -> Any:
+    """An override's ``value``: JSON or YAML text, or data already structured by the loader."""
+    if not isinstance(value, str):
+        return deep_copy(value)
+    try:
+        return json.loads(value)
+    except ValueError:
+        pass
+    try:
+        return yamlio.load_one(value, f"value of override {name!r}")
+    except InputError as exc:
+        raise PatchError(f"override {name!r}: value is neither JSON nor YAML: {exc.message}",
+                         obj=name) from None
+
+
+def json_patch(doc: Any, operations: Any, *, name: str) -> Any:
+    """Apply RFC 6902 ``operations`` to a copy of ``doc``.
+
+    Raises ``PatchError`` for a malformed patch and ``LookupError`` when a path it names does
+    not exist (or a ``test`` fails): the caller decides whether that is a warning or an error.
+    """
+    if isinstance(operations, dict):
+        operations = [operations]
+    if not isinstance(operations, list):
+        raise PatchError(f"override {name!r}: a JSON patch must be a list of operations",
+                         obj=name)
+    try:
+        patch = jsonpatch.JsonPatch(deep_copy(operations))
+        return patch.apply(deep_copy(doc), in_place=True)
+    except (jsonpatch.JsonPatchConflict, jsonpatch.JsonPatchTestFailed,
+            jsonpointer.JsonPointerException) as exc:
+        raise LookupError(str(exc)) from None
+    except (jsonpatch.InvalidJsonPatch, TypeError, ValueError, KeyError) as exc:
+        raise PatchError(f"override {name!r}: invalid JSON patch: {exc}", obj=name) from None
+
+
+def _pointer_parts(pointer: str, *, name: str) -> list[str]:
+    if not pointer.startswith("/"):
+        raise PatchError(f"override {name!r}: fieldPath {pointer!r} must start with '/'",
+                         obj=name)
+    return [part.replace("~1", "/").replace("~0", "~") for part in pointer[1:].split("/")]
+
+
+def _field_text(obj: Any, parts: list[str]) -> Any:
+    node = obj
+    for part in parts:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            raise LookupError("/" + "/".join(parts))
+    return node
+
+
+def _field_patch(obj: dict[str, Any], override: Mapping[str, Any], patch: Any, *,
+                 name: str, kind: str) -> dict[str, Any]:
+    pointer = str(override.get("fieldPath") or "")
+    parts = _pointer_parts(pointer, name=name)
+    text = _field_text(obj, parts)
+    if not isinstance(text, str):
+        raise PatchError(f"override {name!r}: fieldPath {pointer} does not hold a string",
+                         obj=name)
+    try:
+        field, was = json.loads(text), "json"
+    except ValueError:
+        try:
+            field = yamlio.load_one(text, f"field {pointer}")
+        except InputError as exc:
+            raise PatchError(f"override {name!r}: field {pointer} holds neither JSON nor YAML: "
+                             f"{exc.message}", obj=name) from None
+        was = "yaml"
+    wanted = str(override.get("fieldFormat") or was).lower()
+    if wanted not in ("json", "yaml"):
+        raise PatchError(f"override {name!r}: fieldFormat must be json or yaml, not {wanted!r}",
+                         obj=name)
+    if kind == FIELD_JSON_PATCH:
+        field = json_patch(field, patch, name=name)
+    else:
+        field = merge_patch(field, patch)
+    # Keys keep their order; JSON is indented so the field stays readable in the cluster.
+    new_text = (json.dumps(field, indent=2, ensure_ascii=False) if wanted == "json"
+                else yamlio.dump(field))
+    result: dict[str, Any] = deep_copy(obj)
+    parent = _field_text(result, parts[:-1])
+    parent[int(parts[-1]) if isinstance(parent, list) else parts[-1]] = new_text
+    return result
+
+
+def _chart_patch(chart: dict[str, Any], patch: Any) -> dict[str, Any]:
+    result: dict[str, Any] = merge_patch(chart, patch)
+    raw_old, raw_new = chart.get("spec"), result.get("spec")
+    old_spec: dict[str, Any] = raw_old if isinstance(raw_old, dict) else {}
+    spec: dict[str, Any] = raw_new if isinstance(raw_new, dict) else {}
+    for key in _CHART_KEPT:
+        if key in old_spec:
+            spec[key] = deep_copy(old_spec[key])
+        else:
+            spec.pop(key, None)
+    if spec or "spec" in chart:
+        result["spec"] = spec
+    return result
+
+
+def apply_override(obj: dict[str, Any], override: Mapping[str, Any], *,
+                   is_helm_chart: bool = False,
+                   helm_values: dict[str, Any] | None = None) -> PatchOutcome:
+    """Apply one Clusternet override to ``obj`` (and, for a HelmChart, to its values).
+
+    - ``JSONPatch``: RFC 6902. A path that does not exist (or a failing ``test``) leaves the
+      target unpatched and yields a warning naming the override.
+    - ``MergePatch``: RFC 7386.
+    - ``FieldJSONPatch`` / ``FieldMergePatch``: ``fieldPath`` (a JSON pointer) names a string
+      holding JSON or YAML; it is parsed, patched and written back in ``fieldFormat`` (json
+      or yaml, any case; default: the format it was in). JSON is written indented by two,
+      keys in order. A missing field is a warning like a missing JSON patch path.
+    - ``Helm``: the value is merged into the Helm values as a merge patch (later wins,
+      ``null`` deletes). With ``overrideChart: true`` it is a merge patch on the HelmChart
+      itself, except ``spec.chart`` and ``spec.targetNamespace``, which keep their values.
+      On an object that is not a HelmChart it is ignored with a warning.
+
+    As upstream, for a HelmChart (``is_helm_chart``) the other types patch the Helm values,
+    not the HelmChart object. Unknown types and unparsable values raise ``PatchError``.
+    """
+    name = str(override.get("name") or "<unnamed>")
+    kind = override.get("type")
+    if kind not in TYPES:
+        raise PatchError(f"override {name!r}: unknown type {kind!r} (one of {', '.join(TYPES)})",
+                         obj=name)
+    patch = parse_value(override.get("value"), name=name)
+    values = deep_copy(helm_values) if is_helm_chart and helm_values is not None else (
+        {} if is_helm_chart else None)
+
+    if kind == HELM:
+        if not is_helm_chart:
+            return PatchOutcome(deep_copy(obj), (
+                f"override {name!r}: type Helm applies to HelmChart feeds only; ignored",), None)
+        if override.get("overrideChart"):
+            if not isinstance(patch, dict):
+                raise PatchError(f"override {name!r}: a chart override must be a mapping",
+                                 obj=name)
+            return PatchOutcome(_chart_patch(obj, patch), (), values)
+        if patch is not None and not isinstance(patch, dict):
+            raise PatchError(f"override {name!r}: Helm values must be a mapping", obj=name)
+        return PatchOutcome(deep_copy(obj), (), merge_patch(values, patch or {}))
+
+    target: dict[str, Any] = values if values is not None else obj
+    try:
+        if kind == JSON_PATCH:
+            patched = json_patch(target, patch, name=name)
+        elif kind == MERGE_PATCH:
+            patched = merge_patch(target, patch)
+        else:
+            patched = _field_patch(target, override, patch, name=name, kind=kind)
+    except LookupError as exc:
+        warning = f"override {name!r} ({kind}) left the object unpatched: {exc.args[0]}"
+        patched = deep_copy(target)
+        return _outcome(obj, patched, values, (warning,))
+    if not isinstance(patched, dict):
+        raise PatchError(f"override {name!r}: the patch replaces the whole object with a "
+                         f"{type(patched).__name__}", obj=name)
+    return _outcome(obj, patched, values, ())
+
+
+def _outcome(obj: dict[str, Any], patched: dict[str, Any], values: dict[str, Any] | None,
+             warnings: tuple[str, ...]) -> PatchOutcome:
+    if values is None:
+        return PatchOutcome(patched, warnings, None)
+    return PatchOutcome(deep_copy(obj), warnings, patched)
+
+
+def strip_server_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """Drop what a server owns: ``metadata.managedFields``, ``uid``, ``resourceVersion``
+    and ``status``; they must never be applied from a template.
+
+    Returns a new top-level mapping and metadata; deeper values are shared with ``obj``.
+    """
+    result = {key: value for key, value in obj.items() if key != "status"}
+    metadata = result.get("metadata")
+    if isinstance(metadata, dict):
+        result["metadata"] = {key: value for key, value in metadata.items()
+                              if key not in ("managedFields", "uid", "resourceVersion")}
+    return result
