@@ -118,8 +118,8 @@ class Git:
 
     def resolve(self, ref: str) -> str | None:
         """The object id `ref` (a ref, branch, sha or rev expression) names, or None."""
-        proc = self._exec(["rev-parse", "--verify", "--quiet", "--end-of-options",
-                           f"{ref}^{{object}}"], None)
+        rev = ref if ":" in ref else f"{ref}^{{object}}"   # rev:path already checks existence
+        proc = self._exec(["rev-parse", "--verify", "--quiet", "--end-of-options", rev], None)
         if proc.returncode != 0:
             return None
         return proc.stdout.decode().strip() or None
@@ -293,10 +293,17 @@ class Git:
 
     # -- remotes -----------------------------------------------------------------------------
 
-    def fetch(self, url: str, refspecs: Sequence[str], *, depth: int | None = None) -> None:
-        """Fetch `refspecs` from `url`; TransientError when the remote cannot be reached."""
+    def fetch(self, url: str, refspecs: Sequence[str], *, depth: int | None = None,
+              prune: bool = False) -> None:
+        """Fetch `refspecs` from `url`; TransientError when the remote cannot be reached.
+
+        With `prune`, local refs matching a refspec's destination that the remote no longer
+        has are deleted (a mirror).
+        """
         args = ["-c", "fetch.unpackLimit=1", "fetch", "--quiet", "--no-tags",
-                "--no-write-fetch-head", "--no-auto-gc"]
+                "--no-write-fetch-head"]
+        if prune:
+            args.append("--prune")
         if depth is not None:
             args.append(f"--depth={depth}")
         args += ["--", url, *refspecs]

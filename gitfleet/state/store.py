@@ -1,0 +1,99 @@
+"""Where the hub reads the fleet repo and publishes the state: the repo itself, or a remote.
+
+A local repository (bare or not) is read and written in place; its refs move in one
+`update-ref` transaction. A remote (any URL git can push to) is mirrored into a bare cache
+clone: `refresh()` fetches every branch, objects are written into the cache, and `publish()`
+moves the remote's refs in one atomic push leased on the values last fetched, then mirrors
+them locally. Either way the writer sees one repository whose refs are the expected old values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from gitfleet.errors import RefConflict
+from gitfleet.state.git import Git, RefUpdate, init_repo
+
+_URL_RE = re.compile(r"^([a-z][a-z0-9+.-]*://|[^/]+@[^/]+:)", re.IGNORECASE)
+MIRROR = "+refs/heads/*:refs/heads/*"
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "gitfleet" / "hub"
+
+
+def is_url(repo: str) -> bool:
+    """A remote URL (scheme://... or scp-like user@host:path) rather than a local path."""
+    return bool(_URL_RE.match(repo))
+
+
+class Store(Protocol):
+    @property
+    def git(self) -> Git: ...
+
+    @property
+    def remote(self) -> str | None:
+        """The URL pushed to and fetched from, or None for a repository on this machine."""
+
+    def refresh(self) -> None:
+        """Bring local refs up to date with where the fleet repo lives."""
+
+    def publish(self, updates: Sequence[RefUpdate]) -> None:
+        """Move refs all together, or raise RefConflict."""
+
+
+@dataclass
+class LocalStore:
+    """The fleet repository on this machine, written in place."""
+
+    git: Git
+    remote: str | None = None
+
+    def refresh(self) -> None:
+        return None
+
+    def publish(self, updates: Sequence[RefUpdate]) -> None:
+        self.git.update_refs(updates)
+
+
+@dataclass
+class RemoteStore:
+    """A remote fleet repository, worked on through a bare mirror under the cache folder."""
+
+    git: Git
+    remote: str
+
+    @classmethod
+    def open(cls, url: str, *, cache_dir: Path | None = None) -> RemoteStore:
+        folder = (cache_dir or default_cache_dir()) / hashlib.sha256(url.encode()).hexdigest()[:16]
+        if (folder / "HEAD").exists():
+            git = Git(folder)
+        else:
+            git = init_repo(folder, bare=True)
+            (folder / "gitfleet-remote").write_text(url + "\n")
+        return cls(git=git, remote=url)
+
+    def refresh(self) -> None:
+        self.git.fetch(self.remote, [MIRROR], prune=True)
+
+    def publish(self, updates: Sequence[RefUpdate]) -> None:
+        self.git.push(self.remote, updates)
+        try:
+            self.git.update_refs(updates)
+        except RefConflict:
+            self.refresh()
+
+
+def open_store(repo: str, *, cache_dir: Path | None = None) -> Store:
+    """A store for `repo`: a local path (bare or not) or a remote URL."""
+    if is_url(repo) and not repo.startswith("file://"):
+        return RemoteStore.open(repo, cache_dir=cache_dir)
+    path = Path(repo[len("file://"):] if repo.startswith("file://") else repo)
+    return LocalStore(git=Git(path))

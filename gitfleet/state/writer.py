@@ -1,0 +1,212 @@
+"""The state writer: one render becomes one commit on `gitfleet/state` and a commit on each
+cluster branch whose subtree changed, all published in one atomic ref transaction.
+
+A cluster branch's commit has as its tree the very tree object `clusters/<name>/` of the state
+commit, so it costs no storage and an agent whose cluster did not change sees no new commit.
+A cluster that leaves the state gets a commit with the empty tree (its agent prunes), never a
+deleted branch. Objects are hashed in Python and only those the repository lacks are written,
+in one pack; the walk stops at any subtree the repository already holds.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from gitfleet.clock import Clock, SystemClock
+from gitfleet.layout import DESCRIPTION_FILE, Branches
+from gitfleet.logs import log
+from gitfleet.state.git import Git, RefUpdate
+from gitfleet.state.objects import (
+    EMPTY_TREE,
+    OBJ_COMMIT,
+    OBJ_TREE,
+    TreeBuild,
+    build_tree,
+    decode_tree,
+)
+
+LOG = logging.getLogger("gitfleet.state.writer")
+CLUSTERS = "clusters/"
+
+
+@dataclass(frozen=True)
+class StateHeads:
+    """Where the state refs stood when the render started: the expected old values."""
+
+    state: str | None                                 # commit of <prefix>/state
+    clusters: Mapping[str, tuple[str, str]]           # cluster -> (commit, its tree)
+
+
+@dataclass(frozen=True)
+class RenderSummary:
+    """The figures a state commit message and the hub log carry."""
+
+    clusters: int
+    descriptions: int
+    objects: int
+    errors: int
+    warnings: int = 0
+
+    def line(self) -> str:
+        return (f"{self.clusters} clusters, {self.descriptions} Descriptions, "
+                f"{self.objects} objects, {self.errors} errors")
+
+    @classmethod
+    def of_files(cls, files: Mapping[str, bytes], *, errors: int = 0,
+                 warnings: int = 0) -> RenderSummary:
+        clusters = set()
+        descriptions = objects = 0
+        for path in files:
+            if not path.startswith(CLUSTERS):
+                continue
+            parts = path.split("/")
+            if len(parts) < 3:
+                continue
+            clusters.add(parts[1])
+            if parts[-1] == DESCRIPTION_FILE:
+                descriptions += 1
+            else:
+                objects += 1
+        return cls(clusters=len(clusters), descriptions=descriptions, objects=objects,
+                   errors=errors, warnings=warnings)
+
+
+@dataclass(frozen=True)
+class StateWrite:
+    """What one write did: the new heads (unchanged ones included) and what moved."""
+
+    changed: bool
+    state: str | None                 # state commit after the write
+    tree: str                         # its tree
+    moved: tuple[str, ...]            # clusters whose branch moved
+    updates: tuple[RefUpdate, ...]    # the ref transaction that was published
+    objects_written: int = 0
+    heads: StateHeads | None = field(default=None, repr=False)
+
+
+def read_heads(git: Git, branches: Branches) -> StateHeads:
+    """The current state commit and every cluster branch (commit and tree), in two git calls."""
+    prefix = branches.cluster("")
+    out = git.run("for-each-ref", "--format=%(objectname) %(tree) %(refname)", prefix)
+    clusters = {}
+    for line in out.decode().splitlines():
+        sha, tree, ref = line.split(" ", 2)
+        clusters[ref[len(prefix):]] = (sha, tree)
+    return StateHeads(state=git.resolve(branches.state), clusters=clusters)
+
+
+class StateWriter:
+    """Writes renders as state commits into one repository and publishes the refs.
+
+    `publish` moves the refs (a local `update-ref` transaction by default; a remote store passes
+    an atomic leased push); it raises RefConflict when another writer got there first.
+    """
+
+    def __init__(self, git: Git, *, branches: Branches | None = None,
+                 clock: Clock | None = None,
+                 publish: Callable[[Sequence[RefUpdate]], None] | None = None) -> None:
+        self.git = git
+        self.branches = branches or Branches()
+        self.clock = clock or SystemClock()
+        self.publish = publish or git.update_refs
+        self._present: set[str] = set()     # objects known to be in the repository
+
+    def write(self, files: Mapping[str, bytes], *, source_commit: str, heads: StateHeads,
+              summary: RenderSummary | None = None,
+              clusters: Iterable[str] = ()) -> StateWrite:
+        """Write `files` (the whole state tree) on top of `heads` and publish it atomically.
+
+        `clusters` names clusters that should have a branch even with nothing to deploy.
+        Nothing changed -> nothing written. Raises RefConflict if `heads` no longer hold.
+        """
+        started = time.perf_counter()
+        summary = summary or RenderSummary.of_files(files)
+        build = build_tree(files) if files else _empty_build()
+        prev_tree = self._tree_of(heads.state)
+        subtrees = {folder[len(CLUSTERS):]: sha for folder, sha in build.trees.items()
+                    if folder.startswith(CLUSTERS) and "/" not in folder[len(CLUSTERS):]}
+        wanted = dict.fromkeys(clusters, EMPTY_TREE) | subtrees
+        for name in heads.clusters:
+            wanted.setdefault(name, EMPTY_TREE)
+        moving = sorted(name for name, tree in wanted.items()
+                        if heads.clusters.get(name, ("", ""))[1] != tree)
+        state_changes = build.root != prev_tree
+        if not state_changes and not moving:
+            return StateWrite(changed=False, state=heads.state, tree=build.root, moved=(),
+                              updates=(), heads=heads)
+
+        when = self.clock.now()
+        new_objects = self._missing(build)
+        if EMPTY_TREE in {wanted[n] for n in moving}:
+            new_objects.setdefault(EMPTY_TREE, (OBJ_TREE, b""))
+        state = heads.state
+        updates = []
+        if state_changes:
+            message = _state_message(source_commit, summary)
+            state, body = self.git.commit_object(
+                build.root, [heads.state] if heads.state else [], message, when=when)
+            new_objects[state] = (OBJ_COMMIT, body)
+            updates.append(RefUpdate(self.branches.state, state, heads.state))
+        new_heads = dict(heads.clusters)
+        for name in moving:
+            old = heads.clusters.get(name, (None, None))[0]
+            message = _cluster_message(name, source_commit, state, wanted[name] == EMPTY_TREE)
+            sha, body = self.git.commit_object(wanted[name], [old] if old else [], message,
+                                               when=when)
+            new_objects[sha] = (OBJ_COMMIT, body)
+            updates.append(RefUpdate(self.branches.cluster(name), sha, old))
+            new_heads[name] = (sha, wanted[name])
+        written = self.git.write_objects(new_objects, check_existing=False)
+        self.publish(updates)
+        self._present.update(new_objects)
+        log(LOG, logging.INFO, "state written", state=state, source=source_commit,
+            clusters_moved=len(moving), objects_written=written,
+            seconds=round(time.perf_counter() - started, 3))
+        return StateWrite(changed=True, state=state, tree=build.root, moved=tuple(moving),
+                          updates=tuple(updates), objects_written=written,
+                          heads=StateHeads(state=state, clusters=new_heads))
+
+    def _tree_of(self, commit: str | None) -> str | None:
+        if commit is None:
+            return None
+        return self.git.resolve(f"{commit}^{{tree}}")
+
+    def _missing(self, build: TreeBuild) -> dict[str, tuple[int, bytes]]:
+        """The objects of `build` the repository lacks, walking down only into missing trees."""
+        out: dict[str, tuple[int, bytes]] = {}
+        level = [build.root]
+        while level:
+            unknown = [sha for sha in dict.fromkeys(level) if sha not in self._present]
+            missing = self.git.missing_objects(unknown)
+            self._present.update(sha for sha in unknown if sha not in missing)
+            next_level = []
+            for sha in missing:
+                kind, body = build.objects[sha]
+                out[sha] = (kind, body)
+                if kind == OBJ_TREE:
+                    next_level += [child for _, _, child in decode_tree(body)]
+            level = next_level
+        return out
+
+
+def _empty_build() -> TreeBuild:
+    return TreeBuild(root=EMPTY_TREE, trees={"": EMPTY_TREE},
+                     objects={EMPTY_TREE: (OBJ_TREE, b"")})
+
+
+def _state_message(source_commit: str, summary: RenderSummary) -> str:
+    return (f"Render {source_commit[:12]}: {summary.line()}\n\n"
+            f"Source-Commit: {source_commit}\n"
+            f"Render-Summary: clusters={summary.clusters} descriptions={summary.descriptions} "
+            f"objects={summary.objects} errors={summary.errors} warnings={summary.warnings}\n")
+
+
+def _cluster_message(cluster: str, source_commit: str, state: str | None, empty: bool) -> str:
+    what = "nothing to deploy" if empty else "render"
+    lines = [f"{cluster}: {what} at {source_commit[:12]}", "", f"Source-Commit: {source_commit}"]
+    if state:
+        lines.append(f"State-Commit: {state}")
+    return "\n".join(lines) + "\n"
