@@ -27,7 +27,7 @@ Example:
       appPusher: false
     sync:
       clusterCommit: 9f1c...        # commit of gitfleet/clusters/<name> applied
-      stateCommit: 51aa...          # gitfleet/state commit it came from (trailer), else = clusterCommit
+      stateCommit: 51aa...          # gitfleet/state commit (trailer), else clusterCommit
       sourceCommit: 0d3e...         # fleet repo commit (trailer), when known
       time: '2026-01-01T00:00:10Z'  # when that commit was (last) applied
       result: Synced                # Synced | Failed | PruneRefused | Unreachable | Pending
@@ -35,7 +35,7 @@ Example:
     descriptions:
     - namespace: default
       name: web
-      phase: Success                # Pending Installing Success Progressing Failure Degraded Unknown
+      phase: Success                # see Phase
       message: ''
       sourceCommit: 0d3e...
       renderErrors: 0

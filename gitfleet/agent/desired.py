@@ -1,0 +1,164 @@
+"""What a cluster branch asks for: its Descriptions and the objects they hold.
+
+The cluster branch's tree is `clusters/<name>/` of the state, so paths here are
+`<sub-namespace>/<sub-name>/description.yaml` and one file per object beside it. Parsing is
+pure (files in, data out). A file that cannot be read is reported on its Description, which then
+counts as broken: its objects are not applied and nothing is pruned on its account.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitfleet import yamlio
+from gitfleet.agent.objectref import ObjectRef
+from gitfleet.errors import InputError
+from gitfleet.layout import DESCRIPTION_FILE
+
+
+@dataclass(frozen=True)
+class DesiredObject:
+    ref: ObjectRef
+    description: str
+    hash: str
+    body: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Description:
+    namespace: str
+    name: str
+    conflict_resolution: str = "Abort"
+    source_commit: str = ""
+    deployer: str = "generic"
+    render_errors: tuple[str, ...] = ()
+    refs: tuple[ObjectRef, ...] = ()
+    read_errors: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def prunable(self) -> bool:
+        """False when the hub kept last good content (render errors) or a file did not read."""
+        return not self.render_errors and not self.read_errors
+
+    @property
+    def overwrite(self) -> bool:
+        return self.conflict_resolution == "Overwrite"
+
+
+@dataclass(frozen=True)
+class DesiredState:
+    """One commit of the cluster branch, parsed."""
+
+    cluster_commit: str
+    state_commit: str
+    source_commit: str
+    descriptions: Mapping[str, Description] = field(default_factory=dict)
+    objects: Mapping[str, DesiredObject] = field(default_factory=dict)
+    errors: tuple[str, ...] = ()
+
+    @property
+    def prunable(self) -> bool:
+        return not self.errors
+
+
+def content_hash(obj: Mapping[str, Any]) -> str:
+    return "sha256:" + hashlib.sha256(yamlio.canonical_json(obj).encode()).hexdigest()
+
+
+def _description_of(path: str, doc: Any) -> Description:
+    if not isinstance(doc, Mapping) or doc.get("kind") != "Description":
+        raise InputError("not a Description", path=path)
+    meta = doc.get("metadata") or {}
+    spec = doc.get("spec") or {}
+    refs = []
+    for item in spec.get("resources") or ():
+        refs.append(ObjectRef(api_version=str(item.get("apiVersion", "")),
+                              kind=str(item.get("kind", "")),
+                              namespace=str(item.get("namespace") or ""),
+                              name=str(item.get("name", ""))))
+    errors = tuple(str(e.get("message", e)) if isinstance(e, Mapping) else str(e)
+                   for e in spec.get("renderErrors") or ())
+    return Description(namespace=str(meta.get("namespace", "")), name=str(meta.get("name", "")),
+                       conflict_resolution=str(spec.get("conflictResolution") or "Abort"),
+                       source_commit=str(spec.get("sourceCommit") or ""),
+                       deployer=str(spec.get("deployer") or "generic"),
+                       render_errors=errors, refs=tuple(refs))
+
+
+def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
+                       state_commit: str = "", source_commit: str = "") -> DesiredState:
+    """Parse every Description folder of a cluster branch tree."""
+    folders: dict[str, dict[str, bytes]] = {}
+    for path, data in files.items():
+        folder, _, name = path.rpartition("/")
+        folders.setdefault(folder, {})[name] = data
+    descriptions: dict[str, Description] = {}
+    objects: dict[str, DesiredObject] = {}
+    errors: list[str] = []
+    for folder in sorted(folders):
+        content = folders[folder]
+        if DESCRIPTION_FILE not in content:
+            errors.append(f"{folder}: files without a {DESCRIPTION_FILE}")
+            continue
+        path = f"{folder}/{DESCRIPTION_FILE}"
+        try:
+            desc = _description_of(path, yamlio.load_one(content[DESCRIPTION_FILE], path))
+        except InputError as exc:
+            errors.append(str(exc))
+            continue
+        resources = _resources_of(content[DESCRIPTION_FILE], path)
+        read_errors: list[str] = []
+        for item in resources:
+            file_name = str(item.get("file", ""))
+            obj_path = f"{folder}/{file_name}"
+            if file_name not in content:
+                read_errors.append(f"{obj_path}: listed in {DESCRIPTION_FILE} but missing")
+                continue
+            try:
+                body = yamlio.load_one(content[file_name], obj_path)
+            except InputError as exc:
+                read_errors.append(str(exc))
+                continue
+            if not isinstance(body, Mapping):
+                read_errors.append(f"{obj_path}: not a Kubernetes object")
+                continue
+            ref = ObjectRef.of(body)
+            if ref.key in objects:
+                read_errors.append(f"{obj_path}: {ref} is also held by "
+                                   f"{objects[ref.key].description}; kept there")
+                continue
+            objects[ref.key] = DesiredObject(ref=ref, description=desc.key,
+                                             hash=str(item.get("hash") or content_hash(body)),
+                                             body=body)
+        if read_errors:
+            desc = Description(**{**desc.__dict__, "read_errors": tuple(read_errors)})
+        descriptions[desc.key] = desc
+    return DesiredState(cluster_commit=cluster_commit, state_commit=state_commit or cluster_commit,
+                        source_commit=source_commit, descriptions=descriptions, objects=objects,
+                        errors=tuple(errors))
+
+
+def _resources_of(data: bytes, path: str) -> list[Mapping[str, Any]]:
+    doc = yamlio.load_one(data, path)
+    spec = doc.get("spec") or {}
+    return [r for r in spec.get("resources") or () if isinstance(r, Mapping)]
+
+
+def commit_trailers(message: str) -> dict[str, str]:
+    """`Key: value` lines of a commit message's last paragraph."""
+    paragraphs = [p for p in message.strip().split("\n\n") if p.strip()]
+    if not paragraphs:
+        return {}
+    out: dict[str, str] = {}
+    for line in paragraphs[-1].splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key and " " not in key.strip():
+            out[key.strip()] = value.strip()
+    return out

@@ -1,0 +1,371 @@
+"""The Kubernetes adapter: every call gitfleet makes to a cluster goes through `KubeClient`.
+
+It sits on the official client's `ApiClient` (configuration, authentication, TLS, connection
+pool) and speaks the REST API with plain dicts: server-side apply as
+`application/apply-patch+yaml` under one field manager, get, list by label selector, delete,
+watch, namespaces, CRD readiness and the facts a heartbeat reports. Plain dicts instead of the
+generated models because the agent handles any kind, including custom resources, and decoding
+500 objects into model classes costs more than the requests themselves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import urllib3
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+from kubernetes.watch.watch import iter_resp_lines
+
+from gitfleet.kube.errors import ApiError, NotServed, Unreachable
+from gitfleet.kube.resources import ApiResource, Resolver
+
+JSON = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class KubeSettings:
+    field_manager: str = "gitfleet"
+    connect_timeout: float = 5.0
+    request_timeout: float = 30.0
+    watch_timeout_seconds: int = 300
+    crd_established_timeout: float = 30.0
+    poll_interval: float = 0.1
+
+
+def api_client(kubeconfig: str | Path | None = None, *, context: str | None = None) -> Any:
+    """An ApiClient from a kubeconfig file, else in-cluster config, else ~/.kube/config."""
+    cfg = k8s.Configuration()
+    if kubeconfig:
+        k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=str(kubeconfig), context=context, client_configuration=cfg)
+    else:
+        try:
+            k8s_config.load_incluster_config(  # type: ignore[no-untyped-call]
+                client_configuration=cfg)
+        except k8s_config.ConfigException:
+            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+                context=context, client_configuration=cfg)
+    cfg.retries = False  # the agent retries with its own backoff
+    return k8s.ApiClient(cfg)
+
+
+@dataclass(frozen=True)
+class ListResult:
+    items: list[dict[str, Any]]
+    resource_version: str
+
+
+@dataclass(frozen=True)
+class ClusterFacts:
+    """Raw facts for a heartbeat; `agent.heartbeat` sums them up."""
+
+    version: Mapping[str, Any]
+    healthz: bool
+    livez: bool
+    readyz: bool
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    pods: list[dict[str, Any]] = field(default_factory=list)
+    cluster_id: str = ""
+
+
+class KubeClient:
+    """One cluster's API, as gitfleet uses it. Thread-safe (the pool is)."""
+
+    def __init__(self, api: Any, settings: KubeSettings | None = None) -> None:
+        self.api = api
+        self.settings = settings or KubeSettings()
+        self.resolver = Resolver(self._get_path)
+
+    # -- transport -------------------------------------------------------------------------
+
+    def _send(self, method: str, path: str, *, query: list[tuple[str, str]] | None = None,
+              body: Any = None, content_type: str | None = None,
+              stream: bool = False, read_timeout: float | None = None) -> Any:
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        method_, url, headers, body_, _ = self.api.param_serialize(
+            method=method, resource_path=path, query_params=query or [],
+            header_params=headers, body=body, auth_settings=["BearerToken"])
+        timeout = (self.settings.connect_timeout,
+                   read_timeout if read_timeout is not None else self.settings.request_timeout)
+        try:
+            resp = self.api.call_api(method_, url, header_params=headers, body=body_,
+                                     _request_timeout=timeout)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise Unreachable(f"{method} {path}: {exc}") from None
+        except k8s.ApiException as exc:
+            raise Unreachable(f"{method} {path}: {exc.reason}") from None
+        raw = resp.response
+        if stream and 200 <= resp.status < 300:
+            return raw
+        try:
+            data = raw.data
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise Unreachable(f"{method} {path}: {exc}") from None
+        finally:
+            raw.release_conn()
+        if not 200 <= resp.status < 300:
+            raise _api_error(resp.status, str(resp.reason or ""), data, what=f"{method} {path}")
+        return json.loads(data) if data else {}
+
+    def _get_path(self, path: str) -> JSON | None:
+        try:
+            result: JSON = self._send("GET", path)
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return result
+
+    def _probe(self, path: str) -> bool:
+        try:
+            self._send("GET", path)
+        except (ApiError, Unreachable):
+            return False
+        except ValueError:  # a 200 with a text body ("ok")
+            return True
+        return True
+
+    def resource(self, api_version: str, kind: str) -> ApiResource:
+        return self.resolver.resolve(api_version, kind)
+
+    # -- objects ---------------------------------------------------------------------------
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        res = self.resource(api_version, kind)
+        found = self._get_path(res.item(namespace, name))
+        return dict(found) if found is not None else None
+
+    def list_objects(self, api_version: str, kind: str, *, label_selector: str = "",
+             namespace: str = "", field_selector: str = "") -> ListResult:
+        res = self.resource(api_version, kind)
+        query = []
+        if label_selector:
+            query.append(("labelSelector", label_selector))
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
+        doc = self._send("GET", res.collection(namespace), query=query)
+        items = []
+        for item in doc.get("items") or ():
+            item.setdefault("apiVersion", api_version)
+            item.setdefault("kind", kind)
+            items.append(item)
+        return ListResult(items=items,
+                          resource_version=str((doc.get("metadata") or {}).get(
+                              "resourceVersion", "")))
+
+    def apply(self, body: JSON, *, force: bool = True) -> dict[str, Any]:
+        """Server-side apply of one object under the field manager; returns the live object."""
+        meta = body.get("metadata") or {}
+        res = self.resource(str(body.get("apiVersion")), str(body.get("kind")))
+        namespace = str(meta.get("namespace") or "") if res.namespaced else ""
+        if res.namespaced and not namespace:
+            namespace = "default"
+            body = {**body, "metadata": {**meta, "namespace": namespace}}
+        query = [("fieldManager", self.settings.field_manager)]
+        if force:
+            query.append(("force", "true"))
+        result: dict[str, Any] = self._send(
+            "PATCH", res.item(namespace, str(meta.get("name"))), query=query,
+            body=json.dumps(body), content_type="application/apply-patch+yaml")
+        return result
+
+    def create(self, body: JSON) -> dict[str, Any]:
+        meta = body.get("metadata") or {}
+        res = self.resource(str(body.get("apiVersion")), str(body.get("kind")))
+        result: dict[str, Any] = self._send(
+            "POST", res.collection(str(meta.get("namespace") or "")), body=dict(body),
+            query=[("fieldManager", self.settings.field_manager)],
+            content_type="application/json")
+        return result
+
+    def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
+        """Delete one object (background propagation); False when it was already gone."""
+        try:
+            res = self.resource(api_version, kind)
+        except NotServed:
+            return False
+        try:
+            self._send("DELETE", res.item(namespace, name),
+                       body={"kind": "DeleteOptions", "apiVersion": "v1",
+                             "propagationPolicy": "Background"},
+                       content_type="application/json")
+        except ApiError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
+    # -- namespaces and CRDs ---------------------------------------------------------------
+
+    def ensure_namespace(self, name: str, *, labels: Mapping[str, str] | None = None) -> bool:
+        """Create the namespace when it does not exist; True when it was created."""
+        if self._get_path(f"/api/v1/namespaces/{name}") is not None:
+            return False
+        body = {"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": name, "labels": dict(labels or {})}}
+        try:
+            self._send("POST", "/api/v1/namespaces", body=body, content_type="application/json")
+        except ApiError as exc:
+            if exc.status == 409:
+                return False
+            raise
+        return True
+
+    def wait_crds_established(self, names: list[str], *, timeout: float | None = None) -> list[str]:
+        """Wait until every named CRD is Established; returns those that are not in time."""
+        deadline = time.monotonic() + (timeout if timeout is not None
+                                       else self.settings.crd_established_timeout)
+        waiting: list[str] = list(names)
+        while waiting:
+            still = []
+            for name in waiting:
+                crd = self._get_path(
+                    f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+                conditions = ((crd or {}).get("status") or {}).get("conditions") or ()
+                if not any(c.get("type") == "Established" and c.get("status") == "True"
+                           for c in conditions):
+                    still.append(name)
+            waiting = still
+            if not waiting or time.monotonic() > deadline:
+                break
+            time.sleep(self.settings.poll_interval)
+        for name in names:
+            group = name.split(".", 1)[1] if "." in name else ""
+            if group:
+                for cached in list(self.resolver._cache):
+                    if cached.startswith(group + "/"):
+                        self.resolver.forget(cached)
+        return waiting
+
+    # -- watch -----------------------------------------------------------------------------
+
+    def watch(self, api_version: str, kind: str, *, label_selector: str = "",
+              resource_version: str = "") -> Watch:
+        return Watch(self, self.resource(api_version, kind), label_selector=label_selector,
+                     resource_version=resource_version)
+
+    # -- cluster facts ---------------------------------------------------------------------
+
+    def version(self) -> JSON:
+        return self._get_path("/version") or {}
+
+    def namespace_uid(self, name: str) -> str:
+        ns = self._get_path(f"/api/v1/namespaces/{name}") or {}
+        return str((ns.get("metadata") or {}).get("uid", ""))
+
+    def facts(self) -> ClusterFacts:
+        """Version, health endpoints, nodes and running pods: what a heartbeat sums up."""
+        version = self.version()
+        nodes = self._send("GET", "/api/v1/nodes").get("items") or []
+        pods = self._send("GET", "/api/v1/pods", query=[
+            ("fieldSelector", "status.phase!=Succeeded,status.phase!=Failed")]).get("items") or []
+        return ClusterFacts(version=version, healthz=self._probe("/healthz"),
+                            livez=self._probe("/livez"), readyz=self._probe("/readyz"),
+                            nodes=list(nodes), pods=list(pods),
+                            cluster_id=self.namespace_uid("kube-system"))
+
+
+class Watch:
+    """A watch on one kind that resumes from the last resourceVersion until closed.
+
+    `events()` yields (type, object) for ADDED / MODIFIED / DELETED and blocks between events;
+    `close()` from another thread ends it promptly by shutting the open response down.
+    """
+
+    def __init__(self, kube: KubeClient, resource: ApiResource, *, label_selector: str,
+                 resource_version: str) -> None:
+        self._kube = kube
+        self._resource = resource
+        self._selector = label_selector
+        self.resource_version = resource_version
+        self._closed = threading.Event()
+        self._lock = threading.Lock()
+        self._response: Any = None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    def close(self) -> None:
+        self._closed.set()
+        with self._lock:
+            resp = self._response
+        if resp is not None:
+            with contextlib.suppress(Exception):  # a half-dead socket may fail any way
+                resp.shutdown()
+
+    def events(self, *, retry_delay: float = 0.5,
+               on_error: Callable[[Exception], None] | None = None
+               ) -> Iterator[tuple[str, dict[str, Any]]]:
+        while not self._closed.is_set():
+            try:
+                yield from self._one_watch()
+            except (Unreachable, ApiError, urllib3.exceptions.HTTPError, OSError,
+                    ValueError) as exc:
+                if self._closed.is_set():
+                    return
+                if on_error:
+                    on_error(exc)
+                self._closed.wait(retry_delay)
+
+    def _one_watch(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        settings = self._kube.settings
+        query = [("watch", "true"), ("allowWatchBookmarks", "true"),
+                 ("timeoutSeconds", str(settings.watch_timeout_seconds))]
+        if self._selector:
+            query.append(("labelSelector", self._selector))
+        if self.resource_version:
+            query.append(("resourceVersion", self.resource_version))
+        resp = self._kube._send("GET", self._resource.collection(), query=query, stream=True,
+                                read_timeout=settings.watch_timeout_seconds + 30)
+        with self._lock:
+            self._response = resp
+        if self._closed.is_set():
+            resp.shutdown()
+        try:
+            for line in iter_resp_lines(resp):  # type: ignore[no-untyped-call]
+                if self._closed.is_set():
+                    return
+                if not line.strip():
+                    continue
+                event = json.loads(line)
+                kind = str(event.get("type", ""))
+                obj = event.get("object") or {}
+                if kind == "ERROR":
+                    if obj.get("code") == 410:
+                        self.resource_version = ""
+                    return
+                rv = (obj.get("metadata") or {}).get("resourceVersion")
+                if rv:
+                    self.resource_version = str(rv)
+                if kind == "BOOKMARK":
+                    continue
+                obj.setdefault("apiVersion", self._resource.api_version)
+                obj.setdefault("kind", self._resource.kind)
+                yield kind, obj
+        finally:
+            with self._lock:
+                self._response = None
+            resp.release_conn()
+
+
+def _api_error(status: int, reason: str, data: bytes | None, *, what: str) -> ApiError:
+    message = ""
+    reason_text = reason
+    try:
+        doc = json.loads(data or b"{}")
+        message = str(doc.get("message", ""))
+        reason_text = str(doc.get("reason") or reason)
+    except ValueError:
+        message = (data or b"").decode("utf-8", "replace")[:200]
+    return ApiError(status, reason_text, message, what=what)
