@@ -96,8 +96,9 @@ def parse_value(value: Any, *, name: str) -> Any:
                          obj=name) from None
 
 
-def json_patch(doc: Any, operations: Any, *, name: str) -> Any:
-    """Apply RFC 6902 ``operations`` to a copy of ``doc``.
+def json_patch(doc: Any, operations: Any, *, name: str, in_place: bool = False) -> Any:
+    """Apply RFC 6902 ``operations`` to a copy of ``doc`` (or to ``doc`` itself when
+    ``in_place``, for a caller that owns it and drops it on failure).
 
     Raises ``PatchError`` for a malformed patch and ``LookupError`` when a path it names does
     not exist (or a ``test`` fails): the caller decides whether that is a warning or an error.
@@ -109,7 +110,7 @@ def json_patch(doc: Any, operations: Any, *, name: str) -> Any:
                          obj=name)
     try:
         patch = jsonpatch.JsonPatch(deep_copy(operations))
-        return patch.apply(deep_copy(doc), in_place=True)
+        return patch.apply(doc if in_place else deep_copy(doc), in_place=True)
     except (jsonpatch.JsonPatchConflict, jsonpatch.JsonPatchTestFailed,
             jsonpointer.JsonPointerException) as exc:
         raise LookupError(str(exc)) from None
