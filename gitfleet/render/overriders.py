@@ -104,6 +104,11 @@ def override_image(image: str, overrider: Mapping[str, Any]) -> str:
                      f"not {component!r}")
 
 
+def _text(value: Any) -> str:
+    """A YAML scalar as the string Kubernetes would have been given (``true``, not ``True``)."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 def _operator(overrider: Mapping[str, Any], what: str,
               allowed: tuple[str, ...] = _OPERATORS) -> str:
     operator = overrider.get("operator")
@@ -172,11 +177,11 @@ def _command_args(field: str) -> Callable[[dict[str, Any], list[Any]], None]:
     def apply(obj: dict[str, Any], overriders: list[Any]) -> None:
         for overrider in overriders:
             operator = _operator(overrider, what, ("add", "remove"))
-            values = [str(v) for v in overrider.get("value") or []]
+            values = [_text(v) for v in overrider.get("value") or []]
             for container in _pod_containers(obj):
                 if container.get("name") != overrider.get("containerName"):
                     continue
-                current = [str(v) for v in container.get(field) or []]
+                current = [_text(v) for v in container.get(field) or []]
                 if operator == "add":
                     container[field] = current + values
                 elif field in container:
@@ -201,10 +206,10 @@ def _label_like(field: str) -> Callable[[dict[str, Any], list[Any]], None]:
                 current = metadata[field] = {}
             for key, item in value.items():
                 if operator == "add":
-                    current[key] = str(item)
+                    current[key] = _text(item)
                 elif key in current:
                     if operator == "replace":
-                        current[key] = str(item)
+                        current[key] = _text(item)
                     else:
                         del current[key]
     return apply

@@ -333,3 +333,12 @@ def test_plaintext_can_replace_the_whole_object_but_only_with_an_object() -> Non
     with pytest.raises(InputError, match="whole object"):
         apply_overriders(workload(), {"plaintext": [
             {"path": "", "operator": "replace", "value": [1]}]})
+
+
+def test_non_string_yaml_scalars_become_kubernetes_strings() -> None:
+    result = apply_overriders(workload(), {
+        "labelsOverrider": [{"operator": "add", "value": {"enabled": True, "n": 3}}],
+        "argsOverrider": [{"containerName": "web", "operator": "add", "value": [8080, False]}]})
+    assert result["metadata"]["labels"]["enabled"] == "true"
+    assert result["metadata"]["labels"]["n"] == "3"
+    assert web(result)["args"][-2:] == ["8080", "false"]
