@@ -52,6 +52,9 @@ Example:
       missing: false                # true when the object is gone
       fields:
       - {path: spec.replicas, desired: 3, live: 1}
+    pruned:                         # objects the last applied state commit deleted
+    - {apiVersion: v1, kind: ConfigMap, namespace: bar, name: old, change: deleted,
+       health: Unknown, error: ''}
 
 `heartbeat.time` is the only field that moves when nothing happens; the status branch writer
 treats a change of it alone as a heartbeat and replaces the previous heartbeat-only commit
@@ -293,6 +296,7 @@ class ClusterStatus:
     sync: SyncStatus = field(default_factory=SyncStatus)
     descriptions: tuple[DescriptionStatus, ...] = ()
     drift: tuple[Drift, ...] = ()
+    pruned: tuple[ObjectStatus, ...] = ()
 
     def description(self, key: str) -> DescriptionStatus | None:
         return next((d for d in self.descriptions if d.key == key), None)
@@ -306,6 +310,7 @@ class ClusterStatus:
             "sync": self.sync.to_dict(),
             "descriptions": [d.to_dict() for d in self.descriptions],
             "drift": [d.to_dict() for d in self.drift],
+            "pruned": [o.to_dict() for o in self.pruned],
         }
 
     @classmethod
@@ -319,6 +324,7 @@ class ClusterStatus:
             sync=SyncStatus.from_dict(d.get("sync") or {}),
             descriptions=tuple(DescriptionStatus.from_dict(x) for x in d.get("descriptions") or ()),
             drift=tuple(Drift.from_dict(x) for x in d.get("drift") or ()),
+            pruned=tuple(ObjectStatus.from_dict(x) for x in d.get("pruned") or ()),
         )
 
     def to_yaml(self) -> str:

@@ -1,0 +1,54 @@
+"""The agent's view of its own cluster branch: fetch only that ref, read it as a DesiredState.
+
+An agent never fetches the whole fleet: one refspec, protocol v2, so a no-op fetch sends only
+that ref's prefix and moves nothing, and a change moves a few kilobytes. The fetched commit is
+kept in a local ref, so an agent whose remote is down keeps working from the last state it saw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gitfleet.agent.desired import DesiredState, commit_trailers, parse_cluster_tree
+from gitfleet.layout import Branches
+from gitfleet.state.git import Git, RemoteRefMissing
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    commit: str | None
+    exists: bool
+
+
+class ClusterBranch:
+    def __init__(self, git: Git, url: str, branches: Branches, cluster: str) -> None:
+        self.git = git
+        self.url = url
+        self.remote_ref = branches.cluster(cluster)
+        self.local_ref = "refs/remotes/origin/" + self.remote_ref.removeprefix("refs/heads/")
+        self._parsed: DesiredState | None = None
+
+    @property
+    def last_fetched(self) -> str | None:
+        return self.git.resolve(self.local_ref)
+
+    def fetch(self) -> FetchResult:
+        """Fetch the branch; TransientError when the remote is unreachable."""
+        try:
+            self.git.fetch(self.url, [f"+{self.remote_ref}:{self.local_ref}"])
+        except RemoteRefMissing:
+            return FetchResult(commit=None, exists=False)
+        return FetchResult(commit=self.last_fetched, exists=True)
+
+    def read(self, commit: str) -> DesiredState:
+        """The DesiredState of one commit of the branch (parsed once, then cached)."""
+        if self._parsed is not None and self._parsed.cluster_commit == commit:
+            return self._parsed
+        message = self.git.run("cat-file", "commit", commit).decode(errors="replace")
+        trailers = commit_trailers(message.split("\n\n", 1)[1] if "\n\n" in message else "")
+        files = self.git.read_files(commit)
+        state = parse_cluster_tree(files, cluster_commit=commit,
+                                   state_commit=trailers.get("State-Commit", ""),
+                                   source_commit=trailers.get("Source-Commit", ""))
+        self._parsed = state
+        return state

@@ -1,0 +1,83 @@
+"""A heartbeat from raw cluster facts: node counts and sums of capacity, allocatable, requests.
+
+Pure arithmetic over node and pod objects, so the hub's scheduling figures (what a cluster has
+room for) come out the same whoever reads them. Quantities are written back in Kubernetes
+notation: CPU in cores or millicores, memory in the largest binary unit that divides it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+from typing import Any
+
+from gitfleet import __version__
+from gitfleet.agent.drift import quantity
+from gitfleet.agent.statusfile import Heartbeat
+
+GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
+
+
+def _sum(maps: Iterable[Mapping[str, Any]]) -> dict[str, Decimal]:
+    total = {"cpu": Decimal(0), "memory": Decimal(0), "gpu": Decimal(0)}
+    for m in maps:
+        for name, value in (m or {}).items():
+            q = quantity(value)
+            if q is None:
+                continue
+            if name in ("cpu", "memory"):
+                total[name] += q
+            elif name in GPU_RESOURCES:
+                total["gpu"] += q
+    return total
+
+
+def format_cpu(cores: Decimal) -> str:
+    if cores == cores.to_integral_value():
+        return str(int(cores))
+    return f"{int((cores * 1000).to_integral_value())}m"
+
+
+def format_bytes(amount: Decimal) -> str:
+    value = int(amount.to_integral_value())
+    for suffix, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+        if value and value % size == 0:
+            return f"{value // size}{suffix}"
+    return str(value)
+
+
+def _formatted(total: Mapping[str, Decimal]) -> dict[str, str]:
+    return {"cpu": format_cpu(total["cpu"]), "memory": format_bytes(total["memory"]),
+            "gpu": str(int(total["gpu"]))}
+
+
+def _node_ready(node: Mapping[str, Any]) -> bool:
+    for c in (node.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "Ready":
+            return bool(c.get("status") == "True")
+    return False
+
+
+def pod_requests(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A pod's effective requests: its containers' sum (init containers run before, not beside)."""
+    spec = pod.get("spec") or {}
+    containers = spec.get("containers") or ()
+    return [((c.get("resources") or {}).get("requests") or {}) for c in containers]
+
+
+def build_heartbeat(*, time: str, interval_seconds: int, version: Mapping[str, Any],
+                    healthz: bool, livez: bool, readyz: bool,
+                    nodes: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]],
+                    cluster_id: str, app_pusher: bool) -> Heartbeat:
+    node_list = list(nodes)
+    ready = sum(1 for n in node_list if _node_ready(n))
+    capacity = _sum((n.get("status") or {}).get("capacity") or {} for n in node_list)
+    allocatable = _sum((n.get("status") or {}).get("allocatable") or {} for n in node_list)
+    requested = _sum(r for p in pods for r in pod_requests(p))
+    return Heartbeat(
+        time=time, interval_seconds=interval_seconds, cluster_id=cluster_id,
+        kubernetes_version=str(version.get("gitVersion", "")), agent_version=__version__,
+        platform=str(version.get("platform", "")), healthz=healthz, livez=livez, readyz=readyz,
+        nodes_ready=ready, nodes_not_ready=len(node_list) - ready,
+        capacity=_formatted(capacity), allocatable=_formatted(allocatable),
+        requested=_formatted(requested), app_pusher=app_pusher)

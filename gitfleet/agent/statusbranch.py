@@ -1,0 +1,105 @@
+"""Writing `gitfleet/status/<cluster>`: one commit per change, heartbeats folded in place.
+
+The agent is the branch's only writer, so it keeps the tip it last pushed and pushes with that
+tip as the lease; a lost lease (someone else moved it) means re-read and retry. A heartbeat-only
+status replaces a heartbeat-only tip (the new commit takes the tip's parents), so quiet time does
+not grow history; every other change appends (see `statusmessage`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from gitfleet import yamlio
+from gitfleet.agent.desired import commit_trailers
+from gitfleet.agent.statusfile import ClusterStatus
+from gitfleet.agent.statusmessage import HEARTBEAT_TRAILER, Message, Write, decide, describe
+from gitfleet.errors import InputError, RefConflict
+from gitfleet.layout import STATUS_FILE, Branches
+from gitfleet.logs import log
+from gitfleet.state.git import Git, RefUpdate, RemoteRefMissing
+
+LOG = logging.getLogger("gitfleet.agent.status")
+
+
+class StatusBranch:
+    def __init__(self, git: Git, url: str, branches: Branches, cluster: str) -> None:
+        self.git = git
+        self.url = url
+        self.cluster = cluster
+        self.remote_ref = branches.status(cluster)
+        self.local_ref = "refs/remotes/origin/" + self.remote_ref.removeprefix("refs/heads/")
+        self.tip: str | None = None
+        self.tip_heartbeat_only = False
+        self.status: ClusterStatus | None = None
+        self.loaded = False
+
+    def load(self) -> ClusterStatus | None:
+        """Fetch the branch and read its tip (None when it does not exist yet)."""
+        try:
+            self.git.fetch(self.url, [f"+{self.remote_ref}:{self.local_ref}"])
+            tip = self.git.resolve(self.local_ref)
+        except RemoteRefMissing:
+            tip = None
+        self.tip = tip
+        self.status = None
+        self.tip_heartbeat_only = False
+        if tip is not None:
+            raw = self.git.read_blob(tip, STATUS_FILE)
+            if raw is not None:
+                try:
+                    self.status = ClusterStatus.from_yaml(raw, STATUS_FILE)
+                except InputError as exc:
+                    log(LOG, logging.WARNING, "unreadable status file, starting afresh",
+                        error=str(exc))
+            self.tip_heartbeat_only = self._heartbeat_only(tip)
+        self.loaded = True
+        return self.status
+
+    def _heartbeat_only(self, commit: str) -> bool:
+        message = self.git.run("cat-file", "commit", commit).decode(errors="replace")
+        body = message.split("\n\n", 1)[1] if "\n\n" in message else ""
+        return commit_trailers(body).get(HEARTBEAT_TRAILER) == "true"
+
+    def _parents(self, commit: str) -> list[str]:
+        out = self.git.run("rev-list", "--parents", "-n", "1", commit).decode().split()
+        return out[1:]
+
+    def write(self, status: ClusterStatus, *, when: float,
+              extra: Sequence[str] = ()) -> Write:
+        """Commit and push `status` if it differs from the tip. TransientError when offline."""
+        if not self.loaded:
+            self.load()
+        try:
+            return self._write(status, when=when, extra=extra)
+        except RefConflict:
+            log(LOG, logging.WARNING, "status branch moved under us; re-reading",
+                cluster=self.cluster)
+            self.load()
+            return self._write(status, when=when, extra=extra)
+
+    def _write(self, status: ClusterStatus, *, when: float, extra: Sequence[str]) -> Write:
+        action = decide(self.status, self.tip_heartbeat_only, status)
+        if extra and action is not Write.APPEND_CHANGE:
+            action = Write.APPEND_CHANGE
+        if action is Write.NOTHING:
+            return action
+        message = describe(self.status, status, action)
+        if extra:
+            message = Message(message.subject, (*message.body, *extra))
+        tree = self.git.write_tree({STATUS_FILE: yamlio.dump(status.to_dict()).encode()})
+        if action is Write.REPLACE_HEARTBEAT and self.tip is not None:
+            parents = self._parents(self.tip)
+        else:
+            parents = [self.tip] if self.tip else []
+        text = message.text(state_commit=status.sync.state_commit)
+        commit = self.git.commit(tree, parents, text, when=when)
+        self.git.push(self.url, [RefUpdate(self.remote_ref, commit, self.tip)])
+        self.git.update_refs([RefUpdate(self.local_ref, commit, self.git.resolve(self.local_ref))])
+        self.tip = commit
+        self.tip_heartbeat_only = message.heartbeat_only
+        self.status = status
+        log(LOG, logging.INFO, "status pushed", cluster=self.cluster, action=str(action),
+            subject=message.subject)
+        return action
