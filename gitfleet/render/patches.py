@@ -162,8 +162,8 @@ def _field_patch(obj: dict[str, Any], override: Mapping[str, Any], patch: Any, *
         field = json_patch(field, patch, name=name)
     else:
         field = merge_patch(field, patch)
-    # Keys keep their order; JSON is indented so the field stays readable in the cluster.
-    new_text = (json.dumps(field, indent=2, ensure_ascii=False) if wanted == "json"
+    # Indented by four as upstream, but keys keep their order (upstream sorts them).
+    new_text = (json.dumps(field, indent=4, ensure_ascii=False) if wanted == "json"
                 else yamlio.dump(field))
     result: dict[str, Any] = deep_copy(obj)
     parent = _field_text(result, parts[:-1])
@@ -196,7 +196,7 @@ def apply_override(obj: dict[str, Any], override: Mapping[str, Any], *,
     - ``MergePatch``: RFC 7386.
     - ``FieldJSONPatch`` / ``FieldMergePatch``: ``fieldPath`` (a JSON pointer) names a string
       holding JSON or YAML; it is parsed, patched and written back in ``fieldFormat`` (json
-      or yaml, any case; default: the format it was in). JSON is written indented by two,
+      or yaml, any case; default: the format it was in). JSON is written indented by four,
       keys in order. A missing field is a warning like a missing JSON patch path.
     - ``Helm``: the value is merged into the Helm values as a merge patch (later wins,
       ``null`` deletes). With ``overrideChart: true`` it is a merge patch on the HelmChart
@@ -204,16 +204,20 @@ def apply_override(obj: dict[str, Any], override: Mapping[str, Any], *,
       On an object that is not a HelmChart it is ignored with a warning.
 
     As upstream, for a HelmChart (``is_helm_chart``) the other types patch the Helm values,
-    not the HelmChart object. Unknown types and unparsable values raise ``PatchError``.
+    not the HelmChart object, and an override whose value is empty changes nothing. Unknown
+    types and unparsable values raise ``PatchError``.
     """
     name = str(override.get("name") or "<unnamed>")
     kind = override.get("type")
     if kind not in TYPES:
         raise PatchError(f"override {name!r}: unknown type {kind!r} (one of {', '.join(TYPES)})",
                          obj=name)
-    patch = parse_value(override.get("value"), name=name)
+    raw = override.get("value")
     values = deep_copy(helm_values) if is_helm_chart and helm_values is not None else (
         {} if is_helm_chart else None)
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return PatchOutcome(deep_copy(obj), (), values)
+    patch = parse_value(raw, name=name)
 
     if kind == HELM:
         if not is_helm_chart:

@@ -124,6 +124,7 @@ def test_fieldpatch_example_patches_the_json_config_inside_the_configmap() -> No
                       "zone_id": "zone-1"}
     assert config["server"]["bind_port"] == 8080
     assert list(config) == list(original)  # keys keep their order
+    assert '\n    "db_address": "local:3306"' in outcome.obj["data"]["server.conf"]
 
 
 # --- JSONPatch ---------------------------------------------------------------------------
@@ -344,6 +345,12 @@ def test_unknown_type_and_unparsable_value_are_input_errors() -> None:
                                     "value": "a: [unclosed"})
     with pytest.raises(InputError, match="replaces the whole object"):
         apply_override(DEPLOYMENT, {"name": "whole", "type": "MergePatch", "value": "[1]"})
+
+
+def test_empty_value_changes_nothing() -> None:
+    for value in (None, "", "  \n"):
+        outcome = apply_override(DEPLOYMENT, {"name": "e", "type": "JSONPatch", "value": value})
+        assert outcome.obj == DEPLOYMENT and outcome.warnings == ()
 
 
 def test_strip_server_fields() -> None:
