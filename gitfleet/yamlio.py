@@ -19,6 +19,17 @@ from gitfleet.errors import InputError
 _Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
+
+
+def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    # Multi-line text (config files in ConfigMaps) reads best as a literal block.
+    if "\n" in data:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data)
+
+
+_Dumper.add_representer(str, _str_representer)
+
 # An expanded document larger than this many nodes is treated as an alias bomb.
 MAX_EXPANDED_NODES = 1_000_000
 

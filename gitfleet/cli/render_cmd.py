@@ -1,0 +1,77 @@
+"""`gitfleet render [REPO] [--rev REV] --out DIR`: write the state tree as the state branch holds it.
+
+Exit 0 when everything rendered, 1 when something could not (the rest is still written),
+2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from gitfleet.cli.common import add_output_flag, print_data, print_table
+from gitfleet.model.loader import load_fleet
+from gitfleet.render.core import render
+from gitfleet.source import read_revision, read_worktree
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser("render", help="render the state tree into a folder",
+                              description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("repo", nargs="?", default=".", help="fleet repo (default: .)")
+    p.add_argument("--rev", help="render this commit instead of the working tree")
+    p.add_argument("--out", required=True, help="folder to write the state tree into "
+                   "(its previous content is replaced)")
+    add_output_flag(p)
+    p.set_defaults(run=run)
+
+
+def write_tree(out: Path, files: dict[str, bytes]) -> None:
+    if out.exists():
+        if not out.is_dir():
+            raise SystemExit(f"error: --out {out} exists and is not a folder")
+        for child in out.iterdir():
+            if child.name == ".git":
+                continue
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+    for path, data in files.items():
+        target = out / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    if args.rev:
+        files, sha = read_revision(args.repo, args.rev)
+    else:
+        files, sha = read_worktree(args.repo), ""
+    fleet = load_fleet(files)
+    result = render(fleet, source_commit=sha)
+    out = Path(args.out)
+    write_tree(out, result.files)
+    seconds = time.perf_counter() - started
+    if args.output != "table":
+        print_data({
+            "clusters": [c.__dict__ for c in result.clusters],
+            "errors": [p.to_dict() for p in result.errors],
+            "warnings": [p.to_dict() for p in result.warnings],
+            "out": str(out), "files": len(result.files), "seconds": round(seconds, 3),
+        }, args.output)
+    else:
+        print_table(["cluster", "descriptions", "objects", "warnings", "errors"],
+                    [(c.name, c.descriptions, c.objects, c.warnings, c.errors)
+                     for c in result.clusters])
+        for p in result.errors:
+            print(f"error: {p.format()}", file=sys.stderr)
+        for p in result.warnings:
+            print(f"warning: {p.format()}", file=sys.stderr)
+        print(f"wrote {len(result.files)} files to {out} ({result.descriptions} Descriptions, "
+              f"{result.objects} objects, {len(result.errors)} errors, {len(result.warnings)} "
+              f"warnings) in {seconds:.2f}s")
+    return 1 if result.errors else 0

@@ -1,0 +1,38 @@
+"""`gitfleet validate [REPO] [--rev REV]`: check a fleet repo; exit 0 when valid, 1 when not."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from gitfleet.model.loader import load_fleet
+from gitfleet.render.core import render
+from gitfleet.source import read_revision, read_worktree
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser("validate", help="check the files of a fleet repo",
+                              description=__doc__)
+    p.add_argument("repo", nargs="?", default=".", help="fleet repo (default: .)")
+    p.add_argument("--rev", help="check this commit instead of the working tree")
+    p.add_argument("--warnings-as-errors", action="store_true",
+                   help="exit 1 on warnings too")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    files = read_revision(args.repo, args.rev)[0] if args.rev else read_worktree(args.repo)
+    fleet = load_fleet(files)
+    # Rendering finds what loading cannot: missing feeds, failing patches, conflicts.
+    result = render(fleet, source_commit=args.rev or "")
+    for p in result.errors:
+        print(f"{p.format()}")
+    for p in result.warnings:
+        print(f"warning: {p.format()}")
+    n_obj = len(fleet.templates)
+    print(f"{len(files)} files, {len(fleet.clusters)} clusters, {len(fleet.subscriptions)} "
+          f"Subscriptions, {len(fleet.propagations)} propagation policies, {n_obj} templates: "
+          f"{len(result.errors)} errors, {len(result.warnings)} warnings")
+    if result.errors or (args.warnings_as_errors and result.warnings):
+        return 1
+    return 0

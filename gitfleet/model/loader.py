@@ -1,0 +1,415 @@
+"""Load a fleet repo snapshot (path -> bytes) into a validated, typed `Fleet`.
+
+Loading never raises for bad content: every problem becomes a `Problem` naming the file, the line
+and the object, and the file is recorded as broken so the render can keep the last good state of
+whatever depended on it. Unaffected objects load as usual.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitfleet import yamlio
+from gitfleet.errors import InputError
+from gitfleet.model import schema
+from gitfleet.model.objects import (
+    CLUSTER_SCOPED_KINDS,
+    CLUSTERNET_APPS,
+    CLUSTERNET_CLUSTERS,
+    GITFLEET,
+    KARMADA_AUTOSCALING,
+    KARMADA_POLICY,
+    Autoscaler,
+    Cluster,
+    Feed,
+    KarmadaOverride,
+    ObjectKey,
+    Origin,
+    OverrideSet,
+    Propagation,
+    Subscriber,
+    Subscription,
+    Taint,
+    Template,
+    group_of,
+)
+from gitfleet.model.problems import Problem
+from gitfleet.model.settings import FleetSettings
+
+FLEET_FILE = "fleet.yaml"
+FOLDERS = ("clusters/", "policies/", "templates/")
+
+POLICY_KINDS = {
+    (CLUSTERNET_APPS, "Subscription"), (CLUSTERNET_APPS, "Localization"),
+    (CLUSTERNET_APPS, "Globalization"),
+    (KARMADA_POLICY, "PropagationPolicy"), (KARMADA_POLICY, "ClusterPropagationPolicy"),
+    (KARMADA_POLICY, "OverridePolicy"), (KARMADA_POLICY, "ClusterOverridePolicy"),
+    (KARMADA_AUTOSCALING, "FederatedHPA"), (KARMADA_AUTOSCALING, "CronFederatedHPA"),
+}
+CLUSTER_GROUPS = {CLUSTERNET_CLUSTERS, GITFLEET}
+
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+# What a template's name may be: Kubernetes path-segment rules, and nothing that climbs folders.
+SAFE_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.:@]*[A-Za-z0-9])?$")
+
+
+def is_yaml(path: str) -> bool:
+    return path.endswith((".yaml", ".yml"))
+
+
+def relevant(path: str) -> bool:
+    """Whether a repo path is part of the fleet (what a snapshot must read)."""
+    return path == FLEET_FILE or (path.startswith(FOLDERS) and is_yaml(path))
+
+
+def digest_of(data: Any) -> str:
+    return hashlib.sha256(yamlio.canonical_json(data).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """A fleet repo snapshot, parsed and validated."""
+
+    settings: FleetSettings
+    clusters: dict[str, Cluster]
+    templates: dict[ObjectKey, Template]
+    subscriptions: tuple[Subscription, ...]
+    globalizations: tuple[OverrideSet, ...]
+    localizations: tuple[OverrideSet, ...]
+    propagations: tuple[Propagation, ...]
+    karmada_overrides: tuple[KarmadaOverride, ...]
+    autoscalers: tuple[Autoscaler, ...]
+    errors: tuple[Problem, ...]
+    warnings: tuple[Problem, ...]
+    broken_paths: frozenset[str] = field(default_factory=frozenset)
+    # cluster names whose clusters/<name>.yaml is present but broken
+    broken_clusters: frozenset[str] = field(default_factory=frozenset)
+
+    def cluster_for_namespace(self, namespace: str) -> Cluster | None:
+        for c in self.clusters.values():
+            if c.namespace == namespace:
+                return c
+        return None
+
+
+class _Builder:
+    def __init__(self, settings: FleetSettings) -> None:
+        self.settings = settings
+        self.errors: list[Problem] = []
+        self.warnings: list[Problem] = []
+        self.broken: set[str] = set()
+        self.broken_clusters: set[str] = set()
+        self.clusters: dict[str, Cluster] = {}
+        self.templates: dict[ObjectKey, Template] = {}
+        self.seen: dict[tuple[str, str, str, str], Origin] = {}
+        self.subscriptions: list[Subscription] = []
+        self.globalizations: list[OverrideSet] = []
+        self.localizations: list[OverrideSet] = []
+        self.propagations: list[Propagation] = []
+        self.karmada_overrides: list[KarmadaOverride] = []
+        self.autoscalers: list[Autoscaler] = []
+        self.crd_scopes: dict[tuple[str, str], str] = {}
+
+    def error(self, origin: Origin, obj: str, message: str) -> None:
+        self.errors.append(Problem(origin.path, origin.line, obj, message))
+        self.broken.add(origin.path)
+
+    def warn(self, origin: Origin, obj: str, message: str) -> None:
+        self.warnings.append(Problem(origin.path, origin.line, obj, message))
+
+    # -- documents -------------------------------------------------------------------------
+
+    def documents(self, path: str, data: bytes) -> list[yamlio.Document]:
+        if len(data) > self.settings.max_file_bytes:
+            self.error(Origin(path), "", f"file is {len(data)} bytes, over the limit of "
+                       f"{self.settings.max_file_bytes} (fleet.yaml limits.maxFileBytes)")
+            return []
+        try:
+            return yamlio.load_documents(data, path)
+        except InputError as exc:
+            self.error(Origin(path, exc.line), "", exc.message)
+            return []
+
+    def head(self, doc: yamlio.Document, origin: Origin) -> tuple[str, str, str, str] | None:
+        """apiVersion, kind, namespace, name of a document, or None after reporting why not."""
+        data = doc.data
+        if not isinstance(data, dict):
+            self.error(origin, "", f"document {doc.index + 1} is a {type(data).__name__}, "
+                       "not a Kubernetes object (a mapping with apiVersion, kind, metadata)")
+            return None
+        api_version, kind = data.get("apiVersion"), data.get("kind")
+        meta = data.get("metadata")
+        if not isinstance(api_version, str) or not api_version:
+            self.error(origin, "", "apiVersion is missing or not a string")
+            return None
+        if not isinstance(kind, str) or not kind:
+            self.error(origin, "", "kind is missing or not a string")
+            return None
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+            self.error(origin, f"{kind}/?", "metadata.name is missing or not a string")
+            return None
+        namespace = meta.get("namespace", "")
+        if not isinstance(namespace, str):
+            self.error(origin, f"{kind}/{meta['name']}", "metadata.namespace is not a string")
+            return None
+        return api_version, kind, namespace, meta["name"]
+
+    def schema_ok(self, kind: str, data: Any, origin: Origin, who: str) -> bool:
+        found = schema.problems(kind, data)
+        for p in found:
+            self.error(origin, who, p)
+        return not found
+
+    # -- clusters --------------------------------------------------------------------------
+
+    def load_cluster_file(self, path: str, data: bytes) -> None:
+        stem = path[len("clusters/"):].rsplit(".", 1)[0]
+        before = len(self.errors)
+        docs = self.documents(path, data)
+        found = False
+        for doc in docs:
+            origin = Origin(path, doc.line)
+            head = self.head(doc, origin)
+            if head is None:
+                continue
+            api_version, kind, namespace, name = head
+            who = f"{kind}/{name}"
+            if kind != "ManagedCluster" or group_of(api_version) not in CLUSTER_GROUPS:
+                self.error(origin, who, "clusters/ holds only ManagedCluster objects "
+                           "(clusters.clusternet.io/v1beta1)")
+                continue
+            if found:
+                self.error(origin, who, "one ManagedCluster per file")
+                continue
+            found = True
+            if not self.schema_ok("ManagedCluster", doc.data, origin, who):
+                continue
+            if name != stem:
+                self.error(origin, who, f"the file must be named after the cluster: "
+                           f"clusters/{name}.yaml")
+                continue
+            if not DNS_LABEL.match(name):
+                self.error(origin, who, "cluster name must be a DNS label")
+                continue
+            if name in self.clusters:
+                self.error(origin, who, f"duplicate cluster, first defined in "
+                           f"{self.clusters[name].origin.path}")
+                continue
+            spec = doc.data.get("spec") or {}
+            taints = tuple(Taint(t["key"], str(t.get("value", "")), t["effect"])
+                           for t in spec.get("taints") or [])
+            self.clusters[name] = Cluster(
+                name=name, namespace=namespace or f"gitfleet-{name}",
+                labels=dict(doc.data["metadata"].get("labels") or {}),
+                cluster_id=spec.get("clusterId", ""), sync_mode=spec.get("syncMode", "Pull"),
+                cluster_type=spec.get("clusterType", "StandardCluster"), taints=taints,
+                provider=spec.get("provider", ""), region=spec.get("region", ""),
+                zone=spec.get("zone", ""), origin=origin)
+        if len(self.errors) > before and DNS_LABEL.match(stem):
+            self.broken_clusters.add(stem)
+
+    # -- policies and templates ------------------------------------------------------------
+
+    def load_source_file(self, path: str, data: bytes, *, in_policies: bool) -> None:
+        for doc in self.documents(path, data):
+            origin = Origin(path, doc.line)
+            head = self.head(doc, origin)
+            if head is None:
+                continue
+            api_version, kind, namespace, name = head
+            group = group_of(api_version)
+            who = f"{kind}/{namespace + '/' if namespace else ''}{name}"
+            if (group, kind) in POLICY_KINDS:
+                self.load_policy(doc.data, api_version, kind, namespace, name, origin, who)
+            elif in_policies:
+                self.error(origin, who, f"unknown kind {api_version}/{kind} under policies/ "
+                           "(policies/ holds Subscription, Localization, Globalization and "
+                           "Karmada policies; put resource templates under templates/)")
+            elif group == GITFLEET or kind == "ManagedCluster":
+                self.error(origin, who, f"{kind} does not belong under templates/ "
+                           "(ManagedCluster goes under clusters/; gitfleet.io kinds are written "
+                           "by gitfleet itself)")
+            else:
+                self.load_template(doc.data, api_version, kind, namespace, name, origin, who)
+
+    def check_names(self, namespace: str, name: str, origin: Origin, who: str,
+                    *, dns: bool = True) -> bool:
+        ok = True
+        if dns and not re.match(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", name) or \
+                not SAFE_NAME.match(name) or len(name) > 253 or ".." in name:
+            self.error(origin, who, f"metadata.name {name!r} is not a valid name (lowercase DNS "
+                       "name: letters, digits, '-' and '.')")
+            ok = False
+        if namespace and not DNS_LABEL.match(namespace):
+            self.error(origin, who, f"metadata.namespace {namespace!r} is not a DNS label")
+            ok = False
+        return ok
+
+    def duplicate(self, key: tuple[str, str, str, str], origin: Origin, who: str) -> bool:
+        first = self.seen.get(key)
+        if first is not None:
+            where = f"{first.path}:{first.line}" if first.line else first.path
+            self.error(origin, who, f"duplicate object, first defined at {where}")
+            return True
+        self.seen[key] = origin
+        return False
+
+    def load_template(self, body: dict[str, Any], api_version: str, kind: str, namespace: str,
+                      name: str, origin: Origin, who: str) -> None:
+        if not self.check_names(namespace, name, origin, who, dns=False):
+            return
+        if kind == "HelmChart" and group_of(api_version) == CLUSTERNET_APPS and \
+                not self.schema_ok("HelmChart", body, origin, who):
+            return
+        if kind == "CustomResourceDefinition":
+            spec = body.get("spec") or {}
+            names = spec.get("names") or {}
+            if isinstance(names, dict) and names.get("kind"):
+                self.crd_scopes[(str(spec.get("group", "")), str(names["kind"]))] = \
+                    str(spec.get("scope", "Namespaced"))
+        key = ObjectKey(group_of(api_version), kind, namespace, name)
+        if self.duplicate(("template", key.group, key.kind, f"{namespace}/{name}"), origin, who):
+            return
+        self.templates[key] = Template(api_version, kind, namespace, name, body, origin,
+                                       digest_of(body))
+
+    def load_policy(self, body: dict[str, Any], api_version: str, kind: str, namespace: str,
+                    name: str, origin: Origin, who: str) -> None:
+        cluster_scoped = kind in CLUSTER_SCOPED_KINDS
+        if cluster_scoped:
+            namespace = ""
+        elif not namespace:
+            namespace = "default"
+        if not self.check_names(namespace, name, origin, who):
+            return
+        if not self.schema_ok(kind, body, origin, who):
+            return
+        if self.duplicate((kind, "", namespace, name), origin, who):
+            return
+        spec = body.get("spec") or {}
+        digest = digest_of(spec)
+        if kind == "Subscription":
+            feeds = tuple(Feed(f["apiVersion"], f["kind"], f["name"], f.get("namespace", ""))
+                          for f in spec["feeds"])
+            dividing = spec.get("dividingScheduling") or {}
+            self.subscriptions.append(Subscription(
+                namespace=namespace, name=name,
+                subscribers=tuple(Subscriber(s.get("clusterAffinity") or {}, s.get("weight", 0))
+                                  for s in spec["subscribers"]),
+                feeds=feeds, strategy=spec.get("schedulingStrategy", "Replication"),
+                dividing_type=dividing.get("type", "Static"),
+                tolerations=tuple(spec.get("clusterTolerations") or ()),
+                api_version=api_version, digest=digest, origin=origin))
+        elif kind in ("Localization", "Globalization"):
+            f = spec["feed"]
+            feed = Feed(f["apiVersion"], f["kind"], f["name"], f.get("namespace", ""))
+            overrides = tuple(spec.get("overrides") or ())
+            for i, o in enumerate(overrides):
+                if o["type"] in ("FieldJSONPatch", "FieldMergePatch") and not o.get("fieldPath"):
+                    self.error(origin, who, f"spec.overrides[{i}]: {o['type']} needs fieldPath")
+                    return
+            oset = OverrideSet(
+                kind=kind, namespace=namespace, name=name, priority=spec.get("priority", 500),
+                feed=feed, overrides=overrides,
+                apply_later=spec.get("overridePolicy", "ApplyLater") == "ApplyLater",
+                affinity=spec.get("clusterAffinity") if kind == "Globalization" else None,
+                digest=digest, origin=origin)
+            (self.localizations if kind == "Localization" else self.globalizations).append(oset)
+        elif kind in ("PropagationPolicy", "ClusterPropagationPolicy"):
+            self.propagations.append(Propagation(
+                kind=kind, namespace=namespace, name=name, priority=spec.get("priority", 0),
+                selectors=tuple(spec["resourceSelectors"]), placement=spec.get("placement") or {},
+                conflict_resolution=spec.get("conflictResolution", "Abort"),
+                api_version=api_version, digest=digest, origin=origin))
+        elif kind in ("OverridePolicy", "ClusterOverridePolicy"):
+            rules: list[tuple[dict[str, Any] | None, dict[str, Any]]] = [
+                (r.get("targetCluster"), r["overriders"]) for r in spec.get("overrideRules") or []]
+            if spec.get("overriders"):  # the deprecated flat form
+                rules.append((spec.get("targetCluster"), spec["overriders"]))
+            self.karmada_overrides.append(KarmadaOverride(
+                kind=kind, namespace=namespace, name=name,
+                selectors=tuple(spec.get("resourceSelectors") or ()), rules=tuple(rules),
+                digest=digest, origin=origin))
+        else:
+            self.autoscalers.append(Autoscaler(kind, namespace, name, spec, origin))
+
+    # -- after everything is read -----------------------------------------------------------
+
+    def scope_templates(self) -> None:
+        """Namespaced kinds without a namespace go to `default`; cluster-scoped ones have none."""
+        fixed: dict[ObjectKey, Template] = {}
+        for key, t in sorted(self.templates.items()):
+            scope = self.crd_scopes.get((key.group, key.kind))
+            cluster_scoped = scope == "Cluster" if scope else key.kind in CLUSTER_SCOPED_KINDS
+            namespace = "" if cluster_scoped else (t.namespace or "default")
+            if namespace != t.namespace:
+                t = Template(t.api_version, t.kind, namespace, t.name, t.body, t.origin, t.digest)
+                key = t.key
+            if key in fixed:
+                self.error(t.origin, str(key), "duplicate object, first defined at "
+                           f"{fixed[key].origin.path}")
+                continue
+            fixed[key] = t
+        self.templates = fixed
+
+    def check_references(self) -> None:
+        namespaces = {c.namespace for c in self.clusters.values()}
+        for loc in self.localizations:
+            if loc.namespace not in namespaces:
+                self.warn(loc.origin, f"Localization/{loc.namespace}/{loc.name}",
+                          f"namespace {loc.namespace!r} is no cluster's dedicated namespace; "
+                          "this Localization applies to no cluster")
+
+    def fleet(self) -> Fleet:
+        self.scope_templates()
+        self.check_references()
+        by_name = lambda o: (o.namespace, o.name)  # noqa: E731
+        return Fleet(
+            settings=self.settings, clusters=dict(sorted(self.clusters.items())),
+            templates=self.templates,
+            subscriptions=tuple(sorted(self.subscriptions, key=by_name)),
+            globalizations=tuple(sorted(self.globalizations, key=by_name)),
+            localizations=tuple(sorted(self.localizations, key=by_name)),
+            propagations=tuple(sorted(self.propagations, key=lambda p: (p.kind, *by_name(p)))),
+            karmada_overrides=tuple(sorted(self.karmada_overrides,
+                                           key=lambda p: (p.kind, *by_name(p)))),
+            autoscalers=tuple(sorted(self.autoscalers, key=lambda a: (a.kind, *by_name(a)))),
+            errors=tuple(sorted(self.errors)), warnings=tuple(sorted(self.warnings)),
+            broken_paths=frozenset(self.broken), broken_clusters=frozenset(self.broken_clusters))
+
+
+def load_settings(files: Mapping[str, bytes]) -> tuple[FleetSettings, list[Problem]]:
+    data = files.get(FLEET_FILE)
+    if data is None:
+        return FleetSettings(), []
+    origin = Origin(FLEET_FILE)
+    try:
+        doc = yamlio.load_one(data, FLEET_FILE)
+    except InputError as exc:
+        return FleetSettings(), [Problem(FLEET_FILE, exc.line, "", exc.message)]
+    if doc is None:
+        return FleetSettings(), []
+    found = schema.problems("FleetSettings", doc)
+    if found:
+        return FleetSettings(), [Problem(origin.path, None, "FleetSettings", p) for p in found]
+    return FleetSettings.from_dict(doc), []
+
+
+def load_fleet(files: Mapping[str, bytes]) -> Fleet:
+    """Parse and validate a fleet snapshot; paths are repo-relative, `/`-separated."""
+    settings, settings_problems = load_settings(files)
+    builder = _Builder(settings)
+    builder.errors.extend(settings_problems)
+    for path in sorted(files):
+        if not relevant(path) or path == FLEET_FILE:
+            continue
+        data = files[path]
+        if path.startswith("clusters/"):
+            builder.load_cluster_file(path, data)
+        else:
+            builder.load_source_file(path, data, in_policies=path.startswith("policies/"))
+    return builder.fleet()

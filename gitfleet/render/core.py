@@ -1,0 +1,330 @@
+"""The render: (fleet snapshot, cluster status, previous state) -> the state tree.
+
+Pure and deterministic: the same inputs give byte-identical files. Bad input never costs
+deployed state: a Subscription that cannot render keeps its last good Descriptions (marked with
+`renderErrors`, so agents never prune on their account), a broken cluster file keeps that
+cluster's subtree, and everything else renders as usual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE
+from gitfleet.model.loader import Fleet
+from gitfleet.model.objects import Cluster, ObjectKey
+from gitfleet.model.problems import Problem
+from gitfleet.render import emit
+from gitfleet.render.overlay import Overlay, choose_clusternet, ordered_steps
+from gitfleet.render.plans import UnitPlan, plan_all, template_id
+from gitfleet.render.previous import CLAIMS_FILE, PreviousDescription, PreviousState
+from gitfleet.render.status import StatusSnapshot
+from gitfleet.render.variants import Variant, VariantCache
+
+CLUSTER_FILE = "cluster.yaml"
+_SOURCE_PLACEHOLDER = "GITFLEET_SOURCE_COMMIT"
+
+
+@dataclass(frozen=True)
+class ClusterSummary:
+    name: str
+    descriptions: int
+    objects: int
+    warnings: int
+    errors: int
+
+
+@dataclass
+class RenderResult:
+    files: dict[str, bytes]
+    errors: list[Problem]
+    warnings: list[Problem]
+    clusters: list[ClusterSummary]
+    variants_built: int = 0
+
+    @property
+    def descriptions(self) -> int:
+        return sum(c.descriptions for c in self.clusters)
+
+    @property
+    def objects(self) -> int:
+        return sum(c.objects for c in self.clusters)
+
+
+@dataclass
+class _Draft:
+    """One Description being assembled for one cluster."""
+
+    plan: UnitPlan
+    basis: str
+    variants: list[Variant]
+    overrides: list[dict[str, Any]]
+
+
+@dataclass
+class _Context:
+    fleet: Fleet
+    source_commit: str
+    previous: PreviousState
+    status: StatusSnapshot
+    fleet_at: Callable[[str], Fleet] | None
+    overlay: Overlay
+    cache: VariantCache = field(default_factory=VariantCache)
+    errors: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    basis_overlays: dict[str, Overlay | None] = field(default_factory=dict)
+    fragments: dict[int, str] = field(default_factory=dict)
+
+    def problem(self, plan: UnitPlan, message: str, cluster: str = "") -> Problem:
+        where = f" (cluster {cluster})" if cluster else ""
+        return Problem(plan.origin.path, plan.origin.line, plan.ident, message + where,
+                       unit=plan.ident)
+
+    def basis_overlay(self, commit: str) -> Overlay | None:
+        if commit not in self.basis_overlays:
+            overlay = None
+            if self.fleet_at is not None:
+                try:
+                    overlay = Overlay(self.fleet_at(commit))
+                except Exception:  # history unreadable: fall back to the current overrides
+                    overlay = None
+            self.basis_overlays[commit] = overlay
+        return self.basis_overlays[commit]
+
+
+def render(fleet: Fleet, *, source_commit: str = "", previous_files: Mapping[str, bytes] | None = None,
+           status: StatusSnapshot | None = None,
+           fleet_at: Callable[[str], Fleet] | None = None) -> RenderResult:
+    """Render the whole state tree of `fleet` (see gitfleet.layout for the layout)."""
+    ctx = _Context(fleet, source_commit, PreviousState(previous_files), status or StatusSnapshot(),
+                   fleet_at, Overlay(fleet))
+    ctx.errors.extend(fleet.errors)
+    ctx.warnings.extend(fleet.warnings)
+    ctx.warnings.extend(ctx.overlay.problems)
+    plans, claims = plan_all(fleet, ctx.status, ctx.previous)
+    drafts: dict[str, dict[str, _Draft]] = {c: {} for c in fleet.clusters}
+    kept: dict[str, dict[str, dict[str, bytes]]] = {c: {} for c in fleet.clusters}
+    for plan in sorted(plans, key=lambda p: (p.folder, p.kind)):
+        for w in plan.warnings:
+            ctx.warnings.append(ctx.problem(plan, w))
+        if plan.error:
+            ctx.errors.append(ctx.problem(plan, plan.error))
+            for prev in _previous_of_unit(ctx.previous, plan):
+                if prev.cluster in kept:
+                    kept[prev.cluster][prev.folder] = _last_good(prev, [plan.error])
+            continue
+        for cluster_name, placements in sorted(plan.clusters.items()):
+            draft, error = _draft(ctx, plan, fleet.clusters[cluster_name], placements)
+            if error:
+                ctx.errors.append(ctx.problem(plan, error, cluster_name))
+                prev = ctx.previous.get(cluster_name, plan.folder)
+                if prev is not None:
+                    kept[cluster_name][plan.folder] = _last_good(prev, [error])
+                continue
+            assert draft is not None
+            drafts[cluster_name][plan.folder] = draft
+    if fleet.broken_paths:
+        _keep_what_broken_files_held(ctx, drafts, kept)
+    files: dict[str, bytes] = {}
+    summaries = []
+    for name, cluster in fleet.clusters.items():
+        summaries.append(_write_cluster(ctx, cluster, drafts[name], kept[name], files))
+    for name in sorted(fleet.broken_clusters - set(fleet.clusters)):
+        held = ctx.previous.cluster_files.get(name, {})
+        files.update(held)
+        if held:
+            ctx.warnings.append(Problem(f"clusters/{name}.yaml", None, f"ManagedCluster/{name}",
+                                        "file is broken; the cluster keeps its last good state"))
+    errors = sorted(set(ctx.errors))
+    warnings = sorted(set(ctx.warnings))
+    files[ERRORS_FILE] = emit.emit({"errors": [p.to_dict() for p in errors],
+                                    "warnings": [p.to_dict() for p in warnings]}).encode()
+    if claims:
+        rows = [{"template": template_id(fleet.templates[k]),
+                 "policy": f"{p.kind}/{p.namespace}/{p.name}"} for k, p in sorted(claims.items())]
+        files[CLAIMS_FILE] = emit.emit({"claims": rows}).encode()
+    return RenderResult(dict(sorted(files.items())), errors, warnings, summaries,
+                        ctx.cache.built)
+
+
+def _previous_of_unit(previous: PreviousState, plan: UnitPlan) -> list[PreviousDescription]:
+    return [d for (c, f), d in sorted(previous.descriptions.items()) if f == plan.folder]
+
+
+def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any]
+           ) -> tuple[_Draft | None, str]:
+    basis = ctx.source_commit
+    basis_overlay: Overlay | None = None
+    if plan.subscription is not None:
+        prev = ctx.previous.get(cluster.name, plan.folder)
+        if prev is not None and prev.fields.get("trigger") == plan.trigger:
+            prev_basis = prev.fields.get("basisCommit", "")
+            if prev_basis and prev_basis != ctx.source_commit:
+                basis_overlay = ctx.basis_overlay(prev_basis)
+                if basis_overlay is not None:
+                    basis = prev_basis
+    variants: list[Variant] = []
+    applied: dict[tuple[str, str, str], dict[str, Any]] = {}
+    errors: list[str] = []
+    for placement in placements:
+        t = placement.template
+        now = ctx.overlay.clusternet_sets(t, cluster)
+        then = basis_overlay.clusternet_sets(t, cluster) if basis_overlay is not None else None
+        choice = choose_clusternet(now, then)
+        karmada = ctx.overlay.karmada_policies(t)
+        steps = ordered_steps(choice.sets, placement.replicas, karmada, cluster,
+                              replicas_first=plan.subscription is None)
+        variant = ctx.cache.get(t, steps)
+        if variant.error:
+            errors.append(f"{t.kind} {t.namespace + '/' if t.namespace else ''}{t.name}: "
+                          f"{variant.error}")
+            continue
+        for w in variant.warnings:
+            ctx.warnings.append(ctx.problem(plan, w, cluster.name))
+        for s in choice.sets:
+            entry = applied.setdefault(s.ident, {"kind": s.kind, "namespace": s.namespace,
+                                                 "name": s.name, "path": s.origin.path})
+            if s.ident in choice.deferred:
+                entry["deferred"] = True
+        for ident in sorted(choice.deferred):
+            ctx.warnings.append(ctx.problem(
+                plan, f"{ident[0]} {ident[1] + '/' if ident[1] else ''}{ident[2]}: change "
+                "deferred (ApplyLater) until the Subscription, one of its feeds or its set of "
+                "clusters changes", cluster.name))
+        for p in karmada:
+            key = (p.kind, p.namespace, p.name)
+            applied.setdefault(key, {"kind": p.kind, "namespace": p.namespace, "name": p.name,
+                                     "path": p.origin.path})
+        variants.append(variant)
+    if errors:
+        return None, "; ".join(errors)
+    overrides = [applied[k] for k in sorted(applied)]
+    return _Draft(plan, basis, variants, overrides), ""
+
+
+def _last_good(prev: PreviousDescription, reasons: list[str]) -> dict[str, bytes]:
+    """The previous Description folder, marked as kept because the render failed."""
+    files = dict(prev.files)
+    data = prev.data
+    if data and isinstance(data.get("spec"), dict):
+        data = dict(data)
+        spec = dict(data["spec"])
+        spec["renderErrors"] = sorted(set(reasons))
+        resources = spec.pop("resources", [])
+        spec["resources"] = resources
+        data["spec"] = spec
+        files[DESCRIPTION_FILE] = emit.emit(data).encode()
+    return files
+
+
+def _keep_what_broken_files_held(ctx: _Context, drafts: dict[str, dict[str, _Draft]],
+                                 kept: dict[str, dict[str, dict[str, bytes]]]) -> None:
+    """A broken file may have held a Subscription, an override or a template that a previous
+    Description depended on: keep that Description as it was rather than lose what it held."""
+    broken = ctx.fleet.broken_paths
+    for (cluster, folder), prev in sorted(ctx.previous.descriptions.items()):
+        if cluster not in kept or folder in kept[cluster]:
+            continue
+        spec = prev.spec
+        if not spec:
+            continue
+        reasons = []
+        src = (spec.get("source") or {}).get("path", "")
+        if folder not in drafts[cluster] and src in broken:
+            reasons.append(f"source file {src} is broken")
+        draft = drafts[cluster].get(folder)
+        if draft is not None:
+            now_paths = {o.get("path") for o in draft.overrides}
+            for o in spec.get("overrides") or []:
+                path = o.get("path", "")
+                if path in broken and (o.get("kind"), o.get("namespace", ""), o.get("name")) \
+                        not in {(d["kind"], d["namespace"], d["name"]) for d in draft.overrides}:
+                    reasons.append(f"override file {path} is broken")
+            have = {(v.template.key.kind, v.template.name, v.template.namespace)
+                    for v in draft.variants}
+            for r in spec.get("resources") or []:
+                if r.get("source") in broken and \
+                        (r.get("kind"), r.get("name"), r.get("namespace", "")) not in have:
+                    reasons.append(f"template file {r.get('source')} is broken")
+            del now_paths
+        if reasons:
+            kept[cluster][folder] = _last_good(prev, reasons)
+            drafts[cluster].pop(folder, None)
+            for r in sorted(set(reasons)):
+                ctx.errors.append(Problem(src, None, f"Description {folder}",
+                                          f"{r}; last good kept (cluster {cluster})"))
+
+
+def _resource_fragment(ctx: _Context, v: Variant) -> str:
+    text = ctx.fragments.get(id(v))
+    if text is None:
+        t = v.template
+        entry = {"apiVersion": t.api_version, "kind": t.kind, "namespace": t.namespace,
+                 "name": t.name, "file": v.file, "hash": v.hash, "source": t.origin.path}
+        text = ctx.fragments[id(v)] = emit.emit_list_items([entry], "  ")
+    return text
+
+
+def _description_text(ctx: _Context, cluster: str, draft: _Draft,
+                      variants: list[Variant]) -> str:
+    plan = draft.plan
+    spec: dict[str, Any] = {"cluster": cluster, "deployer": plan.deployer, "source": plan.source,
+                            "sourceCommit": _SOURCE_PLACEHOLDER}
+    if plan.subscription is not None:
+        spec["basisCommit"] = draft.basis
+        spec["trigger"] = plan.trigger
+    spec["conflictResolution"] = plan.conflict_resolution
+    spec["renderErrors"] = []
+    spec["overrides"] = draft.overrides
+    head = emit.emit({"apiVersion": "gitfleet.io/v1alpha1", "kind": "Description",
+                      "metadata": {"name": plan.name, "namespace": plan.folder.split("/")[0]},
+                      "spec": spec})
+    if not variants:
+        return head + "  resources: []\n"
+    return head + "  resources:\n" + "".join(_resource_fragment(ctx, v) for v in variants)
+
+
+def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
+                   kept: dict[str, dict[str, bytes]], files: dict[str, bytes]) -> ClusterSummary:
+    base = f"clusters/{cluster.name}"
+    files[f"{base}/{CLUSTER_FILE}"] = emit.emit({
+        "name": cluster.name, "namespace": cluster.namespace, "labels": dict(sorted(cluster.labels.items())),
+        "syncMode": cluster.sync_mode, "clusterId": cluster.cluster_id}).encode()
+    owner: dict[ObjectKey, str] = {}
+    n_desc = n_obj = 0
+    for folder in sorted(set(drafts) | set(kept)):
+        if folder in kept:
+            for name, data in kept[folder].items():
+                files[f"{base}/{folder}/{name}"] = data
+            n_desc += 1
+            n_obj += len(kept[folder]) - 1
+            continue
+        draft = drafts[folder]
+        variants = []
+        for v in draft.variants:
+            key = v.template.key
+            if key in owner:
+                ctx.errors.append(ctx.problem(
+                    draft.plan, f"{key} is already delivered to this cluster by Description "
+                    f"{owner[key]}; not delivered again", cluster.name))
+                continue
+            owner[key] = folder
+            variants.append(v)
+        text = _description_text(ctx, cluster.name, draft, variants)
+        prev = ctx.previous.get(cluster.name, folder)
+        source = ctx.source_commit
+        if prev is not None and prev.fields.get("sourceCommit") is not None:
+            candidate = text.replace(_SOURCE_PLACEHOLDER, emit.scalar(prev.fields["sourceCommit"]))
+            if candidate == prev.text:
+                source = prev.fields["sourceCommit"]
+        files[f"{base}/{folder}/{DESCRIPTION_FILE}"] = \
+            text.replace(_SOURCE_PLACEHOLDER, emit.scalar(source)).encode()
+        for v in variants:
+            files[f"{base}/{folder}/{v.file}"] = v.text
+        n_desc += 1
+        n_obj += len(variants)
+    n_warn = sum(1 for w in ctx.warnings if f"(cluster {cluster.name})" in w.message)
+    n_err = sum(1 for e in ctx.errors if f"(cluster {cluster.name})" in e.message)
+    return ClusterSummary(cluster.name, n_desc, n_obj, n_warn, n_err)

@@ -1,0 +1,112 @@
+"""The previous state, read back: what each cluster held, for sticky claims, last-good copies,
+ApplyLater bases and unchanged `sourceCommit`s.
+
+Reading is lazy and cheap: files are grouped by Description folder, and the few scalar fields
+the render needs are taken from the text gitfleet itself wrote (see `emit`), so a render of a
+large fleet does not parse every previous Description.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from gitfleet import yamlio
+from gitfleet.layout import DESCRIPTION_FILE
+
+CLAIMS_FILE = "claims.yaml"
+_FIELD = re.compile(r"^  (sourceCommit|basisCommit|trigger): (.*)$", re.M)
+
+
+@dataclass
+class PreviousDescription:
+    """One Description folder of the previous state."""
+
+    cluster: str
+    folder: str  # "<ns>/<name>" inside the cluster
+    files: dict[str, bytes] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return self.files.get(DESCRIPTION_FILE, b"").decode("utf-8", "replace")
+
+    @cached_property
+    def fields(self) -> dict[str, str]:
+        out = {}
+        head = self.text.split("\n  resources:", 1)[0]
+        for m in _FIELD.finditer(head):
+            value = m.group(2).strip()
+            out[m.group(1)] = value.strip('"')
+        return out
+
+    @cached_property
+    def data(self) -> dict[str, Any]:
+        try:
+            loaded = yamlio.load_one(self.files.get(DESCRIPTION_FILE, b""), DESCRIPTION_FILE)
+        except Exception:  # a damaged previous state must not stop a render
+            return {}
+        return loaded if isinstance(loaded, dict) else {}
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        spec = self.data.get("spec")
+        return spec if isinstance(spec, dict) else {}
+
+    @property
+    def source_key(self) -> tuple[str, str, str]:
+        src = self.spec.get("source") or {}
+        return (str(src.get("kind", "")), str(src.get("namespace", "")), str(src.get("name", "")))
+
+    def object_body(self, filename: str) -> dict[str, Any] | None:
+        raw = self.files.get(filename)
+        if raw is None:
+            return None
+        try:
+            body = yamlio.load_one(raw, filename)
+        except Exception:
+            return None
+        return body if isinstance(body, dict) else None
+
+
+class PreviousState:
+    """Index of a previous state tree (path -> bytes)."""
+
+    def __init__(self, files: Mapping[str, bytes] | None) -> None:
+        self.files: Mapping[str, bytes] = files or {}
+        self.descriptions: dict[tuple[str, str], PreviousDescription] = {}
+        self.cluster_files: dict[str, dict[str, bytes]] = {}
+        for path in self.files:
+            parts = path.split("/")
+            if len(parts) < 3 or parts[0] != "clusters":
+                continue
+            cluster = parts[1]
+            self.cluster_files.setdefault(cluster, {})[path] = self.files[path]
+            if len(parts) == 5:
+                folder = f"{parts[2]}/{parts[3]}"
+                key = (cluster, folder)
+                desc = self.descriptions.get(key)
+                if desc is None:
+                    desc = self.descriptions[key] = PreviousDescription(cluster, folder)
+                desc.files[parts[4]] = self.files[path]
+
+    def get(self, cluster: str, folder: str) -> PreviousDescription | None:
+        return self.descriptions.get((cluster, folder))
+
+    def of_cluster(self, cluster: str) -> list[PreviousDescription]:
+        return [d for (c, _), d in sorted(self.descriptions.items()) if c == cluster]
+
+    @cached_property
+    def claims(self) -> dict[str, str]:
+        """Karmada claims: template id -> policy id, as the previous render recorded them."""
+        raw = self.files.get(CLAIMS_FILE)
+        if not raw:
+            return {}
+        try:
+            data = yamlio.load_one(raw, CLAIMS_FILE) or {}
+        except Exception:
+            return {}
+        return {str(c["template"]): str(c["policy"]) for c in data.get("claims") or []
+                if isinstance(c, dict) and "template" in c and "policy" in c}

@@ -1,0 +1,152 @@
+"""Which clusters an object goes to: label selectors, taints and tolerations, Karmada affinity.
+
+Pure functions over the model; every result is sorted by cluster name so that the order of files
+and of clusters in the repo never changes an outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from gitfleet.model.objects import Cluster, Subscription, Taint
+
+UNREACHABLE_TAINT = "cluster.gitfleet.io/unreachable"
+NOT_READY_TAINT = "cluster.gitfleet.io/not-ready"
+
+
+def matches_selector(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
+    """Kubernetes LabelSelector semantics; an empty selector matches everything."""
+    if not selector:
+        return True
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != str(value):
+            return False
+    for expr in selector.get("matchExpressions") or ():
+        key, op = expr["key"], expr["operator"]
+        values = [str(v) for v in expr.get("values") or ()]
+        present = key in labels
+        if op == "In" and not (present and labels[key] in values):
+            return False
+        if op == "NotIn" and present and labels[key] in values:
+            return False
+        if op == "Exists" and not present:
+            return False
+        if op == "DoesNotExist" and present:
+            return False
+    return True
+
+
+def tolerates(tolerations: Iterable[Mapping[str, Any]], taint: Taint) -> bool:
+    for t in tolerations:
+        effect = t.get("effect") or ""
+        if effect and effect != taint.effect:
+            continue
+        op = t.get("operator") or "Equal"
+        key = t.get("key") or ""
+        if op == "Exists":
+            if not key or key == taint.key:
+                return True
+        elif key == taint.key and str(t.get("value") or "") == taint.value:
+            return True
+    return False
+
+
+def schedulable(cluster: Cluster, tolerations: Sequence[Mapping[str, Any]],
+                extra_taints: Sequence[Taint] = ()) -> bool:
+    """False when a NoSchedule/NoExecute taint of the cluster is not tolerated."""
+    for taint in (*cluster.taints, *extra_taints):
+        if taint.effect in ("NoSchedule", "NoExecute") and not tolerates(tolerations, taint):
+            return False
+    return True
+
+
+def subscription_weights(sub: Subscription, clusters: Mapping[str, Cluster],
+                         taints: Mapping[str, Sequence[Taint]]) -> dict[str, int]:
+    """Bound clusters of a Subscription with their weight (sum over matching subscribers)."""
+    weights: dict[str, int] = {}
+    for name in sorted(clusters):
+        cluster = clusters[name]
+        matched = [s.weight for s in sub.subscribers if matches_selector(s.selector, cluster.labels)]
+        if not matched or not schedulable(cluster, sub.tolerations, taints.get(name, ())):
+            continue
+        weights[name] = sum(matched)
+    return weights
+
+
+def _field_value(cluster: Cluster, key: str) -> str:
+    return {"provider": cluster.provider, "region": cluster.region, "zone": cluster.zone}[key]
+
+
+def matches_affinity(affinity: Mapping[str, Any] | None, cluster: Cluster) -> bool:
+    """Karmada ClusterAffinity: every given criterion must hold; `exclude` always wins."""
+    if not affinity:
+        return True
+    if cluster.name in (affinity.get("exclude") or ()):
+        return False
+    names = affinity.get("clusterNames")
+    if names and cluster.name not in names:
+        return False
+    selector = affinity.get("labelSelector")
+    if selector and not matches_selector(selector, cluster.labels):
+        return False
+    for expr in (affinity.get("fieldSelector") or {}).get("matchExpressions") or ():
+        value = _field_value(cluster, expr["key"])
+        values = [str(v) for v in expr.get("values") or ()]
+        if expr["operator"] == "In" and value not in values:
+            return False
+        if expr["operator"] == "NotIn" and value in values:
+            return False
+    return True
+
+
+def karmada_candidates(placement: Mapping[str, Any], clusters: Mapping[str, Cluster],
+                       taints: Mapping[str, Sequence[Taint]]) -> tuple[list[str], str]:
+    """Clusters a Karmada placement selects, and the name of the affinity term that chose them.
+
+    `clusterAffinities` are ordered fallbacks: the next is tried only when the current one
+    yields no cluster. Tolerations filter tainted clusters out.
+    """
+    tolerations = placement.get("clusterTolerations") or ()
+    terms: list[tuple[str, Mapping[str, Any] | None]]
+    if placement.get("clusterAffinities"):
+        terms = [(t.get("affinityName", ""), t) for t in placement["clusterAffinities"]]
+    else:
+        terms = [("", placement.get("clusterAffinity"))]
+    for term_name, affinity in terms:
+        chosen = [n for n in sorted(clusters)
+                  if matches_affinity(affinity, clusters[n])
+                  and schedulable(clusters[n], tolerations, taints.get(n, ()))]
+        if chosen:
+            return chosen, term_name
+    return [], ""
+
+
+def spread(candidates: Sequence[str], constraints: Sequence[Mapping[str, Any]],
+           clusters: Mapping[str, Cluster], available: Mapping[str, int]) -> tuple[list[str], str]:
+    """Apply Karmada spreadConstraints; returns the clusters kept and an error ('' if none).
+
+    Groups are ranked by total available replicas (descending), then by group name, so the
+    choice is deterministic; at most maxGroups are kept, fewer than minGroups is an error.
+    """
+    chosen = list(candidates)
+    for c in constraints:
+        field = c.get("spreadByField") or ""
+        label = c.get("spreadByLabel") or ""
+        groups: dict[str, list[str]] = {}
+        for name in chosen:
+            cl = clusters[name]
+            key = name if field == "cluster" else (
+                _field_value(cl, field) if field else cl.labels.get(label, ""))
+            groups.setdefault(key, []).append(name)
+        ranked = sorted(groups, key=lambda g: (-sum(available.get(n, 0) for n in groups[g]), g))
+        min_groups = int(c.get("minGroups") or 0)
+        max_groups = int(c.get("maxGroups") or 0)
+        if len(ranked) < min_groups:
+            what = field or label
+            return [], (f"spreadConstraints: only {len(ranked)} {what} group(s) available, "
+                        f"minGroups is {min_groups}")
+        if max_groups:
+            ranked = ranked[:max_groups]
+        chosen = sorted(n for g in ranked for n in groups[g])
+    return chosen, ""

@@ -1,0 +1,148 @@
+"""Rendered objects, each built once per distinct variant and shared by every cluster that gets it.
+
+A variant is a template plus the ordered list of steps applied to it (replica count, Clusternet
+overrides, Karmada overriders). Clusters that receive the same steps share one object, one YAML
+text and one hash: the cost of a render grows with the number of distinct variants, not with
+clusters x objects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gitfleet import yamlio
+from gitfleet.errors import InputError
+from gitfleet.layout import object_file
+from gitfleet.model.objects import KarmadaOverride, OverrideSet, Template
+from gitfleet.render.overriders import apply_overriders
+from gitfleet.render.patches import PatchError, apply_override, deep_copy, strip_server_fields
+
+
+@dataclass(frozen=True)
+class SetReplicas:
+    """Replica division: replace the template's replica path with `count`."""
+
+    path: str
+    count: int
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        return ("replicas", self.path, self.count)
+
+
+@dataclass(frozen=True)
+class ClusternetStep:
+    """One Globalization or Localization (at the version in force for this Description)."""
+
+    oset: OverrideSet
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        return (self.oset.kind, self.oset.namespace, self.oset.name, self.oset.digest)
+
+
+@dataclass(frozen=True)
+class KarmadaStep:
+    """One rule of a Karmada OverridePolicy or ClusterOverridePolicy."""
+
+    policy: KarmadaOverride
+    rule: int
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        return (self.policy.kind, self.policy.namespace, self.policy.name, self.policy.digest,
+                self.rule)
+
+
+Step = SetReplicas | ClusternetStep | KarmadaStep
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A rendered object: its body, YAML text, hash and file name (or the error it hit)."""
+
+    template: Template
+    body: dict[str, Any] | None
+    text: bytes
+    hash: str
+    file: str
+    warnings: tuple[str, ...]
+    error: str = ""
+
+
+def _set_pointer(obj: dict[str, Any], pointer: str, value: Any) -> None:
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.lstrip("/").split("/")]
+    node: Any = obj
+    for p in parts[:-1]:
+        nxt = node.get(p) if isinstance(node, dict) else None
+        if not isinstance(nxt, dict):
+            nxt = {}
+            node[p] = nxt
+        node = nxt
+    node[parts[-1]] = value
+
+
+class VariantCache:
+    """Builds variants on demand; one build per distinct (template, steps)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[Any, ...], Variant] = {}
+        self.built = 0
+
+    def get(self, template: Template, steps: Sequence[Step]) -> Variant:
+        key = (template.key, template.digest, tuple(s.key for s in steps))
+        variant = self._cache.get(key)
+        if variant is None:
+            variant = self._build(template, steps)
+            self._cache[key] = variant
+            self.built += 1
+        return variant
+
+    def _build(self, template: Template, steps: Sequence[Step]) -> Variant:
+        obj: dict[str, Any] = deep_copy(template.body)
+        meta = obj.setdefault("metadata", {})
+        if template.namespace:
+            meta["namespace"] = template.namespace
+        else:
+            meta.pop("namespace", None)
+        values: dict[str, Any] | None = None
+        if template.is_helm_chart:
+            values = deep_copy((obj.get("spec") or {}).get("values") or {})
+        warnings: list[str] = []
+        file = object_file(template.api_version, template.kind, template.namespace,
+                           template.name)
+        try:
+            for step in steps:
+                if isinstance(step, SetReplicas):
+                    _set_pointer(obj, step.path, step.count)
+                elif isinstance(step, ClusternetStep):
+                    who = f"{step.oset.kind} {step.oset.namespace + '/' if step.oset.namespace else ''}{step.oset.name}"  # noqa: E501
+                    for override in step.oset.overrides:
+                        try:
+                            outcome = apply_override(obj, override,
+                                                     is_helm_chart=template.is_helm_chart,
+                                                     helm_values=values)
+                        except PatchError as exc:
+                            raise InputError(f"{who}: {exc.message}") from None
+                        obj = outcome.obj
+                        if outcome.values is not None:
+                            values = outcome.values
+                        warnings.extend(f"{who}: {w}" for w in outcome.warnings)
+                else:
+                    rule_target, overriders = step.policy.rules[step.rule]
+                    who = f"{step.policy.kind} {step.policy.namespace + '/' if step.policy.namespace else ''}{step.policy.name} overrideRules[{step.rule}]"  # noqa: E501
+                    try:
+                        obj = apply_overriders(obj, overriders)
+                    except InputError as exc:
+                        raise InputError(f"{who}: {exc.message}") from None
+        except InputError as exc:
+            return Variant(template, None, b"", "", file, tuple(warnings), error=exc.message)
+        if template.is_helm_chart and values:
+            obj.setdefault("spec", {})["values"] = values
+        obj = strip_server_fields(obj)
+        digest = hashlib.sha256(yamlio.canonical_json(obj).encode()).hexdigest()
+        text = yamlio.dump(obj).encode()
+        return Variant(template, obj, text, f"sha256:{digest}", file, tuple(warnings))
