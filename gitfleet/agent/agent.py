@@ -1,0 +1,300 @@
+"""The agent daemon: one `step()` per round, and a loop around it.
+
+A step fetches the cluster branch (only that ref), syncs the cluster to the last fetched commit
+(also when the remote is down: the local ref keeps it), sends a heartbeat when one is due, and
+commits the status when it changed. It returns how long to wait: the interval, sooner while a
+rollout is being followed, and with backoff and jitter for what failed (the Git remote, the API
+server). Time comes from an injected clock so heartbeats run in virtual time in tests.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from gitfleet.agent.clusterbranch import ClusterBranch
+from gitfleet.agent.desired import DesiredState
+from gitfleet.agent.engine import DriftFound, Engine, EngineSettings, ObjectResult, SyncReport
+from gitfleet.agent.heartbeat import build_heartbeat
+from gitfleet.agent.recovery import Recovery
+from gitfleet.agent.report import build_status
+from gitfleet.agent.statusbranch import StatusBranch
+from gitfleet.agent.statusfile import ClusterStatus, Heartbeat, SyncResult, SyncStatus
+from gitfleet.clock import Clock, SystemClock, isoformat
+from gitfleet.errors import GitfleetError, TransientError
+from gitfleet.kube.client import KubeClient
+from gitfleet.kube.errors import ApiError, Unreachable
+from gitfleet.layout import Branches
+from gitfleet.logs import log
+from gitfleet.state.git import Git, init_repo
+
+LOG = logging.getLogger("gitfleet.agent")
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff with full jitter in [base/2, delay]."""
+
+    base: float = 1.0
+    maximum: float = 60.0
+
+    def delay(self, failures: int, rng: random.Random) -> float:
+        if failures <= 0:
+            return 0.0
+        top = min(self.maximum, self.base * (2 ** (failures - 1)))
+        return rng.uniform(min(top, self.base) / 2, top)
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    repo_url: str
+    cluster: str
+    workdir: Path
+    branch_prefix: str = "gitfleet"
+    interval: float = 10.0
+    heartbeat_interval: float = 60.0
+    progress_interval: float = 1.0
+    recovery: bool = False
+    app_pusher: bool = False
+    create_namespaces: bool = True
+    max_prune_share: float = 0.5
+    allow_mass_prune: bool = False
+    apply_workers: int = 4
+    repair_debounce: float = 0.05
+    git_backoff: Backoff = field(default_factory=Backoff)
+    kube_backoff: Backoff = field(default_factory=Backoff)
+
+    def engine_settings(self) -> EngineSettings:
+        return EngineSettings(cluster=self.cluster, create_namespaces=self.create_namespaces,
+                              max_prune_share=self.max_prune_share,
+                              allow_mass_prune=self.allow_mass_prune, recovery=self.recovery,
+                              apply_workers=self.apply_workers)
+
+
+@dataclass
+class StepOutcome:
+    """What the last step did, for the CLI's exit code and for tests."""
+
+    fetched: bool = False
+    commit: str | None = None
+    synced: bool = False
+    report: SyncReport | None = None
+    status_written: str = ""
+    errors: list[str] = field(default_factory=list)
+
+
+class Agent:
+    def __init__(self, settings: AgentSettings, kube: KubeClient, *,
+                 clock: Clock | None = None, rng: random.Random | None = None,
+                 git: Git | None = None) -> None:
+        self.settings = settings
+        self.kube = kube
+        self.clock = clock or SystemClock()
+        self.rng = rng or random.Random()
+        self.git = git or init_repo(settings.workdir, bare=True)
+        branches = Branches(settings.branch_prefix)
+        self.branch = ClusterBranch(self.git, settings.repo_url, branches, settings.cluster)
+        self.status_branch = StatusBranch(self.git, settings.repo_url, branches,
+                                          settings.cluster)
+        self.engine = Engine(kube, settings.engine_settings())
+        self.recovery: Recovery | None = None
+        self._repairs: list[tuple[ObjectResult, DriftFound]] = []
+        self._repairs_lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._git_failures = 0
+        self._kube_failures = 0
+        self._next_fetch = 0.0
+        self._next_heartbeat = 0.0
+        self._heartbeat: Heartbeat | None = None
+        self._status: ClusterStatus | None = None
+        self._status_loaded = False
+        self.last = StepOutcome()
+
+    # -- one round -------------------------------------------------------------------------
+
+    def step(self) -> float:
+        """Do one round; return the seconds until the next one is wanted."""
+        now = self.clock.now()
+        out = StepOutcome()
+        self._fetch(now, out)
+        commit = self.branch.last_fetched
+        out.commit = commit
+        desired = self.branch.read(commit) if commit else None
+        heartbeat_due = now >= self._next_heartbeat
+        if heartbeat_due:
+            self._heartbeat = self._collect_heartbeat(now, out)
+            self._next_heartbeat = now + self.settings.heartbeat_interval
+        status = self._sync(desired, now, out)
+        self._write_status(status, now, out)
+        if self.settings.recovery and self._kube_failures == 0:
+            self._ensure_recovery()
+        self.last = out
+        return self._next_delay(now, out)
+
+    def _fetch(self, now: float, out: StepOutcome) -> None:
+        if now < self._next_fetch:
+            return
+        try:
+            result = self.branch.fetch()
+        except TransientError as exc:
+            self._git_failures += 1
+            wait = self.settings.git_backoff.delay(self._git_failures, self.rng)
+            self._next_fetch = now + wait
+            out.errors.append(f"fetch: {exc}")
+            log(LOG, logging.WARNING, "cannot fetch cluster branch; using the last fetched",
+                cluster=self.settings.cluster, retry_in=f"{wait:.1f}s", error=str(exc))
+            return
+        self._git_failures = 0
+        self._next_fetch = 0.0
+        out.fetched = result.exists
+
+    def _collect_heartbeat(self, now: float, out: StepOutcome) -> Heartbeat:
+        interval = int(self.settings.heartbeat_interval)
+        try:
+            facts = self.kube.facts()
+        except (Unreachable, ApiError) as exc:
+            out.errors.append(f"heartbeat: {exc}")
+            previous = self._heartbeat
+            base = previous or Heartbeat(time="", interval_seconds=interval)
+            return replace(base, time=isoformat(now), healthz=False, livez=False, readyz=False,
+                           app_pusher=self.settings.app_pusher)
+        return build_heartbeat(time=isoformat(now), interval_seconds=interval,
+                               version=facts.version, healthz=facts.healthz, livez=facts.livez,
+                               readyz=facts.readyz, nodes=facts.nodes, pods=facts.pods,
+                               cluster_id=facts.cluster_id, app_pusher=self.settings.app_pusher)
+
+    def _previous_status(self) -> ClusterStatus | None:
+        if not self._status_loaded:
+            try:
+                self._status = self.status_branch.load()
+                self._status_loaded = True
+            except TransientError as exc:
+                log(LOG, logging.DEBUG, "cannot read status branch yet", error=str(exc))
+        return self._status
+
+    def _sync(self, desired: DesiredState | None, now: float, out: StepOutcome) -> ClusterStatus:
+        previous = self._previous_status()
+        cluster = self.settings.cluster
+        if desired is None:
+            base = previous or ClusterStatus(cluster=cluster)
+            return replace(base, heartbeat=self._heartbeat, sync=SyncStatus(
+                result=SyncResult.PENDING,
+                message=f"waiting for branch {self.branch.remote_ref} to appear"))
+        try:
+            report = self.engine.sync(desired)
+        except (Unreachable, ApiError) as exc:
+            self._kube_failures += 1
+            out.errors.append(f"sync: {exc}")
+            log(LOG, logging.WARNING, "sync failed", cluster=cluster, error=str(exc))
+            base = previous or ClusterStatus(cluster=cluster)
+            return replace(base, heartbeat=self._heartbeat, sync=replace(
+                base.sync, result=SyncResult.UNREACHABLE,
+                message=f"Kubernetes API: {exc}"[:500]))
+        self._kube_failures = 0
+        out.synced = True
+        out.report = report
+        failed = [r for r in report.objects.values() if r.error]
+        result = SyncResult.FAILED if failed else SyncResult.SYNCED
+        message = f"{len(failed)} object(s) failed" if failed else ""
+        return build_status(cluster=cluster, desired=desired, report=report, previous=previous,
+                            heartbeat=self._heartbeat, now=isoformat(now), result=result,
+                            message=message)
+
+    def _write_status(self, status: ClusterStatus, now: float, out: StepOutcome) -> None:
+        with self._repairs_lock:
+            repairs, self._repairs = self._repairs, []
+        extra = [_repair_line(result, drift) for result, drift in repairs]
+        try:
+            action = self.status_branch.write(status, when=now, extra=extra)
+        except GitfleetError as exc:
+            with self._repairs_lock:
+                self._repairs[:0] = repairs
+            out.errors.append(f"status: {exc}")
+            log(LOG, logging.WARNING, "cannot push status; will retry",
+                cluster=self.settings.cluster, error=str(exc))
+            return
+        self._status = status
+        self._status_loaded = True
+        out.status_written = str(action)
+
+    def _next_delay(self, now: float, out: StepOutcome) -> float:
+        delay = self.settings.interval
+        if out.report is not None and not out.report.settled:
+            delay = min(delay, self.settings.progress_interval)
+        if self._kube_failures:
+            delay = min(delay, self.settings.kube_backoff.delay(self._kube_failures, self.rng))
+        if self._git_failures:
+            delay = min(delay, max(0.0, self._next_fetch - now))
+        delay = min(delay, max(0.0, self._next_heartbeat - now))
+        return max(delay, 0.0)
+
+    # -- recovery --------------------------------------------------------------------------
+
+    def _ensure_recovery(self) -> None:
+        if self.recovery is None:
+            self.recovery = Recovery(self.engine, self.kube, on_repair=self._repaired,
+                                     debounce=self.settings.repair_debounce)
+        from gitfleet.agent.engine import watch_kinds
+
+        self.recovery.ensure(watch_kinds(self.engine))
+
+    def _repaired(self, result: ObjectResult, drift: DriftFound) -> None:
+        with self._repairs_lock:
+            self._repairs.append((result, drift))
+        self._wake.set()
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def run(self, *, once: bool = False) -> StepOutcome:
+        """Step until stopped (or once). Wakes early when Recovery repaired something."""
+        try:
+            while True:
+                try:
+                    delay = self.step()
+                except GitfleetError as exc:
+                    log(LOG, logging.ERROR, "step failed", error=str(exc))
+                    delay = self.settings.interval
+                if once or self._stop.is_set():
+                    return self.last
+                self._wake.clear()
+                if self._wait(delay):
+                    return self.last
+        finally:
+            self.close()
+
+    def _wait(self, delay: float) -> bool:
+        """Sleep `delay` (on the clock), ending early on stop or wake; True when stopped."""
+        if isinstance(self.clock, SystemClock):
+            deadline = self.clock.now() + delay
+            while not self._stop.is_set():
+                left = deadline - self.clock.now()
+                if left <= 0 or self._wake.wait(min(left, 0.5)):
+                    break
+        else:
+            self.clock.sleep(delay)
+        return self._stop.is_set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    def close(self) -> None:
+        if self.recovery is not None:
+            self.recovery.stop()
+            self.recovery = None
+
+
+def _repair_line(result: ObjectResult, drift: DriftFound) -> str:
+    ref = result.ref
+    where = f"{ref.namespace}/" if ref.namespace else ""
+    if drift.missing:
+        what = "re-created after deletion"
+    else:
+        what = "put back " + ", ".join(f"{f.path} {f.live!r} -> {f.desired!r}"
+                                       for f in drift.fields)
+    error = f" (failed: {result.error})" if result.error else ""
+    return f"recovered {ref.kind} {where}{ref.name}: {what}{error}"

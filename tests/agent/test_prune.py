@@ -1,0 +1,63 @@
+"""Prune deletes only inventory objects the state dropped, and refuses what looks like a wipe."""
+
+from __future__ import annotations
+
+from gitfleet.agent.desired import parse_cluster_tree
+from gitfleet.agent.inventory import Inventory, InventoryEntry
+from gitfleet.agent.objectref import ObjectRef
+from gitfleet.agent.prune import plan_prune
+from tests.agent.fleetstate import configmap, description_files
+
+
+def _inventory(*names: tuple[str, str]) -> Inventory:
+    entries = [InventoryEntry(ObjectRef("v1", "ConfigMap", "bar", name), desc, "h")
+               for desc, name in names]
+    return Inventory({e.ref.key: e for e in entries})
+
+
+def _state(objects: dict[str, list[str]], *, errors: dict[str, list[str]] | None = None):
+    files: dict[str, bytes] = {}
+    for desc, names in objects.items():
+        files |= description_files("default", desc, [configmap(n, "bar", {}) for n in names],
+                                   render_errors=(errors or {}).get(desc, ()))
+    return parse_cluster_tree(files, cluster_commit="c" * 40)
+
+
+INV = _inventory(("default/web", "a"), ("default/web", "b"), ("default/web", "c"),
+                 ("default/db", "d"))
+
+
+def test_removed_object_is_pruned_and_nothing_else() -> None:
+    plan = plan_prune(INV, _state({"web": ["a", "b", "c", "new"], "db": []}),
+                      max_share=0.5, allow_mass_prune=False)
+    assert [e.ref.name for e in plan.delete] == ["d"]
+    assert not plan.refused
+
+
+def test_description_with_render_errors_prunes_nothing() -> None:
+    state = _state({"web": ["a"], "db": ["d"]}, errors={"web": ["templates/x.yaml: bad"]})
+    plan = plan_prune(INV, state, max_share=1.0, allow_mass_prune=False)
+    assert plan.delete == ()
+    assert sorted(e.ref.name for e in plan.kept) == ["b", "c"]
+
+
+def test_vanished_description_is_pruned() -> None:
+    plan = plan_prune(INV, _state({"web": ["a", "b", "c"]}), max_share=0.5,
+                      allow_mass_prune=False)
+    assert [e.ref.name for e in plan.delete] == ["d"]
+
+
+def test_mass_prune_is_refused_unless_allowed() -> None:
+    state = _state({"db": ["d"]})
+    refused = plan_prune(INV, state, max_share=0.5, allow_mass_prune=False)
+    assert refused.delete == () and "3 of 4" in refused.refused
+    allowed = plan_prune(INV, state, max_share=0.5, allow_mass_prune=True)
+    assert sorted(e.ref.name for e in allowed.delete) == ["a", "b", "c"]
+
+
+def test_unreadable_branch_prunes_nothing() -> None:
+    files = description_files("default", "web", [configmap("a", "bar", {})])
+    files["default/broken/x.yaml"] = b"kind: ConfigMap\n"
+    state = parse_cluster_tree(files, cluster_commit="c" * 40)
+    plan = plan_prune(INV, state, max_share=1.0, allow_mass_prune=True)
+    assert plan.delete == () and plan.refused
