@@ -69,65 +69,211 @@ def encode_commit(*, tree: str, parents: Iterable[str], author: str, when: int,
 
 @dataclass
 class TreeBuild:
-    """The result of hashing a file map: the root tree, every folder's tree and every object."""
+    """The result of hashing a file map: the root tree, every folder's tree and the objects
+    created by this build (for an incremental build, only those on changed paths)."""
 
     root: str
     trees: dict[str, str]                     # folder path ("" = root) -> tree sha
     objects: dict[str, tuple[int, bytes]] = field(repr=False)   # sha -> (type, body)
 
 
+_BAD_NAMES = frozenset(("", ".", "..", ".git"))
+Entries = dict[str, tuple[bytes, bytes]]      # name -> (mode, binary sha)
+
+
 def check_path(path: str) -> None:
-    if (not path or path.startswith("/") or path.endswith("/")
-            or any(part in ("", ".", "..", ".git") for part in path.split("/"))
-            or "\0" in path):
+    if (path.startswith("/") or "\0" in path
+            or any(part in _BAD_NAMES for part in path.split("/"))):
         raise ValueError(f"not a valid path in a Git tree: {path!r}")
 
 
-def build_tree(files: Mapping[str, bytes], *,
-               blob_shas: Mapping[str, str] | None = None) -> TreeBuild:
-    """Hash `files` (repo-relative path -> content) into blobs and trees, bottom up.
+class _Rebuild(Exception):
+    """An incremental update that a full build handles better (or reports properly)."""
 
-    `blob_shas` (path -> sha of the content already known, e.g. from the previous write) skips
-    hashing for files whose content is the same object; the caller guarantees it is current.
+
+@dataclass
+class TreeIndex:
+    """A built tree kept in memory, so the next build rehashes only what changed.
+
+    Files are compared by content with the previous build; unchanged files keep their blob,
+    unchanged folders their tree. The index never mutates in place: `update` returns a new one.
     """
-    objects: dict[str, tuple[int, bytes]] = {}
-    folders: dict[str, list[tuple[bytes, bytes, str]]] = {"": []}
-    known = blob_shas or {}
-    for path, data in files.items():
-        sha = known.get(path)
-        if sha is None:
+
+    files: dict[str, bytes] = field(default_factory=dict, repr=False)
+    blobs: dict[str, bytes] = field(default_factory=dict, repr=False)   # path -> binary sha
+    folders: dict[str, Entries] = field(default_factory=lambda: {"": {}}, repr=False)
+    trees: dict[str, str] = field(default_factory=lambda: {"": EMPTY_TREE})
+
+    @property
+    def root(self) -> str:
+        return self.trees[""]
+
+    def update(self, files: Mapping[str, bytes], *,
+               full_ratio: float = 0.25) -> tuple[TreeIndex, TreeBuild]:
+        """The index of `files` and the build that produced it (new objects only).
+
+        Falls back to a full build when more than `full_ratio` of the files changed.
+        """
+        old = self.files
+        changed = {}
+        for path, data in files.items():
+            prev = old.get(path)
+            if prev is None or (prev is not data and prev != data):
+                changed[path] = data
+        removed = old.keys() - files.keys()
+        if not old or len(changed) + len(removed) > full_ratio * max(len(files), 1):
+            return _full(files)
+        try:
+            return self._incremental(files, changed, removed)
+        except _Rebuild:
+            return _full(files)
+
+    def _incremental(self, files: Mapping[str, bytes], changed: Mapping[str, bytes],
+                     removed: set[str]) -> tuple[TreeIndex, TreeBuild]:
+        folders = dict(self.folders)
+        trees = dict(self.trees)
+        blobs = dict(self.blobs)
+        copied: set[str] = set()
+        dirty: set[str] = set()
+        objects: dict[str, tuple[int, bytes]] = {}
+
+        def entries(folder: str) -> Entries:
+            if folder not in copied:
+                folders[folder] = dict(folders.get(folder, {}))
+                copied.add(folder)
+            return folders[folder]
+
+        def touch(folder: str) -> None:
+            while folder not in dirty:
+                dirty.add(folder)
+                if not folder:
+                    return
+                folder = folder.rpartition("/")[0]
+
+        for path in removed:
+            del blobs[path]
+            folder, _, name = path.rpartition("/")
+            del entries(folder)[name]
+            touch(folder)
+        for path, data in changed.items():
             check_path(path)
-            sha = object_sha(OBJ_BLOB, data)
-            objects[sha] = (OBJ_BLOB, data)
+            folder, _, name = path.rpartition("/")
+            if f"{folder}/{name}" in folders or (not folder and name in folders):
+                raise _Rebuild(path)
+            if folder not in folders:
+                parent = folder
+                while parent and parent not in folders:
+                    up, _, leaf = parent.rpartition("/")
+                    if up in folders and leaf in folders[up]:
+                        raise _Rebuild(path)      # an existing file where a folder should be
+                    entries(parent)
+                    parent = up
+            digest = hashlib.sha1(b"blob %d\0" % len(data))
+            digest.update(data)
+            sha = digest.digest()
+            objects[sha.hex()] = (OBJ_BLOB, data)
+            blobs[path] = sha
+            entries(folder)[name] = (MODE_FILE, sha)
+            touch(folder)
+        for folder in sorted(dirty, key=_depth_first):
+            items = folders[folder]
+            if folder:
+                parent, _, name = folder.rpartition("/")
+            if not items and folder:
+                del folders[folder]
+                trees.pop(folder, None)
+                entries(parent).pop(name, None)
+                continue
+            body = _encode_entries(items)
+            tree_sha = object_sha(OBJ_TREE, body)
+            objects[tree_sha] = (OBJ_TREE, body)
+            trees[folder] = tree_sha
+            if folder:
+                entries(parent)[name] = (MODE_TREE, bytes.fromhex(tree_sha))
+        index = TreeIndex(files=dict(files), blobs=blobs, folders=folders, trees=trees)
+        return index, TreeBuild(root=trees[""], trees=trees, objects=objects)
+
+
+def _depth_first(folder: str) -> int:
+    return -folder.count("/") if folder else 1
+
+
+def _encode_entries(items: Entries) -> bytes:
+    keyed = sorted((name + "/" if mode == MODE_TREE else name, name, mode, sha)
+                   for name, (mode, sha) in items.items())
+    return b"".join(b"%s %s\0%s" % (mode, name.encode(), sha) for _, name, mode, sha in keyed)
+
+
+def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
+    objects: dict[str, tuple[int, bytes]] = {}
+    folders: dict[str, Entries] = {"": {}}
+    blobs: dict[str, bytes] = {}
+    sha1 = hashlib.sha1
+    for path, data in files.items():
         folder, _, name = path.rpartition("/")
         entries = folders.get(folder)
         if entries is None:
-            entries = folders[folder] = []
+            check_path(path)
+            entries = folders[folder] = {}
             _add_ancestors(folder, folders)
-        entries.append((name.encode(), MODE_FILE, sha))
+        elif name in _BAD_NAMES or "\0" in name or path[0] == "/":
+            check_path(path)
+        digest = sha1(b"blob %d\0" % len(data))
+        digest.update(data)
+        sha = digest.digest()
+        blobs[path] = sha
+        objects[sha.hex()] = (OBJ_BLOB, data)
+        entries[name] = (MODE_FILE, sha)
     trees: dict[str, str] = {}
-    for folder in sorted(folders, key=lambda f: -f.count("/") if f else 1):
-        entries = folders[folder]
-        names = [e[0] for e in entries]
-        if len(set(names)) != len(names):
-            dup = sorted({n for n in names if names.count(n) > 1})[0].decode()
-            raise ValueError(f"path is both a file and a folder: {folder}/{dup}".lstrip("/"))
-        body = encode_tree(entries)
-        sha = object_sha(OBJ_TREE, body)
-        objects[sha] = (OBJ_TREE, body)
-        trees[folder] = sha
+    for folder in sorted(folders, key=_depth_first):
+        items = folders[folder]
+        body = _encode_entries(items)
+        tree_sha = object_sha(OBJ_TREE, body)
+        objects[tree_sha] = (OBJ_TREE, body)
+        trees[folder] = tree_sha
         if folder:
             parent, _, name = folder.rpartition("/")
-            folders[parent].append((name.encode(), MODE_TREE, sha))
-    return TreeBuild(root=trees[""], trees=trees, objects=objects)
+            if name in folders[parent]:
+                raise ValueError(f"path is both a file and a folder: {folder}")
+            folders[parent][name] = (MODE_TREE, bytes.fromhex(tree_sha))
+    index = TreeIndex(files=dict(files), blobs=blobs, folders=folders, trees=trees)
+    return index, TreeBuild(root=trees[""], trees=trees, objects=objects)
 
 
-def _add_ancestors(folder: str, folders: dict[str, list[tuple[bytes, bytes, str]]]) -> None:
+def build_tree(files: Mapping[str, bytes]) -> TreeBuild:
+    """Hash `files` (repo-relative path -> content) into blobs and trees, bottom up."""
+    return _full(files)[1]
+
+
+def _add_ancestors(folder: str, folders: dict[str, Entries]) -> None:
     while folder:
         folder = folder.rpartition("/")[0]
         if folder in folders:
             return
-        folders[folder] = []
+        folders[folder] = {}
+
+
+def deflate(data: bytes, level: int = 1) -> bytes:
+    """zlib-compress one object. A small window and memory level make this several times
+    faster for the small objects of a state tree (zlib's set-up cost dominates); level 0
+    writes stored blocks by hand, without zlib's set-up at all. Any inflater reads both."""
+    if level == 0:
+        return _stored(data)
+    c = zlib.compressobj(level, zlib.DEFLATED, 13, 5)
+    return c.compress(data) + c.flush()
+
+
+def _stored(data: bytes) -> bytes:
+    parts = [b"\x78\x01"]
+    n = len(data)
+    for start in range(0, max(n, 1), 0xFFFF):
+        chunk = data[start:start + 0xFFFF]
+        final = 1 if start + 0xFFFF >= n else 0
+        size = len(chunk)
+        parts.append(struct.pack("<BHH", final, size, size ^ 0xFFFF))
+        parts.append(chunk)
+    parts.append(struct.pack(">I", zlib.adler32(data)))
+    return b"".join(parts)
 
 
 def encode_pack(objects: Iterable[tuple[int, bytes]], *, level: int = 1) -> bytes:
@@ -145,6 +291,6 @@ def encode_pack(objects: Iterable[tuple[int, bytes]], *, level: int = 1) -> byte
             size >>= 7
         header.append(byte)
         parts.append(bytes(header))
-        parts.append(zlib.compress(body, level))
+        parts.append(deflate(body, level))
     data = b"".join(parts)
     return data + hashlib.sha1(data).digest()

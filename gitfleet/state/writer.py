@@ -21,10 +21,11 @@ from gitfleet.logs import log
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.objects import (
     EMPTY_TREE,
+    MODE_TREE,
     OBJ_COMMIT,
     OBJ_TREE,
     TreeBuild,
-    build_tree,
+    TreeIndex,
     decode_tree,
 )
 
@@ -107,12 +108,15 @@ class StateWriter:
 
     def __init__(self, git: Git, *, branches: Branches | None = None,
                  clock: Clock | None = None,
-                 publish: Callable[[Sequence[RefUpdate]], None] | None = None) -> None:
+                 publish: Callable[[Sequence[RefUpdate]], None] | None = None,
+                 check_limit: int = 5000) -> None:
         self.git = git
         self.branches = branches or Branches()
         self.clock = clock or SystemClock()
         self.publish = publish or git.update_refs
+        self.check_limit = check_limit
         self._present: set[str] = set()     # objects known to be in the repository
+        self._index = TreeIndex()           # the last tree built and written
 
     def write(self, files: Mapping[str, bytes], *, source_commit: str, heads: StateHeads,
               summary: RenderSummary | None = None,
@@ -123,11 +127,11 @@ class StateWriter:
         Nothing changed -> nothing written. Raises RefConflict if `heads` no longer hold.
         """
         started = time.perf_counter()
-        summary = summary or RenderSummary.of_files(files)
-        build = build_tree(files) if files else _empty_build()
+        index, build = self._index.update(files)
         prev_tree = self._tree_of(heads.state)
-        subtrees = {folder[len(CLUSTERS):]: sha for folder, sha in build.trees.items()
-                    if folder.startswith(CLUSTERS) and "/" not in folder[len(CLUSTERS):]}
+        in_clusters = index.folders.get("clusters", {})
+        subtrees = {name: sha.hex() for name, (mode, sha) in in_clusters.items()
+                    if mode == MODE_TREE}
         wanted = dict.fromkeys(clusters, EMPTY_TREE) | subtrees
         for name in heads.clusters:
             wanted.setdefault(name, EMPTY_TREE)
@@ -135,6 +139,7 @@ class StateWriter:
                         if heads.clusters.get(name, ("", ""))[1] != tree)
         state_changes = build.root != prev_tree
         if not state_changes and not moving:
+            self._index = index
             return StateWrite(changed=False, state=heads.state, tree=build.root, moved=(),
                               updates=(), heads=heads)
 
@@ -145,7 +150,7 @@ class StateWriter:
         state = heads.state
         updates = []
         if state_changes:
-            message = _state_message(source_commit, summary)
+            message = _state_message(source_commit, summary or RenderSummary.of_files(files))
             state, body = self.git.commit_object(
                 build.root, [heads.state] if heads.state else [], message, when=when)
             new_objects[state] = (OBJ_COMMIT, body)
@@ -160,6 +165,7 @@ class StateWriter:
             updates.append(RefUpdate(self.branches.cluster(name), sha, old))
             new_heads[name] = (sha, wanted[name])
         written = self.git.write_objects(new_objects, check_existing=False)
+        self._index = index
         self.publish(updates)
         self._present.update(new_objects)
         log(LOG, logging.INFO, "state written", state=state, source=source_commit,
@@ -175,13 +181,22 @@ class StateWriter:
         return self.git.resolve(f"{commit}^{{tree}}")
 
     def _missing(self, build: TreeBuild) -> dict[str, tuple[int, bytes]]:
-        """The objects of `build` the repository lacks, walking down only into missing trees."""
+        """The new objects of `build` the repository lacks, walking down only into missing
+        trees. A level wider than `check_limit` is written without asking (a first write):
+        an object written twice costs some disk, asking costs more time."""
         out: dict[str, tuple[int, bytes]] = {}
         level = [build.root]
         while level:
-            unknown = [sha for sha in dict.fromkeys(level) if sha not in self._present]
-            missing = self.git.missing_objects(unknown)
-            self._present.update(sha for sha in unknown if sha not in missing)
+            unknown = [sha for sha in dict.fromkeys(level)
+                       if sha not in self._present and sha in build.objects]
+            if len(unknown) > self.check_limit:
+                # a first write: everything new that is not known present goes in the pack
+                out.update((sha, obj) for sha, obj in build.objects.items()
+                           if sha not in self._present)
+                return out
+            else:
+                missing = self.git.missing_objects(unknown)
+                self._present.update(sha for sha in unknown if sha not in missing)
             next_level = []
             for sha in missing:
                 kind, body = build.objects[sha]
@@ -190,11 +205,6 @@ class StateWriter:
                     next_level += [child for _, _, child in decode_tree(body)]
             level = next_level
         return out
-
-
-def _empty_build() -> TreeBuild:
-    return TreeBuild(root=EMPTY_TREE, trees={"": EMPTY_TREE},
-                     objects={EMPTY_TREE: (OBJ_TREE, b"")})
 
 
 def _state_message(source_commit: str, summary: RenderSummary) -> str:
