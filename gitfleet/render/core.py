@@ -161,10 +161,12 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
         prev = ctx.previous.get(cluster.name, plan.folder)
         if prev is not None and prev.fields.get("trigger") == plan.trigger:
             prev_basis = prev.fields.get("basisCommit", "")
-            if prev_basis and prev_basis != ctx.source_commit:
-                basis_overlay = ctx.basis_overlay(prev_basis)
-                if basis_overlay is not None:
-                    basis = prev_basis
+            if prev_basis:
+                # The basis stays until a trigger; its overrides are read from history when
+                # the caller can provide it (the hub does), else the current ones are used.
+                basis = prev_basis
+                if prev_basis != ctx.source_commit:
+                    basis_overlay = ctx.basis_overlay(prev_basis)
     variants: list[Variant] = []
     applied: dict[tuple[str, str, str], dict[str, Any]] = {}
     errors: list[str] = []
