@@ -31,6 +31,7 @@ class StatusBranch:
         self.remote_ref = branches.status(cluster)
         self.local_ref = "refs/remotes/origin/" + self.remote_ref.removeprefix("refs/heads/")
         self.tip: str | None = None
+        self.tip_parents: list[str] | None = None
         self.tip_heartbeat_only = False
         self.status: ClusterStatus | None = None
         self.loaded = False
@@ -43,6 +44,7 @@ class StatusBranch:
         except RemoteRefMissing:
             tip = None
         self.tip = tip
+        self.tip_parents = None
         self.status = None
         self.tip_heartbeat_only = False
         if tip is not None:
@@ -90,14 +92,15 @@ class StatusBranch:
             message = Message(message.subject, (*message.body, *extra))
         tree = self.git.write_tree({STATUS_FILE: yamlio.dump(status.to_dict()).encode()})
         if action is Write.REPLACE_HEARTBEAT and self.tip is not None:
-            parents = self._parents(self.tip)
+            parents = (self.tip_parents if self.tip_parents is not None
+                       else self._parents(self.tip))
         else:
             parents = [self.tip] if self.tip else []
         text = message.text(state_commit=status.sync.state_commit)
         commit = self.git.commit(tree, parents, text, when=when)
         self.git.push(self.url, [RefUpdate(self.remote_ref, commit, self.tip)])
-        self.git.update_refs([RefUpdate(self.local_ref, commit, self.git.resolve(self.local_ref))])
         self.tip = commit
+        self.tip_parents = parents
         self.tip_heartbeat_only = message.heartbeat_only
         self.status = status
         log(LOG, logging.INFO, "status pushed", cluster=self.cluster, action=str(action),
