@@ -1,0 +1,701 @@
+"""The API semantics of kubesim, independent of HTTP: what each verb does to the store.
+
+Every write goes through one pipeline (`_commit`): server-owned metadata, status reset,
+defaults, validation, field ownership, generation, no-op detection, resourceVersion. The
+strictness lives here: namespaces must exist, names must be valid, stale resourceVersions
+conflict, applies conflict over fields other managers own.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from gitfleet.kubesim import status as st
+from gitfleet.kubesim.catalog import METRICS_GROUP, Catalog, ResourceType
+from gitfleet.kubesim.defaults import apply_defaults
+from gitfleet.kubesim.fieldsets import flatten
+from gitfleet.kubesim.ownership import (
+    Entry,
+    apply_ownership,
+    parse_entries,
+    prune_missing,
+    record_update,
+    render_entries,
+)
+from gitfleet.kubesim.patches import (
+    PatchError,
+    apply_merge,
+    clone,
+    json_merge_patch,
+    json_patch,
+    strategic_merge_patch,
+)
+from gitfleet.kubesim.selectors import SelectorError, field_selector, label_selector
+from gitfleet.kubesim.store import Event, Obj, Store, TypeKey
+from gitfleet.kubesim.validation import object_causes, update_causes
+
+APPLY = "application/apply-patch+yaml"
+MERGE = "application/merge-patch+json"
+STRATEGIC = "application/strategic-merge-patch+json"
+JSONPATCH = "application/json-patch+json"
+
+_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+_SERVER_META = ("uid", "creationTimestamp", "generation", "deletionTimestamp",
+                "deletionGracePeriodSeconds", "selfLink")
+
+
+def rfc3339(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Request:
+    """One resource request, already routed."""
+
+    verb: str
+    rt: ResourceType
+    namespace: str = ""
+    name: str = ""
+    subresource: str = ""
+    query: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    content_type: str = "application/json"
+    user_agent: str = ""
+
+    @property
+    def dry_run(self) -> bool:
+        return self.query.get("dryRun") == "All"
+
+    def manager(self) -> str:
+        given = self.query.get("fieldManager")
+        if given:
+            return given
+        return (self.user_agent.split("/", 1)[0] or "unknown") if self.user_agent else "unknown"
+
+
+def _load(body: bytes, content_type: str) -> Any:
+    if not body:
+        raise st.bad_request("the request body is empty")
+    try:
+        return json.loads(body)
+    except ValueError:
+        if "yaml" not in content_type:
+            raise st.bad_request("the body of the request could not be decoded as JSON") from None
+    try:
+        return yaml.load(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise st.bad_request(f"error decoding YAML: {exc}") from None
+
+
+def _tkey(rt: ResourceType) -> TypeKey:
+    return (rt.group, rt.plural)
+
+
+def _strip_times(entries: Any) -> Any:
+    if not isinstance(entries, list):
+        return entries
+    return [{k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e
+            for e in entries]
+
+
+def _same(a: Obj, b: Obj) -> bool:
+    ma, mb = a.get("metadata") or {}, b.get("metadata") or {}
+    if {k: v for k, v in a.items() if k != "metadata"} != \
+            {k: v for k, v in b.items() if k != "metadata"}:
+        return False
+    skip = ("managedFields", "resourceVersion")
+    if {k: v for k, v in ma.items() if k not in skip} != \
+            {k: v for k, v in mb.items() if k not in skip}:
+        return False
+    return bool(_strip_times(ma.get("managedFields")) == _strip_times(mb.get("managedFields")))
+
+
+class ApiServer:
+    """Verbs on resources of one simulated cluster."""
+
+    def __init__(self, *, catalog: Catalog, store: Store,
+                 now: Callable[[], float] = time.time) -> None:
+        self.catalog = catalog
+        self.store = store
+        self.now = now
+        self._ips = 10
+        self._node_ports = 30000
+        self._lock = threading.Lock()
+        self.metrics: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.write_hooks: list[Callable[[ResourceType, Event], None]] = []
+
+    # ---- helpers -------------------------------------------------------------------------
+
+    def _allocate_ip(self) -> str:
+        with self._lock:
+            self._ips += 1
+            n = self._ips
+        return f"10.96.{n // 250}.{n % 250 + 1}"
+
+    def _allocate_node_port(self) -> int:
+        with self._lock:
+            self._node_ports += 1
+            return self._node_ports
+
+    def _ns_check(self, rt: ResourceType, namespace: str, name: str, *, creating: bool) -> None:
+        if not rt.namespaced:
+            return
+        ns = self.store.get(("", "namespaces"), "", namespace)
+        if ns is None:
+            raise st.namespace_not_found(namespace)
+        if creating and (ns.get("metadata") or {}).get("deletionTimestamp"):
+            raise st.forbidden(
+                f'{rt.plural} "{name}" is forbidden: unable to create new content in namespace '
+                f"{namespace} because it is being terminated",
+                {"name": name, "kind": rt.plural, "causes": [
+                    {"reason": "NamespaceTerminating", "field": "metadata.namespace",
+                     "message": f"namespace {namespace} is being terminated"}]})
+
+    def _existing(self, rt: ResourceType, namespace: str, name: str) -> Obj:
+        obj = self.store.get(_tkey(rt), namespace, name)
+        if obj is None:
+            raise st.not_found(rt.group, rt.plural, name)
+        return obj
+
+    def _body_object(self, req: Request) -> Obj:
+        obj = _load(req.body, req.content_type)
+        if not isinstance(obj, dict):
+            raise st.bad_request("the body of the request is not an object")
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        if api_version and kind and (api_version != req.rt.api_version or kind != req.rt.kind):
+            raise st.bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API "
+                f"version ({req.rt.api_version})" if api_version != req.rt.api_version else
+                f"the kind in the data ({kind}) does not match the expected kind "
+                f"({req.rt.kind})")
+        obj["apiVersion"], obj["kind"] = req.rt.api_version, req.rt.kind
+        meta = obj.get("metadata")
+        if meta is None:
+            meta = obj["metadata"] = {}
+        if not isinstance(meta, dict):
+            raise st.bad_request("metadata must be an object")
+        ns = meta.get("namespace")
+        if req.rt.namespaced:
+            if ns and ns != req.namespace:
+                raise st.bad_request("the namespace of the provided object does not match the "
+                                     "namespace sent on the request")
+            meta["namespace"] = req.namespace
+        else:
+            meta.pop("namespace", None)
+        return obj
+
+    # ---- reads ---------------------------------------------------------------------------
+
+    def get(self, req: Request) -> Obj:
+        if req.rt.group == METRICS_GROUP:
+            return self._metrics_get(req)
+        obj = self._existing(req.rt, req.namespace, req.name)
+        if req.subresource == "scale":
+            return self._scale_of(req.rt, obj)
+        return obj
+
+    def matcher(self, req: Request) -> Callable[[Obj], bool]:
+        try:
+            labels = label_selector(req.query.get("labelSelector", ""))
+            fields = field_selector(req.query.get("fieldSelector", ""), req.rt.extra_fields)
+        except SelectorError as exc:
+            raise st.bad_request(str(exc)) from None
+
+        def match(obj: Obj) -> bool:
+            return labels((obj.get("metadata") or {}).get("labels") or {}) and fields(obj)
+
+        return match
+
+    def list(self, req: Request) -> Obj:
+        if req.rt.group == METRICS_GROUP:
+            return self._metrics_list(req)
+        match = self.matcher(req)
+        with self.store.lock:
+            rv = self.store.resource_version
+            items = [o for o in self.store.items(_tkey(req.rt), req.namespace or None)
+                     if match(o)]
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        limit = int(req.query.get("limit") or 0)
+        start = 0
+        token = req.query.get("continue")
+        if token:
+            try:
+                start = int(json.loads(base64.b64decode(token))["start"])
+            except (ValueError, KeyError, TypeError):
+                raise st.bad_request("continue key is not valid") from None
+        if start or limit:
+            end = start + limit if limit else len(items)
+            if end < len(items):
+                meta["continue"] = base64.b64encode(
+                    json.dumps({"start": end, "rv": rv}).encode()).decode()
+                meta["remainingItemCount"] = len(items) - end
+            items = items[start:end]
+        if not req.rt.custom:
+            items = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")}
+                     for o in items]
+        return {"kind": req.rt.list_kind, "apiVersion": req.rt.api_version, "metadata": meta,
+                "items": items}
+
+    # ---- writes --------------------------------------------------------------------------
+
+    def create(self, req: Request) -> tuple[int, Obj]:
+        if req.subresource:
+            raise st.method_not_allowed("create")
+        obj = self._body_object(req)
+        meta = obj["metadata"]
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + "".join(
+                random.choice(_NAME_CHARS) for _ in range(5))
+        name = meta.get("name") or ""
+        if name and self.store.get(_tkey(req.rt), req.namespace, name) is not None:
+            self._ns_check(req.rt, req.namespace, name, creating=True)
+            raise st.already_exists(req.rt.group, req.rt.plural, name)
+        if "resourceVersion" in meta:
+            if meta["resourceVersion"]:
+                raise st.bad_request("resourceVersion should not be set on objects to be "
+                                     "created")
+            del meta["resourceVersion"]
+        return 201, self._commit(req, None, obj, operation="Update")
+
+    def update(self, req: Request) -> tuple[int, Obj]:
+        old = self._existing(req.rt, req.namespace, req.name)
+        obj = self._body_object(req)
+        if req.subresource == "scale":
+            return 200, self._write_scale(req, old, obj)
+        meta = obj["metadata"]
+        if meta.get("name") != req.name:
+            raise st.bad_request(f"the name of the object ({meta.get('name')}) does not match "
+                                 f"the name on the URL ({req.name})")
+        rv = meta.get("resourceVersion")
+        if rv and rv != old["metadata"]["resourceVersion"]:
+            raise st.conflict(req.rt.group, req.rt.plural, req.name,
+                              "the object has been modified; please apply your changes to the "
+                              "latest version and try again")
+        return 200, self._commit(req, old, obj, operation="Update")
+
+    def patch(self, req: Request) -> tuple[int, Obj]:
+        ctype = req.content_type.split(";")[0].strip()
+        if ctype == APPLY:
+            return self._apply(req)
+        old = self._existing(req.rt, req.namespace, req.name)
+        if ctype == STRATEGIC and req.rt.custom:
+            raise st.unsupported_media(ctype)
+        patch = _load(req.body, ctype)
+        if req.subresource == "scale":
+            target: Obj = self._scale_of(req.rt, old)
+        else:
+            target = clone(old)
+        try:
+            if ctype == MERGE:
+                new = json_merge_patch(target, patch)
+            elif ctype == STRATEGIC:
+                new = strategic_merge_patch(req.rt.kind, target, patch)
+            elif ctype == JSONPATCH:
+                new = json_patch(target, patch)
+            else:
+                raise st.unsupported_media(ctype)
+        except PatchError as exc:
+            raise st.ApiError(422, "Invalid", str(exc)) from None
+        if not isinstance(new, dict):
+            raise st.bad_request("patch did not produce an object")
+        if req.subresource == "scale":
+            return 200, self._write_scale(req, old, new)
+        meta = new.setdefault("metadata", {})
+        if meta.get("name") != req.name:
+            raise st.bad_request("metadata.name cannot be changed by a patch")
+        rv = meta.get("resourceVersion")
+        if rv and rv != old["metadata"]["resourceVersion"]:
+            raise st.conflict(req.rt.group, req.rt.plural, req.name,
+                              "the object has been modified; please apply your changes to the "
+                              "latest version and try again")
+        new["apiVersion"], new["kind"] = req.rt.api_version, req.rt.kind
+        return 200, self._commit(req, old, new, operation="Update")
+
+    def _apply(self, req: Request) -> tuple[int, Obj]:
+        rt = req.rt
+        manager = req.query.get("fieldManager", "")
+        if not manager:
+            raise st.ApiError(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: '
+                              "fieldManager: Required value: is required for apply patch",
+                              {"group": "meta.k8s.io", "kind": "PatchOptions", "causes": [
+                                  {"reason": "FieldValueRequired",
+                                   "message": "Required value: is required for apply patch",
+                                   "field": "fieldManager"}]})
+        if req.subresource == "scale":
+            raise st.unsupported_media(APPLY)
+        config = _load(req.body, APPLY)
+        if not isinstance(config, dict):
+            raise st.bad_request("the applied configuration must be an object")
+        if config.get("apiVersion") != rt.api_version or config.get("kind") != rt.kind:
+            raise st.bad_request(
+                f"the API version in the data ({config.get('apiVersion')}) does not match the "
+                f"expected API version ({rt.api_version})"
+                if config.get("apiVersion") != rt.api_version else
+                f"the kind in the data ({config.get('kind')}) does not match the expected kind "
+                f"({rt.kind})" if config.get("kind") else "Object 'Kind' is missing")
+        meta = config.get("metadata") if isinstance(config.get("metadata"), dict) else None
+        if meta is None or not meta.get("name"):
+            raise st.bad_request("metadata.name is required in an applied configuration")
+        if meta["name"] != req.name:
+            raise st.bad_request(f"the name of the object ({meta['name']}) does not match the "
+                                 f"name on the URL ({req.name})")
+        if rt.namespaced:
+            if meta.get("namespace") and meta["namespace"] != req.namespace:
+                raise st.bad_request("the namespace of the provided object does not match the "
+                                     "namespace sent on the request")
+        else:
+            meta.pop("namespace", None)
+        if meta.get("managedFields"):
+            raise st.bad_request("metadata.managedFields must be nil")
+        rv = meta.get("resourceVersion")
+        live = self.store.get(_tkey(rt), req.namespace, req.name)
+        if rv and (live is None or rv != live["metadata"]["resourceVersion"]):
+            if live is None:
+                raise st.not_found(rt.group, rt.plural, req.name)
+            raise st.conflict(rt.group, rt.plural, req.name,
+                              "the object has been modified; please apply your changes to the "
+                              "latest version and try again")
+        on_status = req.subresource == "status"
+        has_status = rt.status or self._custom_status(rt)
+        if has_status and not on_status:
+            config.pop("status", None)
+        if on_status:
+            config = {k: v for k, v in config.items()
+                      if k in ("apiVersion", "kind", "metadata", "status")}
+        applied_flat = flatten(rt.kind, config, drop_status=False)
+        if on_status:
+            applied = frozenset(p for p in applied_flat if p[0] == "f:status")
+        else:
+            applied = frozenset(applied_flat)
+        if live is None:
+            self._ns_check(rt, req.namespace, req.name, creating=True)
+            base: Obj = {"apiVersion": rt.api_version, "kind": rt.kind,
+                         "metadata": {"name": req.name}}
+            if rt.namespaced:
+                base["metadata"]["namespace"] = req.namespace
+        else:
+            base = clone(live)
+        entries = parse_entries(live)
+        base_meta = base["metadata"]
+        base_meta.pop("managedFields", None)
+        config_meta = {k: v for k, v in meta.items() if k not in ("resourceVersion",)}
+        config = dict(config, metadata=config_meta)
+        merged = apply_merge(rt.kind, base, config)
+        live_flat = flatten(rt.kind, live, drop_status=False) if live else {}
+        merged_flat = flatten(rt.kind, merged, drop_status=False)
+        result = apply_ownership(
+            rt.kind, merged, entries, manager=manager, api_version=rt.api_version,
+            now=rfc3339(self.now()), subresource=req.subresource, force=_true(
+                req.query.get("force")), applied=applied, live_flat=live_flat,
+            merged_flat=merged_flat)
+        obj = self._commit(req, live, result.obj, operation="Apply", entries=result.entries)
+        return (201 if live is None else 200), obj
+
+    def _custom_status(self, rt: ResourceType) -> bool:
+        return rt.custom and rt.status
+
+    # ---- the write pipeline --------------------------------------------------------------
+
+    def _commit(self, req: Request, old: Obj | None, new: Obj, *, operation: str,
+                entries: list[Entry] | None = None, manager: str | None = None) -> Obj:
+        rt = req.rt
+        sub = req.subresource if req.subresource in ("status", "scale") else ""
+        has_status = rt.status
+        meta = new.setdefault("metadata", {})
+        now_ts = self.now()
+        now = rfc3339(now_ts)
+        name = meta.get("name") or ""
+        self._ns_check(rt, req.namespace, name, creating=old is None)
+        if old is None:
+            if entries is None:
+                meta.pop("managedFields", None)
+            for key in _SERVER_META:
+                meta.pop(key, None)
+            meta["uid"] = str(uuid.uuid4())
+            meta["creationTimestamp"] = now
+            if has_status and rt.kind not in ("Node", "PersistentVolume"):
+                new.pop("status", None)
+        else:
+            ometa = old["metadata"]
+            for key in _SERVER_META:
+                if key in ometa:
+                    meta[key] = ometa[key]
+                else:
+                    meta.pop(key, None)
+            if has_status and sub == "status":
+                status = new.get("status")
+                new = clone(old)
+                if status is None:
+                    new.pop("status", None)
+                else:
+                    new["status"] = status
+                meta = new["metadata"]
+            elif has_status and "status" in old:
+                new["status"] = old["status"]
+            elif has_status:
+                new.pop("status", None)
+        if rt.kind == "Secret":
+            _fold_string_data(new)
+        if rt.kind == "Namespace" and old is not None:
+            new["status"] = old.get("status", new.get("status"))
+        apply_defaults(rt.kind, new, allocate_ip=self._allocate_ip,
+                       allocate_node_port=self._allocate_node_port)
+        causes = object_causes(rt, new)
+        if old is not None and not causes:
+            causes = update_causes(rt, old, new)
+        if causes:
+            raise st.invalid(rt.kind, rt.group, name, causes)
+        new_flat = flatten(rt.kind, new, drop_status=False)
+        if entries is None:
+            if old is not None and meta.get("managedFields") != old["metadata"].get(
+                    "managedFields"):
+                entries = parse_entries(new)  # the client rewrote managedFields itself
+            else:
+                old_flat = flatten(rt.kind, old, drop_status=False) if old else {}
+                entries = record_update(
+                    parse_entries(old), manager=manager or req.manager(),
+                    api_version=rt.api_version, now=now, subresource=sub,
+                    old_flat=old_flat, new_flat=new_flat)
+        entries = prune_missing(entries, new_flat)
+        rendered = render_entries(entries)
+        if rendered:
+            meta["managedFields"] = rendered
+        else:
+            meta.pop("managedFields", None)
+        if rt.generation or rt.custom:
+            if old is None:
+                meta["generation"] = 1
+            elif _spec_changed(old, new, has_status):
+                meta["generation"] = int(old["metadata"].get("generation") or 1) + 1
+        if old is not None:
+            meta["resourceVersion"] = old["metadata"]["resourceVersion"]
+            if _same(old, new):
+                return old
+            if meta.get("deletionTimestamp") and not meta.get("finalizers") \
+                    and rt.kind != "Namespace":
+                if req.dry_run:
+                    return new
+                return self._remove(rt, req.namespace, name, old)
+        if req.dry_run:
+            if old is None:
+                meta.pop("resourceVersion", None)
+            return new
+        with self.store.lock:
+            current = self.store.get(_tkey(rt), req.namespace, name)
+            if old is None and current is not None:
+                raise st.already_exists(rt.group, rt.plural, name)
+            if old is not None and current is not old:
+                raise st.conflict(rt.group, rt.plural, name,
+                                  "the object has been modified; please apply your changes to "
+                                  "the latest version and try again")
+            rv = self.store.next_rv()
+            meta["resourceVersion"] = str(rv)
+            event = self.store.put(_tkey(rt), req.namespace, name, new, rv)
+        self._after_write(rt, event)
+        return new
+
+    def _after_write(self, rt: ResourceType, event: Event) -> None:
+        for hook in self.write_hooks:
+            hook(rt, event)
+
+    def _remove(self, rt: ResourceType, namespace: str, name: str, old: Obj) -> Obj:
+        with self.store.lock:
+            if self.store.get(_tkey(rt), namespace, name) is not old:
+                raise st.conflict(rt.group, rt.plural, name, "the object has been modified")
+            event = self.store.delete(_tkey(rt), namespace, name, self.store.next_rv())
+        if event is not None:
+            self._after_write(rt, event)
+            return event.obj
+        return old
+
+    # ---- scale ---------------------------------------------------------------------------
+
+    def _scale_of(self, rt: ResourceType, obj: Obj) -> Obj:
+        if not rt.scale:
+            raise st.page_not_found()
+        meta = obj["metadata"]
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        selector = ",".join(f"{k}={v}" for k, v in
+                            ((spec.get("selector") or {}).get("matchLabels") or {}).items())
+        return {"kind": "Scale", "apiVersion": "autoscaling/v1",
+                "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion",
+                                                  "creationTimestamp") if k in meta},
+                "spec": {"replicas": spec.get("replicas", 0)},
+                "status": {"replicas": status.get("replicas", 0), "selector": selector}}
+
+    def _write_scale(self, req: Request, old: Obj, scale: Obj) -> Obj:
+        replicas = (scale.get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int) or replicas < 0:
+            raise st.invalid("Scale", "autoscaling", req.name, [st.Cause(
+                "FieldValueInvalid", f"Invalid value: {replicas}: must be greater than or "
+                "equal to 0", "spec.replicas")])
+        rv = (scale.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != old["metadata"]["resourceVersion"]:
+            raise st.conflict(req.rt.group, req.rt.plural, req.name,
+                              "the object has been modified; please apply your changes to the "
+                              "latest version and try again")
+        new = clone(old)
+        new.setdefault("spec", {})["replicas"] = replicas
+        obj = self._commit(req, old, new, operation="Update")
+        return self._scale_of(req.rt, obj)
+
+    # ---- delete --------------------------------------------------------------------------
+
+    def delete(self, req: Request) -> tuple[int, Obj]:
+        rt = req.rt
+        if req.subresource:
+            raise st.method_not_allowed("delete")
+        old = self._existing(rt, req.namespace, req.name)
+        options: Obj = {}
+        if req.body:
+            try:
+                loaded = json.loads(req.body)
+                options = loaded if isinstance(loaded, dict) else {}
+            except ValueError:
+                raise st.bad_request("could not decode DeleteOptions") from None
+        pre = options.get("preconditions") or {}
+        meta = old["metadata"]
+        if pre.get("uid") and pre["uid"] != meta["uid"]:
+            raise st.conflict(rt.group, rt.plural, req.name,
+                              f"Precondition failed: UID in precondition: {pre['uid']}, UID in "
+                              f"object meta: {meta['uid']}")
+        if pre.get("resourceVersion") and pre["resourceVersion"] != meta["resourceVersion"]:
+            raise st.conflict(rt.group, rt.plural, req.name,
+                              f"Precondition failed: ResourceVersion in precondition: "
+                              f"{pre['resourceVersion']}, ResourceVersion in object meta: "
+                              f"{meta['resourceVersion']}")
+        dry = req.dry_run or options.get("dryRun") == ["All"]
+        if rt.kind == "Namespace" or meta.get("finalizers"):
+            if meta.get("deletionTimestamp"):
+                return 200, old
+            new = clone(old)
+            new["metadata"]["deletionTimestamp"] = rfc3339(self.now())
+            new["metadata"]["deletionGracePeriodSeconds"] = 0
+            if rt.kind == "Namespace":
+                new.setdefault("status", {})["phase"] = "Terminating"
+            if dry:
+                return 200, new
+            with self.store.lock:
+                rv = self.store.next_rv()
+                new["metadata"]["resourceVersion"] = str(rv)
+                event = self.store.put(_tkey(rt), req.namespace, req.name, new, rv)
+            self._after_write(rt, event)
+            return 200, new
+        if dry:
+            return 200, self._deleted_status(rt, old)
+        self._remove(rt, req.namespace, req.name, old)
+        return 200, self._deleted_status(rt, old)
+
+    def _deleted_status(self, rt: ResourceType, obj: Obj) -> Obj:
+        if rt.kind in ("Pod", "CustomResourceDefinition") or rt.custom:
+            return obj
+        details: Obj = {"name": obj["metadata"]["name"], "kind": rt.plural,
+                        "uid": obj["metadata"]["uid"]}
+        if rt.group:
+            details["group"] = rt.group
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                "details": details}
+
+    def delete_collection(self, req: Request) -> tuple[int, Obj]:
+        match = self.matcher(req)
+        gone = []
+        for obj in self.store.items(_tkey(req.rt), req.namespace or None):
+            if not match(obj):
+                continue
+            sub = Request("delete", req.rt, namespace=obj["metadata"].get("namespace", ""),
+                          name=obj["metadata"]["name"], query=req.query)
+            try:
+                _, result = self.delete(sub)
+            except st.ApiError as exc:
+                if exc.code == 404:
+                    continue
+                raise
+            gone.append(obj)
+        return 200, {"kind": req.rt.list_kind, "apiVersion": req.rt.api_version,
+                     "metadata": {"resourceVersion": str(self.store.resource_version)},
+                     "items": gone}
+
+    def remove_now(self, rt: ResourceType, namespace: str, name: str) -> None:
+        """Delete without finalizers or checks (namespace and CRD cleanup)."""
+        obj = self.store.get(_tkey(rt), namespace, name)
+        if obj is not None:
+            try:
+                self._remove(rt, namespace, name, obj)
+            except st.ApiError:
+                pass
+
+    # ---- system writes (controllers) ------------------------------------------------------
+
+    def system_write(self, rt: ResourceType, obj: Obj, *, manager: str,
+                     subresource: str = "") -> Obj:
+        """Write as a controller does: create or update, recording its field ownership."""
+        meta = obj["metadata"]
+        req = Request("update", rt, namespace=meta.get("namespace", ""), name=meta["name"],
+                      subresource=subresource, query={"fieldManager": manager})
+        old = self.store.get(_tkey(rt), req.namespace, req.name)
+        return self._commit(req, old, obj, operation="Update", manager=manager)
+
+    # ---- metrics -------------------------------------------------------------------------
+
+    def _pod_metrics(self, namespace: str, name: str, containers: list[dict[str, Any]]) -> Obj:
+        return {"kind": "PodMetrics", "apiVersion": "metrics.k8s.io/v1beta1",
+                "metadata": {"name": name, "namespace": namespace,
+                             "creationTimestamp": rfc3339(self.now())},
+                "timestamp": rfc3339(self.now()), "window": "30s", "containers": containers}
+
+    def _metrics_get(self, req: Request) -> Obj:
+        if req.rt.plural == "pods":
+            containers = self.metrics.get((req.namespace, req.name))
+            if containers is None:
+                raise st.not_found(METRICS_GROUP, "pods", req.name)
+            return self._pod_metrics(req.namespace, req.name, containers)
+        node = self._existing(self.catalog.by_path("", "v1", "nodes"),  # type: ignore[arg-type]
+                              "", req.name)
+        return self._node_metrics(node)
+
+    def _node_metrics(self, node: Obj) -> Obj:
+        return {"kind": "NodeMetrics", "apiVersion": "metrics.k8s.io/v1beta1",
+                "metadata": {"name": node["metadata"]["name"],
+                             "creationTimestamp": rfc3339(self.now())},
+                "timestamp": rfc3339(self.now()), "window": "30s",
+                "usage": {"cpu": "0", "memory": "0"}}
+
+    def _metrics_list(self, req: Request) -> Obj:
+        if req.rt.plural == "pods":
+            items = [self._pod_metrics(ns, name, c) for (ns, name), c in
+                     sorted(self.metrics.items()) if not req.namespace or ns == req.namespace]
+            return {"kind": "PodMetricsList", "apiVersion": "metrics.k8s.io/v1beta1",
+                    "metadata": {}, "items": items}
+        nodes = self.store.items(("", "nodes"))
+        return {"kind": "NodeMetricsList", "apiVersion": "metrics.k8s.io/v1beta1",
+                "metadata": {}, "items": [self._node_metrics(n) for n in nodes]}
+
+
+def _true(value: str | None) -> bool:
+    return (value or "").lower() in ("true", "1")
+
+
+def _spec_changed(old: Obj, new: Obj, has_status: bool) -> bool:
+    skip = ("metadata", "status") if has_status else ("metadata",)
+    return {k: v for k, v in old.items() if k not in skip} != \
+        {k: v for k, v in new.items() if k not in skip}
+
+
+def _fold_string_data(obj: Obj) -> None:
+    string_data = obj.pop("stringData", None)
+    if isinstance(string_data, dict):
+        data = obj.setdefault("data", {})
+        for key, value in string_data.items():
+            data[key] = base64.b64encode(str(value).encode()).decode()

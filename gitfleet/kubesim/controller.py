@@ -1,0 +1,307 @@
+"""A small controller manager: the asynchronous half of a cluster.
+
+Workload status follows spec after a configurable delay (so rollout and health judgement can
+be tested), CRDs become Established, terminating namespaces are emptied and removed, new
+namespaces get their `default` ServiceAccount, and dependents of deleted owners are
+garbage-collected.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from gitfleet.kubesim.apiserver import ApiServer, rfc3339
+from gitfleet.kubesim.catalog import ResourceType
+from gitfleet.kubesim.status import ApiError
+from gitfleet.kubesim.store import Event, Obj
+
+WORKLOADS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job"})
+MANAGER = "kube-controller-manager"
+
+Key = tuple[str, str, str, str]  # group, plural, namespace, name
+
+
+def _condition(kind: str, status: str, reason: str, message: str, now: str) -> dict[str, Any]:
+    return {"type": kind, "status": status, "lastUpdateTime": now,
+            "lastTransitionTime": now, "reason": reason, "message": message}
+
+
+class Controller:
+    """Runs reconcile steps when they fall due; stopped with `stop()` (bounded)."""
+
+    def __init__(self, api: ApiServer, *, delay: float, crd_delay: float = 0.0) -> None:
+        self.api = api
+        self.delay = delay
+        self.crd_delay = crd_delay
+        self.stalled: set[tuple[str, str, str]] = set()
+        self._heap: list[tuple[float, int, Key]] = []
+        self._due: dict[Key, float] = {}
+        self._seq = itertools.count()
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._dependents: dict[str, set[Key]] = {}
+        self._register_crd: Callable[[Obj], None] | None = None
+        self._unregister_crd: Callable[[Obj], None] | None = None
+        api.write_hooks.append(self._on_write)
+
+    def set_crd_hooks(self, register: Callable[[Obj], None],
+                      unregister: Callable[[Obj], None]) -> None:
+        self._register_crd = register
+        self._unregister_crd = unregister
+
+    # ---- scheduling ----------------------------------------------------------------------
+
+    def schedule(self, key: Key, after: float) -> None:
+        due = time.monotonic() + after
+        with self._cond:
+            self._due[key] = due
+            heapq.heappush(self._heap, (due, next(self._seq), key))
+            self._cond.notify()
+
+    def _on_write(self, rt: ResourceType, event: Event) -> None:
+        meta = event.obj.get("metadata") or {}
+        key = (rt.group, rt.plural, event.namespace, meta.get("name", ""))
+        if event.type == "DELETED":
+            if rt.kind == "CustomResourceDefinition" and self._unregister_crd:
+                self._unregister_crd(event.obj)
+            if meta.get("uid") in self._dependents:
+                self.schedule(("", "__gc__", "", meta["uid"]), 0.0)
+            return
+        for ref in meta.get("ownerReferences") or []:
+            if isinstance(ref, dict) and ref.get("uid"):
+                self._dependents.setdefault(ref["uid"], set()).add(key)
+        if rt.kind in WORKLOADS:
+            if self._desired_status(rt, event.obj) != self._comparable(event.obj):
+                self.schedule(key, self.delay)
+        elif rt.kind == "CustomResourceDefinition":
+            self.schedule(key, self.crd_delay)
+        elif rt.kind == "Namespace":
+            if meta.get("deletionTimestamp"):
+                self.schedule(key, 0.0)
+            elif event.type == "ADDED":
+                self.schedule(key, 0.0)
+
+    # ---- the loop ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="kubesim-controller",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            with self._cond:
+                if not self._heap:
+                    self._cond.wait(0.5)
+                    continue
+                due, _, key = self._heap[0]
+                wait = due - time.monotonic()
+                if wait > 0:
+                    self._cond.wait(min(wait, 0.5))
+                    continue
+                heapq.heappop(self._heap)
+                if self._due.get(key) != due:
+                    continue
+                del self._due[key]
+            try:
+                with self.api.store.lock:
+                    self._reconcile(key)
+            except ApiError:
+                pass
+            except Exception:  # noqa: BLE001 - the loop must survive a bad object
+                import logging
+
+                logging.getLogger("gitfleet.kubesim").exception("controller step failed")
+
+    def settle(self, timeout: float = 5.0) -> bool:
+        """Wait until nothing is due any more (tests: after a write, before asserting)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._cond:
+                if not self._due:
+                    return True
+            time.sleep(0.005)
+        return False
+
+    # ---- reconcilers ---------------------------------------------------------------------
+
+    def _reconcile(self, key: Key) -> None:
+        group, plural, namespace, name = key
+        if plural == "__gc__":
+            self._collect(name)
+            return
+        rt = next((r for r in self.api.catalog.all()
+                   if r.group == group and r.plural == plural and not r.custom), None)
+        if rt is None:
+            return
+        obj = self.api.store.get((group, plural), namespace, name)
+        if obj is None:
+            return
+        if rt.kind in WORKLOADS:
+            self._workload(rt, obj)
+        elif rt.kind == "CustomResourceDefinition":
+            self._crd(rt, obj)
+        elif rt.kind == "Namespace":
+            self._namespace(rt, obj)
+
+    def _comparable(self, obj: Obj) -> dict[str, Any]:
+        status = dict(obj.get("status") or {})
+        status.pop("conditions", None)
+        for key in ("startTime", "completionTime"):
+            status.pop(key, None)
+        return status
+
+    def _desired_status(self, rt: ResourceType, obj: Obj) -> dict[str, Any]:
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        gen = meta.get("generation", 1)
+        stalled = (rt.kind, meta.get("namespace", ""), meta.get("name", "")) in self.stalled
+        if rt.kind == "DaemonSet":
+            n = self.api.store.count(("", "nodes"))
+            ready = 0 if stalled else n
+            out = {"currentNumberScheduled": n, "desiredNumberScheduled": n,
+                   "numberMisscheduled": 0, "numberReady": ready,
+                   "observedGeneration": gen, "updatedNumberScheduled": n}
+            if ready:
+                out["numberAvailable"] = ready
+            else:
+                out["numberUnavailable"] = n
+            return out
+        if rt.kind == "Job":
+            if stalled:
+                return {"active": spec.get("parallelism", 1), "ready": 0}
+            return {"succeeded": spec.get("completions", 1), "ready": 0, "terminating": 0,
+                    "uncountedTerminatedPods": {}}
+        n = spec.get("replicas", 1)
+        ready = 0 if stalled else n
+        out = {"observedGeneration": gen}
+        if rt.kind == "Deployment":
+            if n:
+                out.update(replicas=n, updatedReplicas=n)
+            if ready:
+                out.update(readyReplicas=ready, availableReplicas=ready)
+            if n - ready:
+                out["unavailableReplicas"] = n - ready
+        elif rt.kind == "StatefulSet":
+            out.update(replicas=n, currentReplicas=n, updatedReplicas=n,
+                       availableReplicas=ready, collisionCount=0,
+                       currentRevision=f"{meta.get('name')}-{gen}",
+                       updateRevision=f"{meta.get('name')}-{gen}")
+            if ready:
+                out["readyReplicas"] = ready
+        else:  # ReplicaSet
+            out.update(replicas=n, fullyLabeledReplicas=n, availableReplicas=ready)
+            if ready:
+                out["readyReplicas"] = ready
+        return out
+
+    def _workload(self, rt: ResourceType, obj: Obj) -> None:
+        desired = self._desired_status(rt, obj)
+        if desired == self._comparable(obj):
+            return
+        now = rfc3339(self.api.now())
+        meta = obj["metadata"]
+        stalled = (rt.kind, meta.get("namespace", ""), meta.get("name", "")) in self.stalled
+        status = dict(desired)
+        old_conditions = (obj.get("status") or {}).get("conditions")
+        if rt.kind == "Deployment":
+            if stalled:
+                status["conditions"] = [
+                    _condition("Available", "False", "MinimumReplicasUnavailable",
+                               "Deployment does not have minimum availability.", now),
+                    _condition("Progressing", "False", "ProgressDeadlineExceeded",
+                               f'ReplicaSet "{meta["name"]}" has timed out progressing.', now)]
+            else:
+                status["conditions"] = [
+                    _condition("Available", "True", "MinimumReplicasAvailable",
+                               "Deployment has minimum availability.", now),
+                    _condition("Progressing", "True", "NewReplicaSetAvailable",
+                               f'ReplicaSet "{meta["name"]}" has successfully progressed.',
+                               now)]
+        elif rt.kind == "Job":
+            if not stalled:
+                status["startTime"] = (obj.get("status") or {}).get("startTime", now)
+                status["completionTime"] = now
+                status["conditions"] = [
+                    {"type": t, "status": "True", "reason": "CompletionsReached",
+                     "message": "Reached expected number of succeeded pods",
+                     "lastProbeTime": now, "lastTransitionTime": now}
+                    for t in ("SuccessCriteriaMet", "Complete")]
+        elif old_conditions:
+            status["conditions"] = old_conditions
+        new = dict(obj, status=status)
+        self.api.system_write(rt, new, manager=MANAGER, subresource="status")
+
+    def _crd(self, rt: ResourceType, obj: Obj) -> None:
+        spec = obj.get("spec") or {}
+        names = dict(spec.get("names") or {})
+        names.setdefault("singular", str(names.get("kind", "")).lower())
+        names.setdefault("listKind", f"{names.get('kind', '')}List")
+        storage = [v.get("name") for v in spec.get("versions") or [] if v.get("storage")]
+        now = rfc3339(self.api.now())
+        old = obj.get("status") or {}
+        conditions = [
+            {"type": "NamesAccepted", "status": "True", "lastTransitionTime": now,
+             "reason": "NoConflicts", "message": "no conflicts found"},
+            {"type": "Established", "status": "True", "lastTransitionTime": now,
+             "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"},
+        ]
+        stored = list(old.get("storedVersions") or [])
+        for version in storage:
+            if version not in stored:
+                stored.append(version)
+        if self._register_crd:
+            self._register_crd(obj)
+        if old.get("acceptedNames") == names and old.get("storedVersions") == stored and \
+                [c.get("type") for c in old.get("conditions") or []] == \
+                ["NamesAccepted", "Established"]:
+            return
+        status = {"conditions": conditions, "acceptedNames": names, "storedVersions": stored}
+        self.api.system_write(rt, dict(obj, status=status), manager="kube-apiserver",
+                              subresource="status")
+
+    def _namespace(self, rt: ResourceType, obj: Obj) -> None:
+        meta = obj["metadata"]
+        name = meta["name"]
+        if not meta.get("deletionTimestamp"):
+            sa_type = self.api.catalog.by_path("", "v1", "serviceaccounts")
+            if sa_type and self.api.store.get(("", "serviceaccounts"), name, "default") is None:
+                self.api.system_write(sa_type, {
+                    "apiVersion": "v1", "kind": "ServiceAccount",
+                    "metadata": {"name": "default", "namespace": name}},
+                    manager="kube-controller-manager")
+            return
+        for other in self.api.catalog.all():
+            if not other.namespaced or other.group == "metrics.k8s.io":
+                continue
+            for item in self.api.store.items((other.group, other.plural), name):
+                self.api.remove_now(other, name, item["metadata"]["name"])
+        self.api.remove_now(rt, "", name)
+
+    def _collect(self, owner_uid: str) -> None:
+        for group, plural, namespace, name in sorted(self._dependents.pop(owner_uid, set())):
+            rt = next((r for r in self.api.catalog.all()
+                       if r.group == group and r.plural == plural), None)
+            obj = self.api.store.get((group, plural), namespace, name)
+            if rt is None or obj is None:
+                continue
+            refs = [r for r in obj["metadata"].get("ownerReferences") or []
+                    if r.get("uid") != owner_uid]
+            if refs:
+                continue
+            self.api.remove_now(rt, namespace, name)

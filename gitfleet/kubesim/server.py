@@ -1,0 +1,406 @@
+"""HTTP/1.1 front of kubesim: routing, discovery, watch streams and fault injection.
+
+Standard library only. Keep-alive with TCP_NODELAY and one write per response, so that a
+client's request/response round trip costs microseconds, not a delayed-ACK timer.
+"""
+
+from __future__ import annotations
+
+import http
+import json
+import logging
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote
+
+from gitfleet.kubesim import discovery, openapi
+from gitfleet.kubesim import status as st
+from gitfleet.kubesim.apiserver import ApiServer, Request
+from gitfleet.kubesim.faults import Faults
+from gitfleet.kubesim.store import Event
+from gitfleet.kubesim.tables import table, wants_table
+
+LOG = logging.getLogger("gitfleet.kubesim")
+
+HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+_REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
+            409: "Conflict", 410: "Expired", 422: "Invalid", 429: "TooManyRequests",
+            500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout"}
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+class Context:
+    """What the handler threads share: the API, faults, counters and the stop signal."""
+
+    def __init__(self, api: ApiServer, faults: Faults, *, watch_poll: float = 0.5) -> None:
+        self.api = api
+        self.faults = faults
+        self.watch_poll = watch_poll
+        self.counts: Counter[str] = Counter()
+        self.count_lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.address = ""
+
+    def count(self, verb: str) -> None:
+        with self.count_lock:
+            self.counts[verb] += 1
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "kubesim"
+    sys_version = ""
+    ctx: Context
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass
+
+    # ---- plumbing ------------------------------------------------------------------------
+
+    def _read_body(self) -> bytes:
+        length = self.headers.get("Content-Length")
+        if length:
+            return self.rfile.read(int(length))
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    break
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            return b"".join(chunks)
+        return b""
+
+    def _send(self, code: int, body: bytes, content_type: str = "application/json",
+              extra: str = "") -> None:
+        phrase = http.HTTPStatus(code).phrase if code in http.HTTPStatus._value2member_map_ \
+            else ""
+        head = (f"HTTP/1.1 {code} {phrase}\r\nContent-Type: {content_type}\r\n"
+                f"Cache-Control: no-cache, private\r\nContent-Length: {len(body)}\r\n{extra}\r\n")
+        self.wfile.write(head.encode("latin-1") + body)
+
+    def _send_json(self, code: int, obj: Any) -> None:
+        self._send(code, _dumps(obj))
+
+    def _send_error(self, err: st.ApiError) -> None:
+        self._send_json(err.code, err.status())
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:  # noqa: N802
+        self._dispatch("PUT")
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        self._dispatch("PATCH")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._dispatch("DELETE")
+
+    def _dispatch(self, method: str) -> None:
+        ctx = self.ctx
+        body = self._read_body()
+        if ctx.faults.latency > 0:
+            time.sleep(ctx.faults.latency)
+        raw_path, _, qs = self.path.partition("?")
+        query = {k: v[-1] for k, v in parse_qs(qs, keep_blank_values=True).items()}
+        try:
+            if not self._serve_fixed(method, raw_path):
+                self._serve_resource(method, raw_path, query, body)
+        except st.ApiError as err:
+            self._send_error(err)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as exc:  # a bug in kubesim must answer, not hang the client
+            LOG.exception("kubesim internal error")
+            self._send_error(st.ApiError(500, "InternalError",
+                                         f"Internal error occurred: {exc}"))
+
+    # ---- non-resource paths --------------------------------------------------------------
+
+    def _serve_fixed(self, method: str, path: str) -> bool:
+        api = self.ctx.api
+        path = path.rstrip("/") or "/"
+        if path in HEALTH_PATHS or path.startswith(tuple(p + "/" for p in HEALTH_PATHS)):
+            self._send(200, b"ok", "text/plain; charset=utf-8")
+            return True
+        if method != "GET":
+            return False
+        doc: Any = None
+        if path == "/version":
+            doc = discovery.version()
+        elif path == "/api":
+            doc = discovery.api_versions(self.ctx.address)
+        elif path == "/apis":
+            doc = discovery.api_group_list(api.catalog)
+        elif path == "/api/v1":
+            doc = discovery.resource_list(api.catalog, "", "v1")
+        elif path.startswith("/apis/"):
+            parts = path.split("/")[2:]
+            if len(parts) == 1:
+                doc = discovery.api_group(api.catalog, parts[0])
+                if doc is None:
+                    raise st.page_not_found()
+            elif len(parts) == 2:
+                doc = discovery.resource_list(api.catalog, parts[0], parts[1])
+                if doc is None:
+                    raise st.page_not_found()
+        elif path == "/openapi/v3":
+            doc = openapi.root(api.catalog)
+        elif path.startswith("/openapi/v3/"):
+            doc = openapi.group_version(api.catalog, path[len("/openapi/v3/"):])
+            if doc is None:
+                raise st.page_not_found()
+        elif path.startswith("/openapi/"):
+            raise st.page_not_found()
+        if doc is None:
+            return False
+        self._send_json(200, doc)
+        return True
+
+    # ---- resources -----------------------------------------------------------------------
+
+    def _route(self, method: str, path: str, query: dict[str, str],
+               body: bytes) -> tuple[Request, str]:
+        segs = [unquote(s) for s in path.split("/") if s]
+        if len(segs) >= 2 and segs[0] == "api":
+            group, version, rest = "", segs[1], segs[2:]
+        elif len(segs) >= 3 and segs[0] == "apis":
+            group, version, rest = segs[1], segs[2], segs[3:]
+        else:
+            raise st.page_not_found()
+        namespace = ""
+        if (len(rest) >= 3 and rest[0] == "namespaces"
+                and rest[2] not in ("status", "finalize")):
+            namespace, rest = rest[1], rest[2:]
+        if not rest or len(rest) > 3:
+            raise st.page_not_found()
+        rt = self.ctx.api.catalog.by_path(group, version, rest[0])
+        if rt is None or (namespace and not rt.namespaced):
+            raise st.page_not_found()
+        name = rest[1] if len(rest) > 1 else ""
+        sub = rest[2] if len(rest) > 2 else ""
+        if sub and not ((sub == "status" and rt.status) or (sub == "scale" and rt.scale)):
+            raise st.page_not_found()
+        if method == "GET":
+            verb = "get" if name else ("watch" if query.get("watch") in ("true", "1")
+                                       else "list")
+        elif method == "POST":
+            verb = "create"
+        elif method == "PUT":
+            verb = "update"
+        elif method == "PATCH":
+            verb = "patch"
+        else:
+            verb = "delete" if name else "deletecollection"
+        if verb in ("create", "deletecollection") and name:
+            raise st.method_not_allowed(verb)
+        if verb in ("update", "patch") and not name:
+            raise st.method_not_allowed(verb)
+        if rt.namespaced and not namespace and verb not in ("list", "watch"):
+            raise st.page_not_found() if name else st.method_not_allowed(verb)
+        base_verb = "list" if verb == "watch" else verb
+        if base_verb not in rt.verbs and verb != "watch" or (
+                verb == "watch" and "watch" not in rt.verbs):
+            raise st.method_not_allowed(verb)
+        req = Request(verb, rt, namespace=namespace, name=name, subresource=sub, query=query,
+                      body=body, content_type=self.headers.get("Content-Type",
+                                                               "application/json"),
+                      user_agent=self.headers.get("User-Agent", ""))
+        return req, verb
+
+    def _serve_resource(self, method: str, path: str, query: dict[str, str],
+                        body: bytes) -> None:
+        ctx = self.ctx
+        req, verb = self._route(method, path, query, body)
+        ctx.count(verb)
+        code = ctx.faults.should_fail(verb)
+        if code:
+            reason = _REASONS.get(code, "InternalError")
+            extra = "Retry-After: 1\r\n" if code in (429, 503) else ""
+            err = st.ApiError(code, reason, f"kubesim injected fault ({verb})")
+            self._send(code, _dumps(err.status()), extra=extra)
+            return
+        api = ctx.api
+        accept = self.headers.get("Accept", "")
+        if verb == "watch":
+            self._watch(req, accept)
+            return
+        if verb == "get":
+            obj = api.get(req)
+            if wants_table(accept) and "Table" not in str(obj.get("kind")):
+                obj = table([obj], resource_version=obj["metadata"].get("resourceVersion", ""),
+                            now=api.now(), include=query.get("includeObject", "Metadata"))
+            self._send_json(200, obj)
+            return
+        if verb == "list":
+            result = api.list(req)
+            if wants_table(accept) and req.rt.group != "metrics.k8s.io":
+                with_kinds = [dict(o, apiVersion=req.rt.api_version, kind=req.rt.kind)
+                              for o in result["items"]]
+                tab = table(with_kinds, resource_version=result["metadata"]["resourceVersion"],
+                            now=api.now(), include=query.get("includeObject", "Metadata"))
+                if "continue" in result["metadata"]:
+                    tab["metadata"]["continue"] = result["metadata"]["continue"]
+                result = tab
+            self._send_json(200, result)
+            return
+        handlers: dict[str, Callable[[Request], tuple[int, dict[str, Any]]]] = {
+            "create": api.create, "update": api.update, "patch": api.patch,
+            "delete": api.delete, "deletecollection": api.delete_collection}
+        with api.store.lock:
+            code, obj = handlers[verb](req)
+        self._send_json(code, obj)
+
+    # ---- watch ---------------------------------------------------------------------------
+
+    def _watch(self, req: Request, accept: str) -> None:
+        ctx = self.ctx
+        api = ctx.api
+        store = api.store
+        match = api.matcher(req)
+        tkey = (req.rt.group, req.rt.plural)
+        as_table = wants_table(accept)
+        timeout = float(req.query.get("timeoutSeconds") or 1800)
+        deadline = time.monotonic() + timeout
+        rv_param = req.query.get("resourceVersion", "")
+        initial: list[dict[str, Any]] = []
+        gone = False
+        with store.lock:
+            if rv_param in ("", "0"):
+                initial = [o for o in store.items(tkey, req.namespace or None) if match(o)]
+                cursor = store.resource_version
+            else:
+                try:
+                    cursor = int(rv_param)
+                except ValueError:
+                    raise st.bad_request(f'invalid resource version: "{rv_param}"') from None
+                gone = store.events_since(cursor) is None
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         b"Cache-Control: no-cache, private\r\n"
+                         b"Transfer-Encoding: chunked\r\n\r\n")
+        first = [True]
+
+        def emit(kind: str, obj: dict[str, Any]) -> None:
+            if as_table and kind != "ERROR":
+                obj = table([obj], resource_version=obj["metadata"].get("resourceVersion", ""),
+                            now=api.now(), include=req.query.get("includeObject", "Metadata"),
+                            columns=first[0])
+                first[0] = False
+            data = _dumps({"type": kind, "object": obj}) + b"\n"
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+        def expired() -> None:
+            emit("ERROR", st.gone(f"too old resource version: {rv_param} "
+                                  f"({store.oldest_rv()})").status())
+
+        try:
+            if gone:
+                expired()
+            else:
+                for obj in initial:
+                    emit("ADDED", obj)
+                while not ctx.stopping.is_set() and not store.closed:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    with store.changed:
+                        events = store.events_since(cursor)
+                        if events == []:
+                            store.changed.wait(min(remaining, ctx.watch_poll))
+                            continue
+                    if events is None:
+                        expired()
+                        break
+                    for event in events:
+                        cursor = event.rv
+                        self._emit_event(event, tkey, req.namespace, match, emit)
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.close_connection = True
+
+    @staticmethod
+    def _emit_event(event: Event, tkey: tuple[str, str], namespace: str,
+                    match: Callable[[dict[str, Any]], bool],
+                    emit: Callable[[str, dict[str, Any]], None]) -> None:
+        if event.tkey != tkey or (namespace and event.namespace != namespace):
+            return
+        if event.type == "ADDED":
+            if match(event.obj):
+                emit("ADDED", event.obj)
+        elif event.type == "DELETED":
+            if match(event.previous or event.obj):
+                emit("DELETED", event.obj)
+        else:
+            now_in = match(event.obj)
+            was_in = event.previous is not None and match(event.previous)
+            if now_in and was_in:
+                emit("MODIFIED", event.obj)
+            elif now_in:
+                emit("ADDED", event.obj)
+            elif was_in:
+                emit("DELETED", event.obj)
+
+
+class HttpServer(ThreadingHTTPServer):
+    """ThreadingHTTPServer that sets TCP_NODELAY and can close every connection it holds."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+    block_on_close = False
+
+    def __init__(self, address: tuple[str, int], ctx: Context) -> None:
+        handler = type("BoundHandler", (Handler,), {"ctx": ctx})
+        self._conns: set[socket.socket] = set()
+        self._conn_threads: set[threading.Thread] = set()
+        self._track = threading.Lock()
+        super().__init__(address, handler)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        sock, addr = super().get_request()
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self._track:
+            self._conns.add(sock)
+        return sock, addr
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        thread = threading.Thread(target=self._run_connection, args=(request, client_address),
+                                  daemon=True, name="kubesim-conn")
+        with self._track:
+            self._conn_threads.add(thread)
+        thread.start()
+
+    def _run_connection(self, request: Any, client_address: Any) -> None:
+        try:
+            self.process_request_thread(request, client_address)
+        finally:
+            with self._track:
+                self._conn_threads.discard(threading.current_thread())
+                self._conns.discard(request)
+
+    def close_connections(self, timeout: float) -> None:
+        """Cut every open connection and wait (bounded) for their threads to end."""
+        with self._track:
+            conns = list(self._conns)
+            threads = list(self._conn_threads)
+        for sock in conns:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))

@@ -1,0 +1,289 @@
+"""`KubeSim`: one simulated cluster on 127.0.0.1, started and stopped by tests or the CLI."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from gitfleet.kubesim.apiserver import ApiServer, rfc3339
+from gitfleet.kubesim.catalog import BUILTINS, METRICS_TYPES, Catalog, ResourceType
+from gitfleet.kubesim.controller import Controller
+from gitfleet.kubesim.faults import Faults
+from gitfleet.kubesim.server import Context, HttpServer
+from gitfleet.kubesim.store import Obj, Store
+
+if TYPE_CHECKING:
+    import kubernetes.client
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class KubeSim:
+    """A Kubernetes API server stand-in. All parameters are keyword-only settings.
+
+    nodes, cpu, memory: the Nodes the cluster reports (capacity = allocatable).
+    controller_delay: seconds before workload status follows a spec change.
+    crd_delay: seconds before a new CRD is Established.
+    port: 0 picks a free port; `up()` after `down()` reuses it.
+    history: how many events a watch can resume from (older resourceVersions get 410).
+    stop_timeout: bound on how long `stop()`/`down()` wait for threads.
+    """
+
+    def __init__(self, *, nodes: int = 1, cpu: str = "4", memory: str = "8Gi",
+                 controller_delay: float = 0.2, crd_delay: float = 0.05, port: int = 0,
+                 host: str = "127.0.0.1", history: int = 10_000, name: str = "kubesim",
+                 stop_timeout: float = 3.0, watch_poll: float = 0.25) -> None:
+        self.name = name
+        self._host = host
+        self._port = port
+        self._stop_timeout = stop_timeout
+        self.catalog = Catalog(BUILTINS + METRICS_TYPES)
+        self.store = Store(history=history)
+        self.api = ApiServer(catalog=self.catalog, store=self.store)
+        self.faults = Faults()
+        self.context = Context(self.api, self.faults, watch_poll=watch_poll)
+        self.controller = Controller(self.api, delay=controller_delay, crd_delay=crd_delay)
+        self.controller.set_crd_hooks(self._register_crd, self._unregister_crd)
+        self._server: HttpServer | None = None
+        self._serve_thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._started = False
+        self._bootstrap(nodes, cpu, memory)
+
+    # ---- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> KubeSim:
+        """Listen and start the controller loop. Returns self."""
+        with self._lock:
+            if self._started:
+                return self
+            self._started = True
+            self.controller.start()
+            self._listen()
+        return self
+
+    def stop(self) -> None:
+        """Close every connection, end watches and stop every thread (bounded in time)."""
+        with self._lock:
+            if not self._started:
+                return
+            self._started = False
+            self.context.stopping.set()
+            self.store.close()
+            self._close_server()
+            self.controller.stop(self._stop_timeout)
+
+    def down(self) -> None:
+        """Close the listening socket and all connections: clients get connection refused."""
+        with self._lock:
+            self._close_server()
+
+    def up(self) -> None:
+        """Listen again on the same port after `down()`."""
+        with self._lock:
+            if self._server is None and self._started:
+                self._listen()
+
+    def __enter__(self) -> KubeSim:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def _listen(self) -> None:
+        server = HttpServer((self._host, self._port), self.context)
+        self._port = server.server_address[1]
+        self.context.address = f"{self._host}:{self._port}"
+        self._server = server
+        self._serve_thread = threading.Thread(target=server.serve_forever,
+                                              kwargs={"poll_interval": 0.05},
+                                              name="kubesim-accept", daemon=True)
+        self._serve_thread.start()
+
+    def _close_server(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        server.close_connections(self._stop_timeout)
+        if self._serve_thread is not None:
+            self._serve_thread.join(self._stop_timeout)
+            self._serve_thread = None
+
+    # ---- addresses and clients -----------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def url(self) -> str:
+        return f"http://{self._host}:{self._port}"
+
+    def kubeconfig(self, *, namespace: str = "default") -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Config", "preferences": {},
+                "clusters": [{"name": self.name, "cluster": {"server": self.url}}],
+                "users": [{"name": self.name, "user": {}}],
+                "contexts": [{"name": self.name, "context": {
+                    "cluster": self.name, "user": self.name, "namespace": namespace}}],
+                "current-context": self.name}
+
+    def write_kubeconfig(self, path: str | Path, *, namespace: str = "default") -> Path:
+        """Write a kubeconfig pointing at this server (for kubectl and the agent)."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(yaml.safe_dump(self.kubeconfig(namespace=namespace),
+                                         sort_keys=False))
+        return target
+
+    def api_client(self) -> kubernetes.client.ApiClient:
+        """An official-client ApiClient talking to this server (tests' convenience)."""
+        import kubernetes.client
+
+        config = kubernetes.client.Configuration()
+        config.host = self.url
+        return kubernetes.client.ApiClient(config)
+
+    # ---- test knobs ----------------------------------------------------------------------
+
+    def set_latency(self, seconds: float) -> None:
+        self.faults.latency = max(0.0, float(seconds))
+
+    def set_error_rate(self, *, verbs: set[str] | frozenset[str], rate: float = 1.0,
+                       status: int = 500) -> None:
+        """Fail this fraction of requests of these verbs with this HTTP status."""
+        with self.faults._lock:
+            self.faults.error_verbs = frozenset(verbs)
+            self.faults.error_rate = rate
+            self.faults.error_status = status
+
+    def clear_faults(self) -> None:
+        self.faults.clear()
+
+    def set_pod_metrics(self, namespace: str, name: str, *, cpu: str = "100m",
+                        memory: str = "64Mi", container: str = "main") -> None:
+        """What `metrics.k8s.io` reports for one pod."""
+        self.api.metrics[(namespace, name)] = [
+            {"name": container, "usage": {"cpu": cpu, "memory": memory}}]
+
+    def set_rollout_stalled(self, kind: str, namespace: str, name: str,
+                            stalled: bool = True) -> None:
+        """Make a workload's status report it unavailable (never becomes ready)."""
+        key = (kind, namespace, name)
+        if stalled:
+            self.controller.stalled.add(key)
+        else:
+            self.controller.stalled.discard(key)
+        rt = next((r for r in self.catalog.all() if r.kind == kind and not r.custom), None)
+        if rt is not None:
+            self.controller.schedule((rt.group, rt.plural, namespace, name), 0.0)
+
+    def request_count(self, verb: str | None = None) -> int:
+        """API requests served so far (discovery not included), all or of one verb."""
+        with self.context.count_lock:
+            if verb is None:
+                return sum(self.context.counts.values())
+            return self.context.counts.get(verb, 0)
+
+    def reset_request_count(self) -> None:
+        with self.context.count_lock:
+            self.context.counts.clear()
+
+    def namespace_uid(self, name: str = "kube-system") -> str:
+        obj = self.store.get(("", "namespaces"), "", name)
+        if obj is None:
+            raise KeyError(name)
+        return str(obj["metadata"]["uid"])
+
+    def settle(self, timeout: float = 5.0) -> bool:
+        """Wait until the controller has nothing due (status caught up with spec)."""
+        return self.controller.settle(timeout)
+
+    def get_object(self, api_version: str, kind: str, name: str,
+                   namespace: str = "") -> Obj | None:
+        """Read an object directly from the store (tests' back door; no request counted)."""
+        rt = self.catalog.by_kind(api_version, kind)
+        if rt is None:
+            return None
+        return self.store.get((rt.group, rt.plural), namespace if rt.namespaced else "", name)
+
+    # ---- bootstrap and CRDs --------------------------------------------------------------
+
+    def _type(self, group: str, plural: str) -> ResourceType:
+        rt = next(r for r in self.catalog.all() if r.group == group and r.plural == plural)
+        return rt
+
+    def _bootstrap(self, nodes: int, cpu: str, memory: str) -> None:
+        ns_type = self._type("", "namespaces")
+        for ns in SYSTEM_NAMESPACES:
+            self.api.system_write(ns_type, {"apiVersion": "v1", "kind": "Namespace",
+                                            "metadata": {"name": ns}},
+                                  manager="kube-apiserver")
+        self.api.system_write(self._type("", "services"), {
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "kubernetes", "namespace": "default",
+                         "labels": {"component": "apiserver", "provider": "kubernetes"}},
+            "spec": {"clusterIP": "10.96.0.1", "ports": [
+                {"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}},
+            manager="kube-apiserver")
+        node_type = self._type("", "nodes")
+        now = rfc3339(time.time())
+        for i in range(nodes):
+            name = f"{self.name}-node-{i}"
+            resources = {"cpu": cpu, "memory": memory, "pods": "110",
+                         "ephemeral-storage": "100Gi"}
+            self.api.system_write(node_type, {
+                "apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": {
+                    "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+                    "kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
+                    "beta.kubernetes.io/arch": "amd64"}},
+                "spec": {"podCIDR": f"10.244.{i}.0/24", "podCIDRs": [f"10.244.{i}.0/24"]},
+                "status": {
+                    "capacity": dict(resources), "allocatable": dict(resources),
+                    "conditions": [{"type": "Ready", "status": "True",
+                                    "reason": "KubeletReady",
+                                    "message": "kubelet is posting ready status",
+                                    "lastHeartbeatTime": now, "lastTransitionTime": now}],
+                    "addresses": [{"type": "InternalIP", "address": f"172.18.0.{i + 2}"},
+                                  {"type": "Hostname", "address": name}],
+                    "nodeInfo": {"kubeletVersion": "v1.31.0", "kubeProxyVersion": "v1.31.0",
+                                 "operatingSystem": "linux", "architecture": "amd64",
+                                 "osImage": "kubesim", "kernelVersion": "6.0.0",
+                                 "containerRuntimeVersion": "containerd://1.7.0",
+                                 "machineID": "", "systemUUID": "", "bootID": ""}}},
+                manager="kubelet")
+
+    def _register_crd(self, crd: Obj) -> None:
+        spec = crd.get("spec") or {}
+        names = spec.get("names") or {}
+        group, plural = spec.get("group", ""), names.get("plural", "")
+        self.catalog.remove(group, plural)
+        for version in spec.get("versions") or []:
+            if not version.get("served", True):
+                continue
+            subresources = version.get("subresources") or {}
+            self.catalog.add(ResourceType(
+                group, version["name"], names.get("kind", ""), plural,
+                spec.get("scope") == "Namespaced", short_names=tuple(names.get("shortNames") or ()),
+                categories=tuple(names.get("categories") or ()),
+                status="status" in subresources, scale=False, generation=True,
+                name_rule="subdomain", custom=True,
+                singular=names.get("singular") or str(names.get("kind", "")).lower()))
+
+    def _unregister_crd(self, crd: Obj) -> None:
+        spec = crd.get("spec") or {}
+        group, plural = spec.get("group", ""), (spec.get("names") or {}).get("plural", "")
+        gone = self.catalog.remove(group, plural)
+        if gone:
+            rt = gone[0]
+            for obj in self.store.items((group, plural)):
+                meta = obj["metadata"]
+                self.api.remove_now(rt, meta.get("namespace", ""), meta["name"])

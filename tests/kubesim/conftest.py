@@ -1,0 +1,72 @@
+"""Fixtures for the kubesim conformance suite: a started server and official clients."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kubernetes import client, dynamic
+
+from gitfleet.kubesim import KubeSim
+
+
+@pytest.fixture
+def sim() -> Iterator[KubeSim]:
+    server = KubeSim(nodes=2, cpu="4", memory="8Gi", controller_delay=0.05)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def api(sim: KubeSim) -> Iterator[client.ApiClient]:
+    api_client = sim.api_client()
+    try:
+        yield api_client
+    finally:
+        api_client.close()
+        api_client.rest_client.pool_manager.clear()
+
+
+@pytest.fixture
+def core(api: client.ApiClient) -> client.CoreV1Api:
+    return client.CoreV1Api(api)
+
+
+@pytest.fixture
+def apps(api: client.ApiClient) -> client.AppsV1Api:
+    return client.AppsV1Api(api)
+
+
+@pytest.fixture
+def dyn(api: client.ApiClient, tmp_path: Path) -> dynamic.DynamicClient:
+    return dynamic.DynamicClient(api, cache_file=str(tmp_path / "discovery.json"))
+
+
+@pytest.fixture
+def ns(core: client.CoreV1Api) -> str:
+    core.create_namespace({"metadata": {"name": "team-a"}})
+    return "team-a"
+
+
+def deployment(name: str = "web", namespace: str = "team-a", *, replicas: int | None = 2,
+               image: str = "nginx:1.25", labels: dict[str, str] | None = None) -> dict:
+    spec: dict = {
+        "selector": {"matchLabels": {"app": name}},
+        "template": {"metadata": {"labels": {"app": name}},
+                     "spec": {"containers": [{"name": "app", "image": image,
+                                              "ports": [{"containerPort": 8080}]}]}}}
+    if replicas is not None:
+        spec["replicas"] = replicas
+    meta: dict = {"name": name, "namespace": namespace}
+    if labels:
+        meta["labels"] = labels
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": spec}
+
+
+def configmap(name: str = "settings", namespace: str = "team-a", **data: str) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace}, "data": dict(data)}
