@@ -15,7 +15,8 @@ Branches (the prefix is a setting, default `gitfleet`):
     <prefix>/state                 whole fleet, rendered
     <prefix>/clusters/<name>       that cluster's subtree of the state (same tree object)
     <prefix>/status/<name>         written by that cluster's agent: status.yaml
-    <prefix>/status                the hub's fleet-wide summary
+    <prefix>/fleet-status          the hub's fleet-wide summary (not `<prefix>/status`: Git cannot
+                                   hold a branch `x/status` beside branches `x/status/<name>`)
     <prefix>/registrations/<name>  an agent's ClusterRegistrationRequest and the hub's answer
 """
 
@@ -42,7 +43,7 @@ class Branches:
 
     @property
     def fleet_status(self) -> str:
-        return f"refs/heads/{self.prefix}/status"
+        return f"refs/heads/{self.prefix}/fleet-status"
 
     def cluster(self, name: str) -> str:
         return f"refs/heads/{self.prefix}/clusters/{name}"
