@@ -1,0 +1,49 @@
+"""`gitfleet diff BASE HEAD`: what a change of the fleet repo does to every cluster.
+
+Renders both commits and shows, per cluster, the objects added, changed and removed (with a
+unified diff of each), the replicas that move, the overrides whose effect is deferred
+(ApplyLater), and the errors HEAD introduces. Exit 1 when HEAD introduces an error, else 0.
+`--format markdown` is ready to post as a pull-request comment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from gitfleet.diff.engine import diff_revisions
+from gitfleet.diff.markdown import DEFAULT_LIMIT, render_markdown
+from gitfleet.diff.text import render_text
+from gitfleet.fleetview.repo import opened_repo
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser("diff", help="show what a change does to every cluster",
+                              description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("base", metavar="BASE", help="the commit before the change (e.g. main)")
+    p.add_argument("head", metavar="HEAD", help="the commit after it (e.g. HEAD)")
+    p.add_argument("--repo", default=".", help="fleet repo: a local path or a URL (default: .)")
+    p.add_argument("--format", choices=["text", "markdown", "json"], default="text",
+                   help="output format (default text)")
+    p.add_argument("--cluster", help="show the details of this cluster only")
+    p.add_argument("--max-bytes", type=int, default=DEFAULT_LIMIT,
+                   help=f"size limit of the markdown (default {DEFAULT_LIMIT})")
+    p.add_argument("--no-diffs", action="store_true", help="text: list objects without diffs")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with opened_repo(args.repo, refs=("refs/heads/*", "refs/tags/*"),
+                     revs=(args.base, args.head)) as path:
+        result = diff_revisions(path, args.base, args.head)
+    shown = result.only(args.cluster) if args.cluster else result
+    if args.format == "json":
+        print(json.dumps(shown.to_dict(), indent=2))
+    elif args.format == "markdown":
+        sys.stdout.write(render_markdown(shown, limit=args.max_bytes))
+    else:
+        sys.stdout.write(render_text(shown, diffs=not args.no_diffs))
+    return 1 if result.errors_introduced else 0

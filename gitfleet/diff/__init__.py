@@ -1,0 +1,1 @@
+"""Pull-request review: what a change of the fleet repo does to every cluster."""

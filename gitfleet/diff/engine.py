@@ -1,0 +1,95 @@
+"""`diff`: render two commits of a fleet repo and compare what every cluster would receive.
+
+BASE is rendered first, with no history (what it would deploy from scratch), then HEAD with
+BASE's state as its previous state and BASE itself readable as the ApplyLater basis, exactly as
+the hub would render HEAD after BASE: an ApplyLater override changed by HEAD stays as it was and
+is reported as deferred. Only the units the change can affect are rendered (see `scope`), and
+nothing at all when no fleet file changed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from gitfleet.diff.compare import compare_trees
+from gitfleet.diff.model import FleetDiff
+from gitfleet.diff.scope import Scope, changed_paths, scope_of
+from gitfleet.model.loader import Fleet, load_fleet
+from gitfleet.model.problems import Problem
+from gitfleet.render.core import render
+from gitfleet.source import read_revision
+
+DEFERRED_MARK = "deferred (ApplyLater)"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The fleet files of one commit."""
+
+    sha: str
+    files: Mapping[str, bytes]
+
+
+def _problem_key(p: Problem) -> tuple[str, str, str]:
+    return (p.path, p.obj, p.message)  # a line shift alone is not a new problem
+
+
+def _units(fleet: Fleet) -> int:
+    return len(fleet.subscriptions) + len(fleet.propagations)
+
+
+def diff_snapshots(base: Snapshot, head: Snapshot, *,
+                   fleet_at: Callable[[str], Fleet] | None = None,
+                   everything: bool = False) -> FleetDiff:
+    """The effect of moving the fleet from `base` to `head`.
+
+    `fleet_at` loads the fleet of another commit (for ApplyLater bases older than BASE);
+    `everything` renders every unit instead of those the change can affect (for checks)."""
+    paths = changed_paths(base.files, head.files)
+    base_fleet = load_fleet(base.files)
+    if not paths:
+        n = len(base_fleet.clusters)
+        return FleetDiff(base.sha, head.sha, n, (), (), units_total=_units(base_fleet))
+    head_fleet = load_fleet(head.files)
+    scope = Scope(True, frozenset(), True) if everything else \
+        scope_of(base_fleet, head_fleet, paths)
+
+    def at(sha: str) -> Fleet:
+        if sha == base.sha:
+            return base_fleet
+        if fleet_at is None:
+            raise LookupError(sha)
+        return fleet_at(sha)
+
+    base_result = render(scope.restrict(base_fleet), source_commit=base.sha)
+    head_result = render(scope.restrict(head_fleet), source_commit=head.sha,
+                         previous_files=base_result.files, fleet_at=at)
+    clusters = compare_trees(base_result.files, head_result.files, base_fleet.clusters,
+                             head_fleet.clusters)
+    base_errors = {_problem_key(p) for p in base_result.errors}
+    head_errors = {_problem_key(p) for p in head_result.errors}
+    base_warnings = {_problem_key(p) for p in base_result.warnings}
+    return FleetDiff(
+        base=base.sha, head=head.sha,
+        clusters_total=len(set(base_fleet.clusters) | set(head_fleet.clusters)),
+        clusters=tuple(clusters), changed_files=tuple(sorted(paths)),
+        errors_introduced=tuple(p for p in head_result.errors
+                                if _problem_key(p) not in base_errors),
+        errors_fixed=tuple(p for p in base_result.errors if _problem_key(p) not in head_errors),
+        warnings_introduced=tuple(p for p in head_result.warnings
+                                  if _problem_key(p) not in base_warnings
+                                  and DEFERRED_MARK not in p.message),
+        units_rendered=_units(scope.restrict(head_fleet)),
+        units_total=_units(head_fleet))
+
+
+def diff_revisions(repo: str | os.PathLike[str], base: str, head: str, *,
+                   everything: bool = False) -> FleetDiff:
+    """`diff_snapshots` of two commits of the Git repository at `repo`."""
+    base_files, base_sha = read_revision(repo, base)
+    head_files, head_sha = read_revision(repo, head)
+    return diff_snapshots(Snapshot(base_sha, base_files), Snapshot(head_sha, head_files),
+                          fleet_at=lambda sha: load_fleet(read_revision(repo, sha)[0]),
+                          everything=everything)
