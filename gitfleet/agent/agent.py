@@ -140,7 +140,7 @@ class Agent:
             return
         try:
             result = self.branch.fetch()
-        except TransientError as exc:
+        except GitfleetError as exc:
             self._git_failures += 1
             wait = self.settings.git_backoff.delay(self._git_failures, self.rng)
             self._next_fetch = now + wait

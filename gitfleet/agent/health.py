@@ -161,6 +161,7 @@ def phase_of(outcomes: Iterable[ObjectOutcome], *, previous: Phase | None,
     if not waiting:
         return Phase.SUCCESS, ""
     message = waiting[0].message or f"{len(waiting)} of {len(items)} objects not healthy yet"
-    if previous in (Phase.SUCCESS, Phase.DEGRADED):
+    just_applied = any(o.change in (Change.CREATED, Change.CONFIGURED) for o in waiting)
+    if previous in (Phase.SUCCESS, Phase.DEGRADED) and not just_applied:
         return Phase.DEGRADED, message
     return Phase.PROGRESSING, message

@@ -43,7 +43,7 @@ class Message:
 
     def text(self, *, state_commit: str = "") -> str:
         parts = [self.subject]
-        if self.body:
+        if self.body and not (len(self.body) == 1 and self.subject.endswith(self.body[0])):
             parts.append("\n".join(self.body))
         trailers = []
         if state_commit:
@@ -70,9 +70,8 @@ def describe(previous: ClusterStatus | None, new: ClusterStatus, write: Write) -
     old_sync = previous.sync if previous else None
     if old_sync is None or old_sync.cluster_commit != new.sync.cluster_commit:
         counts: dict[str, int] = {}
-        for d in new.descriptions:
-            for o in d.objects:
-                counts[str(o.change)] = counts.get(str(o.change), 0) + 1
+        for o in [o for d in new.descriptions for o in d.objects] + list(new.pruned):
+            counts[str(o.change)] = counts.get(str(o.change), 0) + 1
         summary = ", ".join(f"{counts[c]} {c}" for c in Change if counts.get(c))
         if new.sync.cluster_commit:
             headline = (f"applied state {_short(new.sync.state_commit)}"
@@ -98,6 +97,12 @@ def describe(previous: ClusterStatus | None, new: ClusterStatus, write: Write) -
                 where = f"{o.namespace}/" if o.namespace else ""
                 err = f": {o.error}" if o.error else ""
                 lines.append(f"  {o.change} {o.kind} {where}{o.name}{err}")
+    old_pruned = set(previous.pruned) if previous else set()
+    for o in new.pruned:
+        if o not in old_pruned:
+            where = f"{o.namespace}/" if o.namespace else ""
+            err = f": {o.error}" if o.error else ""
+            lines.append(f"  {o.change} {o.kind} {where}{o.name}{err}")
     if previous:
         gone = {d.key for d in previous.descriptions} - {d.key for d in new.descriptions}
         lines += [f"{key}: removed" for key in sorted(gone)]

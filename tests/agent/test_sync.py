@@ -1,0 +1,149 @@
+"""The agent applies its cluster branch, prunes only what it owns, and never more than it may."""
+
+from __future__ import annotations
+
+from gitfleet.agent.engine import ANNOTATION_STATE_COMMIT, LABEL_CLUSTER, LABEL_DESCRIPTION
+from gitfleet.agent.inventory import INVENTORY_NAME, INVENTORY_NAMESPACE, Inventory
+from gitfleet.agent.statusfile import Change, Phase, SyncResult
+from tests.agent.conftest import person, status_log, status_of, wait_for
+from tests.agent.fleetstate import configmap, deployment, description_files, publish
+
+WRITE_VERBS = ("create", "update", "patch", "delete")
+
+
+def _web(*extra_configs: str, replicas: int = 3, **kwargs) -> dict[str, bytes]:
+    objects = [deployment("web", "bar", replicas=replicas),
+               configmap("web-config", "bar", {"mode": "blue"}),
+               *[configmap(n, "bar", {"n": n}) for n in extra_configs]]
+    return description_files("default", "web", objects, **kwargs)
+
+
+def _names(kube, kind="ConfigMap", ns="bar", api_version="v1") -> list[str]:
+    return sorted(o["metadata"]["name"] for o in kube.list_objects(
+        api_version, kind, namespace=ns).items)
+
+
+def test_apply_labels_inventory_status_and_quiet_noop(remote, kubesim, make_agent) -> None:
+    sim = kubesim()
+    commit = publish(remote.git, "c1", _web("extra"))
+    agent = make_agent(remote, sim)
+    agent.step()
+    kube = person(sim)
+    assert _names(kube) == ["extra", "web-config"]  # namespace bar was created for them
+    live = kube.get("apps/v1", "Deployment", "bar", "web")
+    assert live["metadata"]["labels"][LABEL_CLUSTER] == "c1"
+    assert live["metadata"]["labels"][LABEL_DESCRIPTION] == "default.web"
+    assert live["metadata"]["annotations"][ANNOTATION_STATE_COMMIT] == commit
+    inventory_cm = kube.get("v1", "ConfigMap", INVENTORY_NAMESPACE, INVENTORY_NAME)
+    inventory = Inventory.from_text(inventory_cm["data"]["inventory.json"])
+    assert len(inventory) == 3
+
+    status = status_of(remote)
+    assert status.sync.cluster_commit == commit and status.sync.result is SyncResult.SYNCED
+    assert {o.name: o.change for o in status.descriptions[0].objects} == {
+        "web": Change.CREATED, "web-config": Change.CREATED, "extra": Change.CREATED}
+    wait_for(lambda: status_of(remote).descriptions[0].phase is Phase.SUCCESS, step=agent.step)
+
+    before = {v: sim.request_count(v) for v in (*WRITE_VERBS, "list")}
+    outcome_commit = status_of(remote).sync.cluster_commit
+    agent.step()
+    writes = sum(sim.request_count(v) - before[v] for v in WRITE_VERBS)
+    lists = sim.request_count("list") - before["list"]
+    assert writes == 0
+    assert lists <= 2  # one per owned kind: ConfigMap, Deployment
+    assert agent.last.status_written == "nothing"
+    assert status_of(remote).sync.cluster_commit == outcome_commit
+    assert "c1: applied state" in status_log(remote)
+
+
+def test_removed_object_is_pruned_and_hand_made_objects_are_never_touched(
+        remote, kubesim, make_agent) -> None:
+    sim = kubesim()
+    kube = person(sim)
+    kube.ensure_namespace("bar")
+    kube.create(configmap("hand-made", "bar", {"mine": "yes"}))
+    publish(remote.git, "c1", _web("extra"))
+    agent = make_agent(remote, sim)
+    agent.step()
+    assert _names(kube) == ["extra", "hand-made", "web-config"]
+
+    publish(remote.git, "c1", _web())
+    agent.step()
+    assert _names(kube) == ["hand-made", "web-config"]
+    status = status_of(remote)
+    assert [(o.name, o.change) for o in status.pruned] == [("extra", Change.DELETED)]
+    assert "deleted ConfigMap bar/extra" in status_log(remote)
+    assert kube.get("v1", "ConfigMap", "bar", "hand-made")["data"] == {"mine": "yes"}
+
+
+def test_existing_object_not_owned_is_not_taken_over(remote, kubesim, make_agent) -> None:
+    sim = kubesim()
+    kube = person(sim)
+    kube.ensure_namespace("bar")
+    kube.create(configmap("web-config", "bar", {"mode": "theirs"}))
+    publish(remote.git, "c1", _web())
+    agent = make_agent(remote, sim)
+    agent.step()
+    assert kube.get("v1", "ConfigMap", "bar", "web-config")["data"] == {"mode": "theirs"}
+    assert kube.get("apps/v1", "Deployment", "bar", "web") is not None  # the rest applied
+    desc = status_of(remote).descriptions[0]
+    skipped = {o.name: o for o in desc.objects}["web-config"]
+    assert skipped.change is Change.SKIPPED and "not managed by gitfleet" in skipped.error
+    assert desc.phase is Phase.FAILURE
+
+    publish(remote.git, "c1", _web(conflict_resolution="Overwrite"))
+    agent.step()
+    assert kube.get("v1", "ConfigMap", "bar", "web-config")["data"] == {"mode": "blue"}
+
+
+def test_render_error_keeps_everything(remote, kubesim, make_agent) -> None:
+    sim = kubesim()
+    publish(remote.git, "c1", _web("a", "b"))
+    agent = make_agent(remote, sim)
+    agent.step()
+    # the hub keeps the last good content and marks it; even a state listing less prunes nothing
+    publish(remote.git, "c1", description_files(
+        "default", "web", [deployment("web", "bar")],
+        render_errors=["templates/web.yaml:3: invalid YAML"]))
+    agent.step()
+    assert _names(person(sim)) == ["a", "b", "web-config"]
+    desc = status_of(remote).descriptions[0]
+    assert desc.render_errors == 1 and "nothing pruned" in desc.message
+
+
+def test_mass_prune_is_refused_and_reported(remote, kubesim, make_agent) -> None:
+    sim = kubesim()
+    publish(remote.git, "c1", _web("a", "b", "c"))
+    agent = make_agent(remote, sim)
+    agent.step()
+    publish(remote.git, "c1", description_files("default", "web", [deployment("web", "bar")]))
+    agent.step()
+    assert _names(person(sim)) == ["a", "b", "c", "web-config"]
+    status = status_of(remote)
+    assert status.sync.result is SyncResult.PRUNE_REFUSED
+    assert "refusing to prune 4 of 5" in status.sync.message
+
+    bold = make_agent(remote, sim, allow_mass_prune=True)
+    bold.step()
+    assert _names(person(sim)) == []
+
+
+def test_api_faults_are_isolated_then_recovered(remote, kubesim, make_agent) -> None:
+    sim = kubesim()
+    publish(remote.git, "c1", _web())
+    agent = make_agent(remote, sim)
+    sim.down()
+    agent.step()
+    status = status_of(remote)
+    assert status.sync.result is SyncResult.UNREACHABLE
+    assert status.heartbeat is not None and not status.heartbeat.ready
+    sim.up()
+    sim.set_error_rate(verbs={"patch"}, rate=1.0, status=500)
+    agent.step()
+    objects = {o.name: o for o in status_of(remote).descriptions[0].objects}
+    assert objects["web"].change is Change.FAILED and "500" in objects["web"].error
+    assert status_of(remote).sync.result is SyncResult.FAILED
+    sim.clear_faults()
+    agent.step()
+    assert _names(person(sim)) == ["web-config"]
+    assert status_of(remote).sync.result is SyncResult.SYNCED
