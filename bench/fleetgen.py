@@ -50,7 +50,8 @@ def generate(*, clusters: int = 1000, templates: int = 100, units: int = 10,
                 docs.append({
                     "apiVersion": "apps/v1", "kind": "Deployment",
                     "metadata": {"name": f"d{j}", "namespace": ns, "labels": {"app": f"d{j}"}},
-                    "spec": {"replicas": 3 * clusters, "selector": {"matchLabels": {"app": f"d{j}"}},
+                    "spec": {"replicas": 3 * clusters,
+                             "selector": {"matchLabels": {"app": f"d{j}"}},
                              "template": {"metadata": {"labels": {"app": f"d{j}"}}, "spec": {
                                  "containers": [{"name": "main",
                                                  "image": f"registry.example.com/{ns}/d{j}:1.0",
@@ -125,7 +126,7 @@ def generate(*, clusters: int = 1000, templates: int = 100, units: int = 10,
                                   "namespace": first_cn},
                          "overrides": [{"name": "env", "type": "MergePatch",
                                         "value": '{"metadata": {"annotations": '
-                                                 '{"tuned": "%s"}}}' % name}]}})
+                                                 f'{{"tuned": "{name}"}}}}}}'}]}})
         files["policies/globalization.yaml"] = _dump({
             "apiVersion": "apps.clusternet.io/v1alpha1", "kind": "Globalization",
             "metadata": {"name": "shard-0-debug"},

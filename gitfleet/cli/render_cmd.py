@@ -1,4 +1,5 @@
-"""`gitfleet render [REPO] [--rev REV] --out DIR`: write the state tree as the state branch holds it.
+"""`gitfleet render [REPO] [--rev REV] --out DIR`: write the state tree as the state branch
+holds it.
 
 Exit 0 when everything rendered, 1 when something could not (the rest is still written),
 2 for a usage error.

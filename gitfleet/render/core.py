@@ -94,8 +94,8 @@ class _Context:
         return self.basis_overlays[commit]
 
 
-def render(fleet: Fleet, *, source_commit: str = "", previous_files: Mapping[str, bytes] | None = None,
-           status: StatusSnapshot | None = None,
+def render(fleet: Fleet, *, source_commit: str = "",
+           previous_files: Mapping[str, bytes] | None = None, status: StatusSnapshot | None = None,
            fleet_at: Callable[[str], Fleet] | None = None) -> RenderResult:
     """Render the whole state tree of `fleet` (see gitfleet.layout for the layout)."""
     ctx = _Context(fleet, source_commit, PreviousState(previous_files), status or StatusSnapshot(),
@@ -238,19 +238,18 @@ def _keep_what_broken_files_held(ctx: _Context, drafts: dict[str, dict[str, _Dra
             reasons.append(f"source file {src} is broken")
         draft = drafts[cluster].get(folder)
         if draft is not None:
-            now_paths = {o.get("path") for o in draft.overrides}
+            now = {(d["kind"], d["namespace"], d["name"]) for d in draft.overrides}
             for o in spec.get("overrides") or []:
                 path = o.get("path", "")
-                if path in broken and (o.get("kind"), o.get("namespace", ""), o.get("name")) \
-                        not in {(d["kind"], d["namespace"], d["name"]) for d in draft.overrides}:
+                if path in broken and \
+                        (o.get("kind"), o.get("namespace", ""), o.get("name")) not in now:
                     reasons.append(f"override file {path} is broken")
-            have = {(v.template.key.kind, v.template.name, v.template.namespace)
-                    for v in draft.variants}
-            for r in spec.get("resources") or []:
-                if r.get("source") in broken and \
-                        (r.get("kind"), r.get("name"), r.get("namespace", "")) not in have:
-                    reasons.append(f"template file {r.get('source')} is broken")
-            del now_paths
+        have = {(v.template.kind, v.template.name, v.template.namespace)
+                for v in (draft.variants if draft is not None else ())}
+        for r in spec.get("resources") or []:
+            if r.get("source") in broken and \
+                    (r.get("kind"), r.get("name"), r.get("namespace", "")) not in have:
+                reasons.append(f"template file {r.get('source')} is broken")
         if reasons:
             kept[cluster][folder] = _last_good(prev, reasons)
             drafts[cluster].pop(folder, None)
@@ -292,7 +291,8 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
                    kept: dict[str, dict[str, bytes]], files: dict[str, bytes]) -> ClusterSummary:
     base = f"clusters/{cluster.name}"
     files[f"{base}/{CLUSTER_FILE}"] = emit.emit({
-        "name": cluster.name, "namespace": cluster.namespace, "labels": dict(sorted(cluster.labels.items())),
+        "name": cluster.name, "namespace": cluster.namespace,
+        "labels": dict(sorted(cluster.labels.items())),
         "syncMode": cluster.sync_mode, "clusterId": cluster.cluster_id}).encode()
     owner: dict[ObjectKey, str] = {}
     n_desc = n_obj = 0

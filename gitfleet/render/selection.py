@@ -67,7 +67,8 @@ def subscription_weights(sub: Subscription, clusters: Mapping[str, Cluster],
     weights: dict[str, int] = {}
     for name in sorted(clusters):
         cluster = clusters[name]
-        matched = [s.weight for s in sub.subscribers if matches_selector(s.selector, cluster.labels)]
+        matched = [s.weight for s in sub.subscribers
+                   if matches_selector(s.selector, cluster.labels)]
         if not matched or not schedulable(cluster, sub.tolerations, taints.get(name, ())):
             continue
         weights[name] = sum(matched)
