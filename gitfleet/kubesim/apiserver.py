@@ -23,7 +23,7 @@ import yaml
 
 from gitfleet.kubesim import status as st
 from gitfleet.kubesim.catalog import METRICS_GROUP, Catalog, ResourceType
-from gitfleet.kubesim.defaults import apply_defaults
+from gitfleet.kubesim.defaults import INITIAL_STATUS, apply_defaults
 from gitfleet.kubesim.fieldsets import flatten
 from gitfleet.kubesim.ownership import (
     Entry,
@@ -425,7 +425,10 @@ class ApiServer:
             meta["uid"] = str(uuid.uuid4())
             meta["creationTimestamp"] = now
             if has_status and rt.kind not in ("Node", "PersistentVolume"):
-                new.pop("status", None)
+                if rt.custom:
+                    new.pop("status", None)
+                else:
+                    new["status"] = dict(INITIAL_STATUS.get(rt.kind, {}))
         else:
             ometa = old["metadata"]
             for key in _SERVER_META:

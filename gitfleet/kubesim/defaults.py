@@ -12,6 +12,17 @@ from typing import Any
 
 Obj = dict[str, Any]
 
+# Status a real server returns for a new object: Go structs whose int fields are not omitempty.
+INITIAL_STATUS: dict[str, dict[str, Any]] = {
+    "StatefulSet": {"replicas": 0, "availableReplicas": 0},
+    "DaemonSet": {"currentNumberScheduled": 0, "numberMisscheduled": 0,
+                  "desiredNumberScheduled": 0, "numberReady": 0},
+    "ReplicaSet": {"replicas": 0},
+    "HorizontalPodAutoscaler": {"currentReplicas": 0, "desiredReplicas": 0},
+    "PodDisruptionBudget": {"disruptionsAllowed": 0, "currentHealthy": 0,
+                            "desiredHealthy": 0, "expectedPods": 0},
+}
+
 PROBE_DEFAULTS = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1,
                   "failureThreshold": 3}
 
@@ -253,6 +264,11 @@ def _binding(obj: Obj) -> None:
 def _crd(obj: Obj) -> None:
     spec = _map(obj, "spec")
     _set(spec, "conversion", {"strategy": "None"})
+    if obj.get("status") is None:
+        storage = [v.get("name") for v in spec.get("versions") or []
+                   if isinstance(v, dict) and v.get("storage")]
+        obj["status"] = {"acceptedNames": {"kind": "", "plural": ""},
+                         "storedVersions": storage}
 
 
 def _ingress(obj: Obj) -> None:
