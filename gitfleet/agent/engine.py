@@ -288,7 +288,7 @@ class Engine:
 
         def one(plan: _Plan) -> None:
             nonlocal writes
-            result, entry, wrote = self._apply_one(plan, desired, provided, ensured, lock)
+            result, entry, wrote = self._apply_one(plan, desired)
             with lock:
                 results[plan.obj.ref.key] = result
                 writes += wrote
@@ -299,6 +299,7 @@ class Engine:
         with ThreadPoolExecutor(max_workers=workers,
                                 thread_name_prefix="gitfleet-apply") as pool:
             for stage in stages.in_stages((p.obj.ref, p) for p in plans):
+                writes += self._ensure_namespaces([p for _, p in stage], provided, ensured)
                 list(pool.map(one, [p for _, p in stage]))
                 crds = [p.obj.ref.name for _, p in stage
                         if p.obj.ref.kind == "CustomResourceDefinition"
@@ -310,15 +311,39 @@ class Engine:
                         log(LOG, logging.WARNING, "CRD not established in time", crd=name)
         return applied, writes
 
-    def _apply_one(self, plan: _Plan, desired: DesiredState, provided: set[str],
-                   ensured: set[str], lock: threading.Lock
+    def _ensure_namespaces(self, plans: list[_Plan], provided: set[str],
+                           ensured: set[str]) -> int:
+        """Create the missing namespaces of these objects that no Description provides."""
+        if not self.settings.create_namespaces:
+            return 0
+        created = 0
+        for plan in plans:
+            ref = plan.obj.ref
+            if not ref.namespace or ref.namespace in provided or ref.namespace in ensured:
+                continue
+            try:
+                if not self.kube.resource(ref.api_version, ref.kind).namespaced:
+                    continue
+            except NotServed:
+                continue
+            ensured.add(ref.namespace)
+            try:
+                if self.kube.ensure_namespace(ref.namespace):
+                    created += 1
+                    log(LOG, logging.INFO, "created namespace", namespace=ref.namespace)
+            except ApiError as exc:
+                log(LOG, logging.WARNING, "cannot create namespace", namespace=ref.namespace,
+                    error=str(exc))
+        return created
+
+    def _apply_one(self, plan: _Plan, desired: DesiredState
                    ) -> tuple[ObjectResult, InventoryEntry | None, int]:
         obj = plan.obj
         ref = obj.ref
         cluster = self.settings.cluster
         writes = 0
         try:
-            resource = self.kube.resource(ref.api_version, ref.kind)
+            self.kube.resource(ref.api_version, ref.kind)  # NotServed before any other call
             live = plan.live
             if plan.reason == "new":
                 live = self.kube.get(ref.api_version, ref.kind, ref.namespace, ref.name)
@@ -328,14 +353,6 @@ class Engine:
                         return (ObjectResult(ref, obj.description, Change.SKIPPED, error=(
                             f"{ref} already exists and is not managed by gitfleet; "
                             "conflictResolution Abort leaves it alone")), None, 0)
-            if (resource.namespaced and ref.namespace and self.settings.create_namespaces
-                    and ref.namespace not in provided):
-                with lock:
-                    need = ref.namespace not in ensured
-                    ensured.add(ref.namespace)
-                if need and self.kube.ensure_namespace(ref.namespace, labels={}):
-                    writes += 1
-                    log(LOG, logging.INFO, "created namespace", namespace=ref.namespace)
             before = str(((live or {}).get("metadata") or {}).get("resourceVersion", ""))
             after = self.kube.apply(managed_body(obj, cluster, desired.state_commit), force=True)
             writes += 1
@@ -384,9 +401,7 @@ class Engine:
             if live is not None and not compare(compared_body(obj, self.settings.cluster), live):
                 return None
             plan = _Plan(obj, live, "drift" if live is not None else "missing")
-            provided = {o.ref.name for o in desired.objects.values()
-                        if o.ref.kind == "Namespace"}
-            result, _, _ = self._apply_one(plan, desired, provided, set(), threading.Lock())
+            result, _, _ = self._apply_one(plan, desired)
             return result
 
 
