@@ -98,6 +98,8 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
     folders: dict[str, dict[str, bytes]] = {}
     for path, data in files.items():
         folder, _, name = path.rpartition("/")
+        if not folder:  # cluster-level files (cluster.yaml) sit beside the Description folders
+            continue
         folders.setdefault(folder, {})[name] = data
     descriptions: dict[str, Description] = {}
     objects: dict[str, DesiredObject] = {}
