@@ -1,0 +1,71 @@
+"""The seed scenario: a Deployment of 3 scaled to 1 in the child, with Recovery off and on."""
+
+from __future__ import annotations
+
+import threading
+
+from gitfleet.agent.statusfile import Phase
+from gitfleet.clock import SystemClock
+from tests.agent.conftest import person, running, status_log, status_of, wait_for
+from tests.agent.fleetstate import configmap, deployment, description_files, publish
+
+
+def _publish_web(remote) -> None:
+    publish(remote.git, "c1", description_files("default", "web", [
+        deployment("web", "bar", replicas=3), configmap("web-config", "bar", {"mode": "blue"})]))
+
+
+def _scale(sim, replicas: int) -> None:
+    person(sim).apply({"apiVersion": "apps/v1", "kind": "Deployment",
+                       "metadata": {"name": "web", "namespace": "bar"},
+                       "spec": {"replicas": replicas}}, force=True)
+
+
+def _replicas(sim) -> int:
+    return person(sim).get("apps/v1", "Deployment", "bar", "web")["spec"]["replicas"]
+
+
+def test_without_recovery_drift_is_reported_and_left_alone(remote, kubesim, make_agent) -> None:
+    sim = kubesim()
+    _publish_web(remote)
+    agent = make_agent(remote, sim)
+    wait_for(lambda: status_of(remote) and status_of(remote).descriptions[0].phase
+             is Phase.SUCCESS, step=agent.step)
+    _scale(sim, 1)
+    # a server default and another controller's field are not drift
+    person(sim).apply({"apiVersion": "v1", "kind": "ConfigMap",
+                       "metadata": {"name": "web-config", "namespace": "bar",
+                                    "annotations": {"someone.else/note": "hi"}}}, force=True)
+    agent.step()
+    agent.step()
+    assert _replicas(sim) == 1
+    drift = status_of(remote).drift
+    assert [(d.kind, d.name, [(f.path, f.desired, f.live) for f in d.fields]) for d in drift] \
+        == [("Deployment", "web", [("spec.replicas", 3, 1)])]
+    first_seen = drift[0].first_seen
+    assert "drift on Deployment bar/web: spec.replicas 3 -> 1" in status_log(remote)
+
+    person(sim).delete("v1", "ConfigMap", "bar", "web-config")
+    agent.step()
+    gone = [d for d in status_of(remote).drift if d.name == "web-config"]
+    assert gone and gone[0].missing
+    assert person(sim).get("v1", "ConfigMap", "bar", "web-config") is None
+    assert [d for d in status_of(remote).drift if d.name == "web"][0].first_seen == first_seen
+
+
+def test_with_recovery_drift_is_put_back_within_seconds(remote, kubesim, make_agent) -> None:
+    sim = kubesim()
+    _publish_web(remote)
+    agent = make_agent(remote, sim, clock=SystemClock(), recovery=True, interval=30.0)
+    with running(agent):
+        wait_for(lambda: status_of(remote) and status_of(remote).descriptions[0].phase
+                 is Phase.SUCCESS)
+        wait_for(lambda: agent.recovery is not None and len(agent.recovery._watches) == 2)
+        _scale(sim, 1)
+        wait_for(lambda: _replicas(sim) == 3, timeout=10)
+        person(sim).delete("v1", "ConfigMap", "bar", "web-config")
+        wait_for(lambda: person(sim).get("v1", "ConfigMap", "bar", "web-config"), timeout=10)
+        wait_for(lambda: "recovered ConfigMap bar/web-config" in status_log(remote), timeout=10)
+    log = status_log(remote)
+    assert "recovered Deployment bar/web: put back spec.replicas 1 -> 3" in log
+    assert not [t for t in threading.enumerate() if t.name.startswith("gitfleet-watch")]
