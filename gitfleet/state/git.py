@@ -143,11 +143,13 @@ class Git:
             return None
         return rest[:int(parts[2])]
 
-    def ls_tree(self, rev: str, prefix: str = "") -> dict[str, str]:
-        """Every blob under folder `prefix` at `rev`: repo-relative path -> blob sha."""
+    def ls_tree(self, rev: str, *prefixes: str) -> dict[str, str]:
+        """Every blob under the folders (or files) `prefixes` at `rev` (all when none given):
+        repo-relative path -> blob sha. {} when `rev` does not exist."""
         args = ["ls-tree", "-r", "-z", "--full-tree", rev]
-        if prefix:
-            args += ["--", prefix.rstrip("/") + "/"]
+        wanted = [p for p in prefixes if p]
+        if wanted:
+            args += ["--", *wanted]
         proc = self._exec(args, None)
         if proc.returncode != 0:
             if self.resolve(rev) is None:
@@ -183,7 +185,7 @@ class Git:
 
     def read_files(self, rev: str, prefix: str = "") -> dict[str, bytes]:
         """Every file under folder `prefix` at `rev` (paths relative to the repo root)."""
-        listing = self.ls_tree(rev, prefix)
+        listing = self.ls_tree(rev, prefix.rstrip("/") + "/" if prefix else "")
         blobs = self.read_objects(listing.values())
         return {path: blobs[sha] for path, sha in listing.items()}
 

@@ -64,7 +64,7 @@ class RenderSummary:
             if not path.startswith(CLUSTERS):
                 continue
             parts = path.split("/")
-            if len(parts) < 3:
+            if len(parts) != 5:
                 continue
             clusters.add(parts[1])
             if parts[-1] == DESCRIPTION_FILE:
@@ -168,7 +168,7 @@ class StateWriter:
         self._index = index
         self.publish(updates)
         self._present.update(new_objects)
-        log(LOG, logging.INFO, "state written", state=state, source=source_commit,
+        log(LOG, logging.DEBUG, "state written", state=state, source=source_commit,
             clusters_moved=len(moving), objects_written=written,
             seconds=round(time.perf_counter() - started, 3))
         return StateWrite(changed=True, state=state, tree=build.root, moved=tuple(moving),

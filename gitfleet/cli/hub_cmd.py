@@ -1,0 +1,108 @@
+"""`gitfleet hub --repo PATH|URL`: render the fleet repo into Git state and keep it current.
+
+For a local repository (bare or not) the hub watches its refs and renders within a second of a
+commit to the source branch; for a remote URL it fetches every --interval (and at once on a
+webhook), backing off with jitter when the remote is down. SIGTERM stops it after the round
+in progress. One log line per render carries its figures.
+
+With --once: one round, then exit. Exit 0 when the state is current (written or unchanged),
+even if some Subscriptions could not render (their errors are printed and kept in errors.yaml,
+and they keep their last good Descriptions); 1 when the round failed (remote unreachable, no
+source branch, lost every ref race).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from gitfleet.errors import GitfleetError, TransientError
+from gitfleet.hub.hub import Hub
+from gitfleet.hub.loop import HubDaemon
+from gitfleet.hub.settings import HubSettings, parse_listen
+from gitfleet.model.settings import parse_duration
+from gitfleet.state.store import open_store
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser("hub", help="render the fleet repo into Git state, continuously",
+                              description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--repo", required=True, help="fleet repo: a local path or a remote URL")
+    p.add_argument("--branch", help="source branch (default: fleet.yaml sourceBranch, or main)")
+    p.add_argument("--once", action="store_true", help="run one round and exit")
+    p.add_argument("--interval", default="15s",
+                   help="fetch interval for a remote, re-check for a local repo (default 15s)")
+    p.add_argument("--debounce", default="50ms",
+                   help="quiet time after a trigger before rendering (default 50ms)")
+    p.add_argument("--listen", default="",
+                   help="HOST:PORT for webhooks, /healthz and /metrics (e.g. 127.0.0.1:8080)")
+    p.add_argument("--webhook-secret-file",
+                   help="file holding the webhook secret (or set GITFLEET_WEBHOOK_SECRET)")
+    p.add_argument("--cache-dir", help="where mirrors of remote repos live "
+                   "(default ~/.cache/gitfleet/hub)")
+    p.add_argument("--conflict-retries", type=int, default=HubSettings.conflict_retries,
+                   help="lost ref races retried within one round (default %(default)s)")
+    p.add_argument("--no-fleet-status", action="store_true",
+                   help="do not fold status branches into <prefix>/fleet-status")
+    p.set_defaults(run=run)
+
+
+def settings_of(args: argparse.Namespace) -> HubSettings:
+    secret = os.environ.get("GITFLEET_WEBHOOK_SECRET") or None
+    if args.webhook_secret_file:
+        secret = Path(args.webhook_secret_file).read_text().strip()
+    try:
+        interval = parse_duration(args.interval)
+        debounce = parse_duration(args.debounce)
+        if args.listen:
+            parse_listen(args.listen)
+    except ValueError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    return HubSettings(source_branch=args.branch, interval=interval, debounce=debounce,
+                       conflict_retries=args.conflict_retries,
+                       cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+                       listen=args.listen or None, webhook_secret=secret,
+                       fleet_status=not args.no_fleet_status)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.verbose == 0:
+        logging.getLogger("gitfleet").setLevel(logging.INFO)   # one line per render
+    settings = settings_of(args)
+    store = open_store(args.repo, cache_dir=settings.cache_dir)
+    hub = Hub(store, settings=settings)
+    if args.once:
+        return _once(hub)
+    daemon = HubDaemon(hub)
+    daemon.install_signals()
+    return daemon.run()
+
+
+def _once(hub: Hub) -> int:
+    try:
+        report = hub.run_once()
+    except TransientError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except GitfleetError:
+        raise
+    if report is None and hub.branches is None:
+        print(f"error: source branch {hub.source_branch()} not found", file=sys.stderr)
+        return 1
+    if report is None:
+        print("state is current: nothing to render")
+        return 0
+    result = report.result
+    for problem in result.errors:
+        print(f"error: {problem.format()}", file=sys.stderr)
+    what = (f"wrote state {report.state[:12]} ({len(report.moved)} cluster branches moved)"
+            if report.wrote and report.state else "state unchanged")
+    print(f"rendered {report.source[:12]}: {len(result.clusters)} clusters, "
+          f"{result.descriptions} Descriptions, {result.objects} objects, "
+          f"{len(result.errors)} errors, {len(result.warnings)} warnings; {what}")
+    return 0

@@ -1,0 +1,307 @@
+"""The fleet-wide status: every agent's `status.yaml`, folded into one branch for people.
+
+Agents write `<prefix>/status/<cluster>`; the hub reads them all (one `for-each-ref`, then one
+`cat-file` for the branches that moved) and writes `<prefix>/fleet-status` with one file per
+cluster (`clusters/<name>.yaml`: ready, last heartbeat, versions, sync) and one per Subscription
+(`subscriptions/<namespace>/<name>.yaml`: phase and replicas per cluster, summed like upstream
+aggregation). A commit lands only when something changed; when only heartbeat times moved, the
+new commit replaces the previous heartbeat-only commit instead of growing history.
+
+The same reading gives the render its status inputs: each cluster's reported capacity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from gitfleet import yamlio
+from gitfleet.clock import Clock, parse_iso
+from gitfleet.errors import InputError
+from gitfleet.layout import DESCRIPTION_FILE, STATUS_FILE, Branches
+from gitfleet.model.loader import Fleet
+from gitfleet.render.status import ClusterCapacity, StatusSnapshot
+from gitfleet.state.git import Git, RefUpdate
+
+API_VERSION = "gitfleet.io/v1alpha1"
+HEARTBEAT_GRACE = 3          # a heartbeat older than this many intervals makes a cluster NotReady
+PHASE_ORDER = ("Failure", "Degraded", "Unknown", "Progressing", "Installing", "Pending", "Success")
+REPLICA_FIELDS = ("replicas", "readyReplicas", "updatedReplicas", "availableReplicas")
+WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet")
+_REPLICAS = re.compile(rb"^spec:\n(?:[ \-].*\n)*?  replicas: (\d+)$", re.M)
+_SOURCE = re.compile(r"^  source:\n    apiVersion: (.*)\n    kind: (.*)\n    namespace: (.*)\n"
+                     r"    name: (.*)$", re.M)
+_TIME_KEY = "lastHeartbeat"
+
+
+class FleetStatus:
+    """Reads the agents' status branches and writes the fleet-wide status branch."""
+
+    def __init__(self, git: Git, *, clock: Clock, branches: Branches | None = None) -> None:
+        self.git = git
+        self.clock = clock
+        self.branches = branches or Branches()
+        self._parsed: dict[str, dict[str, Any] | None] = {}     # status commit -> status.yaml
+        self._digests: dict[str, str] = {}                        # fleet-status commit -> digest
+        self._replicas: dict[bytes, int | None] = {}
+        self._fold_key: tuple[object, ...] | None = None
+        self._fold_time = 0.0
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def heads(self) -> dict[str, str]:
+        """cluster -> commit of its status branch."""
+        prefix = self.branches.status("")
+        return {ref[len(prefix):]: sha for ref, sha in self.git.refs(prefix).items()}
+
+    def read(self) -> dict[str, dict[str, Any]]:
+        """cluster -> its parsed status.yaml (clusters with an unreadable file are left out)."""
+        heads = self.heads()
+        new = [sha for sha in heads.values() if sha not in self._parsed]
+        if new:
+            blobs = self._read_status_files(new)
+            for sha in new:
+                self._parsed[sha] = _parse(blobs.get(sha))
+        live = set(heads.values())
+        self._parsed = {k: v for k, v in self._parsed.items() if k in live}
+        return {name: doc for name, sha in heads.items()
+                if (doc := self._parsed.get(sha)) is not None}
+
+    def _read_status_files(self, commits: list[str]) -> dict[str, bytes]:
+        out = self.git.run("cat-file", "--batch",
+                           input="".join(f"{c}:{STATUS_FILE}\n" for c in commits).encode())
+        result, pos = {}, 0
+        for commit in commits:
+            nl = out.index(b"\n", pos)
+            parts = out[pos:nl].split()
+            pos = nl + 1
+            if len(parts) == 3:
+                size = int(parts[2])
+                if parts[1] == b"blob":
+                    result[commit] = out[pos:pos + size]
+                pos += size + 1
+        return result
+
+    def render_inputs(self) -> tuple[StatusSnapshot, str]:
+        """The status the render takes (reported capacity), and a digest that changes with it."""
+        capacity = {}
+        for name, doc in sorted(self.read().items()):
+            hb = doc.get("heartbeat") or {}
+            if hb.get("allocatable"):
+                capacity[name] = ClusterCapacity(
+                    allocatable={str(k): str(v) for k, v in hb["allocatable"].items()},
+                    requested={str(k): str(v) for k, v in (hb.get("requested") or {}).items()})
+        digest = hashlib.sha1(repr(sorted(
+            (n, sorted(c.allocatable.items()), sorted(c.requested.items()))
+            for n, c in capacity.items())).encode()).hexdigest()
+        return StatusSnapshot(capacity=capacity), digest
+
+    # -- folding -------------------------------------------------------------------------------
+
+    def files(self, fleet: Fleet | None, state: Mapping[str, bytes]) -> dict[str, bytes]:
+        """The fleet-status tree for the current status branches and state files."""
+        statuses = self.read()
+        now = self.clock.now()
+        names = set(statuses) | set(fleet.clusters if fleet else ())
+        out: dict[str, bytes] = {}
+        ready: dict[str, bool] = {}
+        for name in sorted(names):
+            doc = cluster_summary(name, statuses.get(name), now=now,
+                                  in_fleet=fleet is None or name in fleet.clusters)
+            ready[name] = bool(doc["ready"])
+            out[f"clusters/{name}.yaml"] = yamlio.dump(doc).encode()
+        for (ns, sub), doc in self._subscriptions(statuses, state, ready).items():
+            out[f"subscriptions/{ns}/{sub}.yaml"] = yamlio.dump(doc).encode()
+        return out
+
+    def _subscriptions(self, statuses: Mapping[str, dict[str, Any]],
+                       state: Mapping[str, bytes],
+                       ready: Mapping[str, bool]) -> dict[tuple[str, str], dict[str, Any]]:
+        bound: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+        sources: dict[tuple[str, str], dict[str, str]] = {}
+        for path, data in state.items():
+            parts = path.split("/")
+            if len(parts) != 5 or parts[0] != "clusters":
+                continue
+            _, cluster, ns, sub, filename = parts
+            entry = bound.setdefault((ns, sub), {}).setdefault(cluster, {"replicas": 0})
+            if filename == DESCRIPTION_FILE:
+                m = _SOURCE.search(data.decode("utf-8", "replace"))
+                if m and (ns, sub) not in sources:
+                    sources[(ns, sub)] = {"apiVersion": m[1].strip('"'), "kind": m[2],
+                                          "namespace": m[3].strip('"'), "name": m[4].strip('"')}
+            elif filename.split("_")[1:2] and filename.split("_")[1] in WORKLOADS:
+                entry["replicas"] += self._desired(data)
+        out: dict[tuple[str, str], dict[str, Any]] = {}
+        for (ns, sub), clusters in sorted(bound.items()):
+            rows, total = [], dict.fromkeys(REPLICA_FIELDS, 0)
+            for cluster, entry in sorted(clusters.items()):
+                row = _cluster_row(cluster, statuses.get(cluster), f"{ns}/{sub}",
+                                   entry["replicas"], ready.get(cluster, False))
+                rows.append(row)
+                for f in REPLICA_FIELDS:
+                    total[f] += row["replicaStatus"].get(f, 0)
+            phases = [r["phase"] for r in rows]
+            out[(ns, sub)] = {
+                "apiVersion": API_VERSION, "kind": "SubscriptionStatus",
+                "source": sources.get((ns, sub), {"namespace": ns, "name": sub}),
+                "phase": worst_phase(phases),
+                "boundClusters": len(rows),
+                "phases": {p: phases.count(p) for p in PHASE_ORDER if p in phases},
+                "replicaStatus": total,
+                "clusters": rows,
+            }
+        return out
+
+    def _desired(self, data: bytes) -> int:
+        if data not in self._replicas:
+            m = _REPLICAS.search(data)
+            self._replicas[data] = int(m[1]) if m else None
+            if len(self._replicas) > 100_000:
+                self._replicas.clear()
+        return self._replicas[data] or 0
+
+    def fold(self, fleet: Fleet | None, state: Mapping[str, bytes], *, publish: Any,
+             state_commit: str | None = None, recheck: float = 15.0) -> str | None:
+        """Write the fleet-status branch if it changed; returns the new commit or None.
+
+        Skips the work when neither a status branch nor the state moved, unless `recheck`
+        seconds passed (heartbeats age even when nothing is written).
+        """
+        key = (tuple(sorted(self.heads().items())), state_commit,
+               tuple(sorted(fleet.clusters)) if fleet else ())
+        now = self.clock.now()
+        if key == self._fold_key and now - self._fold_time < recheck:
+            return None
+        self._fold_key, self._fold_time = key, now
+        files = self.files(fleet, state)
+        ref = self.branches.fleet_status
+        old = self.git.resolve(ref)
+        tree = self.git.write_tree(files)
+        if old is not None and self.git.resolve(f"{old}^{{tree}}") == tree:
+            return None
+        digest = _stable_digest(files)
+        parents = [old] if old else []
+        if old is not None and self._digest_of(old) == digest:
+            parents = self.git.run("rev-list", "--parents", "-n1", old).decode().split()[1:]
+        ready = sum(1 for p, d in files.items()
+                    if p.startswith("clusters/") and b"\nready: true\n" in d)
+        n_clusters = sum(1 for p in files if p.startswith("clusters/"))
+        n_subs = sum(1 for p in files if p.startswith("subscriptions/"))
+        message = (f"Fleet status: {n_clusters} clusters ({ready} ready), {n_subs} Subscriptions"
+                   f"\n\nStatus-Digest: {digest}\n")
+        commit = self.git.commit(tree, parents, message, when=self.clock.now())
+        publish([RefUpdate(ref, commit, old)])
+        self._digests[commit] = digest
+        return commit
+
+    def _digest_of(self, commit: str) -> str:
+        if commit not in self._digests:
+            out = self.git.run("log", "-1", "--format=%(trailers:key=Status-Digest,valueonly)",
+                               commit)
+            self._digests[commit] = out.decode().strip()
+        return self._digests[commit]
+
+
+def _parse(data: bytes | None) -> dict[str, Any] | None:
+    if data is None:
+        return None
+    try:
+        doc = yamlio.load_one(data, STATUS_FILE)
+    except InputError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def cluster_summary(name: str, doc: Mapping[str, Any] | None, *, now: float,
+                    in_fleet: bool) -> dict[str, Any]:
+    """One cluster's row of the fleet status: ready (judged on heartbeat age), versions, sync."""
+    hb = (doc or {}).get("heartbeat") or {}
+    sync = (doc or {}).get("sync") or {}
+    interval = int(hb.get("intervalSeconds") or 0)
+    reason = ""
+    if not hb:
+        ready, reason = False, "no heartbeat yet"
+    else:
+        try:
+            age = now - parse_iso(str(hb.get("time", "")))
+        except ValueError:
+            age = float("inf")
+        reported = bool((hb.get("livez") and hb.get("readyz")) or hb.get("healthz"))
+        if age > HEARTBEAT_GRACE * max(interval, 1):
+            ready, reason = False, f"heartbeat older than {HEARTBEAT_GRACE} intervals"
+        elif not reported:
+            ready, reason = False, "cluster reports not ready"
+        else:
+            ready = True
+    descriptions = (doc or {}).get("descriptions") or []
+    phases: dict[str, int] = {}
+    for d in descriptions:
+        phase = str(d.get("phase", "Pending"))
+        phases[phase] = phases.get(phase, 0) + 1
+    nodes = hb.get("nodes") or {}
+    return {
+        "apiVersion": API_VERSION, "kind": "ClusterSummary", "cluster": name,
+        "inFleet": in_fleet,
+        "ready": ready, "reason": reason,
+        _TIME_KEY: str(hb.get("time", "")),
+        "heartbeatIntervalSeconds": interval,
+        "versions": {"kubernetes": str(hb.get("kubernetesVersion", "")),
+                     "agent": str(hb.get("agentVersion", ""))},
+        "platform": str(hb.get("platform", "")),
+        "nodes": {"ready": int(nodes.get("ready", 0) or 0),
+                  "notReady": int(nodes.get("notReady", 0) or 0)},
+        "sync": {k: str(sync.get(k, "") or "") for k in
+                 ("result", "stateCommit", "clusterCommit", "sourceCommit", "time", "message")},
+        "descriptions": {"total": len(descriptions),
+                         "phases": {p: phases[p] for p in sorted(phases)}},
+        "drifted": len((doc or {}).get("drift") or []),
+    }
+
+
+def _cluster_row(cluster: str, doc: Mapping[str, Any] | None, key: str, desired: int,
+                 ready: bool) -> dict[str, Any]:
+    status = None
+    for d in (doc or {}).get("descriptions") or []:
+        if f"{d.get('namespace', '')}/{d.get('name', '')}" == key:
+            status = d
+            break
+    if status is None:
+        phase = "Pending" if ready or doc is None else "Unknown"
+    else:
+        phase = str(status.get("phase", "Pending"))
+        if not ready and doc is not None and (doc.get("heartbeat") or {}):
+            phase = "Unknown" if phase not in ("Failure",) else phase
+    live = dict.fromkeys(REPLICA_FIELDS[1:], 0)
+    reported = False
+    for obj in (status or {}).get("objects") or []:
+        values = obj.get("status") if isinstance(obj.get("status"), dict) else obj
+        for f in REPLICA_FIELDS[1:]:
+            if isinstance(values.get(f), int):
+                live[f] += values[f]
+                reported = True
+    replica_status: dict[str, int] = {"replicas": desired}
+    if reported:
+        replica_status |= live
+    return {"cluster": cluster, "phase": phase, "replicaStatus": replica_status,
+            "sourceCommit": str((status or {}).get("sourceCommit", "") or ""),
+            "message": str((status or {}).get("message", "") or "")}
+
+
+def worst_phase(phases: list[str]) -> str:
+    """The Subscription's phase: the worst of its clusters' (Success only when all are)."""
+    if not phases:
+        return "Pending"
+    rank = {p: i for i, p in enumerate(PHASE_ORDER)}
+    return min(phases, key=lambda p: rank.get(p, rank["Unknown"]))
+
+
+def _stable_digest(files: Mapping[str, bytes]) -> str:
+    """A digest of the fleet status that ignores heartbeat times."""
+    h = hashlib.sha1()
+    pattern = re.compile(rb"^" + _TIME_KEY.encode() + rb": .*$", re.M)
+    for path in sorted(files):
+        h.update(path.encode() + b"\0" + pattern.sub(b"", files[path]) + b"\0")
+    return h.hexdigest()

@@ -1,0 +1,217 @@
+"""The hub's round of work: read the source, render when an input changed, write the state.
+
+`Hub.step()` does one round and says when it wants the next; the daemon loop (`gitfleet.hub.
+loop`) runs it on triggers. Everything the hub knows is in Git, so a restarted or a second hub
+picks up where the first stopped: a lost ref race (`RefConflict`) is answered by re-reading,
+re-rendering and retrying, so no update is lost and none is applied twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gitfleet.clock import Clock, SystemClock
+from gitfleet.errors import RefConflict, TransientError
+from gitfleet.hub.fleetstatus import FleetStatus
+from gitfleet.hub.metrics import Metrics
+from gitfleet.hub.settings import HubSettings
+from gitfleet.layout import Branches
+from gitfleet.logs import log
+from gitfleet.model.loader import Fleet
+from gitfleet.render.core import RenderResult, render
+from gitfleet.state.snapshot import SourceReader
+from gitfleet.state.store import Store
+from gitfleet.state.writer import RenderSummary, StateHeads, StateWrite, StateWriter, read_heads
+
+LOG = logging.getLogger("gitfleet.hub")
+DEFAULT_SOURCE_BRANCH = "main"
+
+
+@dataclass(frozen=True)
+class RenderReport:
+    """What one render did, for the log, the metrics and `--once`."""
+
+    source: str
+    state: str | None
+    wrote: bool
+    moved: tuple[str, ...]
+    result: RenderResult
+    render_seconds: float
+    write_seconds: float
+
+
+class Hub:
+    """One fleet repository's render loop, one round at a time."""
+
+    def __init__(self, store: Store, *, settings: HubSettings | None = None,
+                 clock: Clock | None = None, metrics: Metrics | None = None,
+                 rng: random.Random | None = None) -> None:
+        self.store = store
+        self.settings = settings or HubSettings()
+        self.clock = clock or SystemClock()
+        self.metrics = metrics or Metrics()
+        self.rng = rng or random.Random()
+        self.reader = SourceReader(store.git)
+        self.status = FleetStatus(store.git, clock=self.clock)
+        self.last: RenderReport | None = None      # the last render that ran
+        self._writers: dict[str, StateWriter] = {}
+        self._previous: tuple[str | None, Mapping[str, bytes]] | None = None
+        self._done_key: tuple[object, ...] | None = None
+        self.consecutive_failures = 0
+        self.branches: Branches | None = None     # where the last round read and wrote
+
+    # -- one round ---------------------------------------------------------------------------
+
+    def step(self) -> float:
+        """Fetch (for a remote), render and write if an input changed, fold status.
+
+        Returns the seconds until the hub wants its next round; a fault is logged and
+        answered with a backed-off delay instead of an exception.
+        """
+        try:
+            self.run_once()
+        except TransientError as exc:
+            self.consecutive_failures += 1
+            self.metrics.step_failures += 1
+            delay = self.settings.backoff(self.consecutive_failures - 1, self.rng)
+            log(LOG, logging.WARNING, "step failed, retrying", error=str(exc),
+                retry_in=round(delay, 2))
+            return delay
+        self.consecutive_failures = 0
+        self.metrics.last_success_time = self.clock.now()
+        return self.settings.interval
+
+    def run_once(self) -> RenderReport | None:
+        """One round; raises TransientError after `conflict_retries` lost races in a row.
+
+        Returns the render that ran, or None when no input had changed.
+        """
+        self.store.refresh()
+        for attempt in range(self.settings.conflict_retries + 1):
+            try:
+                report = self._render_and_write()
+                self._fold_status()
+                return report
+            except RefConflict as exc:
+                self.metrics.ref_conflicts += 1
+                if attempt == self.settings.conflict_retries:
+                    raise TransientError(f"gave up after {attempt + 1} lost ref races: "
+                                         f"{exc}") from exc
+                delay = self.settings.backoff(attempt, self.rng)
+                log(LOG, logging.INFO, "lost a ref race; re-reading", attempt=attempt + 1,
+                    retry_in=round(delay, 3))
+                self.clock.sleep(delay)
+                self.store.refresh()
+        return None  # pragma: no cover - the loop returns or raises
+
+    # -- the render ----------------------------------------------------------------------------
+
+    def source_branch(self) -> str:
+        return self.settings.source_branch or self._fleet_branch or DEFAULT_SOURCE_BRANCH
+
+    _fleet_branch: str | None = None
+
+    def _source(self) -> tuple[str, Fleet] | None:
+        git = self.store.git
+        for _ in range(2):
+            branch = self.source_branch()
+            source = git.resolve(f"refs/heads/{branch}^{{commit}}")
+            if source is None:
+                log(LOG, logging.WARNING, "source branch not found", branch=branch,
+                    repo=self.store.remote or str(git.path))
+                return None
+            fleet = self.reader.fleet_at(source)
+            wanted = fleet.settings.source_branch
+            if self.settings.source_branch or wanted == branch:
+                return source, fleet
+            self._fleet_branch = wanted     # fleet.yaml names another source branch
+        return None
+
+    def _writer(self, branches: Branches) -> StateWriter:
+        writer = self._writers.get(branches.prefix)
+        if writer is None:
+            writer = StateWriter(self.store.git, branches=branches, clock=self.clock,
+                                 publish=self.store.publish)
+            self._writers = {branches.prefix: writer}
+        return writer
+
+    def _render_and_write(self) -> RenderReport | None:
+        found = self._source()
+        if found is None:
+            return None
+        source, fleet = found
+        branches = Branches(fleet.settings.branch_prefix)
+        self.status.branches = self.branches = branches
+        heads = read_heads(self.store.git, branches)
+        snapshot, status_key = self.status.render_inputs()
+        key = (source, branches.prefix, heads.state, _digest(heads), status_key)
+        if key == self._done_key:
+            return None
+        started = time.perf_counter()
+        result = render(fleet, source_commit=source, previous_files=self._previous_files(heads),
+                        status=snapshot, fleet_at=self.reader.fleet_at)
+        rendered = time.perf_counter()
+        summary = RenderSummary(clusters=len(result.clusters), descriptions=result.descriptions,
+                                objects=result.objects, errors=len(result.errors),
+                                warnings=len(result.warnings))
+        write = self._writer(branches).write(result.files, source_commit=source, heads=heads,
+                                             summary=summary, clusters=fleet.clusters)
+        done = time.perf_counter()
+        self._previous = (write.state, result.files)
+        assert write.heads is not None
+        self._done_key = (source, branches.prefix, write.state, _digest(write.heads), status_key)
+        report = RenderReport(source=source, state=write.state, wrote=write.changed,
+                              moved=write.moved, result=result,
+                              render_seconds=rendered - started, write_seconds=done - rendered)
+        self._report(report, write)
+        return report
+
+    def _previous_files(self, heads: StateHeads) -> Mapping[str, bytes] | None:
+        if heads.state is None:
+            return None
+        if self._previous is not None and self._previous[0] == heads.state:
+            return self._previous[1]
+        files = self.store.git.read_files(heads.state)
+        self._previous = (heads.state, files)
+        return files
+
+    def _report(self, report: RenderReport, write: StateWrite) -> None:
+        result = report.result
+        self.last = report
+        self.metrics.rendered(seconds=report.render_seconds + report.write_seconds,
+                              errors=len(result.errors), warnings=len(result.warnings),
+                              source=report.source, state=report.state or "", wrote=report.wrote,
+                              clusters=len(result.clusters), now=self.clock.now())
+        log(LOG, logging.INFO, "render", source=report.source[:12],
+            state=(report.state or "")[:12], wrote=report.wrote, moved=len(report.moved),
+            clusters=len(result.clusters), descriptions=result.descriptions,
+            objects=result.objects, errors=len(result.errors), warnings=len(result.warnings),
+            render_s=round(report.render_seconds, 3), write_s=round(report.write_seconds, 3),
+            objects_written=write.objects_written)
+        for problem in result.errors:
+            log(LOG, logging.WARNING, "render error", problem=problem.format())
+
+    # -- fleet status --------------------------------------------------------------------------
+
+    def _fold_status(self) -> None:
+        if not self.settings.fleet_status:
+            return
+        if self._done_key is None or self._previous is None:
+            return
+        fleet = self.reader.fleet_at(str(self._done_key[0]))
+        wrote = self.status.fold(fleet, self._previous[1], publish=self.store.publish,
+                                 state_commit=self._previous[0], recheck=self.settings.interval)
+        if wrote:
+            log(LOG, logging.INFO, "fleet status written", commit=wrote[:12])
+
+
+def _digest(heads: StateHeads) -> str:
+    h = hashlib.sha1()
+    for name in sorted(heads.clusters):
+        h.update(f"{name} {heads.clusters[name][0]}\n".encode())
+    return h.hexdigest()

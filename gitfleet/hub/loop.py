@@ -1,0 +1,112 @@
+"""The hub daemon: `Hub.step()` in a loop, woken by its triggers, stopped by SIGTERM.
+
+Triggers: for a local repository, file-system events on its refs (debounced); for a remote,
+the fetch interval (with backoff and jitter after a failure, which `step()` computes); for
+both, the webhook endpoint when `listen` is set. A round always finishes before the loop stops.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from pathlib import Path
+from types import FrameType
+
+from gitfleet.hub.hub import Hub
+from gitfleet.hub.settings import parse_listen
+from gitfleet.hub.triggers import RefWatcher, Wakeup
+from gitfleet.hub.webhook import HubServer
+from gitfleet.layout import Branches
+from gitfleet.logs import log
+
+LOG = logging.getLogger("gitfleet.hub")
+
+
+class HubDaemon:
+    """Runs a `Hub` until `stop()` (or SIGTERM/SIGINT when `install_signals`)."""
+
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        self.wake = Wakeup()
+        self.stopping = threading.Event()
+        self.server: HubServer | None = None
+        self.watcher: RefWatcher | None = None
+        self._branches = Branches()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.wake.set("stop")
+
+    def install_signals(self) -> None:
+        def handler(signum: int, frame: FrameType | None) -> None:
+            log(LOG, logging.INFO, "stopping", signal=signal.Signals(signum).name)
+            self.stop()
+
+        signal.signal(signal.SIGTERM, handler)
+        signal.signal(signal.SIGINT, handler)
+
+    def _start_triggers(self) -> None:
+        settings = self.hub.settings
+        store = self.hub.store
+        if store.remote is None:
+            git_dir = Path(store.git.run("rev-parse", "--git-common-dir").decode().strip())
+            if not git_dir.is_absolute():
+                git_dir = store.git.path / git_dir
+            self.watcher = RefWatcher(git_dir, self.wake, branches=lambda: self._branches)
+            self.watcher.start()
+        if settings.listen:
+            host, port = parse_listen(settings.listen)
+            self.server = HubServer(host, port, wake=self.wake, metrics=self.hub.metrics,
+                                    secret=settings.webhook_secret, healthy=self._healthy,
+                                    ignore_ref=self._own_ref)
+            self.server.start()
+            log(LOG, logging.INFO, "listening", address="{}:{}".format(*self.server.address))
+
+    def _own_ref(self, ref: str) -> bool:
+        b = self._branches
+        return ref in (b.state, b.fleet_status) or ref.startswith(b.cluster(""))
+
+    def _healthy(self) -> bool:
+        return self.hub.consecutive_failures < 5
+
+    def run(self) -> int:
+        """Loop until stopped; returns the exit code (0)."""
+        self._start_triggers()
+        log(LOG, logging.INFO, "hub started", repo=self.hub.store.remote
+            or str(self.hub.store.git.path), branch=self.hub.source_branch(),
+            interval=self.hub.settings.interval)
+        try:
+            delay = 0.0
+            while not self.stopping.is_set():
+                reasons = self.wake.wait(delay)
+                if self.stopping.is_set():
+                    break
+                if reasons:
+                    reasons += self.wake.settle(self.hub.settings.debounce,
+                                                longest=10 * self.hub.settings.debounce)
+                for reason in set(reasons) - {"stop"}:
+                    self.hub.metrics.triggered(reason)
+                if not reasons:
+                    self.hub.metrics.triggered("interval")
+                delay = self._step()
+        finally:
+            if self.watcher is not None:
+                self.watcher.stop()
+            if self.server is not None:
+                self.server.stop()
+            log(LOG, logging.INFO, "hub stopped")
+        return 0
+
+    def _step(self) -> float:
+        try:
+            delay = self.hub.step()
+        except Exception as exc:  # a bug must not kill the daemon: log it and back off
+            self.hub.consecutive_failures += 1
+            self.hub.metrics.step_failures += 1
+            delay = self.hub.settings.backoff(self.hub.consecutive_failures - 1, self.hub.rng)
+            LOG.exception("step crashed", extra={"fields": {"error": repr(exc),
+                                                             "retry_in": round(delay, 2)}})
+        if self.hub.branches is not None:
+            self._branches = self.hub.branches
+        return delay

@@ -1,0 +1,40 @@
+"""The hub's own settings: intervals, retry limits, where it caches and listens.
+
+Defaults suit a fleet of thousands of clusters; every one can be set on the command line.
+What belongs to the fleet repo (branch prefix, source branch) lives in its `fleet.yaml`.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class HubSettings:
+    source_branch: str | None = None   # None: fleet.yaml's sourceBranch (default main)
+    interval: float = 15.0             # fetch interval for a remote; re-check for a local repo
+    debounce: float = 0.05             # quiet time after a trigger before rendering
+    conflict_retries: int = 8          # lost ref races retried within one step
+    backoff_base: float = 0.2          # first retry delay after a fault, doubled each time
+    backoff_max: float = 60.0
+    jitter: float = 0.25               # +/- share of random spread on every retry delay
+    cache_dir: Path | None = None      # remote repos' mirrors (default ~/.cache/gitfleet/hub)
+    listen: str | None = None          # "127.0.0.1:8080": webhooks, /healthz, /metrics
+    webhook_secret: str | None = None  # HMAC secret (GitHub, Gitea) or token (GitLab)
+    fleet_status: bool = True          # fold status branches into <prefix>/status
+
+    def backoff(self, attempt: int, rng: random.Random | None = None) -> float:
+        """Delay before retry number `attempt` (0-based): exponential, capped, jittered."""
+        base = min(self.backoff_max, self.backoff_base * 2.0 ** attempt)
+        spread = float((rng or random).uniform(-self.jitter, self.jitter))
+        return max(0.0, base * (1 + spread))
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """`127.0.0.1:8080` or `:8080` -> (host, port); the host defaults to loopback."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"--listen wants HOST:PORT, got {text!r}")
+    return (host.strip("[]") or "127.0.0.1"), int(port)
