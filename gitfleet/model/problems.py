@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import total_ordering
 from typing import Any
 
 
-@dataclass(frozen=True, order=True)
+@total_ordering
+@dataclass(frozen=True)
 class Problem:
     """One error or warning: `path:line: Kind/namespace/name: message`."""
 
@@ -15,6 +17,16 @@ class Problem:
     obj: str
     message: str
     unit: str = ""  # the Subscription/policy it belongs to, when there is one
+
+    def _order(self) -> tuple[str, int, str, str, str]:
+        # A problem without a line sorts before the lines of its file (None cannot be compared).
+        return (self.path, -1 if self.line is None else self.line, self.obj, self.message,
+                self.unit)
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Problem):
+            return NotImplemented
+        return self._order() < other._order()
 
     def format(self) -> str:
         where = self.path or "<fleet>"
