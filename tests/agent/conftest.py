@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +21,7 @@ from gitfleet.kube.client import KubeClient, KubeSettings
 from gitfleet.kubesim import KubeSim
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, init_repo
-from tests.gitserver import git_daemon
+from tests.gitserver import free_port, git_daemon
 
 
 @dataclass
@@ -123,3 +125,53 @@ def status_of(remote: Remote, cluster: str = "c1") -> ClusterStatus | None:
 
 def status_log(remote: Remote, cluster: str = "c1") -> str:
     return remote.git.run("log", "-p", Branches().status(cluster)).decode()
+
+
+class Daemon:
+    """A `git daemon` that can go down and come back on the same port (a flaky remote)."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"git://127.0.0.1:{self.port}"
+
+    def up(self, timeout: float = 10.0) -> None:
+        self.proc = subprocess.Popen(
+            ["git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={self.port}",
+             f"--base-path={self.base}", "--export-all", "--enable=receive-pack",
+             str(self.base)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("git daemon did not start") from None
+                time.sleep(0.02)
+
+    def down(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+            self.proc = None
+
+
+@pytest.fixture
+def flaky_remote(tmp_path: Path) -> Iterator[tuple[Remote, Daemon]]:
+    base = tmp_path / "flaky"
+    git = init_repo(base / "fleet.git", bare=True)
+    daemon = Daemon(base)
+    daemon.up()
+    try:
+        yield Remote(git=git, url=f"{daemon.url}/fleet.git", base=base), daemon
+    finally:
+        daemon.down()
