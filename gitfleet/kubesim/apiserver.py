@@ -9,6 +9,7 @@ conflict, applies conflict over fields other managers own.
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import json
 import random
@@ -56,7 +57,7 @@ _SERVER_META = ("uid", "creationTimestamp", "generation", "deletionTimestamp",
 
 
 def rfc3339(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
@@ -634,10 +635,8 @@ class ApiServer:
         """Delete without finalizers or checks (namespace and CRD cleanup)."""
         obj = self.store.get(_tkey(rt), namespace, name)
         if obj is not None:
-            try:
+            with contextlib.suppress(st.ApiError):
                 self._remove(rt, namespace, name, obj)
-            except st.ApiError:
-                pass
 
     # ---- system writes (controllers) ------------------------------------------------------
 

@@ -81,11 +81,9 @@ class Controller:
                 self.schedule(key, self.delay)
         elif rt.kind == "CustomResourceDefinition":
             self.schedule(key, self.crd_delay)
-        elif rt.kind == "Namespace":
-            if meta.get("deletionTimestamp"):
-                self.schedule(key, 0.0)
-            elif event.type == "ADDED":
-                self.schedule(key, 0.0)
+        elif rt.kind == "Namespace" and (meta.get("deletionTimestamp")
+                                         or event.type == "ADDED"):
+            self.schedule(key, 0.0)
 
     # ---- the loop ------------------------------------------------------------------------
 

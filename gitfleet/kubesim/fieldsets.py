@@ -83,9 +83,7 @@ def changed(old: dict[Path, Any], new: dict[Path, Any]) -> set[Path]:
     """Members of `new` that are absent from or differ in `old` (modified or added)."""
     out = set()
     for path, value in new.items():
-        if path not in old:
-            out.add(path)
-        elif value is not _ITEM and old[path] != value:
+        if path not in old or value is not _ITEM and old[path] != value:
             out.add(path)
     return out
 

@@ -6,6 +6,7 @@ client's request/response round trip costs microseconds, not a delayed-ACK timer
 
 from __future__ import annotations
 
+import contextlib
 import http
 import json
 import logging
@@ -397,10 +398,8 @@ class HttpServer(ThreadingHTTPServer):
             conns = list(self._conns)
             threads = list(self._conn_threads)
         for sock in conns:
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         deadline = time.monotonic() + timeout
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))

@@ -21,7 +21,7 @@ def wants_table(accept: str) -> bool:
 def _age(created: str, now: float) -> str:
     try:
         then = dt.datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(
-            tzinfo=dt.timezone.utc).timestamp()
+            tzinfo=dt.UTC).timestamp()
     except (TypeError, ValueError):
         return "<unknown>"
     seconds = max(0, int(now - then))

@@ -248,11 +248,7 @@ def object_causes(rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
     spec = obj.get("spec")
     if rt.custom:
         return out
-    if kind == "Deployment" or kind == "ReplicaSet":
-        out += _workload(spec)
-    elif kind == "StatefulSet":
-        out += _workload(spec)
-    elif kind == "DaemonSet":
+    if kind == "Deployment" or kind == "ReplicaSet" or kind == "StatefulSet" or kind == "DaemonSet":
         out += _workload(spec)
     elif kind == "Job":
         out += _workload(spec, selector_required=False, job=True)
