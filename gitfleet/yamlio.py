@@ -28,7 +28,7 @@ def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:str", data)
 
 
-_Dumper.add_representer(str, _str_representer)
+_Dumper.add_representer(str, _str_representer)  # type: ignore[attr-defined]
 
 # An expanded document larger than this many nodes is treated as an alias bomb.
 MAX_EXPANDED_NODES = 1_000_000

@@ -55,6 +55,10 @@ CLUSTER_GROUPS = {CLUSTERNET_CLUSTERS, GITFLEET}
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 # What a template's name may be: Kubernetes path-segment rules, and nothing that climbs folders.
 SAFE_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.:@]*[A-Za-z0-9])?$")
+# apiVersion and kind become parts of file names in the state tree: Kubernetes' own shapes only.
+API_VERSION = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                         r"[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+KIND = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 
 
 def is_yaml(path: str) -> bool:
@@ -148,6 +152,13 @@ class _Builder:
             return None
         if not isinstance(kind, str) or not kind:
             self.error(origin, "", "kind is missing or not a string")
+            return None
+        if not API_VERSION.match(api_version):
+            self.error(origin, "", f"apiVersion {api_version!r} is not a Kubernetes API version "
+                       "(group/version, e.g. apps/v1)")
+            return None
+        if not KIND.match(kind):
+            self.error(origin, "", f"kind {kind!r} is not a Kubernetes kind (letters and digits)")
             return None
         if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
             self.error(origin, f"{kind}/?", "metadata.name is missing or not a string")
@@ -365,9 +376,11 @@ class _Builder:
                           "this Localization applies to no cluster")
 
     def fleet(self) -> Fleet:
+        def by_name(o: Any) -> tuple[str, str]:
+            return (o.namespace, o.name)
+
         self.scope_templates()
         self.check_references()
-        by_name = lambda o: (o.namespace, o.name)  # noqa: E731
         return Fleet(
             settings=self.settings, clusters=dict(sorted(self.clusters.items())),
             templates=self.templates,

@@ -119,9 +119,9 @@ def render(fleet: Fleet, *, source_commit: str = "",
             draft, error = _draft(ctx, plan, fleet.clusters[cluster_name], placements)
             if error:
                 ctx.errors.append(ctx.problem(plan, error, cluster_name))
-                prev = ctx.previous.get(cluster_name, plan.folder)
-                if prev is not None:
-                    kept[cluster_name][plan.folder] = _last_good(prev, [error])
+                last = ctx.previous.get(cluster_name, plan.folder)
+                if last is not None:
+                    kept[cluster_name][plan.folder] = _last_good(last, [error])
                 continue
             assert draft is not None
             drafts[cluster_name][plan.folder] = draft

@@ -242,10 +242,10 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
     candidates, _ = selection.karmada_candidates(placement, clusters, status.taints)
     if placement.get("spreadConstraints"):
         workload = next((t for t in templates if t.replicas_path()), None)
-        room = {c: (available_replicas(workload, status.capacity.get(c)) or 0) if workload else 0
-                for c in candidates}
+        spread_room = {c: (available_replicas(workload, status.capacity.get(c)) or 0)
+                       if workload else 0 for c in candidates}
         candidates, err = selection.spread(candidates, placement["spreadConstraints"], clusters,
-                                           room)
+                                           spread_room)
         if err:
             plan.error = err
             return plan
@@ -267,7 +267,8 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
         weight_pref = rs.get("weightPreference") or {}
         if rs.get("replicaDivisionPreference") == "Aggregated" or \
                 weight_pref.get("dynamicWeight") == "AvailableReplicas":
-            room = {c: available_replicas(t, status.capacity.get(c)) for c in candidates}
+            room: dict[str, int | None] = {
+                c: available_replicas(t, status.capacity.get(c)) for c in candidates}
             if not any(c in status.capacity for c in candidates):
                 plan.warnings.append(f"{t.kind} {t.namespace}/{t.name}: no cluster has reported "
                                      "its capacity yet; replicas divided equally until they do")
