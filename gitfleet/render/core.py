@@ -8,13 +8,16 @@ cluster's subtree, and everything else renders as usual.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitfleet import yamlio
+from gitfleet.errors import InputError
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE
 from gitfleet.model.loader import Fleet
-from gitfleet.model.objects import Cluster, ObjectKey
+from gitfleet.model.objects import Cluster, ObjectKey, Taint
 from gitfleet.model.problems import Problem
 from gitfleet.render import emit
 from gitfleet.render.overlay import Overlay, choose_clusternet, ordered_steps
@@ -98,8 +101,15 @@ def render(fleet: Fleet, *, source_commit: str = "",
            previous_files: Mapping[str, bytes] | None = None, status: StatusSnapshot | None = None,
            fleet_at: Callable[[str], Fleet] | None = None) -> RenderResult:
     """Render the whole state tree of `fleet` (see gitfleet.layout for the layout)."""
-    ctx = _Context(fleet, source_commit, PreviousState(previous_files), status or StatusSnapshot(),
-                   fleet_at, Overlay(fleet))
+    previous = PreviousState(previous_files)
+    ghosts = _ghost_clusters(fleet, previous)
+    if ghosts:
+        # A cluster whose file is broken stays bound as it last was, so that the other
+        # clusters' shares do not change while its kept subtree still runs its own.
+        fleet = dataclasses.replace(fleet, clusters=dict(sorted({**fleet.clusters,
+                                                                 **ghosts}.items())))
+    ctx = _Context(fleet, source_commit, previous, status or StatusSnapshot(), fleet_at,
+                   Overlay(fleet))
     ctx.errors.extend(fleet.errors)
     ctx.warnings.extend(fleet.warnings)
     ctx.warnings.extend(ctx.overlay.problems)
@@ -130,13 +140,13 @@ def render(fleet: Fleet, *, source_commit: str = "",
     files: dict[str, bytes] = {}
     summaries = []
     for name, cluster in fleet.clusters.items():
-        summaries.append(_write_cluster(ctx, cluster, drafts[name], kept[name], files))
-    for name in sorted(fleet.broken_clusters - set(fleet.clusters)):
-        held = ctx.previous.cluster_files.get(name, {})
-        files.update(held)
-        if held:
+        if name in ghosts:
+            files.update(ctx.previous.cluster_files.get(name, {}))
             ctx.warnings.append(Problem(f"clusters/{name}.yaml", None, f"ManagedCluster/{name}",
                                         "file is broken; the cluster keeps its last good state"))
+            summaries.append(ClusterSummary(name, len(ctx.previous.of_cluster(name)), 0, 1, 0))
+            continue
+        summaries.append(_write_cluster(ctx, cluster, drafts[name], kept[name], files))
     errors = sorted(set(ctx.errors))
     warnings = sorted(set(ctx.warnings))
     files[ERRORS_FILE] = emit.emit({"errors": [p.to_dict() for p in errors],
@@ -147,6 +157,29 @@ def render(fleet: Fleet, *, source_commit: str = "",
         files[CLAIMS_FILE] = emit.emit({"claims": rows}).encode()
     return RenderResult(dict(sorted(files.items())), errors, warnings, summaries,
                         ctx.cache.built)
+
+
+def _ghost_clusters(fleet: Fleet, previous: PreviousState) -> dict[str, Cluster]:
+    """Clusters whose file is broken now, as their last good `cluster.yaml` described them."""
+    ghosts = {}
+    for name in sorted(fleet.broken_clusters - set(fleet.clusters)):
+        raw = previous.files.get(f"clusters/{name}/{CLUSTER_FILE}")
+        if raw is None:
+            continue
+        try:
+            data = yamlio.load_one(raw, CLUSTER_FILE) or {}
+        except InputError:
+            continue
+        ghosts[name] = Cluster(
+            name=name, namespace=str(data.get("namespace") or f"gitfleet-{name}"),
+            labels={str(k): str(v) for k, v in (data.get("labels") or {}).items()},
+            cluster_id=str(data.get("clusterId") or ""),
+            sync_mode=str(data.get("syncMode") or "Pull"),
+            taints=tuple(Taint(str(t.get("key", "")), str(t.get("value", "")),
+                               str(t.get("effect", ""))) for t in data.get("taints") or []),
+            provider=str(data.get("provider") or ""), region=str(data.get("region") or ""),
+            zone=str(data.get("zone") or ""))
+    return ghosts
 
 
 def _previous_of_unit(previous: PreviousState, plan: UnitPlan) -> list[PreviousDescription]:
@@ -293,7 +326,9 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
     files[f"{base}/{CLUSTER_FILE}"] = emit.emit({
         "name": cluster.name, "namespace": cluster.namespace,
         "labels": dict(sorted(cluster.labels.items())),
-        "syncMode": cluster.sync_mode, "clusterId": cluster.cluster_id}).encode()
+        "syncMode": cluster.sync_mode, "clusterId": cluster.cluster_id,
+        "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in cluster.taints],
+        "provider": cluster.provider, "region": cluster.region, "zone": cluster.zone}).encode()
     owner: dict[ObjectKey, str] = {}
     n_desc = n_obj = 0
     for folder in sorted(set(drafts) | set(kept)):
