@@ -25,7 +25,7 @@ from gitfleet.diff.model import (
 from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.model.objects import Cluster
 
-_BOOKKEEPING = ("sourceCommit", "basisCommit", "trigger")
+_BOOKKEEPING_LINES = ("  sourceCommit:", "  basisCommit:", "  trigger:")
 
 Folders = dict[str, dict[str, dict[str, bytes]]]  # cluster -> "<ns>/<name>" -> file -> bytes
 
@@ -54,44 +54,53 @@ def _load(data: bytes | None, path: str) -> Any:
         return None
     try:
         return yamlio.load_one(data, path)
-    except Exception:  # a damaged file shows up in the text diff; nothing to count here
+    except Exception:  # a damaged file shows up in the text diff; nothing to read here
         return None
 
 
-def _identity(body: Any, file: str) -> tuple[str, str, str]:
-    if isinstance(body, dict):
-        meta = body.get("metadata") or {}
-        return (str(body.get("kind", "")), str(meta.get("namespace") or ""),
-                str(meta.get("name", "")))
+def _identity(file: str) -> tuple[str, str, str]:
+    """Kind, namespace and name of an object from its file name (see layout.object_file)."""
+    parts = file[:-len(".yaml")].split("_") if file.endswith(".yaml") else []
+    if len(parts) == 4:
+        return parts[1], parts[2], parts[3]
     return "", "", file
 
 
-def _replicas(body: Any) -> int | None:
-    if not isinstance(body, dict):
+def _replicas(data: bytes | None) -> int | None:
+    """`spec.replicas` of a rendered object, read from the text gitfleet wrote (no parse)."""
+    if data is None:
         return None
-    value = (body.get("spec") or {}).get("replicas") if isinstance(body.get("spec"), dict) \
-        else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    top = ""
+    for line in data.decode("utf-8", "replace").splitlines():
+        if line and not line[0].isspace():
+            top = line.split(":", 1)[0]
+        elif top == "spec" and line.startswith("  replicas:"):
+            value = line.split(":", 1)[1].strip().strip('"')
+            return int(value) if value.isdigit() else None
+    return None
 
 
-def _description_view(data: Any) -> str:
-    """A Description without its bookkeeping, as YAML, for a diff a reviewer can read."""
-    if not isinstance(data, dict):
+def _description_view(data: bytes | None) -> str:
+    """A Description without its bookkeeping (commits, trigger, hashes, deferred marks), for a
+    diff a reviewer can read; line-based, as gitfleet writes one field per line."""
+    if data is None:
         return ""
-    spec = dict(data.get("spec") or {})
-    for key in _BOOKKEEPING:
-        spec.pop(key, None)
-    spec["overrides"] = [{k: v for k, v in o.items() if k != "deferred"}
-                         for o in spec.get("overrides") or [] if isinstance(o, dict)]
-    spec["resources"] = [{k: v for k, v in r.items() if k != "hash"}
-                         for r in spec.get("resources") or [] if isinstance(r, dict)]
-    return yamlio.dump({**data, "spec": spec})
+    keep = []
+    for line in data.decode("utf-8", "replace").splitlines(keepends=True):
+        stripped = line.strip()
+        if line.startswith(_BOOKKEEPING_LINES) or stripped.startswith(("hash:", "deferred:")):
+            continue
+        keep.append(line)
+    return "".join(keep)
 
 
-def _deferred(cluster: str, unit: str, data: Any) -> list[DeferredOverride]:
-    if not isinstance(data, dict):
+def _deferred(cluster: str, unit: str, data: bytes | None) -> list[DeferredOverride]:
+    if data is None or b"deferred: true" not in data:
         return []
-    spec = data.get("spec") or {}
+    loaded = _load(data, f"clusters/{cluster}/{unit}/{DESCRIPTION_FILE}")
+    if not isinstance(loaded, dict):
+        return []
+    spec = loaded.get("spec") or {}
     src = spec.get("source") or {}
     who = f"{src.get('kind', 'Subscription')} {src.get('namespace', '')}/{src.get('name', '')}"
     out = []
@@ -122,9 +131,8 @@ def compare_cluster(name: str, base: Mapping[str, Mapping[str, bytes]],
                 continue
             path = f"clusters/{name}/{unit}/{file}"
             if file == DESCRIPTION_FILE:
-                db, dh = _load(before, path), _load(after, path)
-                deferred.extend(_deferred(name, unit, dh))
-                vb, vh = _description_view(db), _description_view(dh)
+                deferred.extend(_deferred(name, unit, after))
+                vb, vh = _description_view(before), _description_view(after)
                 if vb != vh:
                     change = ADDED if before is None else REMOVED if after is None else CHANGED
                     descriptions.append(DescriptionChange(
@@ -133,11 +141,10 @@ def compare_cluster(name: str, base: Mapping[str, Mapping[str, bytes]],
                                                     path)))
                 continue
             change = ADDED if before is None else REMOVED if after is None else CHANGED
-            ob, oh = _load(before, path), _load(after, path)
-            kind, ns, obj_name = _identity(oh if oh is not None else ob, file)
+            kind, ns, obj_name = _identity(file)
             diff = "" if change == REMOVED else unified(before, after, path)
             objects.append(ObjectChange(name, unit, kind, ns, obj_name, change, diff))
-            rb, rh = _replicas(ob), _replicas(oh)
+            rb, rh = _replicas(before), _replicas(after)
             if (rb is not None or rh is not None) and (rb or 0) != (rh or 0):
                 replicas.append(ReplicaMove(name, unit, kind, ns, obj_name, rb or 0, rh or 0))
     return ClusterChange(name, objects=tuple(objects), descriptions=tuple(descriptions),

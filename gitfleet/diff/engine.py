@@ -53,7 +53,7 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
         n = len(base_fleet.clusters)
         return FleetDiff(base.sha, head.sha, n, (), (), units_total=_units(base_fleet))
     head_fleet = load_fleet(head.files)
-    scope = Scope(True, frozenset(), True) if everything else \
+    scope = Scope(True, frozenset(), frozenset()) if everything else \
         scope_of(base_fleet, head_fleet, paths)
 
     def at(sha: str) -> Fleet:

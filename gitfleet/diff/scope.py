@@ -4,8 +4,8 @@ A pull request usually touches one file of a large fleet. Rendering every Subscr
 cluster twice would take seconds; the units whose output cannot change are left out of both
 renders instead. A unit can change when its own object changed, a template it feeds changed, an
 override on one of its templates changed, or a cluster it is (or becomes) bound to changed.
-Karmada propagation policies compete for templates (claims), so they are kept or left out
-together. A change to `fleet.yaml` affects everything.
+Karmada propagation policies compete for templates (claims), so a policy is kept together with
+every policy that selects a template it selects. A change to `fleet.yaml` affects everything.
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ from gitfleet.model.objects import (
     KarmadaOverride,
     ObjectKey,
     OverrideSet,
+    Propagation,
     Subscription,
     Template,
 )
 from gitfleet.render.plans import best_strength, resolve_feed
-from gitfleet.render.selection import subscription_weights
+from gitfleet.render.selection import karmada_candidates, subscription_weights
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class Scope:
 
     everything: bool
     subscriptions: frozenset[tuple[str, str]]
-    karmada: bool
+    propagations: frozenset[tuple[str, str, str]]  # (kind, namespace, name)
 
     def restrict(self, fleet: Fleet) -> Fleet:
         """`fleet` with only the units in scope (templates, overrides and clusters untouched)."""
@@ -42,7 +43,8 @@ class Scope:
             return fleet
         subs = tuple(s for s in fleet.subscriptions
                      if (s.namespace, s.name) in self.subscriptions)
-        props = fleet.propagations if self.karmada else ()
+        props = tuple(p for p in fleet.propagations
+                      if (p.kind, p.namespace, p.name) in self.propagations)
         return dataclasses.replace(fleet, subscriptions=subs, propagations=props)
 
 
@@ -114,21 +116,10 @@ def _feed_matches(feed: Feed, sub_namespace: str, key: ObjectKey) -> bool:
     return key.namespace in ({feed.namespace} if feed.namespace else {"", sub_namespace})
 
 
-def _karmada_selects(fleet: Fleet, keys: Iterable[ObjectKey]) -> bool:
-    for key in keys:
-        t = fleet.templates.get(key)
-        if t is None:
-            continue
-        for p in fleet.propagations:
-            if best_strength(p.selectors, t, None if p.cluster_scoped else p.namespace) >= 0:
-                return True
-    return False
-
-
 def scope_of(base: Fleet, head: Fleet, paths: frozenset[str]) -> Scope:
     """The units that the change from `base` to `head` (touching `paths`) can affect."""
     if FLEET_FILE in paths or base.settings != head.settings:
-        return Scope(True, frozenset(), True)
+        return Scope(True, frozenset(), frozenset())
     clusters = _changed_clusters(base, head)
     templates = _changed_templates(base, head)
     targets = templates | _changed_override_targets(base, head) | \
@@ -148,22 +139,59 @@ def scope_of(base: Fleet, head: Fleet, paths: frozenset[str]) -> Scope:
         if clusters and (subscription_weights(sb, _only(clusters, base), {})
                          or subscription_weights(sh, _only(clusters, head), {})):
             subs.add(ident)
-    karmada = bool(base.propagations or head.propagations) and (
-        _karmada_changed(base, head)
-        or bool(clusters)
-        or _karmada_selects(base, targets) or _karmada_selects(head, targets))
-    return Scope(False, frozenset(subs), karmada)
+    props = _propagations_in_scope(base, head, clusters, targets)
+    return Scope(False, frozenset(subs), frozenset(props))
 
 
 def _only(changed: Mapping[str, Cluster], fleet: Fleet) -> dict[str, Cluster]:
     return {n: fleet.clusters[n] for n in changed if n in fleet.clusters}
 
 
-def _karmada_changed(base: Fleet, head: Fleet) -> bool:
-    def sig(fleet: Fleet) -> set[tuple[object, ...]]:
-        return {(p.kind, p.namespace, p.name, p.digest, p.priority, p.origin.path)
-                for p in fleet.propagations}
-    return sig(base) != sig(head)
+PolicyId = tuple[str, str, str]
+
+
+def _pid(p: Propagation) -> PolicyId:
+    return (p.kind, p.namespace, p.name)
+
+
+def _selects(p: Propagation, t: Template) -> bool:
+    return best_strength(p.selectors, t, None if p.cluster_scoped else p.namespace) >= 0
+
+
+def _may_place_on(p: Propagation, changed: Mapping[str, Cluster]) -> bool:
+    placement = p.placement
+    if placement.get("clusterAffinities") or placement.get("spreadConstraints"):
+        return True  # fallbacks and spreading depend on the whole set of clusters
+    return bool(karmada_candidates(placement, changed, {})[0])
+
+
+def _propagations_in_scope(base: Fleet, head: Fleet, clusters: Mapping[str, Cluster],
+                           targets: set[ObjectKey]) -> set[PolicyId]:
+    """Propagation policies the change can affect, closed over competition for templates."""
+    chosen: set[PolicyId] = set()
+    for fleet, other in ((base, head), (head, base)):
+        others = {_pid(p): p for p in other.propagations}
+        for p in fleet.propagations:
+            q = others.get(_pid(p))
+            changed = q is None or (p.digest, p.priority, p.origin.path) != \
+                (q.digest, q.priority, q.origin.path)
+            placed = bool(clusters) and _may_place_on(p, _only(clusters, fleet))
+            if changed or placed or any(_selects(p, fleet.templates[k])
+                                        for k in targets if k in fleet.templates):
+                chosen.add(_pid(p))
+    for fleet in (base, head):
+        selected: dict[PolicyId, set[ObjectKey]] = {
+            _pid(p): {k for k, t in fleet.templates.items() if _selects(p, t)}
+            for p in fleet.propagations}
+        grew = True
+        while grew:
+            grew = False
+            claimed = set().union(*(selected.get(c, set()) for c in chosen))
+            for pid, keys in selected.items():
+                if pid not in chosen and keys & claimed:
+                    chosen.add(pid)
+                    grew = True
+    return chosen
 
 
 def _changed_karmada_override_targets(base: Fleet, head: Fleet) -> set[ObjectKey]:
