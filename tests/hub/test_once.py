@@ -51,7 +51,8 @@ def test_once_writes_state_and_cluster_branches(tmp_path: Path) -> None:
     moved = run_hub("--repo", str(repo), "--once")
     assert moved.returncode == 0, moved.stderr
     after = refs(repo)
-    changed = {ref for ref in after if after[ref] != branches.get(ref) and "fleet-status" not in ref}
+    changed = {ref for ref in after
+               if after[ref] != branches.get(ref) and not ref.endswith("/fleet-status")}
     assert changed == {STATE, "refs/heads/gitfleet/clusters/staging"}
     assert source_of(repo) == change
     assert "replicas: 2" in git(repo, "show", f"{STATE}:clusters/staging/api/api/"
