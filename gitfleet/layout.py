@@ -18,6 +18,8 @@ Branches (the prefix is a setting, default `gitfleet`):
     <prefix>/fleet-status          the hub's fleet-wide summary (not `<prefix>/status`: Git cannot
                                    hold a branch `x/status` beside branches `x/status/<name>`)
     <prefix>/registrations/<name>  an agent's ClusterRegistrationRequest and the hub's answer
+    <prefix>/approvals/<name>      manual approval: the source branch plus clusters/<name>.yaml,
+                                   ready to merge through review (or `gitfleet approve <name>`)
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ class Branches:
 
     def registration(self, name: str) -> str:
         return f"refs/heads/{self.prefix}/registrations/{name}"
+
+    def approval(self, name: str) -> str:
+        return f"refs/heads/{self.prefix}/approvals/{name}"
 
 
 def group_of(api_version: str) -> str:
