@@ -1,0 +1,106 @@
+"""The hub folds the agents' status branches into `gitfleet/fleet-status`: one file per cluster,
+one per Subscription, summed like upstream aggregation, written only when something changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from gitfleet.agent.statusfile import (
+    Change,
+    ClusterStatus,
+    DescriptionStatus,
+    Heartbeat,
+    ObjectStatus,
+    Phase,
+    SyncResult,
+    SyncStatus,
+)
+from gitfleet.clock import FakeClock, isoformat
+from gitfleet.hub.hub import Hub
+from gitfleet.hub.settings import HubSettings
+from gitfleet.layout import Branches
+from gitfleet.state.git import Git, RefUpdate
+from gitfleet.state.store import open_store
+from tests.hub.fleet import example_repo, git
+
+FLEET_STATUS = "refs/heads/gitfleet/fleet-status"
+
+
+def report(git_: Git, cluster: str, clock: FakeClock, *, phase: Phase = Phase.SUCCESS,
+           ready: bool = True) -> None:
+    """Write a status.yaml as the agent does, on top of the cluster's status branch."""
+    status = ClusterStatus(
+        cluster=cluster,
+        heartbeat=Heartbeat(time=isoformat(clock.now()), interval_seconds=60,
+                            kubernetes_version="v1.29.0", agent_version="0.1.0",
+                            livez=ready, readyz=ready, nodes_ready=2,
+                            allocatable={"cpu": "8", "memory": "16Gi"},
+                            requested={"cpu": "1", "memory": "1Gi"}),
+        sync=SyncStatus(result=SyncResult.SYNCED, time="2026-01-01T00:00:00Z"),
+        descriptions=(DescriptionStatus(namespace="web", name="web", phase=phase, objects=(
+            ObjectStatus(api_version="apps/v1", kind="Deployment", namespace="web", name="web",
+                         change=Change.UNCHANGED),)),))
+    ref = Branches().status(cluster)
+    old = git_.resolve(ref)
+    tree = git_.write_tree({"status.yaml": status.to_yaml().encode()})
+    new = git_.commit(tree, [old] if old else [], "status", when=clock.now())
+    git_.update_refs([RefUpdate(ref, new, old)])
+
+
+def read(repo: Path, path: str) -> dict:
+    return yaml.safe_load(git(repo, "show", f"{FLEET_STATUS}:{path}"))
+
+
+def test_status_branches_fold_into_the_fleet_status(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path / "fleet")
+    clock = FakeClock()
+    hub = Hub(open_store(str(repo)), settings=HubSettings(interval=15), clock=clock)
+    hub.run_once()
+    east = read(repo, "clusters/prod-east.yaml")
+    assert east["ready"] is False and east["reason"] == "no heartbeat yet"
+    web = read(repo, "subscriptions/web/web.yaml")
+    assert web["phase"] == "Pending" and web["boundClusters"] == 2
+    assert web["replicaStatus"]["replicas"] == 6        # 4 on prod-east + 2 on prod-west
+
+    g = Git(repo)
+    report(g, "prod-east", clock)
+    report(g, "prod-west", clock, phase=Phase.PROGRESSING)
+    hub.run_once()
+    east = read(repo, "clusters/prod-east.yaml")
+    assert east["ready"] is True
+    assert east["versions"] == {"kubernetes": "v1.29.0", "agent": "0.1.0"}
+    assert east["lastHeartbeat"] == isoformat(clock.now())
+    web = read(repo, "subscriptions/web/web.yaml")
+    assert {c["cluster"]: c["phase"] for c in web["clusters"]} == {
+        "prod-east": "Success", "prod-west": "Progressing"}
+    assert web["phase"] == "Progressing"
+    assert [c["replicaStatus"]["replicas"] for c in web["clusters"]] == [4, 2]
+    appended = git(repo, "rev-list", "--count", FLEET_STATUS)
+
+    # nothing changed: no commit; a heartbeat alone: the tip is replaced, history does not grow
+    hub.run_once()
+    assert git(repo, "rev-list", "--count", FLEET_STATUS) == appended
+    clock.advance(60)
+    report(g, "prod-east", clock)
+    report(g, "prod-west", clock, phase=Phase.PROGRESSING)
+    tip = git(repo, "rev-parse", FLEET_STATUS)
+    hub.run_once()
+    assert git(repo, "rev-parse", FLEET_STATUS) != tip
+    assert git(repo, "rev-list", "--count", FLEET_STATUS) == appended
+    assert read(repo, "clusters/prod-east.yaml")["lastHeartbeat"] == isoformat(clock.now())
+
+    # prod-west turns healthy; then its heartbeat stops and it is judged NotReady
+    report(g, "prod-west", clock)
+    hub.run_once()
+    assert read(repo, "subscriptions/web/web.yaml")["phase"] == "Success"
+    assert int(git(repo, "rev-list", "--count", FLEET_STATUS)) == int(appended) + 1
+    clock.advance(600)
+    report(g, "prod-east", clock)
+    hub.run_once()
+    west = read(repo, "clusters/prod-west.yaml")
+    assert west["ready"] is False and "older than" in west["reason"]
+    web = read(repo, "subscriptions/web/web.yaml")
+    assert {c["cluster"]: c["phase"] for c in web["clusters"]}["prod-west"] == "Unknown"
+    assert web["phase"] == "Unknown"
