@@ -7,6 +7,7 @@ around them carry the parsed fields the render needs, and where the object came 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 CLUSTERNET_APPS = "apps.clusternet.io"
@@ -69,7 +70,7 @@ class Template:
     origin: Origin = field(compare=False)
     digest: str = field(compare=False, default="")  # content hash, for triggers and caches
 
-    @property
+    @cached_property
     def key(self) -> ObjectKey:
         return ObjectKey(group_of(self.api_version), self.kind, self.namespace, self.name)
 

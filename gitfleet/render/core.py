@@ -28,6 +28,7 @@ from gitfleet.render.variants import Variant, VariantCache
 
 CLUSTER_FILE = "cluster.yaml"
 _SOURCE_PLACEHOLDER = "GITFLEET_SOURCE_COMMIT"
+_CLUSTER_PLACEHOLDER = "GITFLEET_CLUSTER_NAME"
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class _Context:
     warnings: list[Problem] = field(default_factory=list)
     basis_overlays: dict[str, Overlay | None] = field(default_factory=dict)
     fragments: dict[int, str] = field(default_factory=dict)
+    heads: dict[Any, str] = field(default_factory=dict)
 
     def problem(self, plan: UnitPlan, message: str, cluster: str = "") -> Problem:
         where = f" (cluster {cluster})" if cluster else ""
@@ -301,11 +303,15 @@ def _resource_fragment(ctx: _Context, v: Variant) -> str:
     return text
 
 
-def _description_text(ctx: _Context, cluster: str, draft: _Draft,
-                      variants: list[Variant]) -> str:
+def _description_head(ctx: _Context, draft: _Draft) -> str:
+    """Everything of a Description but its cluster and resources; shared by many clusters."""
     plan = draft.plan
-    spec: dict[str, Any] = {"cluster": cluster, "deployer": plan.deployer, "source": plan.source,
-                            "sourceCommit": _SOURCE_PLACEHOLDER}
+    key = (id(plan), draft.basis, tuple(tuple(sorted(o.items())) for o in draft.overrides))
+    cached = ctx.heads.get(key)
+    if cached is not None:
+        return cached
+    spec: dict[str, Any] = {"cluster": _CLUSTER_PLACEHOLDER, "deployer": plan.deployer,
+                            "source": plan.source, "sourceCommit": _SOURCE_PLACEHOLDER}
     if plan.subscription is not None:
         spec["basisCommit"] = draft.basis
         spec["trigger"] = plan.trigger
@@ -315,6 +321,13 @@ def _description_text(ctx: _Context, cluster: str, draft: _Draft,
     head = emit.emit({"apiVersion": "gitfleet.io/v1alpha1", "kind": "Description",
                       "metadata": {"name": plan.name, "namespace": plan.folder.split("/")[0]},
                       "spec": spec})
+    ctx.heads[key] = head
+    return head
+
+
+def _description_text(ctx: _Context, cluster: str, draft: _Draft,
+                      variants: list[Variant]) -> str:
+    head = _description_head(ctx, draft).replace(_CLUSTER_PLACEHOLDER, emit.scalar(cluster), 1)
     if not variants:
         return head + "  resources: []\n"
     return head + "  resources:\n" + "".join(_resource_fragment(ctx, v) for v in variants)
