@@ -26,6 +26,7 @@ from gitfleet.kubesim import status as st
 from gitfleet.kubesim.catalog import METRICS_GROUP, Catalog, ResourceType
 from gitfleet.kubesim.defaults import INITIAL_STATUS, apply_defaults
 from gitfleet.kubesim.fieldsets import flatten
+from gitfleet.kubesim.normalize import drop_unknown, normalize, unknown_fields
 from gitfleet.kubesim.ownership import (
     Entry,
     apply_ownership,
@@ -218,7 +219,7 @@ class ApiServer:
 
         return match
 
-    def list(self, req: Request) -> Obj:
+    def list_items(self, req: Request) -> Obj:
         if req.rt.group == METRICS_GROUP:
             return self._metrics_list(req)
         match = self.matcher(req)
@@ -451,6 +452,14 @@ class ApiServer:
                 new.pop("status", None)
         if rt.kind == "Secret":
             _fold_string_data(new)
+        if not rt.custom and rt.kind != "CustomResourceDefinition":
+            unknown = unknown_fields(rt.kind, new)
+            if unknown and req.query.get("fieldValidation") == "Strict":
+                raise st.bad_request("strict decoding error: " + ", ".join(
+                    f'unknown field "{u}"' for u in unknown))
+            drop_unknown(new, unknown)
+            normalize(rt.kind, new)
+            meta = new.setdefault("metadata", {})
         if rt.kind == "Namespace" and old is not None:
             new["status"] = old.get("status", new.get("status"))
         apply_defaults(rt.kind, new, allocate_ip=self._allocate_ip,

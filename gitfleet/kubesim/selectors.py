@@ -32,6 +32,24 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
+def _equals(key: str, value: str, negate: bool) -> Callable[[dict[str, str]], bool]:
+    def test(labels: dict[str, str]) -> bool:
+        return (labels.get(key) == value) != negate
+    return test
+
+
+def _member(key: str, values: set[str], negate: bool) -> Callable[[dict[str, str]], bool]:
+    def test(labels: dict[str, str]) -> bool:
+        return (labels.get(key) in values) != negate
+    return test
+
+
+def _exists(key: str, negate: bool) -> Callable[[dict[str, str]], bool]:
+    def test(labels: dict[str, str]) -> bool:
+        return (key in labels) != negate
+    return test
+
+
 def label_selector(text: str) -> Callable[[dict[str, str]], bool]:
     """Parse `a=b,c!=d,e in (x,y),f notin (z),g,!h` into a predicate on a label map."""
     tests: list[Callable[[dict[str, str]], bool]] = []
@@ -44,10 +62,7 @@ def label_selector(text: str) -> Callable[[dict[str, str]], bool]:
                 key, value = (s.strip() for s in part.split(op, 1))
                 if not key:
                     raise SelectorError(f"unable to parse requirement: {part}")
-                if op == "!=":
-                    tests.append(lambda ls, k=key, v=value: ls.get(k) != v)
-                else:
-                    tests.append(lambda ls, k=key, v=value: ls.get(k) == v)
+                tests.append(_equals(key, value, op == "!="))
                 break
         else:
             match = _SET_EXPR.match(part.replace(" in(", " in (").replace(" notin(", " notin ("))
@@ -56,14 +71,9 @@ def label_selector(text: str) -> Callable[[dict[str, str]], bool]:
             neg, key, op, values = match.groups()
             if op:
                 wanted = {v.strip() for v in values.split(",") if v.strip()}
-                if op == "in":
-                    tests.append(lambda ls, k=key, w=wanted: ls.get(k) in w)
-                else:
-                    tests.append(lambda ls, k=key, w=wanted: ls.get(k) not in w)
-            elif neg:
-                tests.append(lambda ls, k=key: k not in ls)
+                tests.append(_member(key, wanted, op == "notin"))
             else:
-                tests.append(lambda ls, k=key: k in ls)
+                tests.append(_exists(key, bool(neg)))
     return lambda labels: all(t(labels) for t in tests)
 
 
@@ -76,6 +86,12 @@ def _field_value(obj: dict[str, Any], path: str) -> str:
     if isinstance(node, bool):
         return "true" if node else "false"
     return str(node)
+
+
+def _field_test(key: str, value: str, negate: bool) -> Matcher:
+    def test(obj: dict[str, Any]) -> bool:
+        return (_field_value(obj, key) == value) != negate
+    return test
 
 
 def field_selector(text: str, supported: tuple[str, ...]) -> Matcher:
@@ -94,8 +110,5 @@ def field_selector(text: str, supported: tuple[str, ...]) -> Matcher:
             raise SelectorError(f"invalid selector: '{text}'; can't understand '{part}'")
         if key not in ("metadata.name", "metadata.namespace") and key not in supported:
             raise SelectorError(f'field label not supported: {key}')
-        if op == "!=":
-            tests.append(lambda o, k=key, v=value: _field_value(o, k) != v)
-        else:
-            tests.append(lambda o, k=key, v=value: _field_value(o, k) == v)
+        tests.append(_field_test(key, value, op == "!="))
     return lambda obj: all(t(obj) for t in tests)

@@ -248,7 +248,7 @@ class Handler(BaseHTTPRequestHandler):
             self._send_json(200, obj)
             return
         if verb == "list":
-            result = api.list(req)
+            result = api.list_items(req)
             if wants_table(accept) and req.rt.group != "metrics.k8s.io":
                 with_kinds = [dict(o, apiVersion=req.rt.api_version, kind=req.rt.kind)
                               for o in result["items"]]
@@ -314,7 +314,8 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 for obj in initial:
                     emit("ADDED", obj)
-                while not ctx.stopping.is_set() and not store.closed:
+                closing = getattr(self.server, "closing", ctx.stopping)
+                while not ctx.stopping.is_set() and not store.closed and not closing.is_set():
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         break
@@ -368,6 +369,7 @@ class HttpServer(ThreadingHTTPServer):
         self._conns: set[socket.socket] = set()
         self._conn_threads: set[threading.Thread] = set()
         self._track = threading.Lock()
+        self.closing = threading.Event()
         super().__init__(address, handler)
 
     def get_request(self) -> tuple[socket.socket, Any]:
@@ -394,6 +396,7 @@ class HttpServer(ThreadingHTTPServer):
 
     def close_connections(self, timeout: float) -> None:
         """Cut every open connection and wait (bounded) for their threads to end."""
+        self.closing.set()
         with self._track:
             conns = list(self._conns)
             threads = list(self._conn_threads)

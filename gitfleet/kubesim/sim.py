@@ -63,6 +63,8 @@ class KubeSim:
             if self._started:
                 return self
             self._started = True
+            self.context.stopping.clear()
+            self.store.closed = False
             self.controller.start()
             self._listen()
         return self
@@ -112,6 +114,9 @@ class KubeSim:
             return
         server.shutdown()
         server.server_close()
+        server.closing.set()
+        with self.store.changed:
+            self.store.changed.notify_all()  # wake watches so they see the server closing
         server.close_connections(self._stop_timeout)
         if self._serve_thread is not None:
             self._serve_thread.join(self._stop_timeout)

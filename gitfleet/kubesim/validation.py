@@ -188,7 +188,8 @@ def _service(spec: Any) -> list[Cause]:
     if kind != "ExternalName" and spec.get("clusterIP") != "None" and not ports:
         out.append(_required("spec.ports"))
     seen = set()
-    for i, port in enumerate(ports or []):
+    ports = ports if isinstance(ports, list) else []
+    for i, port in enumerate(ports):
         if not isinstance(port, dict):
             continue
         value = port.get("port")

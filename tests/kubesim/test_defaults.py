@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from kubernetes import client, dynamic
 
 from tests.kubesim.conftest import deployment
@@ -101,3 +103,34 @@ def test_secret_string_data_is_folded_into_data(core: client.CoreV1Api, ns: str)
     assert secret.type == "Opaque"
     assert secret.data == {"token": "YWJj"}
     assert secret.string_data is None
+
+
+def test_quantities_are_canonicalised(dyn: dynamic.DynamicClient, ns: str) -> None:
+    body = deployment()
+    body["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+        "requests": {"cpu": "0.5", "memory": "1024Mi"},
+        "limits": {"cpu": 2, "memory": "1.5Gi"}}
+    out = dyn.resources.get(api_version="apps/v1", kind="Deployment").create(
+        namespace=ns, body=body)
+    resources = out.spec.template.spec.containers[0].resources
+    assert resources.requests.to_dict() == {"cpu": "500m", "memory": "1Gi"}
+    assert resources.limits.to_dict() == {"cpu": "2", "memory": "1536Mi"}
+
+
+def test_empty_maps_nulls_and_unknown_fields_are_dropped(dyn: dynamic.DynamicClient,
+                                                         ns: str) -> None:
+    import pytest
+
+    configmaps = dyn.resources.get(api_version="v1", kind="ConfigMap")
+    out = configmaps.create(namespace=ns, body={
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "annotations": {}, "labels": None},
+        "data": {"a": "1"}, "spec": {"not": "a configmap field"}})
+    raw = out.to_dict()
+    assert "annotations" not in raw["metadata"] and "labels" not in raw["metadata"]
+    assert "spec" not in raw
+    with pytest.raises(dynamic.exceptions.BadRequestError) as err:
+        configmaps.create(namespace=ns, body={
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d"},
+            "spec": {}}, query_params=[("fieldValidation", "Strict")])
+    assert json.loads(err.value.body)["message"] == 'strict decoding error: unknown field "spec"'

@@ -90,3 +90,31 @@ def test_stop_is_bounded_and_frees_the_port() -> None:
     assert _refused(port)
     alive = [t.name for t in threading.enumerate() if t.name.startswith("kubesim-")]
     assert alive == []
+
+
+def test_down_ends_open_watches_and_up_accepts_new_ones(sim: KubeSim, core: client.CoreV1Api,
+                                                        ns: str) -> None:
+    from kubernetes import watch
+
+    ended = threading.Event()
+
+    def consume() -> None:
+        try:
+            for _ in watch.Watch().stream(core.list_namespaced_config_map, ns,
+                                          timeout_seconds=60):
+                pass
+        except Exception:  # noqa: BLE001 - the server going away is the point
+            pass
+        ended.set()
+
+    thread = threading.Thread(target=consume, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 5
+    while sim.request_count("watch") == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    sim.down()
+    thread.join(10)
+    assert ended.is_set()
+    sim.up()
+    core.create_namespaced_config_map(ns, configmap())
+    assert [c.metadata.name for c in core.list_namespaced_config_map(ns).items] == ["settings"]
