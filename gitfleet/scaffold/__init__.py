@@ -1,0 +1,1 @@
+"""The files `gitfleet init` writes: a small fleet repo with one example of each kind."""

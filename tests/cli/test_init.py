@@ -1,0 +1,66 @@
+"""`gitfleet init`: a new fleet repo that validates, renders, and diffs in CI."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gitfleet.cli import main
+
+
+def test_scaffold_validates_and_renders(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                        ) -> None:
+    root = tmp_path / "fleet"
+    assert main(["init", str(root)]) == 0
+    for folder in ("clusters", "policies", "templates"):
+        assert any((root / folder).rglob("*.yaml")), folder
+    assert (root / "fleet.yaml").is_file()
+    assert (root / ".git").is_dir()
+    capsys.readouterr()
+    assert main(["validate", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "0 errors, 0 warnings" in out
+    kinds = set()
+    for f in root.rglob("*.yaml"):
+        if ".github" not in f.parts:
+            kinds |= {d["kind"] for d in yaml.safe_load_all(f.read_text()) if d}
+    assert {"ManagedCluster", "Subscription", "Localization", "Globalization",
+            "PropagationPolicy", "ClusterPropagationPolicy", "OverridePolicy",
+            "FleetSettings", "Deployment", "Namespace"} <= kinds
+    assert main(["render", str(root), "--out", str(tmp_path / "out")]) == 0
+    state = tmp_path / "out" / "clusters" / "example"
+    assert (state / "hello" / "hello" / "apps_Deployment_hello_hello.yaml").is_file()
+    assert (state / "echo" / "echo" / "core_ConfigMap_echo_echo.yaml").is_file()
+
+
+def test_ci_snippet_runs_validate_and_diff(tmp_path: Path) -> None:
+    root = tmp_path / "fleet"
+    assert main(["init", str(root)]) == 0
+    workflow = yaml.safe_load((root / ".github/workflows/gitfleet.yaml").read_text())
+    steps = " ".join(str(s.get("run", "")) for s in workflow["jobs"]["review"]["steps"])
+    assert "gitfleet validate" in steps and "gitfleet diff" in steps
+    assert "pull_request" in workflow[True]  # YAML 1.1 reads the key `on` as True
+    # the scaffold, committed, diffs cleanly against a first change
+    run = lambda *a: subprocess.run(["git", *a], cwd=root, check=True,  # noqa: E731
+                                    capture_output=True)
+    run("add", "-A")
+    run("commit", "-qm", "scaffold")
+    loc = root / "policies/hello/localization-example.yaml"
+    loc.write_text(loc.read_text().replace("nginx:1.25.4", "nginx:1.27.0"))
+    run("commit", "-qam", "newer image in example")
+    assert main(["diff", "HEAD~1", "HEAD", "--repo", str(root)]) == 0
+
+
+def test_init_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "fleet"
+    (root / "clusters").mkdir(parents=True)
+    (root / "clusters" / "example.yaml").write_text("mine\n")
+    assert main(["init", str(root), "--no-git"]) == 1
+    assert "clusters/example.yaml" in capsys.readouterr().err
+    assert (root / "clusters" / "example.yaml").read_text() == "mine\n"
+    assert not (root / ".git").exists()
+    assert main(["init", str(root), "--no-git", "--force"]) == 0
+    assert "ManagedCluster" in (root / "clusters" / "example.yaml").read_text()
