@@ -23,6 +23,7 @@ from gitfleet.hub.settings import HubSettings
 from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
+from gitfleet.registration.decide import process as process_registrations
 from gitfleet.render.core import RenderResult, render
 from gitfleet.state.snapshot import SourceReader
 from gitfleet.state.store import Store
@@ -62,6 +63,8 @@ class Hub:
         self._writers: dict[str, StateWriter] = {}
         self._previous: tuple[str | None, Mapping[str, bytes]] | None = None
         self._done_key: tuple[object, ...] | None = None
+        self._registrations_key: tuple[object, ...] | None = None
+        self.wants_rerun = False                  # a round moved refs that need another round
         self.consecutive_failures = 0
         self.branches: Branches | None = None     # where the last round read and wrote
 
@@ -84,6 +87,9 @@ class Hub:
             return delay
         self.consecutive_failures = 0
         self.metrics.last_success_time = self.clock.now()
+        if self.wants_rerun:
+            self.wants_rerun = False
+            return 0.0
         return self.settings.interval
 
     def run_once(self) -> RenderReport | None:
@@ -95,6 +101,7 @@ class Hub:
         for attempt in range(self.settings.conflict_retries + 1):
             try:
                 report = self._render_and_write()
+                self._registrations()
                 self._fold_status()
                 return report
             except RefConflict as exc:
@@ -195,6 +202,31 @@ class Hub:
             objects_written=write.objects_written)
         for problem in result.errors:
             log(LOG, logging.WARNING, "render error", problem=problem.format())
+
+    # -- registrations -------------------------------------------------------------------------
+
+    def _registrations(self) -> None:
+        """Answer new registration requests (approval may commit to the source branch)."""
+        if self._done_key is None or self.branches is None:
+            return
+        git = self.store.git
+        source = str(self._done_key[0])
+        pending = git.refs(self.branches.registration(""))
+        key = (source, tuple(sorted(pending.items())))
+        if not pending or key == self._registrations_key:
+            return
+        fleet = self.reader.fleet_at(source)
+        decisions = process_registrations(
+            git, fleet, source_ref=f"refs/heads/{self.source_branch()}", source_commit=source,
+            branches=self.branches, now=self.clock.now())
+        for decision in decisions:
+            if decision.updates:
+                self.store.publish(decision.updates)
+                self.wants_rerun = True
+            log(LOG, logging.INFO, "registration", cluster=decision.name,
+                result=decision.answer.result, message=decision.answer.message)
+        self._registrations_key = (source, tuple(sorted(git.refs(
+            self.branches.registration("")).items())))
 
     # -- fleet status --------------------------------------------------------------------------
 
