@@ -22,6 +22,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--controller-delay", type=float, default=0.2,
                         help="seconds before workload status follows spec (default 0.2)")
     parser.add_argument("--name", default="kubesim", help="cluster/context name in kubeconfig")
+    parser.add_argument("--pods", action="store_true",
+                        help="create Pods for workloads (Running once ready)")
     parser.set_defaults(run=run)
 
 
@@ -32,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
     if args.nodes < 0:
         raise InputError("--nodes must be 0 or more")
     sim = KubeSim(nodes=args.nodes, cpu=args.cpu, memory=args.memory,
-                  controller_delay=args.controller_delay, port=args.port, name=args.name)
+                  controller_delay=args.controller_delay, port=args.port, name=args.name,
+                  pods=args.pods)
     try:
         sim.start()
     except OSError as exc:

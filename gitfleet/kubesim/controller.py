@@ -17,6 +17,7 @@ from typing import Any
 
 from gitfleet.kubesim.apiserver import ApiServer, rfc3339
 from gitfleet.kubesim.catalog import ResourceType
+from gitfleet.kubesim.pods import desired_pods
 from gitfleet.kubesim.status import ApiError
 from gitfleet.kubesim.store import Event, Obj
 
@@ -34,8 +35,10 @@ def _condition(kind: str, status: str, reason: str, message: str, now: str) -> d
 class Controller:
     """Runs reconcile steps when they fall due; stopped with `stop()` (bounded)."""
 
-    def __init__(self, api: ApiServer, *, delay: float, crd_delay: float = 0.0) -> None:
+    def __init__(self, api: ApiServer, *, delay: float, crd_delay: float = 0.0,
+                 pods: bool = False) -> None:
         self.api = api
+        self.pods = pods
         self.delay = delay
         self.crd_delay = crd_delay
         self.stalled: set[tuple[str, str, str]] = set()
@@ -215,6 +218,8 @@ class Controller:
         now = rfc3339(self.api.now())
         meta = obj["metadata"]
         stalled = (rt.kind, meta.get("namespace", ""), meta.get("name", "")) in self.stalled
+        if self.pods and rt.kind != "Job":
+            self._sync_pods(rt, obj, ready=not stalled, now=now)
         status = dict(desired)
         old_conditions = (obj.get("status") or {}).get("conditions")
         if rt.kind == "Deployment":
@@ -244,6 +249,34 @@ class Controller:
             status["conditions"] = old_conditions
         new = dict(obj, status=status)
         self.api.system_write(rt, new, manager=MANAGER, subresource="status")
+
+    def _sync_pods(self, rt: ResourceType, obj: Obj, *, ready: bool, now: str) -> None:
+        pod_type = self.api.catalog.by_path("", "v1", "pods")
+        if pod_type is None:
+            return
+        store = self.api.store
+        namespace = obj["metadata"].get("namespace", "")
+        uid = obj["metadata"].get("uid")
+        nodes = [n["metadata"]["name"] for n in store.items(("", "nodes"))]
+        existing = {p["metadata"]["name"]: p for p in store.items(("", "pods"), namespace)
+                    if any(r.get("uid") == uid
+                           for r in p["metadata"].get("ownerReferences") or [])}
+        for pod in desired_pods(rt.kind, obj, nodes, ready=ready, now=now):
+            name = pod["metadata"]["name"]
+            current = existing.pop(name, None)
+            if current is not None and (current["metadata"].get("labels")
+                                        != pod["metadata"]["labels"]):
+                self.api.remove_now(pod_type, namespace, name)
+                current = None
+            if current is None:
+                current = self.api.system_write(
+                    pod_type, {k: v for k, v in pod.items() if k != "status"},
+                    manager=MANAGER)
+            if (current.get("status") or {}).get("phase") != pod["status"]["phase"]:
+                self.api.system_write(pod_type, dict(current, status=pod["status"]),
+                                      manager="kubelet", subresource="status")
+        for name in existing:
+            self.api.remove_now(pod_type, namespace, name)
 
     def _crd(self, rt: ResourceType, obj: Obj) -> None:
         spec = obj.get("spec") or {}

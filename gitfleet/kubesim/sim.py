@@ -32,12 +32,16 @@ class KubeSim:
     port: 0 picks a free port; `up()` after `down()` reuses it.
     history: how many events a watch can resume from (older resourceVersions get 410).
     stop_timeout: bound on how long `stop()`/`down()` wait for threads.
+    watch_poll: how often an idle watch checks whether the server is closing.
+    pods: run Pods for Deployments, StatefulSets, ReplicaSets and DaemonSets (Running when
+        the workload is ready), so pod requests and counts can be observed.
     """
 
     def __init__(self, *, nodes: int = 1, cpu: str = "4", memory: str = "8Gi",
                  controller_delay: float = 0.2, crd_delay: float = 0.05, port: int = 0,
                  host: str = "127.0.0.1", history: int = 10_000, name: str = "kubesim",
-                 stop_timeout: float = 3.0, watch_poll: float = 0.25) -> None:
+                 stop_timeout: float = 3.0, watch_poll: float = 0.25,
+                 pods: bool = False) -> None:
         self.name = name
         self._host = host
         self._port = port
@@ -47,7 +51,8 @@ class KubeSim:
         self.api = ApiServer(catalog=self.catalog, store=self.store)
         self.faults = Faults()
         self.context = Context(self.api, self.faults, watch_poll=watch_poll)
-        self.controller = Controller(self.api, delay=controller_delay, crd_delay=crd_delay)
+        self.controller = Controller(self.api, delay=controller_delay, crd_delay=crd_delay,
+                                     pods=pods)
         self.controller.set_crd_hooks(self._register_crd, self._unregister_crd)
         self._server: HttpServer | None = None
         self._serve_thread: threading.Thread | None = None

@@ -110,3 +110,28 @@ def test_pod_metrics_set_by_the_test(sim: KubeSim, api: client.ApiClient, ns: st
         [("web-1", {"cpu": "250m", "memory": "128Mi"})]
     one = custom.get_namespaced_custom_object("metrics.k8s.io", "v1beta1", ns, "pods", "web-1")
     assert one["kind"] == "PodMetrics"
+
+
+def test_workloads_run_pods_when_asked() -> None:
+    with KubeSim(nodes=2, pods=True, controller_delay=0.01) as sim:
+        api = sim.api_client()
+        try:
+            core = client.CoreV1Api(api)
+            apps = client.AppsV1Api(api)
+            core.create_namespace({"metadata": {"name": "p"}})
+            body = deployment(namespace="p", replicas=3)
+            body["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+                "requests": {"cpu": "100m"}}
+            apps.create_namespaced_deployment("p", body)
+            assert sim.settle()
+            pods = core.list_namespaced_pod("p", label_selector="app=web").items
+            assert len(pods) == 3
+            assert {p.status.phase for p in pods} == {"Running"}
+            assert {p.spec.node_name for p in pods} == {"kubesim-node-0", "kubesim-node-1"}
+            assert pods[0].spec.containers[0].resources.requests == {"cpu": "100m"}
+            apps.patch_namespaced_deployment("web", "p", {"spec": {"replicas": 1}})
+            assert _eventually(lambda: len(core.list_namespaced_pod("p").items) == 1)
+            apps.delete_namespaced_deployment("web", "p")
+            assert _eventually(lambda: core.list_namespaced_pod("p").items == [])
+        finally:
+            api.close()
