@@ -272,9 +272,12 @@ class ApiServer:
 
     def update(self, req: Request) -> tuple[int, Obj]:
         old = self._existing(req.rt, req.namespace, req.name)
-        obj = self._body_object(req)
         if req.subresource == "scale":
-            return 200, self._write_scale(req, old, obj)
+            scale = _load(req.body, req.content_type)
+            if not isinstance(scale, dict) or scale.get("kind") not in (None, "Scale"):
+                raise st.bad_request("the body of a scale update must be a Scale")
+            return 200, self._write_scale(req, old, scale)
+        obj = self._body_object(req)
         meta = obj["metadata"]
         if meta.get("name") != req.name:
             raise st.bad_request(f"the name of the object ({meta.get('name')}) does not match "

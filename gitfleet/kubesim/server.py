@@ -243,7 +243,8 @@ class Handler(BaseHTTPRequestHandler):
         if verb == "get":
             obj = api.get(req)
             if wants_table(accept) and "Table" not in str(obj.get("kind")):
-                obj = table([obj], resource_version=obj["metadata"].get("resourceVersion", ""),
+                obj = table([obj], kind=req.rt.kind,
+                            resource_version=obj["metadata"].get("resourceVersion", ""),
                             now=api.now(), include=query.get("includeObject", "Metadata"))
             self._send_json(200, obj)
             return
@@ -252,7 +253,8 @@ class Handler(BaseHTTPRequestHandler):
             if wants_table(accept) and req.rt.group != "metrics.k8s.io":
                 with_kinds = [dict(o, apiVersion=req.rt.api_version, kind=req.rt.kind)
                               for o in result["items"]]
-                tab = table(with_kinds, resource_version=result["metadata"]["resourceVersion"],
+                tab = table(with_kinds, kind=req.rt.kind,
+                            resource_version=result["metadata"]["resourceVersion"],
                             now=api.now(), include=query.get("includeObject", "Metadata"))
                 if "continue" in result["metadata"]:
                     tab["metadata"]["continue"] = result["metadata"]["continue"]
@@ -297,7 +299,8 @@ class Handler(BaseHTTPRequestHandler):
 
         def emit(kind: str, obj: dict[str, Any]) -> None:
             if as_table and kind != "ERROR":
-                obj = table([obj], resource_version=obj["metadata"].get("resourceVersion", ""),
+                obj = table([obj], kind=req.rt.kind,
+                            resource_version=obj["metadata"].get("resourceVersion", ""),
                             now=api.now(), include=req.query.get("includeObject", "Metadata"),
                             columns=first[0])
                 first[0] = False

@@ -90,9 +90,10 @@ def test_scale_then_apply_conflicts(kubectl, sim: KubeSim) -> None:  # noqa: ANN
 
 def test_get_table_and_delete(kubectl, sim: KubeSim) -> None:  # noqa: ANN001
     kubectl("apply", "--server-side", "-f", "-", stdin=MANIFEST)
+    assert sim.settle()
     table = kubectl("get", "deployments", "-n", "shop").stdout
-    assert table.splitlines()[0].split()[0] == "NAME"
-    assert table.splitlines()[1].split()[0] == "web"
+    assert table.splitlines()[0].split() == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    assert table.splitlines()[1].split()[:4] == ["web", "2/2", "2", "2"]
     kubectl("delete", "deployment", "web", "-n", "shop")
     missing = kubectl("get", "deployment", "web", "-n", "shop", check=False)
     assert missing.returncode != 0 and "NotFound" in missing.stderr

@@ -78,3 +78,16 @@ def test_immutable_selector(apps: client.AppsV1Api, ns: str, two_containers: Non
             "matchLabels": {"app": "other"}}, "template": {"metadata": {
                 "labels": {"app": "other"}}}}})
     assert err.value.status == 422 and "field is immutable" in err.value.body
+
+
+def test_scale_subresource_read_and_replace(apps: client.AppsV1Api, ns: str,
+                                            two_containers: None) -> None:
+    scale = apps.read_namespaced_deployment_scale("web", ns)
+    assert scale.spec.replicas == 2 and scale.status.selector == "app=web"
+    scale.spec.replicas = 6
+    apps.replace_namespaced_deployment_scale("web", ns, scale)
+    assert apps.read_namespaced_deployment("web", ns).spec.replicas == 6
+    scale.spec.replicas = 1  # stale resourceVersion
+    with pytest.raises(ApiException) as err:
+        apps.replace_namespaced_deployment_scale("web", ns, scale)
+    assert err.value.status == 409
