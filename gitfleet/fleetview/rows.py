@@ -1,0 +1,184 @@
+"""The rows of `gitfleet get` and `gitfleet status`, computed from one `FleetSnapshot`.
+
+Readiness is judged as the hub judges it (heartbeat age against its interval), at the time of
+reading, so a table never shows a cluster as ready on the strength of an old fleet-status
+commit. A Description's phase comes from its cluster's status: `Pending` until an agent
+reports it, `Unknown` while the cluster is not ready.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gitfleet.fleetview.snapshot import DescriptionEntry, FleetSnapshot
+from gitfleet.hub.fleetstatus import PHASE_ORDER, cluster_summary, worst_phase
+
+REPLICA_FIELDS = ("readyReplicas", "availableReplicas")
+
+
+def age(seconds: float | None) -> str:
+    """kubectl's short ages: 45s, 12m, 5h, 3d."""
+    if seconds is None:
+        return "<unknown>"
+    s = max(0, int(seconds))
+    if s < 120:
+        return f"{s}s"
+    if s < 3 * 3600:
+        return f"{s // 60}m"
+    if s < 48 * 3600:
+        return f"{s // 3600}h"
+    return f"{s // 86400}d"
+
+
+def short(sha: str) -> str:
+    return sha[:12]
+
+
+@dataclass(frozen=True)
+class View:
+    """A snapshot and the time it is looked at."""
+
+    snap: FleetSnapshot
+    now: float
+
+    def since(self, ts: float | None) -> str:
+        return age(None if ts is None else self.now - ts)
+
+    def summary(self, cluster: str) -> dict[str, Any]:
+        doc = self.snap.status_docs.get(cluster)
+        return cluster_summary(cluster, doc, now=self.now,
+                               in_fleet=cluster in self.snap.clusters)
+
+    def ready(self, cluster: str) -> bool:
+        return bool(self.summary(cluster)["ready"])
+
+    def phase(self, d: DescriptionEntry) -> tuple[str, str]:
+        """(phase, message) of one Description as its cluster reports it."""
+        status = self.snap.statuses.get(d.cluster)
+        if status is None:
+            return "Pending", "no status reported yet"
+        ds = status.description(d.key)
+        ready = self.ready(d.cluster)
+        if ds is None:
+            return ("Pending" if ready else "Unknown"), ""
+        if not ready and status.heartbeat is not None and str(ds.phase) != "Failure":
+            return "Unknown", "cluster not ready"
+        if ds.source_commit and d.source_commit and ds.source_commit != d.source_commit:
+            return "Pending", f"applied {short(ds.source_commit)}, wants {short(d.source_commit)}"
+        return str(ds.phase), ds.message
+
+    def live_replicas(self, d: DescriptionEntry) -> dict[str, int]:
+        doc = self.snap.status_docs.get(d.cluster) or {}
+        out = dict.fromkeys(REPLICA_FIELDS, 0)
+        for ds in doc.get("descriptions") or []:
+            if f"{ds.get('namespace', '')}/{ds.get('name', '')}" != d.key:
+                continue
+            for obj in ds.get("objects") or []:
+                values = obj.get("status") if isinstance(obj.get("status"), dict) else obj
+                for f in REPLICA_FIELDS:
+                    if isinstance(values.get(f), int):
+                        out[f] += values[f]
+        return out
+
+
+def cluster_rows(view: View) -> list[dict[str, Any]]:
+    snap = view.snap
+    counts: dict[str, int] = {}
+    for d in snap.descriptions:
+        counts[d.cluster] = counts.get(d.cluster, 0) + 1
+    rows = []
+    for name in sorted(set(snap.clusters) | set(snap.statuses)):
+        entry = snap.clusters.get(name)
+        summary = view.summary(name)
+        status = snap.statuses.get(name)
+        hb = status.heartbeat if status else None
+        rows.append({
+            "name": name,
+            "ready": "True" if summary["ready"] else "False",
+            "reason": summary["reason"],
+            "sync": str(status.sync.result) if status else "Pending",
+            "descriptions": counts.get(name, 0),
+            "drifted": len(status.drift) if status else 0,
+            "heartbeat": view.since(_ts(hb.time) if hb else None) if hb else "never",
+            "kubernetes": hb.kubernetes_version if hb else "",
+            "agent": hb.agent_version if hb else "",
+            "syncMode": entry.sync_mode if entry else "",
+            "labels": entry.labels if entry else {},
+            "appliedState": short(status.sync.state_commit) if status else "",
+            "inState": entry is not None,
+            "age": view.since(snap.cluster_added.get(name)),
+        })
+    return rows
+
+
+def description_rows(view: View) -> list[dict[str, Any]]:
+    rows = []
+    for d in sorted(view.snap.descriptions, key=lambda d: (d.namespace, d.name, d.cluster)):
+        phase, message = view.phase(d)
+        if d.render_errors:
+            message = "render failed, last good kept: " + "; ".join(d.render_errors)
+        rows.append({
+            "namespace": d.namespace, "name": d.name, "cluster": d.cluster,
+            "deployer": d.deployer, "phase": phase, "objects": d.objects,
+            "replicas": d.replicas, "sourceCommit": short(d.source_commit),
+            "source": f"{d.source.get('kind', '')}/"
+                      f"{d.source['namespace'] + '/' if d.source.get('namespace') else ''}"
+                      f"{d.source.get('name', '')}",
+            "message": message,
+            "age": view.since(view.snap.commit_time(d.source_commit)),
+        })
+    return rows
+
+
+def subscription_rows(view: View) -> list[dict[str, Any]]:
+    """One row per unit (Subscription or Karmada policy): bound clusters, phases, replicas."""
+    units: dict[tuple[str, str], list[DescriptionEntry]] = {}
+    for d in view.snap.descriptions:
+        units.setdefault((d.namespace, d.name.removesuffix("@helm")), []).append(d)
+    rows = []
+    for (ns, name), ds in sorted(units.items()):
+        phases = [view.phase(d)[0] for d in ds]
+        live = [view.live_replicas(d) for d in ds]
+        times = [t for d in ds if (t := view.snap.commit_time(d.source_commit)) is not None]
+        desired = sum(d.replicas for d in ds)
+        rows.append({
+            "namespace": ns, "name": name, "kind": ds[0].source.get("kind", ""),
+            "clusters": len({d.cluster for d in ds}),
+            "ready": f"{phases.count('Success')}/{len(phases)}",
+            "phase": worst_phase(phases),
+            "phases": {p: phases.count(p) for p in PHASE_ORDER if p in phases},
+            "replicas": desired,
+            "readyReplicas": sum(x["readyReplicas"] for x in live),
+            "availableReplicas": sum(x["availableReplicas"] for x in live),
+            "placement": {d.cluster: d.replicas for d in sorted(ds, key=lambda d: d.cluster)},
+            "age": view.since(max(times) if times else None),
+        })
+    return rows
+
+
+def drift_rows(view: View) -> list[dict[str, Any]]:
+    rows = []
+    for cluster, status in sorted(view.snap.statuses.items()):
+        for dr in status.drift:
+            rows.append({
+                "cluster": cluster, "description": dr.description, "kind": dr.kind,
+                "namespace": dr.namespace, "name": dr.name,
+                "fields": ",".join(f.path for f in dr.fields) or ("<object missing>"
+                                                                  if dr.missing else ""),
+                "missing": dr.missing,
+                "details": [{"path": f.path, "desired": f.desired, "live": f.live}
+                            for f in dr.fields],
+                "firstSeen": dr.first_seen,
+                "age": view.since(_ts(dr.first_seen)),
+            })
+    return rows
+
+
+def _ts(text: str) -> float | None:
+    from gitfleet.clock import parse_iso
+
+    try:
+        return parse_iso(text)
+    except ValueError:
+        return None

@@ -1,0 +1,256 @@
+"""One read of a fleet's Git branches: the state, the agents' status branches, commit times.
+
+Everything `get` and `status` show comes from here. Only the small files are read (each
+cluster's `cluster.yaml`, each `description.yaml`, `errors.yaml`, every `status.yaml`), in a
+few `git` calls, so a 1,000-cluster fleet reads in well under a second.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitfleet import yamlio
+from gitfleet.agent.statusfile import ClusterStatus
+from gitfleet.errors import InputError
+from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, STATUS_FILE, Branches
+from gitfleet.model.settings import FleetSettings
+from gitfleet.state.git import Git
+
+CLUSTER_FILE = "cluster.yaml"
+_TRAILER = re.compile(r"^Source-Commit:\s*([0-9a-f]{7,40})\s*$", re.M)
+_REPLICAS = re.compile(rb"^spec:\n(?:[ \-].*\n)*?  replicas: (\d+)$", re.M)
+_WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet")
+
+
+@dataclass(frozen=True)
+class ClusterEntry:
+    """A cluster as the state holds it (its rendered `cluster.yaml`)."""
+
+    name: str
+    namespace: str
+    labels: dict[str, str]
+    sync_mode: str
+    cluster_id: str
+
+
+@dataclass(frozen=True)
+class DescriptionEntry:
+    """One Description of the state: a unit's share of one cluster."""
+
+    cluster: str
+    namespace: str  # folder namespace ("_cluster" for cluster-wide policies)
+    name: str       # folder name
+    deployer: str
+    source: dict[str, str]
+    source_commit: str
+    render_errors: tuple[str, ...]
+    objects: int
+    replicas: int   # desired replicas of its workloads in this cluster
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass
+class FleetSnapshot:
+    """What the fleet's branches say, read once."""
+
+    prefix: str
+    state_commit: str | None = None
+    state_time: int | None = None
+    source_commit: str = ""
+    clusters: dict[str, ClusterEntry] = field(default_factory=dict)
+    descriptions: list[DescriptionEntry] = field(default_factory=list)
+    statuses: dict[str, ClusterStatus] = field(default_factory=dict)
+    status_docs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    status_times: dict[str, int] = field(default_factory=dict)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+    commit_times: dict[str, int] = field(default_factory=dict)
+    cluster_added: dict[str, int] = field(default_factory=dict)  # first commit of clusters/<c>
+
+    def commit_time(self, sha: str) -> int | None:
+        return self.commit_times.get(sha)
+
+
+def branch_prefix(git: Git) -> str:
+    """The repo's branch prefix: fleet.yaml of its default branch, else the default."""
+    for rev in ("HEAD", "refs/heads/main", "refs/heads/master"):
+        data = git.read_blob(rev, "fleet.yaml")
+        if data is None:
+            continue
+        try:
+            doc = yamlio.load_one(data, "fleet.yaml")
+        except InputError:
+            break
+        if isinstance(doc, dict):
+            return FleetSettings.from_dict(doc).branch_prefix
+        break
+    return Branches().prefix
+
+
+def _commit_times(git: Git, shas: list[str]) -> dict[str, int]:
+    wanted = [s for s in dict.fromkeys(shas) if s]
+    if not wanted:
+        return {}
+    out = git.run("cat-file", "--batch-check=%(objectname) %(objecttype)",
+                  input=("\n".join(wanted) + "\n").encode()).decode()
+    present = [line.split()[0] for line in out.splitlines() if line.endswith(" commit")]
+    if not present:
+        return {}
+    log = git.run("show", "-s", "--no-walk=unsorted", "--format=%H %ct", *present).decode()
+    times = {}
+    for line in log.splitlines():
+        sha, _, ts = line.partition(" ")
+        if ts.isdigit():
+            times[sha] = int(ts)
+    # abbreviated inputs map to the same time
+    for s in wanted:
+        if s not in times:
+            full = next((k for k in times if k.startswith(s)), None)
+            if full:
+                times[s] = times[full]
+    return times
+
+
+def _cluster_added_times(git: Git, source_ref: str | None) -> dict[str, int]:
+    """When each `clusters/<name>.yaml` first appeared on the source branch."""
+    if source_ref is None:
+        return {}
+    out = git.run("log", "--reverse", "--diff-filter=A", "--name-only", "--format=@%ct",
+                  source_ref, "--", "clusters/", check=False).decode()
+    added: dict[str, int] = {}
+    when = 0
+    for line in out.splitlines():
+        if line.startswith("@"):
+            when = int(line[1:]) if line[1:].isdigit() else 0
+        elif line.startswith("clusters/") and line.endswith((".yaml", ".yml")):
+            name = line[len("clusters/"):].rsplit(".", 1)[0]
+            added.setdefault(name, when)
+    return added
+
+
+def _description(cluster: str, folder: str, data: bytes, replicas: int, objects: int
+                 ) -> DescriptionEntry:
+    doc: Any
+    try:
+        doc = yamlio.load_one(data, DESCRIPTION_FILE)
+    except InputError:
+        doc = {}
+    spec = (doc or {}).get("spec") or {} if isinstance(doc, dict) else {}
+    ns, _, name = folder.partition("/")
+    src = spec.get("source") or {}
+    return DescriptionEntry(
+        cluster=cluster, namespace=ns, name=name, deployer=str(spec.get("deployer", "generic")),
+        source={k: str(src.get(k, "")) for k in ("apiVersion", "kind", "namespace", "name")},
+        source_commit=str(spec.get("sourceCommit") or ""),
+        render_errors=tuple(str(e) for e in spec.get("renderErrors") or []),
+        objects=objects, replicas=replicas)
+
+
+def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None = None
+                  ) -> FleetSnapshot:
+    """Read the state branch, every status branch and the commit times they refer to."""
+    prefix = prefix or branch_prefix(git)
+    branches = Branches(prefix)
+    snap = FleetSnapshot(prefix=prefix)
+    state = git.resolve(branches.state)
+    if source_ref is None:
+        for candidate in ("refs/heads/main", "HEAD", "refs/heads/master"):
+            if git.resolve(f"{candidate}^{{commit}}") is not None:
+                source_ref = candidate
+                break
+    shas: list[str] = []
+    if state is not None:
+        snap.state_commit = state
+        message = git.run("show", "-s", "--format=%ct%n%B", state).decode()
+        first, _, body = message.partition("\n")
+        snap.state_time = int(first) if first.isdigit() else None
+        m = _TRAILER.search(body)
+        snap.source_commit = m.group(1) if m else ""
+        listing = git.ls_tree(state)
+        wanted = {}
+        counts: dict[tuple[str, str], int] = {}
+        workloads: dict[tuple[str, str], list[str]] = {}
+        for path, sha in listing.items():
+            parts = path.split("/")
+            if path in (ERRORS_FILE,) or (len(parts) == 3 and parts[2] == CLUSTER_FILE) or \
+                    (len(parts) == 5 and parts[4] == DESCRIPTION_FILE):
+                wanted[path] = sha
+            elif len(parts) == 5 and parts[0] == "clusters":
+                key = (parts[1], f"{parts[2]}/{parts[3]}")
+                counts[key] = counts.get(key, 0) + 1
+                kind = parts[4].split("_")[1] if parts[4].count("_") >= 3 else ""
+                if kind in _WORKLOADS:
+                    workloads.setdefault(key, []).append(sha)
+        blobs = git.read_objects([*wanted.values(), *(s for v in workloads.values() for s in v)])
+        for path, sha in sorted(wanted.items()):
+            data = blobs.get(sha, b"")
+            parts = path.split("/")
+            if path == ERRORS_FILE:
+                doc = _load(data)
+                snap.errors = list(doc.get("errors") or []) if isinstance(doc, dict) else []
+                snap.warnings = list(doc.get("warnings") or []) if isinstance(doc, dict) else []
+            elif parts[-1] == CLUSTER_FILE:
+                doc = _load(data) or {}
+                snap.clusters[parts[1]] = ClusterEntry(
+                    name=str(doc.get("name", parts[1])), namespace=str(doc.get("namespace", "")),
+                    labels={str(k): str(v) for k, v in (doc.get("labels") or {}).items()},
+                    sync_mode=str(doc.get("syncMode", "Pull")),
+                    cluster_id=str(doc.get("clusterId", "")))
+            else:
+                key = (parts[1], f"{parts[2]}/{parts[3]}")
+                replicas = 0
+                for wsha in workloads.get(key, []):
+                    m2 = _REPLICAS.search(blobs.get(wsha, b""))
+                    replicas += int(m2.group(1)) if m2 else 0
+                snap.descriptions.append(_description(parts[1], key[1], data, replicas,
+                                                      counts.get(key, 0)))
+        shas.extend(d.source_commit for d in snap.descriptions)
+        shas.append(snap.source_commit)
+    status_prefix = branches.status("")
+    heads = git.refs(status_prefix)
+    if heads:
+        names = {ref[len(status_prefix):]: sha for ref, sha in heads.items()}
+        out = git.run("cat-file", "--batch",
+                      input="".join(f"{sha}:{STATUS_FILE}\n" for sha in names.values()).encode())
+        pos = 0
+        for name, _sha in names.items():
+            nl = out.index(b"\n", pos)
+            header = out[pos:nl].split()
+            pos = nl + 1
+            if len(header) != 3:
+                continue
+            size = int(header[2])
+            data = out[pos:pos + size]
+            pos += size + 1
+            try:
+                snap.statuses[name] = ClusterStatus.from_yaml(data)
+                doc = _load(data)
+                snap.status_docs[name] = doc if isinstance(doc, dict) else {}
+            except (InputError, KeyError, TypeError, ValueError):
+                continue
+        shas.extend(names.values())
+        times = _commit_times(git, list(names.values()))
+        snap.status_times = {n: times[s] for n, s in names.items() if s in times}
+    snap.commit_times = _commit_times(git, shas)
+    snap.cluster_added = _cluster_added_times(git, source_ref)
+    return snap
+
+
+def _load(data: bytes) -> Any:
+    try:
+        return yamlio.load_one(data, "file")
+    except InputError:
+        return None
+
+
+def by_cluster(descriptions: list[DescriptionEntry]) -> Mapping[str, list[DescriptionEntry]]:
+    out: dict[str, list[DescriptionEntry]] = {}
+    for d in descriptions:
+        out.setdefault(d.cluster, []).append(d)
+    return out
