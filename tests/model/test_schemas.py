@@ -90,7 +90,7 @@ VALID: dict[str, Any] = {
 }
 
 # (kind, field path as a list, bad value, text the message must hold)
-WRONG_TYPES = [
+WRONG_TYPES: list[tuple[str, list[Any], Any, str]] = [
     ("Subscription", ["spec", "subscribers", 0, "weight"], "two",
      "spec.subscribers[0].weight: 'two' is not of type 'integer'"),
     ("Subscription", ["spec", "schedulingStrategy"], "Everywhere", "spec.schedulingStrategy"),
@@ -115,7 +115,7 @@ WRONG_TYPES = [
     ("ClusterRegistrationRequest", ["spec", "clusterName"], "Not_A_Label", "spec.clusterName"),
 ]
 
-MISSING = [
+MISSING: list[tuple[str, list[Any], str]] = [
     ("Subscription", ["spec", "feeds"], "'feeds' is a required property"),
     ("Subscription", ["spec", "subscribers"], "'subscribers' is a required property"),
     ("Localization", ["spec", "feed"], "'feed' is a required property"),

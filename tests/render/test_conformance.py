@@ -409,10 +409,11 @@ def test_example_loads_without_problems(example: Example) -> None:
     fleet = load_fleet(files)
     assert [p.format() for p in fleet.errors] == []
     assert [p.format() for p in fleet.warnings] == []
-    loaded_from = {t.origin.path for t in fleet.templates.values()} | {
-        o.origin.path for o in (*fleet.subscriptions, *fleet.globalizations,
-                                *fleet.localizations, *fleet.propagations,
-                                *fleet.karmada_overrides)}
+    loaded_from = {t.origin.path for t in fleet.templates.values()}
+    loaded_from |= {s.origin.path for s in fleet.subscriptions}
+    loaded_from |= {o.origin.path for o in (*fleet.globalizations, *fleet.localizations)}
+    loaded_from |= {p.origin.path for p in fleet.propagations}
+    loaded_from |= {k.origin.path for k in fleet.karmada_overrides}
     assert loaded_from | {p for p in files if p.startswith("clusters/")} == set(files)
 
 
