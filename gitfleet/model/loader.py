@@ -276,6 +276,10 @@ class _Builder:
         if kind == "HelmChart" and group_of(api_version) == CLUSTERNET_APPS and \
                 not self.schema_ok("HelmChart", body, origin, who):
             return
+        problem = replicas_problem(Template(api_version, kind, namespace, name, body, origin))
+        if problem:
+            self.error(origin, who, problem)
+            return
         if kind == "CustomResourceDefinition":
             spec = body.get("spec") or {}
             names = spec.get("names") or {}
@@ -393,6 +397,26 @@ class _Builder:
             autoscalers=tuple(sorted(self.autoscalers, key=lambda a: (a.kind, *by_name(a)))),
             errors=tuple(sorted(self.errors)), warnings=tuple(sorted(self.warnings)),
             broken_paths=frozenset(self.broken), broken_clusters=frozenset(self.broken_clusters))
+
+
+def replicas_problem(template: Template) -> str:
+    """Why a workload's replica count cannot be read ('' when it can or is absent): division
+    must never guess a count from a value Kubernetes itself would refuse."""
+    path = template.replicas_path()
+    if path is None:
+        return ""
+    node: Any = template.body
+    walked = ""
+    for part in path.lstrip("/").split("/"):
+        if not isinstance(node, dict):
+            return f"{walked or '/'} is not a mapping, so {path} cannot hold the replica count"
+        if part not in node:
+            return ""
+        node = node[part]
+        walked += f"/{part}"
+    if isinstance(node, bool) or not isinstance(node, int) or node < 0:
+        return f"{path} must be a whole number >= 0, not {node!r}"
+    return ""
 
 
 def load_settings(files: Mapping[str, bytes]) -> tuple[FleetSettings, list[Problem]]:

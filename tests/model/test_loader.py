@@ -260,3 +260,30 @@ def test_a_bad_document_does_not_take_its_neighbours_down() -> None:
     assert keys(fleet) == {"ConfigMap/default/good", "ConfigMap/default/also-good"}
     assert messages(fleet) == ["templates/cms.yaml:6: apiVersion is missing or not a string"]
     assert "templates/cms.yaml" in fleet.broken_paths
+
+
+def test_replica_counts_must_be_whole_numbers_where_division_reads_them() -> None:
+    def workload(kind: str, name: str, spec: Any, annotations: dict[str, str] | None = None
+                 ) -> dict[str, Any]:
+        body = obj("apps/v1" if kind != "Widget" else "example.com/v1", kind, name, "apps",
+                   spec=spec)
+        if annotations:
+            body["metadata"]["annotations"] = annotations
+        return body
+
+    size = {"gitfleet.io/replicas-path": "/spec/size"}
+    fleet = load_fleet({"templates/w.yaml": doc(
+        workload("Deployment", "zero", {"replicas": 0}),
+        workload("StatefulSet", "unset", {"serviceName": "s"}),
+        workload("Widget", "sized", {"size": 3}, size),
+        workload("ReplicaSet", "yes", {"replicas": True}),
+        workload("Deployment", "minus", {"replicas": -2}),
+        workload("Widget", "big", {"size": "big"}, size),
+        workload("Widget", "listed", ["size"], size))})
+    assert {k.name for k in fleet.templates} == {"zero", "unset", "sized"}
+    assert [(e.obj, e.message) for e in fleet.errors] == [
+        ("ReplicaSet/apps/yes", "/spec/replicas must be a whole number >= 0, not True"),
+        ("Deployment/apps/minus", "/spec/replicas must be a whole number >= 0, not -2"),
+        ("Widget/apps/big", "/spec/size must be a whole number >= 0, not 'big'"),
+        ("Widget/apps/listed", "/spec is not a mapping, so /spec/size cannot hold the replica "
+                               "count")]

@@ -178,6 +178,12 @@ CORPUS = [
          "data": {"blob": "x" * 5000}})},
            "templates/big.yaml", "over the limit of 4096 (fleet.yaml limits.maxFileBytes)",
            base={"fleet.yaml": settings(maxFileBytes=4096)}),
+    Broken("replicas-not-a-number", {"templates/web.yaml": doc(
+        {**deployment("web"), "spec": {**deployment("web")["spec"], "replicas": "three"}})},
+           "templates/web.yaml", "/spec/replicas must be a whole number >= 0, not 'three'",
+           line=1, obj="Deployment/apps/web"),
+    Broken("spec-not-a-mapping", {"templates/web.yaml": doc({**deployment("web"), "spec": [1]})},
+           "templates/web.yaml", "/spec is not a mapping", line=1, obj="Deployment/apps/web"),
     Broken("missing-feed", {"policies/ghost.yaml": doc(subscription("ghost", "nowhere"))},
            "policies/ghost.yaml", "feed not found: apps/v1 Deployment apps/nowhere", line=1,
            obj="Subscription/apps/ghost"),
@@ -236,6 +242,29 @@ def test_json_patch_to_a_missing_path_leaves_the_object_unpatched() -> None:
     [warning] = result.warnings
     assert "deep-one" in warning.message and "(cluster east)" in warning.message
     assert warning.path == "policies/web.yaml" and warning.obj == "Subscription/apps/web"
+    obj = "clusters/east/apps/web/apps_Deployment_apps_web.yaml"
+    assert result.files[obj] == good.files[obj]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "render bug: a Clusternet override may change what identifies the object (kind, apiVersion, "
+    "metadata.name) and the render writes it under the template's file name with no problem "
+    "(e.g. a Deployment file holding `apiVersion: 5` and no kind); the variant build in "
+    "gitfleet/render/variants.py should fail that override for that cluster when the result's "
+    "apiVersion, kind, metadata.name or metadata.namespace differ from the template's"))
+@pytest.mark.parametrize("patch", [{"kind": None}, {"apiVersion": 5},
+                                   {"metadata": {"name": "other"}}],
+                         ids=["kind-removed", "api-version-changed", "renamed"])
+def test_override_that_changes_what_identifies_the_object_is_an_error(patch: Any) -> None:
+    import json
+
+    good = render(load_fleet(GOOD))
+    files = {**GOOD, "policies/l.yaml": doc(localization(
+        "identity", "gitfleet-east", "web",
+        [{"name": "change-id", "type": "MergePatch", "value": json.dumps(patch)}]))}
+    result = render(load_fleet(files), previous_files=good.files)
+    assert any("change-id" in e.message and "(cluster east)" in e.message
+               for e in result.errors)
     obj = "clusters/east/apps/web/apps_Deployment_apps_web.yaml"
     assert result.files[obj] == good.files[obj]
 
