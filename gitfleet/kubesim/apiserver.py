@@ -43,6 +43,8 @@ from gitfleet.kubesim.patches import (
     json_patch,
     strategic_merge_patch,
 )
+from gitfleet.kubesim.schemas import prune_and_default
+from gitfleet.kubesim.schemas import validate as validate_custom
 from gitfleet.kubesim.selectors import SelectorError, field_selector, label_selector
 from gitfleet.kubesim.store import Event, Obj, Store, TypeKey
 from gitfleet.kubesim.validation import object_causes, update_causes
@@ -135,6 +137,8 @@ class ApiServer:
         self._node_ports = 30000
         self._lock = threading.Lock()
         self.metrics: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.schemas: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.orphaned: set[str] = set()  # uids deleted with propagationPolicy=Orphan
         self.write_hooks: list[Callable[[ResourceType, Event], None]] = []
 
     # ---- helpers -------------------------------------------------------------------------
@@ -468,6 +472,10 @@ class ApiServer:
         apply_defaults(rt.kind, new, allocate_ip=self._allocate_ip,
                        allocate_node_port=self._allocate_node_port)
         causes = object_causes(rt, new)
+        schema = self.schemas.get((rt.group, rt.version, rt.plural)) if rt.custom else None
+        if schema:
+            prune_and_default(schema, new, top=True)
+            causes += validate_custom(schema, new)
         if old is not None and not causes:
             causes = update_causes(rt, old, new)
         if causes:
@@ -611,6 +619,9 @@ class ApiServer:
             return 200, new
         if dry:
             return 200, self._deleted_status(rt, old)
+        policy = req.query.get("propagationPolicy") or options.get("propagationPolicy")
+        if policy == "Orphan" or options.get("orphanDependents") is True:
+            self.orphaned.add(meta["uid"])
         self._remove(rt, req.namespace, req.name, old)
         return 200, self._deleted_status(rt, old)
 

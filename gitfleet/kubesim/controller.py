@@ -42,6 +42,7 @@ class Controller:
         self.delay = delay
         self.crd_delay = crd_delay
         self.stalled: set[tuple[str, str, str]] = set()
+        self._lb_count = 0
         self._heap: list[tuple[float, int, Key]] = []
         self._due: dict[Key, float] = {}
         self._seq = itertools.count()
@@ -74,7 +75,10 @@ class Controller:
             if rt.kind == "CustomResourceDefinition" and self._unregister_crd:
                 self._unregister_crd(event.obj)
             if meta.get("uid") in self._dependents:
-                self.schedule(("", "__gc__", "", meta["uid"]), 0.0)
+                orphan = meta["uid"] in self.api.orphaned
+                self.api.orphaned.discard(meta["uid"])
+                self.schedule(("", "__orphan__" if orphan else "__gc__", "", meta["uid"]),
+                              0.0)
             return
         for ref in meta.get("ownerReferences") or []:
             if isinstance(ref, dict) and ref.get("uid"):
@@ -84,9 +88,20 @@ class Controller:
                 self.schedule(key, self.delay)
         elif rt.kind == "CustomResourceDefinition":
             self.schedule(key, self.crd_delay)
+        elif self._needs_infrastructure(rt.kind, event.obj):
+            self.schedule(key, self.delay)
         elif rt.kind == "Namespace" and (meta.get("deletionTimestamp")
                                          or event.type == "ADDED"):
             self.schedule(key, 0.0)
+
+    @staticmethod
+    def _needs_infrastructure(kind: str, obj: Obj) -> bool:
+        """A LoadBalancer Service without an address, or a claim not yet Bound."""
+        status = obj.get("status") or {}
+        if kind == "Service":
+            return bool((obj.get("spec") or {}).get("type") == "LoadBalancer"
+                        and not (status.get("loadBalancer") or {}).get("ingress"))
+        return kind == "PersistentVolumeClaim" and status.get("phase") != "Bound"
 
     # ---- the loop ------------------------------------------------------------------------
 
@@ -143,8 +158,8 @@ class Controller:
 
     def _reconcile(self, key: Key) -> None:
         group, plural, namespace, name = key
-        if plural == "__gc__":
-            self._collect(name)
+        if plural in ("__gc__", "__orphan__"):
+            self._collect(name, orphan=plural == "__orphan__")
             return
         rt = next((r for r in self.api.catalog.all()
                    if r.group == group and r.plural == plural and not r.custom), None)
@@ -159,6 +174,28 @@ class Controller:
             self._crd(rt, obj)
         elif rt.kind == "Namespace":
             self._namespace(rt, obj)
+        elif rt.kind == "Service":
+            self._load_balancer(rt, obj)
+        elif rt.kind == "PersistentVolumeClaim":
+            self._bind_claim(rt, obj)
+
+    def _load_balancer(self, rt: ResourceType, obj: Obj) -> None:
+        if (obj.get("spec") or {}).get("type") != "LoadBalancer":
+            return
+        self._lb_count += 1
+        status = {"loadBalancer": {"ingress": [
+            {"ip": f"172.18.255.{self._lb_count % 250 + 1}", "ipMode": "VIP"}]}}
+        self.api.system_write(rt, dict(obj, status=status), manager="cloud-controller-manager",
+                              subresource="status")
+
+    def _bind_claim(self, rt: ResourceType, obj: Obj) -> None:
+        spec = obj.get("spec") or {}
+        storage = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
+        status = {"phase": "Bound", "accessModes": list(spec.get("accessModes") or [])}
+        if storage:
+            status["capacity"] = {"storage": storage}
+        self.api.system_write(rt, dict(obj, status=status), manager=MANAGER,
+                              subresource="status")
 
     def _comparable(self, obj: Obj) -> dict[str, Any]:
         status = dict(obj.get("status") or {})
@@ -324,7 +361,7 @@ class Controller:
                 self.api.remove_now(other, name, item["metadata"]["name"])
         self.api.remove_now(rt, "", name)
 
-    def _collect(self, owner_uid: str) -> None:
+    def _collect(self, owner_uid: str, *, orphan: bool) -> None:
         for group, plural, namespace, name in sorted(self._dependents.pop(owner_uid, set())):
             rt = next((r for r in self.api.catalog.all()
                        if r.group == group and r.plural == plural), None)
@@ -333,6 +370,9 @@ class Controller:
                 continue
             refs = [r for r in obj["metadata"].get("ownerReferences") or []
                     if r.get("uid") != owner_uid]
-            if refs:
-                continue
-            self.api.remove_now(rt, namespace, name)
+            if orphan:
+                meta = dict(obj["metadata"], ownerReferences=refs)
+                self.api.system_write(rt, dict(obj, metadata=meta),
+                                      manager="kube-controller-manager")
+            elif not refs:
+                self.api.remove_now(rt, namespace, name)

@@ -280,6 +280,9 @@ class KubeSim:
             if not version.get("served", True):
                 continue
             subresources = version.get("subresources") or {}
+            schema = (version.get("schema") or {}).get("openAPIV3Schema")
+            if isinstance(schema, dict):
+                self.api.schemas[(group, version["name"], plural)] = schema
             self.catalog.add(ResourceType(
                 group, version["name"], names.get("kind", ""), plural,
                 spec.get("scope") == "Namespaced", short_names=tuple(names.get("shortNames") or ()),
@@ -292,6 +295,8 @@ class KubeSim:
         spec = crd.get("spec") or {}
         group, plural = spec.get("group", ""), (spec.get("names") or {}).get("plural", "")
         gone = self.catalog.remove(group, plural)
+        for key in [k for k in self.api.schemas if k[0] == group and k[2] == plural]:
+            del self.api.schemas[key]
         if gone:
             rt = gone[0]
             for obj in self.store.items((group, plural)):

@@ -135,3 +135,16 @@ def test_workloads_run_pods_when_asked() -> None:
             assert _eventually(lambda: core.list_namespaced_pod("p").items == [])
         finally:
             api.close()
+
+
+def test_load_balancer_gets_an_address_and_claims_bind(sim: KubeSim, core: client.CoreV1Api,
+                                                      ns: str) -> None:
+    core.create_namespaced_service(ns, {"metadata": {"name": "lb"}, "spec": {
+        "type": "LoadBalancer", "selector": {"app": "web"}, "ports": [{"port": 80}]}})
+    core.create_namespaced_persistent_volume_claim(ns, {"metadata": {"name": "data"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+    assert core.read_namespaced_persistent_volume_claim("data", ns).status.phase == "Pending"
+    assert sim.settle()
+    assert core.read_namespaced_service("lb", ns).status.load_balancer.ingress[0].ip
+    claim = core.read_namespaced_persistent_volume_claim("data", ns)
+    assert claim.status.phase == "Bound" and claim.status.capacity == {"storage": "1Gi"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -100,3 +101,46 @@ def test_crd_is_not_established_immediately() -> None:
             _wait_established(ext, "widgets.example.com")
         finally:
             api.close()
+
+
+TYPED_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "gadgets.example.com"},
+    "spec": {"group": "example.com", "scope": "Namespaced",
+             "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+             "versions": [{"name": "v1", "served": True, "storage": True,
+                           "schema": {"openAPIV3Schema": {
+                               "type": "object",
+                               "properties": {"spec": {
+                                   "type": "object", "required": ["size"],
+                                   "properties": {
+                                       "size": {"type": "integer", "minimum": 1},
+                                       "color": {"type": "string", "default": "blue",
+                                                 "enum": ["blue", "red"]}}}}}}}]},
+}
+
+
+def test_custom_resources_follow_their_schema(api: client.ApiClient, ns: str) -> None:
+    ext = client.ApiextensionsV1Api(api)
+    ext.create_custom_resource_definition(TYPED_CRD)
+    _wait_established(ext, "gadgets.example.com")
+    custom = client.CustomObjectsApi(api)
+    made = custom.create_namespaced_custom_object(
+        "example.com", "v1", ns, "gadgets",
+        {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"},
+         "spec": {"size": 2, "unknown": "dropped"}})
+    assert made["spec"] == {"size": 2, "color": "blue"}  # pruned and defaulted
+    with pytest.raises(ApiException) as err:
+        custom.create_namespaced_custom_object(
+            "example.com", "v1", ns, "gadgets",
+            {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "h"},
+             "spec": {"size": "big", "color": "green"}})
+    assert err.value.status == 422
+    fields = {c["field"] for c in json.loads(err.value.body)["details"]["causes"]}
+    assert fields == {"spec.size", "spec.color"}
+    with pytest.raises(ApiException) as err:
+        custom.create_namespaced_custom_object(
+            "example.com", "v1", ns, "gadgets",
+            {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "i"},
+             "spec": {}})
+    assert json.loads(err.value.body)["details"]["causes"][0]["field"] == "spec.size"

@@ -85,3 +85,16 @@ def test_dynamic_client_discovers_a_crd_added_after_it_started(api: client.ApiCl
     assert widgets.create(namespace=ns, body={
         "apiVersion": "example.com/v1", "kind": "Widget",
         "metadata": {"name": "w"}, "spec": {"size": 1}}).metadata.name == "w"
+
+
+def test_orphan_propagation_keeps_dependents(sim, core: client.CoreV1Api,  # noqa: ANN001
+                                             ns: str) -> None:
+    owner = core.create_namespaced_config_map(ns, configmap("owner"))
+    child = configmap("child")
+    child["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap",
+                                             "name": "owner", "uid": owner.metadata.uid}]
+    core.create_namespaced_config_map(ns, child)
+    core.delete_namespaced_config_map("owner", ns, propagation_policy="Orphan")
+    assert sim.settle()
+    kept = core.read_namespaced_config_map("child", ns)
+    assert not kept.metadata.owner_references
