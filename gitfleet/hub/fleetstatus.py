@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from gitfleet import yamlio
@@ -22,8 +23,10 @@ from gitfleet.clock import Clock, parse_iso
 from gitfleet.errors import InputError
 from gitfleet.layout import DESCRIPTION_FILE, STATUS_FILE, Branches
 from gitfleet.model.loader import Fleet
+from gitfleet.render.emit import emit
 from gitfleet.render.status import ClusterCapacity, StatusSnapshot
 from gitfleet.state.git import Git, RefUpdate
+from gitfleet.state.objects import MODE_TREE, TreeIndex
 
 API_VERSION = "gitfleet.io/v1alpha1"
 HEARTBEAT_GRACE = 3          # a heartbeat older than this many intervals makes a cluster NotReady
@@ -34,6 +37,12 @@ _REPLICAS = re.compile(rb"^spec:\n(?:[ \-].*\n)*?  replicas: (\d+)$", re.M)
 _SOURCE = re.compile(r"^  source:\n    apiVersion: (.*)\n    kind: (.*)\n    namespace: (.*)\n"
                      r"    name: (.*)$", re.M)
 _TIME_KEY = "lastHeartbeat"
+
+
+@dataclass(frozen=True)
+class _Unit:
+    replicas: int
+    source: dict[str, str] | None
 
 
 class FleetStatus:
@@ -47,6 +56,8 @@ class FleetStatus:
         self._digests: dict[str, str] = {}                        # fleet-status commit -> digest
         self._replicas: dict[bytes, int | None] = {}
         self._fold_key: tuple[object, ...] | None = None
+        self._summaries: dict[tuple[object, ...], bytes] = {}
+        self._units: dict[bytes, dict[tuple[str, str], _Unit]] = {}    # cluster tree -> units
         self._fold_time = 0.0
 
     # -- reading -------------------------------------------------------------------------------
@@ -100,46 +111,82 @@ class FleetStatus:
 
     # -- folding -------------------------------------------------------------------------------
 
-    def files(self, fleet: Fleet | None, state: Mapping[str, bytes]) -> dict[str, bytes]:
-        """The fleet-status tree for the current status branches and state files."""
+    def files(self, fleet: Fleet | None, state: TreeIndex) -> dict[str, bytes]:
+        """The fleet-status tree for the current status branches and state (as last built)."""
         statuses = self.read()
+        heads = self.heads()
         now = self.clock.now()
         names = set(statuses) | set(fleet.clusters if fleet else ())
         out: dict[str, bytes] = {}
         ready: dict[str, bool] = {}
+        summaries: dict[tuple[object, ...], bytes] = {}
         for name in sorted(names):
             doc = cluster_summary(name, statuses.get(name), now=now,
                                   in_fleet=fleet is None or name in fleet.clusters)
             ready[name] = bool(doc["ready"])
-            out[f"clusters/{name}.yaml"] = yamlio.dump(doc).encode()
+            key = (name, heads.get(name), doc["ready"], doc["reason"], doc["inFleet"])
+            data = self._summaries.get(key)
+            if data is None:
+                data = emit(doc).encode()
+            summaries[key] = data
+            out[f"clusters/{name}.yaml"] = data
+        self._summaries = summaries
         for (ns, sub), doc in self._subscriptions(statuses, state, ready).items():
-            out[f"subscriptions/{ns}/{sub}.yaml"] = yamlio.dump(doc).encode()
+            out[f"subscriptions/{ns}/{sub}.yaml"] = emit(doc).encode()
         return out
 
-    def _subscriptions(self, statuses: Mapping[str, dict[str, Any]],
-                       state: Mapping[str, bytes],
-                       ready: Mapping[str, bool]) -> dict[tuple[str, str], dict[str, Any]]:
-        bound: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
-        sources: dict[tuple[str, str], dict[str, str]] = {}
-        for path, data in state.items():
-            parts = path.split("/")
-            if len(parts) != 5 or parts[0] != "clusters":
+    def _units_of(self, cluster: str, state: TreeIndex) -> dict[tuple[str, str], _Unit]:
+        """What the state holds for one cluster, per Description folder (cached by subtree)."""
+        folders = state.folders
+        base = f"clusters/{cluster}"
+        entry = folders.get("clusters", {}).get(cluster)
+        if entry is None or entry[0] != MODE_TREE:
+            return {}
+        cached = self._units.get(entry[1])
+        if cached is not None:
+            return cached
+        units: dict[tuple[str, str], _Unit] = {}
+        for ns, (mode, _) in folders.get(base, {}).items():
+            if mode != MODE_TREE:
                 continue
-            _, cluster, ns, sub, filename = parts
-            entry = bound.setdefault((ns, sub), {}).setdefault(cluster, {"replicas": 0})
-            if filename == DESCRIPTION_FILE:
-                m = _SOURCE.search(data.decode("utf-8", "replace"))
-                if m and (ns, sub) not in sources:
-                    sources[(ns, sub)] = {"apiVersion": m[1].strip('"'), "kind": m[2],
-                                          "namespace": m[3].strip('"'), "name": m[4].strip('"')}
-            elif filename.split("_")[1:2] and filename.split("_")[1] in WORKLOADS:
-                entry["replicas"] += self._desired(data)
+            for sub, (mode2, _) in folders.get(f"{base}/{ns}", {}).items():
+                if mode2 != MODE_TREE:
+                    continue
+                folder = f"{base}/{ns}/{sub}"
+                replicas, source = 0, None
+                for filename in folders.get(folder, {}):
+                    data = state.files.get(f"{folder}/{filename}", b"")
+                    if filename == DESCRIPTION_FILE:
+                        m = _SOURCE.search(data.decode("utf-8", "replace"))
+                        if m:
+                            source = {"apiVersion": m[1].strip('"'), "kind": m[2],
+                                      "namespace": m[3].strip('"'), "name": m[4].strip('"')}
+                    elif filename.split("_")[1:2] and filename.split("_")[1] in WORKLOADS:
+                        replicas += self._desired(data)
+                units[(ns, sub)] = _Unit(replicas=replicas, source=source)
+        self._units[entry[1]] = units
+        return units
+
+    def _subscriptions(self, statuses: Mapping[str, dict[str, Any]], state: TreeIndex,
+                       ready: Mapping[str, bool]) -> dict[tuple[str, str], dict[str, Any]]:
+        bound: dict[tuple[str, str], dict[str, int]] = {}
+        sources: dict[tuple[str, str], dict[str, str]] = {}
+        live: set[bytes] = set()
+        for cluster, (mode, sha) in state.folders.get("clusters", {}).items():
+            if mode != MODE_TREE:
+                continue
+            live.add(sha)
+            for key, unit in self._units_of(cluster, state).items():
+                bound.setdefault(key, {})[cluster] = unit.replicas
+                if unit.source and key not in sources:
+                    sources[key] = unit.source
+        self._units = {k: v for k, v in self._units.items() if k in live}
         out: dict[tuple[str, str], dict[str, Any]] = {}
         for (ns, sub), clusters in sorted(bound.items()):
             rows, total = [], dict.fromkeys(REPLICA_FIELDS, 0)
-            for cluster, entry in sorted(clusters.items()):
+            for cluster, desired in sorted(clusters.items()):
                 row = _cluster_row(cluster, statuses.get(cluster), f"{ns}/{sub}",
-                                   entry["replicas"], ready.get(cluster, False))
+                                   desired, ready.get(cluster, False))
                 rows.append(row)
                 for f in REPLICA_FIELDS:
                     total[f] += row["replicaStatus"].get(f, 0)
@@ -163,7 +210,7 @@ class FleetStatus:
                 self._replicas.clear()
         return self._replicas[data] or 0
 
-    def fold(self, fleet: Fleet | None, state: Mapping[str, bytes], *, publish: Any,
+    def fold(self, fleet: Fleet | None, state: TreeIndex, *, publish: Any,
              state_commit: str | None = None, recheck: float = 15.0) -> str | None:
         """Write the fleet-status branch if it changed; returns the new commit or None.
 

@@ -233,10 +233,11 @@ class Hub:
     def _fold_status(self) -> None:
         if not self.settings.fleet_status:
             return
-        if self._done_key is None or self._previous is None:
+        if self._done_key is None or self._previous is None or self.branches is None:
             return
         fleet = self.reader.fleet_at(str(self._done_key[0]))
-        wrote = self.status.fold(fleet, self._previous[1], publish=self.store.publish,
+        index = self._writer(self.branches).index
+        wrote = self.status.fold(fleet, index, publish=self.store.publish,
                                  state_commit=self._previous[0], recheck=self.settings.interval)
         if wrote:
             log(LOG, logging.INFO, "fleet status written", commit=wrote[:12])

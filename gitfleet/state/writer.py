@@ -118,6 +118,11 @@ class StateWriter:
         self._present: set[str] = set()     # objects known to be in the repository
         self._index = TreeIndex()           # the last tree built and written
 
+    @property
+    def index(self) -> TreeIndex:
+        """The tree last built (and written): files and folders of the current state."""
+        return self._index
+
     def write(self, files: Mapping[str, bytes], *, source_commit: str, heads: StateHeads,
               summary: RenderSummary | None = None,
               clusters: Iterable[str] = ()) -> StateWrite:

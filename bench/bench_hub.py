@@ -1,0 +1,174 @@
+"""End-to-end hub benchmark: the real render and state writer on a synthetic fleet repo.
+
+    .venv/bin/python bench/bench_hub.py [--clusters 1000] [--templates 100] [--pushes 20]
+
+On a fleet from `bench/fleetgen.py` committed to a fresh local repository it measures, with an
+in-process `Hub` (what `gitfleet hub` runs each round):
+  - the first round: render + first full state write (+ fleet status fold);
+  - a no-op round (nothing changed);
+  - a one-line change of one cluster's Localization: render + write, and which refs moved;
+then, with `gitfleet hub` running as a daemon on a bare copy (watch trigger), the push-to-state
+latency: time from `git push` returning to the state carrying the pushed commit, over N pushes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from fleetgen import cluster_name, generate  # noqa: E402
+
+from gitfleet.hub.hub import Hub  # noqa: E402
+from gitfleet.hub.settings import HubSettings  # noqa: E402
+from gitfleet.state.store import open_store  # noqa: E402
+
+STATE = "refs/heads/gitfleet/state"
+ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+       "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.test",
+       "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.test",
+       "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True,
+                          env=ENV).stdout
+
+
+def make_repo(path: Path, files: dict[str, bytes]) -> None:
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    for rel, data in files.items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (path / rel).write_bytes(data)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "synthetic fleet")
+
+
+def change_one(repo: Path, n: int) -> str:
+    """Edit cluster 0's Localization (one line) and commit; returns the commit."""
+    loc = repo / "policies" / "localizations" / f"{cluster_name(0)}.yaml"
+    text = loc.read_text()
+    marker = '{"tuned": "'
+    start = text.index(marker) + len(marker)
+    end = text.index('"', start)
+    loc.write_text(text[:start] + f"{cluster_name(0)}-v{n}" + text[end:])
+    git(repo, "commit", "-q", "-am", f"tune {cluster_name(0)} v{n}")
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def refs(repo: Path) -> dict[str, str]:
+    out = git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/gitfleet/")
+    return dict(line.split() for line in out.splitlines())
+
+
+def in_process(work: Path, repeats: int) -> dict[str, object]:
+    hub = Hub(open_store(str(work)), settings=HubSettings())
+    t = time.perf_counter()
+    first = hub.run_once()
+    first_s = time.perf_counter() - t
+    assert first is not None and first.wrote
+    noops = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        assert hub.run_once() is None
+        noops.append(time.perf_counter() - t)
+    ones, renders, writes, moved = [], [], [], []
+    for n in range(repeats):
+        before = refs(work)
+        change_one(work, n)
+        t = time.perf_counter()
+        report = hub.run_once()
+        ones.append(time.perf_counter() - t)
+        assert report is not None and report.wrote
+        renders.append(report.render_seconds)
+        writes.append(report.write_seconds)
+        after = refs(work)
+        moved.append(sorted(r.rsplit("/", 1)[1] for r in after if after[r] != before.get(r)
+                            and "/clusters/" in r))
+    assert all(m == [cluster_name(0)] for m in moved), moved
+    return {"first_round_s": first_s, "first_render_s": first.render_seconds,
+            "first_write_s": first.write_seconds, "objects": first.result.objects,
+            "noop_round_median_s": statistics.median(noops),
+            "one_change_round_median_s": statistics.median(ones),
+            "one_change_render_median_s": statistics.median(renders),
+            "one_change_write_median_s": statistics.median(writes),
+            "moved_per_change": "1 cluster branch + state"}
+
+
+def latency(work: Path, tmp: Path, pushes: int) -> dict[str, object]:
+    bare = tmp / "fleet.git"
+    git(tmp, "clone", "-q", "--bare", str(work), str(bare))
+    clone = tmp / "clone"
+    git(tmp, "clone", "-q", str(bare), str(clone))
+    log = open(tmp / "hub.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen([sys.executable, "-m", "gitfleet", "hub", "--repo", str(bare),
+                             "--interval", "60s"], stdout=log, stderr=log, cwd=ROOT)
+    try:
+        head = git(bare, "rev-parse", "main").strip()
+        deadline = time.monotonic() + 600
+        while source(bare) != head:
+            assert time.monotonic() < deadline and proc.poll() is None, "no first render"
+            time.sleep(0.05)
+        samples = []
+        for n in range(pushes):
+            sha = change_one(clone, 1000 + n)
+            git(clone, "push", "-q", "origin", "main")
+            t = time.perf_counter()
+            while source(bare) != sha:
+                assert time.perf_counter() - t < 120 and proc.poll() is None, "push not rendered"
+                time.sleep(0.01)
+            samples.append(time.perf_counter() - t)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+    return {"pushes": pushes, "latency_median_s": statistics.median(samples),
+            "latency_max_s": max(samples), "latency_min_s": min(samples)}
+
+
+def source(repo: Path) -> str:
+    try:
+        return git(repo, "log", "-1", "--format=%(trailers:key=Source-Commit,valueonly)",
+                   STATE).strip()
+    except subprocess.CalledProcessError:
+        return ""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clusters", type=int, default=1000)
+    parser.add_argument("--templates", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--pushes", type=int, default=20)
+    parser.add_argument("--skip-latency", action="store_true")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-hub-"))
+    try:
+        work = tmp / "work"
+        make_repo(work, generate(clusters=args.clusters, templates=args.templates))
+        figures = in_process(work, args.repeats)
+        print(f"clusters={args.clusters} templates={args.templates} "
+              + " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
+                         for k, v in figures.items()), flush=True)
+        if not args.skip_latency:
+            lat = latency(work, tmp, args.pushes)
+            print(f"clusters={args.clusters} watch-trigger "
+                  + " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
+                             for k, v in lat.items()), flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
