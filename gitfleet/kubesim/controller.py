@@ -191,7 +191,8 @@ class Controller:
     def _bind_claim(self, rt: ResourceType, obj: Obj) -> None:
         spec = obj.get("spec") or {}
         storage = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
-        status = {"phase": "Bound", "accessModes": list(spec.get("accessModes") or [])}
+        status: dict[str, Any] = {"phase": "Bound",
+                                  "accessModes": list(spec.get("accessModes") or [])}
         if storage:
             status["capacity"] = {"storage": storage}
         self.api.system_write(rt, dict(obj, status=status), manager=MANAGER,

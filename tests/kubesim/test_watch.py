@@ -84,10 +84,11 @@ def test_live_events_arrive_while_watching(sim: KubeSim, core: client.CoreV1Api,
     ready = threading.Event()
     w = watch.Watch()
 
+    start = core.list_namespaced_config_map(ns).metadata.resource_version
+
     def consume() -> None:
         for event in w.stream(core.list_namespaced_config_map, ns, timeout_seconds=5,
-                              resource_version=core.list_namespaced_config_map(ns)
-                              .metadata.resource_version):
+                              resource_version=start):
             seen.append(event["type"])
             if len(seen) == 2:
                 w.stop()
