@@ -241,7 +241,9 @@ def apply_override(obj: dict[str, Any], override: Mapping[str, Any], *,
         else:
             patched = _field_patch(target, override, patch, name=name, kind=kind)
     except LookupError as exc:
-        warning = f"override {name!r} ({kind}) left the object unpatched: {exc.args[0]}"
+        # jsonpointer quotes the whole document in its message; keep what names the path
+        reason = str(exc.args[0]).split(" in {", 1)[0].split(" in [", 1)[0][:200]
+        warning = f"override {name!r} ({kind}) left the object unpatched: {reason}"
         patched = deep_copy(target)
         return _outcome(obj, patched, values, (warning,))
     if not isinstance(patched, dict):

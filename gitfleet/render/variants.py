@@ -85,6 +85,24 @@ def _set_pointer(obj: dict[str, Any], pointer: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
+def _check_identity(template: Template, obj: dict[str, Any], who: str) -> None:
+    """Overrides may change anything but what identifies the object (its file, its owner)."""
+    changed = _identity_change(template, obj)
+    if changed:
+        raise InputError(f"{who} must not change what identifies the object: {changed}")
+
+
+def _identity_change(template: Template, obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    assert isinstance(meta, dict)
+    found = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+             "metadata.name": meta.get("name"), "metadata.namespace": meta.get("namespace", "")}
+    wanted = {"apiVersion": template.api_version, "kind": template.kind,
+              "metadata.name": template.name, "metadata.namespace": template.namespace}
+    return ", ".join(f"{k} became {found[k]!r} (template: {wanted[k]!r})"
+                     for k in wanted if found[k] != wanted[k])
+
+
 class VariantCache:
     """Builds variants on demand; one build per distinct (template, steps)."""
 
@@ -128,6 +146,8 @@ class VariantCache:
                         except PatchError as exc:
                             raise InputError(f"{who}: {exc.message}") from None
                         obj = outcome.obj
+                        _check_identity(template, obj, f"{who} override "
+                                        f"{override.get('name', '')!r}")
                         if outcome.values is not None:
                             values = outcome.values
                         warnings.extend(f"{who}: {w}" for w in outcome.warnings)
@@ -138,6 +158,7 @@ class VariantCache:
                         obj = apply_overriders(obj, overriders)
                     except InputError as exc:
                         raise InputError(f"{who}: {exc.message}") from None
+                    _check_identity(template, obj, who)
         except InputError as exc:
             return Variant(template, None, b"", "", file, tuple(warnings), error=exc.message)
         if template.is_helm_chart and values:

@@ -246,12 +246,6 @@ def test_json_patch_to_a_missing_path_leaves_the_object_unpatched() -> None:
     assert result.files[obj] == good.files[obj]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "render bug: a Clusternet override may change what identifies the object (kind, apiVersion, "
-    "metadata.name) and the render writes it under the template's file name with no problem "
-    "(e.g. a Deployment file holding `apiVersion: 5` and no kind); the variant build in "
-    "gitfleet/render/variants.py should fail that override for that cluster when the result's "
-    "apiVersion, kind, metadata.name or metadata.namespace differ from the template's"))
 @pytest.mark.parametrize("patch", [{"kind": None}, {"apiVersion": 5},
                                    {"metadata": {"name": "other"}}],
                          ids=["kind-removed", "api-version-changed", "renamed"])
