@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from gitfleet.kubesim.store import Event, Obj
 
 WORKLOADS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job"})
 MANAGER = "kube-controller-manager"
+LOG = logging.getLogger("gitfleet.kubesim")
 
 Key = tuple[str, str, str, str]  # group, plural, namespace, name
 
@@ -43,6 +45,7 @@ class Controller:
         self.crd_delay = crd_delay
         self.stalled: set[tuple[str, str, str]] = set()
         self._lb_count = 0
+        self._busy = 0
         self._heap: list[tuple[float, int, Key]] = []
         self._due: dict[Key, float] = {}
         self._seq = itertools.count()
@@ -105,9 +108,9 @@ class Controller:
 
     # ---- the loop ------------------------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, *, name: str = "kubesim-controller") -> None:
         self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="kubesim-controller",
+        self._thread = threading.Thread(target=self._run, name=name,
                                         daemon=True)
         self._thread.start()
 
@@ -134,22 +137,24 @@ class Controller:
                 if self._due.get(key) != due:
                     continue
                 del self._due[key]
+                self._busy += 1
             try:
                 with self.api.store.lock:
                     self._reconcile(key)
             except ApiError:
                 pass
             except Exception:  # noqa: BLE001 - the loop must survive a bad object
-                import logging
-
-                logging.getLogger("gitfleet.kubesim").exception("controller step failed")
+                LOG.exception("controller step failed")
+            finally:
+                with self._cond:
+                    self._busy -= 1
 
     def settle(self, timeout: float = 5.0) -> bool:
         """Wait until nothing is due any more (tests: after a write, before asserting)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._cond:
-                if not self._due:
+                if not self._due and not self._busy:
                     return True
             time.sleep(0.005)
         return False

@@ -384,7 +384,8 @@ class HttpServer(ThreadingHTTPServer):
 
     def process_request(self, request: Any, client_address: Any) -> None:
         thread = threading.Thread(target=self._run_connection, args=(request, client_address),
-                                  daemon=True, name="kubesim-conn")
+                                  daemon=True,
+                                  name=f"kubesim-{self.server_address[1]}-conn")
         with self._track:
             self._conn_threads.add(thread)
         thread.start()

@@ -70,8 +70,8 @@ class KubeSim:
             self._started = True
             self.context.stopping.clear()
             self.store.closed = False
-            self.controller.start()
             self._listen()
+            self.controller.start(name=f"kubesim-{self._port}-controller")
         return self
 
     def stop(self) -> None:
@@ -110,7 +110,8 @@ class KubeSim:
         self._server = server
         self._serve_thread = threading.Thread(target=server.serve_forever,
                                               kwargs={"poll_interval": 0.05},
-                                              name="kubesim-accept", daemon=True)
+                                              name=f"kubesim-{self._port}-accept",
+                                              daemon=True)
         self._serve_thread.start()
 
     def _close_server(self) -> None:

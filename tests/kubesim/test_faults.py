@@ -88,7 +88,7 @@ def test_stop_is_bounded_and_frees_the_port() -> None:
     sim.stop()
     api.close()
     assert _refused(port)
-    alive = [t.name for t in threading.enumerate() if t.name.startswith("kubesim-")]
+    alive = [t.name for t in threading.enumerate() if t.name.startswith(f"kubesim-{port}-")]
     assert alive == []
 
 
