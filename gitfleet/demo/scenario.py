@@ -1,0 +1,238 @@
+"""The demo's story: converge, review and push a change, repair a drift, show the end.
+
+Everything is real: a bare fleet repo served by `git daemon` on 127.0.0.1, the hub and two
+agents as `gitfleet` processes, two kubesim API servers, the official Kubernetes client. The
+demo only watches Git (as `gitfleet get` does) and, for the drift, plays an operator who
+scales a Deployment by hand.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from gitfleet.cli.get_cmd import RESOURCES, show
+from gitfleet.demo.example import DEMO_CLUSTERS, demo_fleet
+from gitfleet.demo.processes import Supervisor, free_port, wait_listening
+from gitfleet.demo.progress import Watcher
+from gitfleet.diff.engine import diff_revisions
+from gitfleet.diff.text import render_text
+from gitfleet.kube.client import KubeClient, KubeSettings
+from gitfleet.kubesim import KubeSim
+from gitfleet.state.git import Git, init_repo
+
+CHANGE_FILE = "templates/web/web.yaml"
+CHANGE_FROM, CHANGE_TO = "replicas: 6 ", "replicas: 9 "
+DRIFT = ("apps/v1", "Deployment", "web", "web")
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    """Bounds and intervals of the demo (all waits are bounded)."""
+
+    converge_timeout: float = 40.0
+    change_timeout: float = 25.0
+    drift_timeout: float = 20.0
+    agent_interval: str = "1s"
+    heartbeat_interval: str = "3s"
+    hub_interval: str = "1s"
+    controller_delay: float = 0.3
+    stop_timeout: float = 5.0
+    start_timeout: float = 10.0
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env_args = ["-c", "user.name=gitfleet demo", "-c", "user.email=demo@gitfleet.invalid",
+                "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"]
+    proc = subprocess.run(["git", *env_args, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=60)
+    if proc.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)}: {proc.stderr.strip()}")
+    return proc.stdout.strip()
+
+
+class Demo:
+    def __init__(self, *, workdir: Path | None = None, settings: DemoSettings | None = None,
+                 out: TextIO | None = None) -> None:
+        self.settings = settings or DemoSettings()
+        self.out = out or sys.stdout
+        self._own_dir = workdir is None
+        self.dir = Path(tempfile.mkdtemp(prefix="gitfleet-demo-")) if workdir is None \
+            else workdir
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.supervisor = Supervisor(self.dir / "logs", stop_timeout=self.settings.stop_timeout)
+        self.sims: list[KubeSim] = []
+        self.started = time.monotonic()
+
+    def print(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    # -- the story ------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        try:
+            self._run()
+            return 0
+        finally:
+            self.stop()
+
+    def _run(self) -> None:
+        s = self.settings
+        (self.dir / "logs").mkdir(exist_ok=True)
+        bare = self.dir / "served" / "fleet.git"
+        git = init_repo(bare, bare=True, branch="main")
+        port = free_port()
+        daemon = self.supervisor.start("git-daemon", [
+            "git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={port}",
+            f"--base-path={self.dir / 'served'}", "--export-all", "--enable=receive-pack",
+            str(self.dir / "served")])
+        wait_listening(port, timeout=s.start_timeout, alive=daemon.proc)
+        url = f"git://127.0.0.1:{port}/fleet.git"
+        work = self._push_example(url)
+        self.print("gitfleet demo: a fleet repo, a hub and two clusters on this machine "
+                   "(all stopped when the demo ends)")
+        self.print(f"  fleet repo  {url}  (the worked example, clusters "
+                   f"{' and '.join(DEMO_CLUSTERS)})")
+        self.supervisor.gitfleet("hub", "hub", "--repo", str(bare), "--interval",
+                                 s.hub_interval)
+        for name in DEMO_CLUSTERS:
+            sim = KubeSim(controller_delay=s.controller_delay, name=name).start()
+            self.sims.append(sim)
+            kubeconfig = sim.write_kubeconfig(self.dir / f"{name}.kubeconfig")
+            self.supervisor.gitfleet(
+                f"agent-{name}", "agent", "--repo", url, "--cluster", name,
+                "--kubeconfig", str(kubeconfig), "--feature-gates", "Recovery=true",
+                "--interval", s.agent_interval, "--heartbeat-interval", s.heartbeat_interval,
+                "--workdir", str(self.dir / "agents" / name))
+            self.print(f"  cluster     {name}: kubesim at {sim.url}, agent with Recovery on")
+        self.print(f"  hub         watching {bare}")
+        self.print(f"  logs        {self.dir / 'logs'}")
+        self.print()
+        watcher = Watcher(git, self.out, self.started, check=self.supervisor.check)
+        head = _git(work, "rev-parse", "HEAD")
+        watcher.until(lambda p: p.source_commit == head and p.converged,
+                      timeout=s.converge_timeout, what="first convergence")
+        watcher.say("the fleet converged")
+        self.print()
+        self._tables(git, ("clusters", "subscriptions"))
+
+        self.print()
+        self.print(f"== a change: {CHANGE_FILE} gets {CHANGE_TO.strip()} (was "
+                   f"{CHANGE_FROM.strip()}) ==")
+        path = work / CHANGE_FILE
+        path.write_text(path.read_text().replace(CHANGE_FROM, CHANGE_TO, 1))
+        _git(work, "commit", "-qam", "web: 9 replicas")
+        self.print("what `gitfleet diff` shows the reviewer:")
+        diff = diff_revisions(work, "HEAD~1", "HEAD")
+        for line in render_text(diff, diffs=False).splitlines():
+            self.print(f"  {line}")
+        _git(work, "push", "-q", "origin", "HEAD:main")
+        head = _git(work, "rev-parse", "HEAD")
+        watcher.say(f"pushed {head[:10]} to {url}")
+        watcher.until(lambda p: p.source_commit == head and p.converged,
+                      timeout=s.change_timeout, what="the change")
+        web = {name: self._replicas(sim) for name, sim in zip(DEMO_CLUSTERS, self.sims,
+                                                                strict=True)}
+        watcher.say("the change is live: web replicas " +
+                    ", ".join(f"{c}={r}" for c, r in web.items()))
+
+        self.print()
+        victim, sim = DEMO_CLUSTERS[0], self.sims[0]
+        wanted = web[victim]
+        self.print(f"== drift: someone scales Deployment web/web in {victim} to 1 by hand ==")
+        self._scale(sim, 1)
+        watcher.say(f"{victim}: web/web scaled to 1 behind gitfleet's back")
+        deadline = time.monotonic() + s.drift_timeout
+        while self._replicas(sim) != wanted:
+            self.supervisor.check()
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"drift: web/web in {victim} not put back after "
+                                   f"{s.drift_timeout:g}s")
+            time.sleep(0.1)
+        watcher.say(f"{victim}: Recovery put web/web back to {wanted} replicas")
+        note = self._recovery_note(git, victim, deadline=time.monotonic() + 5)
+        if note:
+            watcher.say(f"{victim}'s status branch says: {note}")
+        watcher.until(lambda p: p.converged, timeout=s.drift_timeout, what="after the drift")
+
+        self.print()
+        self.print("== where everything ended ==")
+        self._tables(git, ("clusters", "subscriptions"))
+        self.print()
+        self.print("next: `gitfleet init my-fleet` starts a fleet repo of your own; "
+                   "`gitfleet get` and `gitfleet status` read any fleet repo, local or remote")
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _push_example(self, url: str) -> Path:
+        work = self.dir / "work"
+        work.mkdir(parents=True, exist_ok=True)
+        for rel, data in demo_fleet().items():
+            target = work / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        _git(work, "init", "-q", "-b", "main")
+        _git(work, "add", "-A")
+        _git(work, "commit", "-qm", "the worked example")
+        _git(work, "remote", "add", "origin", url)
+        _git(work, "push", "-q", "origin", "main")
+        return work
+
+    def _tables(self, git: Git, resources: tuple[str, ...]) -> None:
+        from gitfleet.fleetview.rows import View
+        from gitfleet.fleetview.snapshot import read_snapshot
+
+        view = View(read_snapshot(git), time.time())
+        for i, name in enumerate(resources):
+            rows_of, columns, _ = RESOURCES[name]
+            if i:
+                self.print()
+            self.print(f"$ gitfleet get {name}")
+            show(rows_of(view), columns, "table")
+
+    def _replicas(self, sim: KubeSim) -> int | None:
+        obj = sim.get_object(DRIFT[0], DRIFT[1], DRIFT[3], DRIFT[2])
+        if obj is None:
+            return None
+        value = (obj.get("spec") or {}).get("replicas")
+        return value if isinstance(value, int) else None
+
+    def _scale(self, sim: KubeSim, replicas: int) -> None:
+        """What an operator's `kubectl scale` does: another field manager takes the field."""
+        client = KubeClient(sim.api_client(), KubeSettings(field_manager="kubectl"))
+        client.apply({"apiVersion": DRIFT[0], "kind": DRIFT[1],
+                      "metadata": {"namespace": DRIFT[2], "name": DRIFT[3]},
+                      "spec": {"replicas": replicas}}, force=True)
+
+    def _recovery_note(self, git: Git, cluster: str, *, deadline: float) -> str:
+        from gitfleet.layout import Branches
+
+        ref = Branches().status(cluster)
+        while time.monotonic() < deadline:
+            log = git.run("log", "-20", "--format=%B", ref, check=False).decode()
+            for line in log.splitlines():
+                if line.strip().startswith(("recovered", "drift")):
+                    return line.strip()
+            time.sleep(0.2)
+        return ""
+
+    def stop(self) -> None:
+        """Stop every process and server the demo started, and remove its files."""
+        t = time.monotonic()
+        killed = self.supervisor.stop_all()
+        for sim in self.sims:
+            with contextlib.suppress(Exception):  # stopping must go on
+                sim.stop()
+        self.sims.clear()
+        note = f" (killed: {', '.join(killed)})" if killed else ""
+        self.print(f"stopped the hub, the agents, the clusters and git daemon in "
+                   f"{time.monotonic() - t:.1f}s{note}")
+        if self._own_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)

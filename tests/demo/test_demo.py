@@ -1,0 +1,112 @@
+"""`gitfleet demo` end to end, as a user runs it: bounded in time, and nothing left behind."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gitfleet.demo.example import worked_example
+from gitfleet.source import read_worktree
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO_TIMEOUT = 120  # the demo itself aims at well under 60 s
+
+
+def leftovers(marker: str) -> list[str]:
+    """Command lines of live processes that mention `marker` (the demo's own folder)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            raw = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().split(") ", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state == "Z":
+            continue
+        cmdline = raw.replace(b"\0", b" ").decode(errors="replace")
+        if marker in cmdline:
+            found.append(f"{entry.name}: {cmdline}")
+    return found
+
+
+def listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def ports_of(output: str) -> set[int]:
+    return {int(p) for p in re.findall(r"//127\.0\.0\.1:(\d+)", output)}
+
+
+def test_demo_runs_the_whole_loop_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    workdir = tmp_path / "demo"
+    proc = subprocess.run([sys.executable, "-m", "gitfleet", "demo", "--workdir", str(workdir)],
+                          capture_output=True, text=True, timeout=DEMO_TIMEOUT)
+    out = proc.stdout
+    logs = "\n".join(f"--- {f.name}\n{f.read_text(errors='replace')[-3000:]}"
+                     for f in sorted((workdir / "logs").glob("*.log")))
+    assert proc.returncode == 0, f"{out}\n{proc.stderr}\n{logs}"
+    assert "the fleet converged" in out
+    assert re.search(r"prod-east\s+True\s+Synced", out) and re.search(r"prod-west\s+True\s+Synced",
+                                                                       out)
+    assert "gitfleet diff" in out and "Deployment web/web 4→6" in out
+    assert "the change is live: web replicas prod-east=6, prod-west=3" in out
+    assert "Recovery put web/web back to 6 replicas" in out
+    end = out.split("== where everything ended ==", 1)[1]
+    assert re.search(r"web\s+web\s+Subscription\s+2\s+2/2\s+Success\s+9", end)
+    assert "stopped the hub, the agents, the clusters and git daemon" in out
+    assert "killed" not in out.rsplit("stopped", 1)[1]  # everything stopped on SIGTERM
+    assert leftovers(str(workdir)) == []
+    ports = ports_of(out)
+    assert len(ports) >= 3  # git daemon and two kubesims
+    assert not any(listening(p) for p in ports)
+
+
+def test_ctrl_c_stops_everything(tmp_path: Path) -> None:
+    workdir = tmp_path / "demo"
+    proc = subprocess.Popen([sys.executable, "-m", "gitfleet", "demo", "--workdir",
+                             str(workdir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        seen = []
+        deadline = time.monotonic() + 60
+        assert proc.stdout is not None
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            if line.startswith("["):  # the daemons are up and the demo is watching
+                break
+        assert any(line.startswith("[") for line in seen), "".join(seen)
+        assert leftovers(str(workdir)), "the demo should have children running by now"
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 130, err
+    assert "stopped the hub, the agents, the clusters and git daemon" in rest
+    assert leftovers(str(workdir)) == []
+    assert not any(listening(p) for p in ports_of("".join(seen)))
+
+
+def test_embedded_example_is_the_worked_example() -> None:
+    """The demo ships a copy of the repository's worked example; they must not drift apart."""
+    assert worked_example() == read_worktree(ROOT)
