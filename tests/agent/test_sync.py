@@ -147,3 +147,26 @@ def test_api_faults_are_isolated_then_recovered(remote, kubesim, make_agent) -> 
     agent.step()
     assert _names(person(sim)) == ["web-config"]
     assert status_of(remote).sync.result is SyncResult.SYNCED
+
+
+def test_crd_and_its_objects_apply_in_one_sync(remote, kubesim, make_agent) -> None:
+    sim = kubesim(crd_delay=0.3)
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                     "openAPIV3Schema": {"type": "object",
+                                         "x-kubernetes-preserve-unknown-fields": True}}}]},
+    }
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget",
+              "metadata": {"name": "w1", "namespace": "bar"}, "spec": {"size": 3}}
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bar"}}
+    publish(remote.git, "c1", description_files("default", "widgets", [widget, crd, namespace]))
+    agent = make_agent(remote, sim)
+    agent.step()
+    changes = {o.kind: o.change for o in status_of(remote).descriptions[0].objects}
+    assert changes == {"Widget": Change.CREATED, "CustomResourceDefinition": Change.CREATED,
+                       "Namespace": Change.CREATED}
+    assert person(sim).get("example.com/v1", "Widget", "bar", "w1")["spec"] == {"size": 3}
