@@ -1,0 +1,25 @@
+# gitfleet: one image for the hub, the agent and the CLI.
+#   docker build -t gitfleet .
+#   docker run --rm gitfleet --help
+#   docker run --rm -v "$PWD:/fleet" -w /fleet gitfleet validate .
+FROM python:3.11-slim
+
+# git does the transport (fetch/push over ssh, https or git://); openssh-client for ssh remotes.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY gitfleet ./gitfleet
+RUN pip install --no-cache-dir . && rm -rf /src
+
+# An unprivileged user with a home for git and a cache for fetched branches.
+RUN useradd --create-home --uid 10001 gitfleet \
+ && mkdir -p /var/cache/gitfleet && chown gitfleet /var/cache/gitfleet
+USER 10001
+ENV XDG_CACHE_HOME=/var/cache/gitfleet
+WORKDIR /home/gitfleet
+
+ENTRYPOINT ["gitfleet"]
+CMD ["--help"]
