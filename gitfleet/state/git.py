@@ -27,8 +27,8 @@ from gitfleet.state.objects import (
     build_tree,
     deflate,
     encode_commit,
-    encode_pack,
     object_sha,
+    pack_chunks,
 )
 
 ZERO_SHA = "0" * 40
@@ -217,9 +217,31 @@ class Git:
             for sha, (kind, body) in todo.items():
                 self._write_loose(sha, kind, body)
         else:
-            self.run("index-pack", "--stdin",
-                     input=encode_pack(todo.values(), level=self.settings.pack_level))
+            self._index_pack(list(todo.values()))
         return len(todo)
+
+    def _index_pack(self, items: list[tuple[int, bytes]]) -> None:
+        """Stream a pack into `git index-pack --stdin`: Git indexes while Python encodes."""
+        args = ("index-pack", "--stdin")
+        with tempfile.TemporaryFile() as errors:
+            proc = subprocess.Popen(["git", *args], cwd=self.path, env=self._env,
+                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                    stderr=errors)
+            try:
+                assert proc.stdin is not None
+                with proc.stdin:
+                    for block in pack_chunks(items, level=self.settings.pack_level):
+                        proc.stdin.write(block)
+                code = proc.wait(timeout=self.settings.timeout)
+            except BrokenPipeError:
+                code = proc.wait(timeout=self.settings.timeout)
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
+            if code != 0:
+                errors.seek(0)
+                raise _failure(args, code, errors.read().decode(errors="replace"))
 
     def _write_loose(self, sha: str, kind: int, body: bytes) -> None:
         target = self._objects() / sha[:2] / sha[2:]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import struct
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 OBJ_COMMIT = 1
@@ -278,8 +278,15 @@ def _stored(data: bytes) -> bytes:
 
 def encode_pack(objects: Iterable[tuple[int, bytes]], *, level: int = 1) -> bytes:
     """A version 2 pack of whole (undeltified) objects, as `git index-pack --stdin` reads it."""
-    items = list(objects)
+    return b"".join(pack_chunks(list(objects), level=level))
+
+
+def pack_chunks(items: Sequence[tuple[int, bytes]], *, level: int = 1,
+                chunk: int = 1 << 20) -> Iterator[bytes]:
+    """The same pack in pieces of about `chunk` bytes, so a reader can index it meanwhile."""
+    digest = hashlib.sha1()
     parts = [b"PACK", struct.pack(">II", 2, len(items))]
+    size_so_far = 12
     for kind, body in items:
         size = len(body)
         byte = (kind << 4) | (size & 0x0F)
@@ -290,7 +297,15 @@ def encode_pack(objects: Iterable[tuple[int, bytes]], *, level: int = 1) -> byte
             byte = size & 0x7F
             size >>= 7
         header.append(byte)
+        data = deflate(body, level)
         parts.append(bytes(header))
-        parts.append(deflate(body, level))
-    data = b"".join(parts)
-    return data + hashlib.sha1(data).digest()
+        parts.append(data)
+        size_so_far += len(header) + len(data)
+        if size_so_far >= chunk:
+            block = b"".join(parts)
+            digest.update(block)
+            yield block
+            parts, size_so_far = [], 0
+    block = b"".join(parts)
+    digest.update(block)
+    yield block + digest.digest()
