@@ -24,7 +24,7 @@ from gitfleet.agent.report import build_status
 from gitfleet.agent.statusbranch import StatusBranch
 from gitfleet.agent.statusfile import ClusterStatus, Heartbeat, SyncResult, SyncStatus
 from gitfleet.clock import Clock, SystemClock, isoformat
-from gitfleet.errors import GitfleetError, TransientError
+from gitfleet.errors import GitfleetError, InputError, TransientError
 from gitfleet.kube.client import KubeClient
 from gitfleet.kube.errors import ApiError, Unreachable
 from gitfleet.layout import Branches
@@ -32,6 +32,13 @@ from gitfleet.logs import log
 from gitfleet.state.git import Git, init_repo
 
 LOG = logging.getLogger("gitfleet.agent")
+
+
+class PushModeRefused(InputError):
+    """The cluster is in Push mode and this agent does not allow the hub to push."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, path="cluster.yaml")
 
 
 @dataclass(frozen=True)
@@ -113,6 +120,7 @@ class Agent:
         self._status: ClusterStatus | None = None
         self._status_loaded = False
         self.last = StepOutcome()
+        self.refused = ""
 
     # -- one round -------------------------------------------------------------------------
 
@@ -130,6 +138,9 @@ class Agent:
             self._next_heartbeat = now + self.settings.heartbeat_interval
         status = self._sync(desired, now, out)
         self._write_status(status, now, out)
+        if self.refused:
+            self.last = out
+            raise PushModeRefused(self.refused)
         if self.settings.recovery and self._kube_failures == 0:
             self._ensure_recovery()
         self.last = out
@@ -184,6 +195,19 @@ class Agent:
             return replace(base, heartbeat=self._heartbeat, sync=SyncStatus(
                 result=SyncResult.PENDING,
                 message=f"waiting for branch {self.branch.remote_ref} to appear"))
+        if desired.sync_mode in ("Push", "Dual") and (self.settings.app_pusher
+                                                      or desired.sync_mode == "Push"):
+            base = previous or ClusterStatus(cluster=cluster)
+            if self.settings.app_pusher:
+                message = f"{desired.sync_mode} mode with AppPusher on: the hub applies"
+            else:
+                message = ("Push mode needs the AppPusher feature gate; this agent refuses to "
+                           "run (start it with --feature-gates AppPusher=true)")
+                self.refused = message
+            return replace(base, heartbeat=self._heartbeat, sync=replace(
+                base.sync, cluster_commit=desired.cluster_commit,
+                state_commit=desired.state_commit, source_commit=desired.source_commit,
+                result=SyncResult.PENDING, message=message))
         try:
             report = self.engine.sync(desired)
         except (Unreachable, ApiError) as exc:
@@ -255,6 +279,9 @@ class Agent:
             while True:
                 try:
                     delay = self.step()
+                except InputError as exc:
+                    log(LOG, logging.ERROR, "agent stops", reason=str(exc))
+                    raise
                 except GitfleetError as exc:
                     log(LOG, logging.ERROR, "step failed", error=str(exc))
                     delay = self.settings.interval

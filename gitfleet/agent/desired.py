@@ -18,6 +18,8 @@ from gitfleet.agent.objectref import ObjectRef
 from gitfleet.errors import InputError
 from gitfleet.layout import DESCRIPTION_FILE
 
+CLUSTER_FILE = "cluster.yaml"
+
 
 @dataclass(frozen=True)
 class DesiredObject:
@@ -62,6 +64,7 @@ class DesiredState:
     descriptions: Mapping[str, Description] = field(default_factory=dict)
     objects: Mapping[str, DesiredObject] = field(default_factory=dict)
     errors: tuple[str, ...] = ()
+    sync_mode: str = "Pull"
 
     @property
     def prunable(self) -> bool:
@@ -94,8 +97,16 @@ def _description_of(path: str, doc: Any) -> Description:
 
 def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
                        state_commit: str = "", source_commit: str = "") -> DesiredState:
-    """Parse every Description folder of a cluster branch tree."""
+    """Parse every Description folder of a cluster branch tree (and `cluster.yaml` beside them)."""
     folders: dict[str, dict[str, bytes]] = {}
+    sync_mode = "Pull"
+    if CLUSTER_FILE in files:
+        try:
+            cluster_doc = yamlio.load_one(files[CLUSTER_FILE], CLUSTER_FILE)
+            if isinstance(cluster_doc, Mapping):
+                sync_mode = str(cluster_doc.get("syncMode") or "Pull")
+        except InputError:
+            pass
     for path, data in files.items():
         folder, _, name = path.rpartition("/")
         if not folder:  # cluster-level files (cluster.yaml) sit beside the Description folders
@@ -144,7 +155,7 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
         descriptions[desc.key] = desc
     return DesiredState(cluster_commit=cluster_commit, state_commit=state_commit or cluster_commit,
                         source_commit=source_commit, descriptions=descriptions, objects=objects,
-                        errors=tuple(errors))
+                        errors=tuple(errors), sync_mode=sync_mode)
 
 
 def _resources_of(data: bytes, path: str) -> list[Mapping[str, Any]]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from gitfleet.agent.agent import PushModeRefused
 from gitfleet.agent.engine import ANNOTATION_STATE_COMMIT, LABEL_CLUSTER, LABEL_DESCRIPTION
 from gitfleet.agent.inventory import INVENTORY_NAME, INVENTORY_NAMESPACE, Inventory
 from gitfleet.agent.statusfile import Change, Phase, SyncResult
@@ -170,3 +173,22 @@ def test_crd_and_its_objects_apply_in_one_sync(remote, kubesim, make_agent) -> N
     assert changes == {"Widget": Change.CREATED, "CustomResourceDefinition": Change.CREATED,
                        "Namespace": Change.CREATED}
     assert person(sim).get("example.com/v1", "Widget", "bar", "w1")["spec"] == {"size": 3}
+
+
+def test_push_mode_is_left_to_the_hub_and_refused_without_app_pusher(
+        remote, kubesim, make_agent) -> None:
+    sim = kubesim()
+    files = _web()
+    files["cluster.yaml"] = b"name: c1\nsyncMode: Push\nclusterId: x\n"
+    publish(remote.git, "c1", files)
+    pusher = make_agent(remote, sim, app_pusher=True)
+    pusher.step()
+    assert person(sim).get("apps/v1", "Deployment", "bar", "web") is None
+    assert "the hub applies" in status_of(remote).sync.message
+    assert status_of(remote).heartbeat.app_pusher
+
+    refusing = make_agent(remote, sim)
+    with pytest.raises(PushModeRefused):
+        refusing.step()
+    assert person(sim).get("apps/v1", "Deployment", "bar", "web") is None
+    assert "refuses" in status_of(remote).sync.message
