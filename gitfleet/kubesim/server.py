@@ -23,8 +23,8 @@ from gitfleet.kubesim import discovery, openapi
 from gitfleet.kubesim import status as st
 from gitfleet.kubesim.apiserver import ApiServer, Request
 from gitfleet.kubesim.faults import Faults
-from gitfleet.kubesim.store import Event
 from gitfleet.kubesim.tables import table, wants_table
+from gitfleet.kubesim.watches import WatchRequest, expired_status, follow, start_cursor
 
 LOG = logging.getLogger("gitfleet.kubesim")
 
@@ -41,10 +41,13 @@ def _dumps(obj: Any) -> bytes:
 class Context:
     """What the handler threads share: the API, faults, counters and the stop signal."""
 
-    def __init__(self, api: ApiServer, faults: Faults, *, watch_poll: float = 0.5) -> None:
+    def __init__(self, api: ApiServer, faults: Faults, *, watch_poll: float = 0.5,
+                 bookmark_interval: float = 5.0, watch_timeout: float = 1800.0) -> None:
         self.api = api
         self.faults = faults
         self.watch_poll = watch_poll
+        self.bookmark_interval = bookmark_interval
+        self.watch_timeout = watch_timeout
         self.counts: Counter[str] = Counter()
         self.count_lock = threading.Lock()
         self.stopping = threading.Event()
@@ -273,32 +276,19 @@ class Handler(BaseHTTPRequestHandler):
     def _watch(self, req: Request, accept: str) -> None:
         ctx = self.ctx
         api = ctx.api
-        store = api.store
-        match = api.matcher(req)
-        tkey = (req.rt.group, req.rt.plural)
         as_table = wants_table(accept)
-        timeout = float(req.query.get("timeoutSeconds") or 1800)
-        deadline = time.monotonic() + timeout
-        rv_param = req.query.get("resourceVersion", "")
-        initial: list[dict[str, Any]] = []
-        gone = False
-        with store.lock:
-            if rv_param in ("", "0"):
-                initial = [o for o in store.items(tkey, req.namespace or None) if match(o)]
-                cursor = store.resource_version
-            else:
-                try:
-                    cursor = int(rv_param)
-                except ValueError:
-                    raise st.bad_request(f'invalid resource version: "{rv_param}"') from None
-                gone = store.events_since(cursor) is None
+        wreq = WatchRequest(req.rt, req.namespace, api.matcher(req),
+                            req.query.get("resourceVersion", ""),
+                            float(req.query.get("timeoutSeconds") or ctx.watch_timeout),
+                            req.query.get("allowWatchBookmarks") in ("true", "1"))
+        cursor, initial, gone = start_cursor(api.store, wreq)
         self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                          b"Cache-Control: no-cache, private\r\n"
                          b"Transfer-Encoding: chunked\r\n\r\n")
         first = [True]
 
         def emit(kind: str, obj: dict[str, Any]) -> None:
-            if as_table and kind != "ERROR":
+            if as_table and kind not in ("ERROR", "BOOKMARK"):
                 obj = table([obj], kind=req.rt.kind,
                             resource_version=obj["metadata"].get("resourceVersion", ""),
                             now=api.now(), include=req.query.get("includeObject", "Metadata"),
@@ -307,57 +297,23 @@ class Handler(BaseHTTPRequestHandler):
             data = _dumps({"type": kind, "object": obj}) + b"\n"
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
-        def expired() -> None:
-            emit("ERROR", st.gone(f"too old resource version: {rv_param} "
-                                  f"({store.oldest_rv()})").status())
+        closing = getattr(self.server, "closing", ctx.stopping)
+        store = api.store
+
+        def stopped() -> bool:
+            return ctx.stopping.is_set() or store.closed or closing.is_set()
 
         try:
             if gone:
-                expired()
+                emit("ERROR", expired_status(store, wreq.resource_version))
             else:
                 for obj in initial:
                     emit("ADDED", obj)
-                closing = getattr(self.server, "closing", ctx.stopping)
-                while not ctx.stopping.is_set() and not store.closed and not closing.is_set():
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        break
-                    with store.changed:
-                        events = store.events_since(cursor)
-                        if events == []:
-                            store.changed.wait(min(remaining, ctx.watch_poll))
-                            continue
-                    if events is None:
-                        expired()
-                        break
-                    for event in events:
-                        cursor = event.rv
-                        self._emit_event(event, tkey, req.namespace, match, emit)
+                follow(store, wreq, emit, cursor=cursor, stopped=stopped,
+                       poll=ctx.watch_poll, bookmark_interval=ctx.bookmark_interval)
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError, OSError):
             self.close_connection = True
-
-    @staticmethod
-    def _emit_event(event: Event, tkey: tuple[str, str], namespace: str,
-                    match: Callable[[dict[str, Any]], bool],
-                    emit: Callable[[str, dict[str, Any]], None]) -> None:
-        if event.tkey != tkey or (namespace and event.namespace != namespace):
-            return
-        if event.type == "ADDED":
-            if match(event.obj):
-                emit("ADDED", event.obj)
-        elif event.type == "DELETED":
-            if match(event.previous or event.obj):
-                emit("DELETED", event.obj)
-        else:
-            now_in = match(event.obj)
-            was_in = event.previous is not None and match(event.previous)
-            if now_in and was_in:
-                emit("MODIFIED", event.obj)
-            elif now_in:
-                emit("ADDED", event.obj)
-            elif was_in:
-                emit("DELETED", event.obj)
 
 
 class HttpServer(ThreadingHTTPServer):

@@ -33,6 +33,7 @@ class KubeSim:
     history: how many events a watch can resume from (older resourceVersions get 410).
     stop_timeout: bound on how long `stop()`/`down()` wait for threads.
     watch_poll: how often an idle watch checks whether the server is closing.
+    bookmark_interval: seconds between BOOKMARK events on watches that asked for them.
     pods: run Pods for Deployments, StatefulSets, ReplicaSets and DaemonSets (Running when
         the workload is ready), so pod requests and counts can be observed.
     """
@@ -41,7 +42,7 @@ class KubeSim:
                  controller_delay: float = 0.2, crd_delay: float = 0.05, port: int = 0,
                  host: str = "127.0.0.1", history: int = 10_000, name: str = "kubesim",
                  stop_timeout: float = 3.0, watch_poll: float = 0.25,
-                 pods: bool = False) -> None:
+                 bookmark_interval: float = 5.0, pods: bool = False) -> None:
         self.name = name
         self._host = host
         self._port = port
@@ -50,7 +51,8 @@ class KubeSim:
         self.store = Store(history=history)
         self.api = ApiServer(catalog=self.catalog, store=self.store)
         self.faults = Faults()
-        self.context = Context(self.api, self.faults, watch_poll=watch_poll)
+        self.context = Context(self.api, self.faults, watch_poll=watch_poll,
+                               bookmark_interval=bookmark_interval)
         self.controller = Controller(self.api, delay=controller_delay, crd_delay=crd_delay,
                                      pods=pods)
         self.controller.set_crd_hooks(self._register_crd, self._unregister_crd)

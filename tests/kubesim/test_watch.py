@@ -120,3 +120,22 @@ def test_stop_ends_open_watches_promptly(core: client.CoreV1Api, sim: KubeSim,
     sim.stop()
     thread.join(10)
     assert finished.is_set()
+
+
+def test_bookmarks_carry_the_current_resource_version(core: client.CoreV1Api,
+                                                      ns: str) -> None:
+    import json
+
+    start = core.list_namespaced_config_map(ns).metadata.resource_version
+    core.create_namespace({"metadata": {"name": "elsewhere"}})
+    latest = core.create_namespaced_config_map("elsewhere", configmap(namespace="elsewhere"))
+    resp = core.list_namespaced_config_map(ns, watch=True, allow_watch_bookmarks=True,
+                                           resource_version=start, timeout_seconds=1,
+                                           _preload_content=False)
+    try:
+        events = [json.loads(line) for line in resp.read().splitlines() if line.strip()]
+    finally:
+        resp.release_conn()
+    assert [e["type"] for e in events] == ["BOOKMARK"]
+    assert int(events[0]["object"]["metadata"]["resourceVersion"]) >= \
+        int(latest.metadata.resource_version)
