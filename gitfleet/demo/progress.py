@@ -19,10 +19,17 @@ class Progress:
     view: View
     source_commit: str
     phases: tuple[tuple[str, str, str], ...]  # (cluster, description, phase)
+    messages: tuple[str, ...] = ()  # per phase, what its cluster said
 
     @property
     def converged(self) -> bool:
         return bool(self.phases) and all(p == "Success" for _, _, p in self.phases)
+
+    def failing(self) -> list[str]:
+        """`cluster description: Phase: message` of every Description that failed."""
+        return [f"{c} {d}: {p}: {m}" for (c, d, p), m in zip(self.phases, self.messages,
+                                                           strict=False)
+                if p in ("Failure", "Degraded")]
 
     def line(self) -> str:
         if not self.source_commit:
@@ -31,8 +38,9 @@ class Progress:
         for cluster, _, phase in self.phases:
             per.setdefault(cluster, []).append(phase)
         parts = [f"{c} {ps.count('Success')}/{len(ps)}" for c, ps in sorted(per.items())]
+        failed = sum(1 for _, _, p in self.phases if p in ("Failure", "Degraded"))
         return (f"state from {self.source_commit[:10]}: Descriptions ready "
-                + ", ".join(parts))
+                + ", ".join(parts) + (f" ({failed} failing)" if failed else ""))
 
 
 def progress(git: Git) -> Progress:
@@ -40,7 +48,8 @@ def progress(git: Git) -> Progress:
     rows = description_rows(view)
     return Progress(view, view.snap.source_commit,
                     tuple((r["cluster"], f"{r['namespace']}/{r['name']}", r["phase"])
-                          for r in rows))
+                          for r in rows),
+                    tuple(str(r["message"]) for r in rows))
 
 
 class Watcher:
@@ -73,5 +82,6 @@ class Watcher:
             if done(p):
                 return p
             if time.monotonic() > deadline:
-                raise TimeoutError(f"{what}: not done after {timeout:g}s ({line})")
+                failing = "".join(f"\n  {f}" for f in p.failing()[:6])
+                raise TimeoutError(f"{what}: not done after {timeout:g}s ({line}){failing}")
             time.sleep(self.poll)

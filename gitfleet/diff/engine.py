@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from gitfleet.diff.compare import compare_trees
@@ -88,8 +89,10 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
 def diff_revisions(repo: str | os.PathLike[str], base: str, head: str, *,
                    everything: bool = False) -> FleetDiff:
     """`diff_snapshots` of two commits of the Git repository at `repo`."""
-    base_files, base_sha = read_revision(repo, base)
-    head_files, head_sha = read_revision(repo, head)
+    with ThreadPoolExecutor(max_workers=2) as pool:  # two `git` processes at once
+        base_read, head_read = pool.submit(read_revision, repo, base), \
+            pool.submit(read_revision, repo, head)
+        (base_files, base_sha), (head_files, head_sha) = base_read.result(), head_read.result()
     return diff_snapshots(Snapshot(base_sha, base_files), Snapshot(head_sha, head_files),
                           fleet_at=lambda sha: load_fleet(read_revision(repo, sha)[0]),
                           everything=everything)
