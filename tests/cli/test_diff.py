@@ -215,3 +215,32 @@ def test_diff_of_a_remote_repo_and_the_command_line(repo: Path, tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr
     assert "2 of 3 clusters affected" in proc.stdout
     assert "replicas: Deployment web/web (web/web) 4 -> 6" in proc.stdout
+
+
+EDITS = {
+    "karmada override": ("policies/metrics/overrides.yaml", "mirror.us-west", "mirror2.us-west"),
+    "karmada template": ("templates/metrics/metrics.yaml", "name: collector", "name: collector2"),
+    "karmada weights": ("policies/metrics/propagation.yaml", "weight: 3", "weight: 1"),
+    "cluster taint": ("clusters/staging.yaml", "value: staging", "value: qa"),
+    "cluster label": ("clusters/prod-west.yaml", "region: us-west\nspec", "region: us-east\nspec"),
+    "globalization affinity": ("policies/web/globalization.yaml", "env: prod", "region: us-west"),
+    "apply later": ("policies/web/localization-prod-west.yaml", '"web-west"', '"west"'),
+    "api template": ("templates/api/api.yaml", "replicas:", "replicas: 5 #"),
+    "subscription gone": ("policies/api/subscription.yaml", "kind: Subscription",
+                          "kind: ConfigMapX"),
+}
+
+
+@pytest.mark.parametrize("edit_name", sorted(EDITS))
+def test_every_kind_of_change_renders_what_a_full_render_shows(repo: Path, edit_name: str
+                                                               ) -> None:
+    rel, old, new = EDITS[edit_name]
+    edit(repo, rel, old, new)
+    commit(repo, edit_name)
+    fast = diff_revisions(repo, "HEAD~1", "HEAD")
+    full = diff_revisions(repo, "HEAD~1", "HEAD", everything=True)
+    a, b = fast.to_dict(), full.to_dict()
+    for d in (a, b):
+        d["summary"].pop("unitsRendered")
+    assert a == b
+    assert fast.changed_files == (rel,)
