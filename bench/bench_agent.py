@@ -198,9 +198,9 @@ def bench_push_to_applied(base: Path, pushes: int) -> None:
     from tests.gitserver import git_daemon
 
     with git_daemon(base / "served") as url_base, KubeSim() as s1, KubeSim() as s2:
+        hub_log = (base / "hub.log").open("wb")
         hub = subprocess.Popen([sys.executable, "-m", "gitfleet", "hub", "--repo", str(bare),
-                                "--no-fleet-status"], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+                                "--no-fleet-status"], stdout=hub_log, stderr=hub_log)
         agents = [Agent(AgentSettings(repo_url=f"{url_base}/fleet.git", cluster=c,
                                       workdir=base / f"agent-{c}", interval=2.0),
                         KubeClient(s.api_client()), clock=SystemClock())
@@ -217,7 +217,8 @@ def bench_push_to_applied(base: Path, pushes: int) -> None:
             deadline = time.monotonic() + 60
             while not applied("cfg-0"):
                 if time.monotonic() > deadline:
-                    raise SystemExit("first render never reached the clusters")
+                    tail = (base / "hub.log").read_text(errors="replace")[-2000:]
+                    raise SystemExit(f"first render never reached the clusters; hub log:\n{tail}")
                 time.sleep(0.05)
             delays = []
             for i in range(1, pushes + 1):
@@ -237,6 +238,7 @@ def bench_push_to_applied(base: Path, pushes: int) -> None:
                 t.join(10)
             hub.terminate()
             hub.wait(10)
+            hub_log.close()
     print(f"git push to applied in both clusters (hub watch trigger, agent interval 2 s): "
           f"median {statistics.median(delays):.2f} s, max {max(delays):.2f} s "
           f"over {pushes} pushes")

@@ -21,7 +21,7 @@ from typing import Any
 from gitfleet.agent import stages
 from gitfleet.agent.desired import DesiredObject, DesiredState
 from gitfleet.agent.drift import compare
-from gitfleet.agent.health import judge
+from gitfleet.agent.health import judge, replica_status
 from gitfleet.agent.inventory import (
     INVENTORY_KEY,
     INVENTORY_NAME,
@@ -64,6 +64,7 @@ class ObjectResult:
     health: Health = Health.UNKNOWN
     error: str = ""
     message: str = ""
+    replicas: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -229,7 +230,8 @@ class Engine:
                     continue
             verdict = judge(found)
             results[key] = ObjectResult(obj.ref, obj.description, Change.UNCHANGED,
-                                        verdict.health, message=verdict.message)
+                                        verdict.health, message=verdict.message,
+                                        replicas=replica_status(found))
 
         applied, writes = self._apply_plans(plans, desired, unserved, results)
         repaired = {p.obj.ref.key for p in plans if p.reason in ("drift", "missing")
@@ -371,7 +373,8 @@ class Engine:
             change = Change.CONFIGURED
         verdict = judge(after)
         return (ObjectResult(ref, obj.description, change, verdict.health,
-                             message=verdict.message), entry, writes)
+                             message=verdict.message, replicas=replica_status(after)),
+                entry, writes)
 
     # -- recovery --------------------------------------------------------------------------
 

@@ -124,6 +124,18 @@ _JUDGES = {
 }
 
 
+REPLICA_FIELDS = ("replicas", "readyReplicas", "updatedReplicas", "availableReplicas")
+WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet")
+
+
+def replica_status(live: Mapping[str, Any]) -> dict[str, int]:
+    """A workload's replica counts, for the hub's fleet-wide aggregation (empty otherwise)."""
+    if live.get("kind") not in WORKLOADS:
+        return {}
+    status = live.get("status") or {}
+    return {f: _int(status.get(f)) for f in REPLICA_FIELDS}
+
+
 def judge(live: Mapping[str, Any]) -> Verdict:
     """The health of one live object; kinds without a rule are healthy once applied."""
     rule = _JUDGES.get(str(live.get("kind", "")))

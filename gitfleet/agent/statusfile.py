@@ -41,7 +41,8 @@ Example:
       renderErrors: 0
       objects:
       - {apiVersion: apps/v1, kind: Deployment, namespace: bar, name: web,
-         change: configured, health: Healthy, error: ''}
+         change: configured, health: Healthy, error: '',
+         status: {replicas: 3, readyReplicas: 3, updatedReplicas: 3, availableReplicas: 3}}
     drift:
     - apiVersion: apps/v1
       kind: Deployment
@@ -183,18 +184,24 @@ class ObjectStatus:
     change: Change
     health: Health = Health.UNKNOWN
     error: str = ""
+    replicas: Mapping[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"apiVersion": self.api_version, "kind": self.kind, "namespace": self.namespace,
-                "name": self.name, "change": str(self.change), "health": str(self.health),
-                "error": self.error}
+        out: dict[str, Any] = {
+            "apiVersion": self.api_version, "kind": self.kind, "namespace": self.namespace,
+            "name": self.name, "change": str(self.change), "health": str(self.health),
+            "error": self.error}
+        if self.replicas:
+            out["status"] = dict(self.replicas)
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ObjectStatus:
         return cls(api_version=str(d.get("apiVersion", "")), kind=str(d.get("kind", "")),
                    namespace=str(d.get("namespace", "") or ""), name=str(d.get("name", "")),
                    change=Change(d.get("change", "unchanged")),
-                   health=Health(d.get("health", "Unknown")), error=str(d.get("error", "") or ""))
+                   health=Health(d.get("health", "Unknown")), error=str(d.get("error", "") or ""),
+                   replicas={str(k): int(v) for k, v in (d.get("status") or {}).items()})
 
 
 @dataclass(frozen=True)

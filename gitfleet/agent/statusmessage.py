@@ -97,7 +97,7 @@ def describe(previous: ClusterStatus | None, new: ClusterStatus, write: Write) -
                 where = f"{o.namespace}/" if o.namespace else ""
                 err = f": {o.error}" if o.error else ""
                 lines.append(f"  {o.change} {o.kind} {where}{o.name}{err}")
-    old_pruned = set(previous.pruned) if previous else set()
+    old_pruned = list(previous.pruned) if previous else []
     for o in new.pruned:
         if o not in old_pruned:
             where = f"{o.namespace}/" if o.namespace else ""

@@ -46,6 +46,8 @@ def test_apply_labels_inventory_status_and_quiet_noop(remote, kubesim, make_agen
     assert {o.name: o.change for o in status.descriptions[0].objects} == {
         "web": Change.CREATED, "web-config": Change.CREATED, "extra": Change.CREATED}
     wait_for(lambda: status_of(remote).descriptions[0].phase is Phase.SUCCESS, step=agent.step)
+    web = {o.name: o for o in status_of(remote).descriptions[0].objects}["web"]
+    assert web.replicas["readyReplicas"] == web.replicas["availableReplicas"] == 3
 
     before = {v: sim.request_count(v) for v in (*WRITE_VERBS, "list")}
     outcome_commit = status_of(remote).sync.cluster_commit
