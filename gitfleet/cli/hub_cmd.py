@@ -35,8 +35,9 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--repo", required=True, help="fleet repo: a local path or a remote URL")
     p.add_argument("--branch", help="source branch (default: fleet.yaml sourceBranch, or main)")
     p.add_argument("--once", action="store_true", help="run one round and exit")
-    p.add_argument("--interval", default="15s",
-                   help="fetch interval for a remote, re-check for a local repo (default 15s)")
+    p.add_argument("--interval",
+                   help="fetch interval for a remote, re-check for a local repo "
+                   "(default: fleet.yaml intervals.fetch, else 15s)")
     p.add_argument("--debounce", default="50ms",
                    help="quiet time after a trigger before rendering (default 50ms)")
     p.add_argument("--listen", default="",
@@ -57,7 +58,7 @@ def settings_of(args: argparse.Namespace) -> HubSettings:
     if args.webhook_secret_file:
         secret = Path(args.webhook_secret_file).read_text().strip()
     try:
-        interval = parse_duration(args.interval)
+        interval = parse_duration(args.interval) if args.interval else None
         debounce = parse_duration(args.debounce)
         if args.listen:
             parse_listen(args.listen)

@@ -19,7 +19,7 @@ from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import RefConflict, TransientError
 from gitfleet.hub.fleetstatus import FleetStatus
 from gitfleet.hub.metrics import Metrics
-from gitfleet.hub.settings import HubSettings
+from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings
 from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
@@ -57,7 +57,7 @@ class Hub:
         self.clock = clock or SystemClock()
         self.metrics = metrics or Metrics()
         self.rng = rng or random.Random()
-        self.reader = SourceReader(store.git)
+        self.reader = SourceReader(store.git, fleets_kept=self.settings.basis_fleets_kept)
         self.status = FleetStatus(store.git, clock=self.clock)
         self.last: RenderReport | None = None      # the last render that ran
         self._writers: dict[str, StateWriter] = {}
@@ -90,7 +90,16 @@ class Hub:
         if self.wants_rerun:
             self.wants_rerun = False
             return 0.0
-        return self.settings.interval
+        return self.interval()
+
+    def interval(self) -> float:
+        """Seconds between rounds: the setting, else fleet.yaml's `intervals.fetch`."""
+        if self.settings.interval is not None:
+            return self.settings.interval
+        if self._done_key is not None:
+            fleet = self.reader.fleet_at(str(self._done_key[0]))
+            return fleet.settings.interval("fetch", DEFAULT_INTERVAL)
+        return DEFAULT_INTERVAL
 
     def run_once(self) -> RenderReport | None:
         """One round; raises TransientError after `conflict_retries` lost races in a row.
@@ -238,7 +247,7 @@ class Hub:
         fleet = self.reader.fleet_at(str(self._done_key[0]))
         index = self._writer(self.branches).index
         wrote = self.status.fold(fleet, index, publish=self.store.publish,
-                                 state_commit=self._previous[0], recheck=self.settings.interval)
+                                 state_commit=self._previous[0], recheck=self.interval())
         if wrote:
             log(LOG, logging.INFO, "fleet status written", commit=wrote[:12])
 

@@ -75,7 +75,7 @@ class HubDaemon:
         self._start_triggers()
         log(LOG, logging.INFO, "hub started", repo=self.hub.store.remote
             or str(self.hub.store.git.path), branch=self.hub.source_branch(),
-            interval=self.hub.settings.interval)
+            interval=self.hub.interval())
         try:
             delay = 0.0
             while not self.stopping.is_set():

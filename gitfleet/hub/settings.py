@@ -10,11 +10,14 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+DEFAULT_INTERVAL = 15.0
+
 
 @dataclass(frozen=True)
 class HubSettings:
     source_branch: str | None = None   # None: fleet.yaml's sourceBranch (default main)
-    interval: float = 15.0             # fetch interval for a remote; re-check for a local repo
+    interval: float | None = None      # fetch interval (remote) / re-check (local); None:
+                                       # fleet.yaml intervals.fetch, else DEFAULT_INTERVAL
     debounce: float = 0.05             # quiet time after a trigger before rendering
     conflict_retries: int = 8          # lost ref races retried within one step
     backoff_base: float = 0.2          # first retry delay after a fault, doubled each time
@@ -23,7 +26,8 @@ class HubSettings:
     cache_dir: Path | None = None      # remote repos' mirrors (default ~/.cache/gitfleet/hub)
     listen: str | None = None          # "127.0.0.1:8080": webhooks, /healthz, /metrics
     webhook_secret: str | None = None  # HMAC secret (GitHub, Gitea) or token (GitLab)
-    fleet_status: bool = True          # fold status branches into <prefix>/status
+    fleet_status: bool = True          # fold status branches into <prefix>/fleet-status
+    basis_fleets_kept: int = 8         # loaded fleets of ApplyLater basis commits kept in memory
 
     def backoff(self, attempt: int, rng: random.Random | None = None) -> float:
         """Delay before retry number `attempt` (0-based): exponential, capped, jittered."""

@@ -115,7 +115,7 @@ class StateWriter:
         self.clock = clock or SystemClock()
         self.publish = publish or git.update_refs
         self.check_limit = check_limit
-        self._present: set[str] = set()     # objects known to be in the repository
+        self._present: set[str] = set()     # trees known to be in the repository
         self._index = TreeIndex()           # the last tree built and written
 
     @property
@@ -172,7 +172,7 @@ class StateWriter:
         written = self.git.write_objects(new_objects, check_existing=False)
         self._index = index
         self.publish(updates)
-        self._present.update(new_objects)
+        self._present.update(sha for sha, (kind, _) in new_objects.items() if kind == OBJ_TREE)
         log(LOG, logging.DEBUG, "state written", state=state, source=source_commit,
             clusters_moved=len(moving), objects_written=written,
             seconds=round(time.perf_counter() - started, 3))
@@ -187,21 +187,23 @@ class StateWriter:
 
     def _missing(self, build: TreeBuild) -> dict[str, tuple[int, bytes]]:
         """The new objects of `build` the repository lacks, walking down only into missing
-        trees. A level wider than `check_limit` is written without asking (a first write):
-        an object written twice costs some disk, asking costs more time."""
+        trees. Under a level that was missing entirely, a level wider than `check_limit` is
+        written without asking (a first write: an object written twice costs some disk,
+        asking costs more time); otherwise every level is checked (a restarted writer finds
+        nearly everything present)."""
         out: dict[str, tuple[int, bytes]] = {}
         level = [build.root]
+        all_missing = True
         while level:
             unknown = [sha for sha in dict.fromkeys(level)
                        if sha not in self._present and sha in build.objects]
-            if len(unknown) > self.check_limit:
-                # a first write: everything new that is not known present goes in the pack
+            if all_missing and len(unknown) > self.check_limit:
                 out.update((sha, obj) for sha, obj in build.objects.items()
                            if sha not in self._present)
                 return out
-            else:
-                missing = self.git.missing_objects(unknown)
-                self._present.update(sha for sha in unknown if sha not in missing)
+            missing = self.git.missing_objects(unknown)
+            self._present.update(sha for sha in unknown if sha not in missing)
+            all_missing = len(missing) == len(set(level))
             next_level = []
             for sha in missing:
                 kind, body = build.objects[sha]
