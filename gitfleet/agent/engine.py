@@ -11,7 +11,9 @@ inventory keeps what was applied so far). The hub's push mode runs this same eng
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -41,7 +43,7 @@ LOG = logging.getLogger("gitfleet.agent.engine")
 LABEL_CLUSTER = "gitfleet.io/cluster"
 LABEL_DESCRIPTION = "gitfleet.io/description"
 ANNOTATION_STATE_COMMIT = "gitfleet.io/state-commit"
-ANNOTATION_NAMESPACE_CREATED = "gitfleet.io/created-for"
+ANNOTATION_DESCRIPTION = "gitfleet.io/description"
 
 
 @dataclass(frozen=True)
@@ -90,8 +92,18 @@ class SyncReport:
         return all(o.health is not Health.PROGRESSING for o in self.objects.values())
 
 
+def label_value(text: str) -> str:
+    """`text` as a valid label value: [A-Za-z0-9._-], alphanumeric at both ends, at most 63."""
+    value = re.sub(r"[^A-Za-z0-9._-]", "-", text).strip("._-")
+    if len(value) > 63:
+        digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+        value = value[:52].rstrip("._-") + "-" + digest
+    return value
+
+
 def ownership_labels(cluster: str, description: str) -> dict[str, str]:
-    return {LABEL_CLUSTER: cluster, LABEL_DESCRIPTION: description.replace("/", ".")}
+    """`default/web` -> `default.web`; `_cluster/x` -> `cluster.x` (labels cannot hold `/`)."""
+    return {LABEL_CLUSTER: cluster, LABEL_DESCRIPTION: label_value(description.replace("/", "."))}
 
 
 def managed_body(obj: DesiredObject, cluster: str, state_commit: str) -> dict[str, Any]:
@@ -100,7 +112,8 @@ def managed_body(obj: DesiredObject, cluster: str, state_commit: str) -> dict[st
     meta = dict(body.get("metadata") or {})
     meta["labels"] = {**(meta.get("labels") or {}), **ownership_labels(cluster, obj.description)}
     meta["annotations"] = {**(meta.get("annotations") or {}),
-                           ANNOTATION_STATE_COMMIT: state_commit}
+                           ANNOTATION_STATE_COMMIT: state_commit,
+                           ANNOTATION_DESCRIPTION: obj.description}
     for key in ("resourceVersion", "uid", "managedFields", "creationTimestamp", "generation"):
         meta.pop(key, None)
     body["metadata"] = meta

@@ -77,3 +77,13 @@ def test_secret_string_data_compares_against_data() -> None:
     assert compare(desired, live) == []
     live["data"]["password"] = "b3RoZXI="
     assert [d.path for d in compare(desired, live)] == ["data.password"]
+
+
+def test_description_label_values_are_valid() -> None:
+    from gitfleet.agent.engine import label_value, ownership_labels
+
+    assert ownership_labels("c1", "_cluster/all-ns")["gitfleet.io/description"] == \
+        "cluster.all-ns"
+    long = label_value("team-" + "x" * 80 + ".web")
+    assert len(long) == 63 and long[0].isalnum() and long[-1].isalnum()
+    assert long != label_value("team-" + "x" * 80 + ".api")
