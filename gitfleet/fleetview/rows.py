@@ -8,7 +8,7 @@ reports it, `Unknown` while the cluster is not ready.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet.fleetview.snapshot import DescriptionEntry, FleetSnapshot
@@ -41,14 +41,18 @@ class View:
 
     snap: FleetSnapshot
     now: float
+    _summaries: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False,
+                                                  repr=False)
 
     def since(self, ts: float | None) -> str:
         return age(None if ts is None else self.now - ts)
 
     def summary(self, cluster: str) -> dict[str, Any]:
-        doc = self.snap.status_docs.get(cluster)
-        return cluster_summary(cluster, doc, now=self.now,
-                               in_fleet=cluster in self.snap.clusters)
+        if cluster not in self._summaries:
+            self._summaries[cluster] = cluster_summary(
+                cluster, self.snap.status_docs.get(cluster), now=self.now,
+                in_fleet=cluster in self.snap.clusters)
+        return self._summaries[cluster]
 
     def ready(self, cluster: str) -> bool:
         return bool(self.summary(cluster)["ready"])
