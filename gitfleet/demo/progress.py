@@ -38,9 +38,10 @@ class Progress:
         for cluster, _, phase in self.phases:
             per.setdefault(cluster, []).append(phase)
         parts = [f"{c} {ps.count('Success')}/{len(ps)}" for c, ps in sorted(per.items())]
-        failed = sum(1 for _, _, p in self.phases if p in ("Failure", "Degraded"))
+        bad = [p for _, _, p in self.phases if p in ("Failure", "Degraded")]
+        note = ", ".join(f"{bad.count(p)} {p}" for p in sorted(set(bad)))
         return (f"state from {self.source_commit[:10]}: Descriptions ready "
-                + ", ".join(parts) + (f" ({failed} failing)" if failed else ""))
+                + ", ".join(parts) + (f" ({note})" if note else ""))
 
 
 def progress(git: Git) -> Progress:

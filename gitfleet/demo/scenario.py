@@ -132,7 +132,7 @@ class Demo:
         self.print("what `gitfleet diff` shows the reviewer:")
         diff = diff_revisions(work, "HEAD~1", "HEAD")
         for line in render_text(diff, diffs=False).splitlines():
-            self.print(f"  {line}")
+            self.print(f"  {line}" if line else "")
         _git(work, "push", "-q", "origin", "HEAD:main")
         head = _git(work, "rev-parse", "HEAD")
         watcher.say(f"pushed {head[:10]} to {url}")
