@@ -232,6 +232,9 @@ class Agent:
         with self._repairs_lock:
             repairs, self._repairs = self._repairs, []
         extra = [_repair_line(result, drift) for result, drift in repairs]
+        if out.report is not None:
+            extra += [_repair_line(out.report.objects[d.ref.key], d) for d in out.report.drift
+                      if d.repaired and d.ref.key in out.report.objects]
         try:
             action = self.status_branch.write(status, when=now, extra=extra)
         except GitfleetError as exc:
@@ -277,6 +280,7 @@ class Agent:
         """Step until stopped (or once). Wakes early when Recovery repaired something."""
         try:
             while True:
+                self._wake.clear()  # a repair during the step wakes the next wait at once
                 try:
                     delay = self.step()
                 except InputError as exc:
@@ -287,7 +291,6 @@ class Agent:
                     delay = self.settings.interval
                 if once or self._stop.is_set():
                     return self.last
-                self._wake.clear()
                 if self._wait(delay):
                     return self.last
         finally:
