@@ -67,6 +67,7 @@ class Hub:
         self.wants_rerun = False                  # a round moved refs that need another round
         self.consecutive_failures = 0
         self.branches: Branches | None = None     # where the last round read and wrote
+        self._fleet_branch: str | None = None     # fleet.yaml's sourceBranch, once read
 
     # -- one round ---------------------------------------------------------------------------
 
@@ -129,8 +130,6 @@ class Hub:
 
     def source_branch(self) -> str:
         return self.settings.source_branch or self._fleet_branch or DEFAULT_SOURCE_BRANCH
-
-    _fleet_branch: str | None = None
 
     def _source(self) -> tuple[str, Fleet] | None:
         git = self.store.git
