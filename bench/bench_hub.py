@@ -7,6 +7,7 @@ in-process `Hub` (what `gitfleet hub` runs each round):
   - the first round: render + first full state write (+ fleet status fold);
   - a no-op round (nothing changed);
   - a one-line change of one cluster's Localization: render + write, and which refs moved;
+  - the same with a freshly started hub (it reads the previous state back from Git);
 then, with `gitfleet hub` running as a daemon on a bare copy (watch trigger), the push-to-state
 latency: time from `git push` returning to the state carrying the pushed commit, over N pushes.
 """
@@ -97,13 +98,20 @@ def in_process(work: Path, repeats: int) -> dict[str, object]:
         moved.append(sorted(r.rsplit("/", 1)[1] for r in after if after[r] != before.get(r)
                             and "/clusters/" in r))
     assert all(m == [cluster_name(0)] for m in moved), moved
+    restarted = Hub(open_store(str(work)), settings=HubSettings())   # cold: reads the state back
+    change_one(work, repeats)
+    t = time.perf_counter()
+    report = restarted.run_once()
+    restart_s = time.perf_counter() - t
+    assert report is not None and report.wrote and len(report.moved) == 1
     return {"first_round_s": first_s, "first_render_s": first.render_seconds,
             "first_write_s": first.write_seconds, "objects": first.result.objects,
             "noop_round_median_s": statistics.median(noops),
             "one_change_round_median_s": statistics.median(ones),
             "one_change_render_median_s": statistics.median(renders),
             "one_change_write_median_s": statistics.median(writes),
-            "moved_per_change": "1 cluster branch + state"}
+            "moved_per_change": "1 cluster branch + state",
+            "restarted_hub_change_round_s": restart_s}
 
 
 def latency(work: Path, tmp: Path, pushes: int) -> dict[str, object]:
