@@ -1,14 +1,15 @@
 """Server-side applies per second against kubesim from one official-client thread.
 
-Run: python bench/bench_kubesim.py [--count N]
+Run: python bench/bench_kubesim.py [--count N] [--rounds R]
 
-Prints three figures:
-- null:       the official client against a loopback HTTP server that answers every request
-              with a fixed small JSON body (the ceiling: client and HTTP cost only);
-- in-process: kubesim started in this process (client and server share the GIL);
-- subprocess: kubesim started as `gitfleet kubesim` in another process.
-The applies are small ConfigMaps with field manager "gitfleet", each a new object, then the
-same N again as no-op re-applies.
+Each round measures, over loopback with keep-alive, N small ConfigMap applies
+(field manager "gitfleet", force) sent by the official `kubernetes` client from one thread:
+- null:    a stdlib HTTP server that answers every request with a fixed small JSON body
+           (the ceiling: the client and HTTP alone);
+- kubesim: creating N new objects, then N no-op re-applies of the same objects;
+each with the server in this process (sharing the GIL with the client) and in a subprocess
+(`gitfleet kubesim`). The median over the rounds is printed; the machine is shared, so
+single runs are noisy. Finally the server-side cost of one apply without HTTP.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import contextlib
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gitfleet.kubesim import KubeSim  # noqa: E402
+from gitfleet.kubesim.apiserver import Request  # noqa: E402
 
 
 class NullHandler(BaseHTTPRequestHandler):
@@ -40,10 +43,12 @@ class NullHandler(BaseHTTPRequestHandler):
     body = json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
                        "metadata": {"name": "x", "namespace": "bench"}}).encode()
 
-    def do_PATCH(self) -> None:  # noqa: N802
+    def _answer(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                          b"Content-Length: %d\r\n\r\n%s" % (len(self.body), self.body))
+
+    do_PATCH = do_POST = do_GET = _answer  # noqa: N815
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002
         pass
@@ -71,23 +76,26 @@ def null_server() -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def kubesim_subprocess() -> Iterator[str]:
-    with tempfile.TemporaryDirectory() as tmp:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gitfleet", "kubesim", "--kubeconfig-out",
-             f"{tmp}/kubeconfig"], stdout=subprocess.PIPE, text=True, cwd=ROOT,
-            env=dict(os.environ, PYTHONPATH=str(ROOT)))
-        try:
-            assert proc.stdout is not None
-            line = proc.stdout.readline()
-            url = line.strip().rsplit(" ", 1)[-1]
-            yield url
-        finally:
-            proc.terminate()
-            proc.wait(10)
+def subprocess_server(args: list[str]) -> Iterator[str]:
+    """Start a server process that prints '... <url>' as its first line."""
+    proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, text=True,
+                            cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip().rsplit(" ", 1)[-1]
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
-def run_applies(url: str, count: int, *, namespace: str = "bench") -> tuple[float, float]:
+def _body(i: int, namespace: str) -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": f"cm-{i}", "namespace": namespace, "labels": {"app": "bench"}},
+            "data": {"key": f"value-{i}", "other": "x"}}
+
+
+def applies_per_second(url: str, count: int, *, namespace: str) -> tuple[float, float]:
+    """(new objects/s, no-op re-applies/s) for `count` applies from one client thread."""
     config = client.Configuration()
     config.host = url
     api = client.ApiClient(config)
@@ -95,39 +103,75 @@ def run_applies(url: str, count: int, *, namespace: str = "bench") -> tuple[floa
     with contextlib.suppress(client.ApiException):
         core.create_namespace({"metadata": {"name": namespace}})
     rates = []
-    for _ in range(2):  # first pass creates, second pass is no-op re-applies
+    for _ in range(2):
         start = time.perf_counter()
         for i in range(count):
             core.patch_namespaced_config_map(
-                f"cm-{i}", namespace,
-                {"apiVersion": "v1", "kind": "ConfigMap",
-                 "metadata": {"name": f"cm-{i}", "namespace": namespace,
-                              "labels": {"app": "bench"}},
-                 "data": {"key": f"value-{i}", "other": "x"}},
-                field_manager="gitfleet", force=True,
-                _content_type="application/apply-patch+yaml")
+                f"cm-{i}", namespace, _body(i, namespace), field_manager="gitfleet",
+                force=True, _content_type="application/apply-patch+yaml")
         rates.append(count / (time.perf_counter() - start))
     api.close()
     return rates[0], rates[1]
 
 
+def server_side_cost(count: int) -> float:
+    """Microseconds kubesim spends on one apply, without HTTP."""
+    sim = KubeSim()
+    rt = sim.catalog.by_kind("v1", "ConfigMap")
+    assert rt is not None
+    bodies = [json.dumps(_body(i, "default")).encode() for i in range(count)]
+    start = time.perf_counter()
+    for i, body in enumerate(bodies):
+        req = Request("patch", rt, namespace="default", name=f"cm-{i}", body=body,
+                      query={"fieldManager": "gitfleet", "force": "true"},
+                      content_type="application/apply-patch+yaml")
+        with sim.store.lock:
+            sim.api.patch(req)
+    return (time.perf_counter() - start) / count * 1e6
+
+
+def serve_null() -> int:
+    with null_server() as url:
+        print(f"null listening on {url}", flush=True)
+        threading.Event().wait()
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--serve-null", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_null:
+        return serve_null()
     n = args.count
-    with null_server() as url:
-        null_rate, _ = run_applies(url, n)
-    print(f"null loopback server:   {null_rate:8.0f} requests/s  (client ceiling)")
-    with KubeSim() as sim:
-        created, noop = run_applies(sim.url, n)
-        writes = sim.request_count("patch")
-    print(f"kubesim in-process:     {created:8.0f} applies/s (create), "
-          f"{noop:8.0f} applies/s (no-op re-apply); {writes} patches served")
-    with kubesim_subprocess() as url:
-        created, noop = run_applies(url, n)
-    print(f"kubesim subprocess:     {created:8.0f} applies/s (create), "
-          f"{noop:8.0f} applies/s (no-op re-apply)")
+    results: dict[str, list[float]] = {}
+
+    def record(name: str, value: float) -> None:
+        results.setdefault(name, []).append(value)
+
+    with subprocess_server([__file__, "--serve-null"]) as null_url, \
+            tempfile.TemporaryDirectory() as tmp, \
+            subprocess_server(["-m", "gitfleet", "kubesim", "--kubeconfig-out",
+                               f"{tmp}/kubeconfig"]) as sim_url:
+        for r in range(args.rounds):
+            with null_server() as url:
+                record("null, in-process", applies_per_second(url, n, namespace="b")[0])
+            record("null, subprocess", applies_per_second(null_url, n, namespace="b")[0])
+            with KubeSim() as sim:
+                created, noop = applies_per_second(sim.url, n, namespace="bench")
+            record("kubesim in-process, create", created)
+            record("kubesim in-process, no-op re-apply", noop)
+            created, noop = applies_per_second(sim_url, n, namespace=f"bench-{r}")
+            record("kubesim subprocess, create", created)
+            record("kubesim subprocess, no-op re-apply", noop)
+    print(f"{n} small ConfigMap applies from one official-client thread, "
+          f"{args.rounds} rounds (median, min-max), requests/s:")
+    for name, values in results.items():
+        print(f"  {name:38s} {statistics.median(values):7.0f}  "
+              f"({min(values):.0f}-{max(values):.0f})")
+    print(f"kubesim server-side cost of one apply (no HTTP): {server_side_cost(n):.0f} us")
     return 0
 
 

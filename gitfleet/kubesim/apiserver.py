@@ -387,6 +387,9 @@ class ApiServer:
             applied = frozenset(p for p in applied_flat if p[0] == "f:status")
         else:
             applied = frozenset(applied_flat)
+        if live is not None and self._unchanged_by(rt, live, config, manager, req.subresource,
+                                                   applied):
+            return 200, live
         if live is None:
             self._ns_check(rt, req.namespace, req.name, creating=True)
             base: Obj = {"apiVersion": rt.api_version, "kind": rt.kind,
@@ -410,6 +413,19 @@ class ApiServer:
             merged_flat=merged_flat)
         obj = self._commit(req, live, result.obj, operation="Apply", entries=result.entries)
         return (201 if live is None else 200), obj
+
+    @staticmethod
+    def _unchanged_by(rt: ResourceType, live: Obj, config: Obj, manager: str, sub: str,
+                      applied: frozenset[tuple[str, ...]]) -> bool:
+        """The common re-sync: the same manager applies what it applied before, and the live
+        object already holds it. Nothing to merge, prune or write."""
+        entry = next((e for e in parse_entries(live)
+                      if e.key == (manager, "Apply", sub)), None)
+        if entry is None or entry.fields != applied:
+            return False
+        probe = dict(config, metadata={k: v for k, v in config["metadata"].items()
+                                       if k != "resourceVersion"})
+        return bool(apply_merge(rt.kind, live, probe) == live)
 
     def _custom_status(self, rt: ResourceType) -> bool:
         return rt.custom and rt.status
