@@ -138,6 +138,7 @@ class ApiServer:
         self._lock = threading.Lock()
         self.metrics: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.schemas: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.node_metrics: dict[str, dict[str, str]] = {}
         self.orphaned: set[str] = set()  # uids deleted with propagationPolicy=Orphan
         self.write_hooks: list[Callable[[ResourceType, Event], None]] = []
 
@@ -711,7 +712,8 @@ class ApiServer:
                 "metadata": {"name": node["metadata"]["name"],
                              "creationTimestamp": rfc3339(self.now())},
                 "timestamp": rfc3339(self.now()), "window": "30s",
-                "usage": {"cpu": "0", "memory": "0"}}
+                "usage": dict(self.node_metrics.get(node["metadata"]["name"],
+                                                    {"cpu": "0", "memory": "0"}))}
 
     def _metrics_list(self, req: Request) -> Obj:
         if req.rt.plural == "pods":

@@ -186,6 +186,10 @@ class KubeSim:
         self.api.metrics[(namespace, name)] = [
             {"name": container, "usage": {"cpu": cpu, "memory": memory}}]
 
+    def set_node_metrics(self, name: str, *, cpu: str = "500m", memory: str = "1Gi") -> None:
+        """What `metrics.k8s.io` reports for one node (default: zero usage)."""
+        self.api.node_metrics[name] = {"cpu": cpu, "memory": memory}
+
     def set_rollout_stalled(self, kind: str, namespace: str, name: str,
                             stalled: bool = True) -> None:
         """Make a workload's status report it unavailable (never becomes ready)."""

@@ -148,3 +148,12 @@ def test_load_balancer_gets_an_address_and_claims_bind(sim: KubeSim, core: clien
     assert core.read_namespaced_service("lb", ns).status.load_balancer.ingress[0].ip
     claim = core.read_namespaced_persistent_volume_claim("data", ns)
     assert claim.status.phase == "Bound" and claim.status.capacity == {"storage": "1Gi"}
+
+
+def test_node_metrics_set_by_the_test(sim: KubeSim, api: client.ApiClient) -> None:
+    sim.set_node_metrics("kubesim-node-1", cpu="1500m", memory="2Gi")
+    custom = client.CustomObjectsApi(api)
+    usage = {i["metadata"]["name"]: i["usage"] for i in
+             custom.list_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes")["items"]}
+    assert usage == {"kubesim-node-0": {"cpu": "0", "memory": "0"},
+                     "kubesim-node-1": {"cpu": "1500m", "memory": "2Gi"}}

@@ -122,3 +122,18 @@ def test_delete_and_cluster_scoped_objects(dyn: dynamic.DynamicClient) -> None:
     roles.delete(name="reader")
     with pytest.raises(dynamic.exceptions.NotFoundError):
         roles.get(name="reader")
+
+
+def test_dry_run_update_patch_and_delete_change_nothing(core: client.CoreV1Api,
+                                                        ns: str) -> None:
+    created = core.create_namespaced_config_map(ns, configmap(a="1"))
+    patched = core.patch_namespaced_config_map("settings", ns, {"data": {"a": "2"}},
+                                               dry_run="All")
+    assert patched.data == {"a": "2"}
+    created.data = {"a": "3"}
+    replaced = core.replace_namespaced_config_map("settings", ns, created, dry_run="All")
+    assert replaced.data == {"a": "3"}
+    core.delete_namespaced_config_map("settings", ns, dry_run="All")
+    live = core.read_namespaced_config_map("settings", ns)
+    assert live.data == {"a": "1"}
+    assert live.metadata.resource_version == created.metadata.resource_version
