@@ -17,7 +17,14 @@ from pathlib import Path
 
 from gitfleet.agent.clusterbranch import ClusterBranch
 from gitfleet.agent.desired import DesiredState
-from gitfleet.agent.engine import DriftFound, Engine, EngineSettings, ObjectResult, SyncReport
+from gitfleet.agent.engine import (
+    DriftFound,
+    Engine,
+    EngineSettings,
+    ObjectResult,
+    SyncReport,
+    watch_kinds,
+)
 from gitfleet.agent.heartbeat import build_heartbeat
 from gitfleet.agent.recovery import Recovery
 from gitfleet.agent.report import build_status
@@ -265,8 +272,6 @@ class Agent:
         if self.recovery is None:
             self.recovery = Recovery(self.engine, self.kube, on_repair=self._repaired,
                                      debounce=self.settings.repair_debounce)
-        from gitfleet.agent.engine import watch_kinds
-
         self.recovery.ensure(watch_kinds(self.engine))
 
     def _repaired(self, result: ObjectResult, drift: DriftFound) -> None:

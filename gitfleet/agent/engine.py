@@ -15,7 +15,7 @@ import hashlib
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -212,7 +212,7 @@ class Engine:
         cluster = self.settings.cluster
         inventory = self.inventory
         kinds = {o.ref.kind_key for o in desired.objects.values()} | inventory.kinds()
-        live, unserved = self._list_owned(kinds)
+        live, _unserved = self._list_owned(kinds)
         results: dict[str, ObjectResult] = {}
         drift: list[DriftFound] = []
         plans: list[_Plan] = []
@@ -246,7 +246,7 @@ class Engine:
                                         verdict.health, message=verdict.message,
                                         replicas=replica_status(found))
 
-        applied, writes = self._apply_plans(plans, desired, unserved, results)
+        applied, writes = self._apply_plans(plans, desired, results)
         repaired = {p.obj.ref.key for p in plans if p.reason in ("drift", "missing")
                     and results[p.obj.ref.key].change in (Change.CREATED, Change.CONFIGURED)}
         drift = [DriftFound(d.ref, d.description, d.missing, d.fields,
@@ -291,7 +291,6 @@ class Engine:
     # -- applying --------------------------------------------------------------------------
 
     def _apply_plans(self, plans: list[_Plan], desired: DesiredState,
-                     unserved: Mapping[tuple[str, str], str],
                      results: dict[str, ObjectResult]) -> tuple[list[InventoryEntry], int]:
         applied: list[InventoryEntry] = []
         writes = 0
@@ -429,5 +428,3 @@ def watch_kinds(engine: Engine) -> set[tuple[str, str]]:
         kinds |= {o.ref.kind_key for o in desired.objects.values()}
     return kinds
 
-
-RepairHook = Callable[[ObjectResult, DriftFound], None]
