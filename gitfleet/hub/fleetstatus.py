@@ -23,7 +23,7 @@ from gitfleet.clock import Clock, parse_iso
 from gitfleet.errors import InputError
 from gitfleet.layout import DESCRIPTION_FILE, STATUS_FILE, Branches
 from gitfleet.model.loader import Fleet
-from gitfleet.render.emit import emit
+from gitfleet.render.emit import emit, emit_list_items
 from gitfleet.render.status import ClusterCapacity, StatusSnapshot
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.objects import MODE_TREE, TreeIndex
@@ -58,6 +58,7 @@ class FleetStatus:
         self._fold_key: tuple[object, ...] | None = None
         self._summaries: dict[tuple[object, ...], bytes] = {}
         self._units: dict[bytes, dict[tuple[str, str], _Unit]] = {}    # cluster tree -> units
+        self._rows: dict[tuple[object, ...], tuple[dict[str, Any], str]] = {}
         self._fold_time = 0.0
 
     # -- reading -------------------------------------------------------------------------------
@@ -131,8 +132,8 @@ class FleetStatus:
             summaries[key] = data
             out[f"clusters/{name}.yaml"] = data
         self._summaries = summaries
-        for (ns, sub), doc in self._subscriptions(statuses, state, ready).items():
-            out[f"subscriptions/{ns}/{sub}.yaml"] = emit(doc).encode()
+        for (ns, sub), data in self._subscriptions(statuses, state, ready, heads).items():
+            out[f"subscriptions/{ns}/{sub}.yaml"] = data
         return out
 
     def _units_of(self, cluster: str, state: TreeIndex) -> dict[tuple[str, str], _Unit]:
@@ -168,7 +169,9 @@ class FleetStatus:
         return units
 
     def _subscriptions(self, statuses: Mapping[str, dict[str, Any]], state: TreeIndex,
-                       ready: Mapping[str, bool]) -> dict[tuple[str, str], dict[str, Any]]:
+                       ready: Mapping[str, bool],
+                       heads: Mapping[str, str]) -> dict[tuple[str, str], bytes]:
+        """subscriptions/<ns>/<name>.yaml for every Description folder of the state."""
         bound: dict[tuple[str, str], dict[str, int]] = {}
         sources: dict[tuple[str, str], dict[str, str]] = {}
         live: set[bytes] = set()
@@ -181,25 +184,35 @@ class FleetStatus:
                 if unit.source and key not in sources:
                     sources[key] = unit.source
         self._units = {k: v for k, v in self._units.items() if k in live}
-        out: dict[tuple[str, str], dict[str, Any]] = {}
+        out: dict[tuple[str, str], bytes] = {}
+        rows_cache: dict[tuple[object, ...], tuple[dict[str, Any], str]] = {}
         for (ns, sub), clusters in sorted(bound.items()):
-            rows, total = [], dict.fromkeys(REPLICA_FIELDS, 0)
+            rows, texts, total = [], [], dict.fromkeys(REPLICA_FIELDS, 0)
             for cluster, desired in sorted(clusters.items()):
-                row = _cluster_row(cluster, statuses.get(cluster), f"{ns}/{sub}",
-                                   desired, ready.get(cluster, False))
+                row_key = (cluster, ns, sub, heads.get(cluster), desired,
+                           ready.get(cluster, False))
+                cached = self._rows.get(row_key)
+                if cached is None:
+                    row = _cluster_row(cluster, statuses.get(cluster), f"{ns}/{sub}",
+                                       desired, ready.get(cluster, False))
+                    cached = (row, emit_list_items([row], ""))
+                rows_cache[row_key] = cached
+                row, text = cached
                 rows.append(row)
+                texts.append(text)
                 for f in REPLICA_FIELDS:
                     total[f] += row["replicaStatus"].get(f, 0)
             phases = [r["phase"] for r in rows]
-            out[(ns, sub)] = {
+            head = emit({
                 "apiVersion": API_VERSION, "kind": "SubscriptionStatus",
                 "source": sources.get((ns, sub), {"namespace": ns, "name": sub}),
                 "phase": worst_phase(phases),
                 "boundClusters": len(rows),
                 "phases": {p: phases.count(p) for p in PHASE_ORDER if p in phases},
                 "replicaStatus": total,
-                "clusters": rows,
-            }
+            })
+            out[(ns, sub)] = (head + "clusters:\n" + "".join(texts)).encode()
+        self._rows = rows_cache
         return out
 
     def _desired(self, data: bytes) -> int:
