@@ -3,7 +3,8 @@
 Agents write `<prefix>/status/<cluster>`; the hub reads them all (one `for-each-ref`, then one
 `cat-file` for the branches that moved) and writes `<prefix>/fleet-status` with one file per
 cluster (`clusters/<name>.yaml`: ready, last heartbeat, versions, sync) and one per Subscription
-(`subscriptions/<namespace>/<name>.yaml`: phase and replicas per cluster, summed like upstream
+(`subscriptions/<namespace>/<name>.yaml`: phase, desired replicas from the state and the
+workloads' replica status as agents report it, per cluster and summed like upstream
 aggregation). A commit lands only when something changed; when only heartbeat times moved, the
 new commit replaces the previous heartbeat-only commit instead of growing history.
 
@@ -188,6 +189,7 @@ class FleetStatus:
         rows_cache: dict[tuple[object, ...], tuple[dict[str, Any], str]] = {}
         for (ns, sub), clusters in sorted(bound.items()):
             rows, texts, total = [], [], dict.fromkeys(REPLICA_FIELDS, 0)
+            desired_total = 0
             for cluster, desired in sorted(clusters.items()):
                 row_key = (cluster, ns, sub, heads.get(cluster), desired,
                            ready.get(cluster, False))
@@ -200,8 +202,9 @@ class FleetStatus:
                 row, text = cached
                 rows.append(row)
                 texts.append(text)
+                desired_total += row["desiredReplicas"]
                 for f in REPLICA_FIELDS:
-                    total[f] += row["replicaStatus"].get(f, 0)
+                    total[f] += row["replicaStatus"][f]
             phases = [r["phase"] for r in rows]
             head = emit({
                 "apiVersion": API_VERSION, "kind": "SubscriptionStatus",
@@ -209,6 +212,7 @@ class FleetStatus:
                 "phase": worst_phase(phases),
                 "boundClusters": len(rows),
                 "phases": {p: phases.count(p) for p in PHASE_ORDER if p in phases},
+                "desiredReplicas": desired_total,
                 "replicaStatus": total,
             })
             out[(ns, sub)] = (head + "clusters:\n" + "".join(texts)).encode()
@@ -334,18 +338,15 @@ def _cluster_row(cluster: str, doc: Mapping[str, Any] | None, key: str, desired:
         phase = str(status.get("phase", "Pending"))
         if not ready and doc is not None and (doc.get("heartbeat") or {}):
             phase = "Unknown" if phase not in ("Failure",) else phase
-    live = dict.fromkeys(REPLICA_FIELDS[1:], 0)
-    reported = False
+    live = dict.fromkeys(REPLICA_FIELDS, 0)
     for obj in (status or {}).get("objects") or []:
-        values = obj.get("status") if isinstance(obj.get("status"), dict) else obj
-        for f in REPLICA_FIELDS[1:]:
-            if isinstance(values.get(f), int):
-                live[f] += values[f]
-                reported = True
-    replica_status: dict[str, int] = {"replicas": desired}
-    if reported:
-        replica_status |= live
-    return {"cluster": cluster, "phase": phase, "replicaStatus": replica_status,
+        values = obj.get("status")
+        if isinstance(values, dict):
+            for f in REPLICA_FIELDS:
+                if isinstance(values.get(f), int):
+                    live[f] += values[f]
+    return {"cluster": cluster, "phase": phase, "desiredReplicas": desired,
+            "replicaStatus": live,
             "sourceCommit": str((status or {}).get("sourceCommit", "") or ""),
             "message": str((status or {}).get("message", "") or "")}
 

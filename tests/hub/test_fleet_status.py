@@ -29,7 +29,7 @@ FLEET_STATUS = "refs/heads/gitfleet/fleet-status"
 
 
 def report(git_: Git, cluster: str, clock: FakeClock, *, phase: Phase = Phase.SUCCESS,
-           ready: bool = True) -> None:
+           ready: bool = True, ready_replicas: int = 0) -> None:
     """Write a status.yaml as the agent does, on top of the cluster's status branch."""
     status = ClusterStatus(
         cluster=cluster,
@@ -41,7 +41,10 @@ def report(git_: Git, cluster: str, clock: FakeClock, *, phase: Phase = Phase.SU
         sync=SyncStatus(result=SyncResult.SYNCED, time="2026-01-01T00:00:00Z"),
         descriptions=(DescriptionStatus(namespace="web", name="web", phase=phase, objects=(
             ObjectStatus(api_version="apps/v1", kind="Deployment", namespace="web", name="web",
-                         change=Change.UNCHANGED),)),))
+                         change=Change.UNCHANGED,
+                         replicas={"replicas": ready_replicas, "readyReplicas": ready_replicas,
+                                   "updatedReplicas": ready_replicas,
+                                   "availableReplicas": ready_replicas}),)),))
     ref = Branches().status(cluster)
     old = git_.resolve(ref)
     tree = git_.write_tree({"status.yaml": status.to_yaml().encode()})
@@ -62,11 +65,12 @@ def test_status_branches_fold_into_the_fleet_status(tmp_path: Path) -> None:
     assert east["ready"] is False and east["reason"] == "no heartbeat yet"
     web = read(repo, "subscriptions/web/web.yaml")
     assert web["phase"] == "Pending" and web["boundClusters"] == 2
-    assert web["replicaStatus"]["replicas"] == 6        # 4 on prod-east + 2 on prod-west
+    assert web["desiredReplicas"] == 6        # 4 on prod-east + 2 on prod-west
+    assert web["replicaStatus"]["readyReplicas"] == 0
 
     g = Git(repo)
-    report(g, "prod-east", clock)
-    report(g, "prod-west", clock, phase=Phase.PROGRESSING)
+    report(g, "prod-east", clock, ready_replicas=4)
+    report(g, "prod-west", clock, phase=Phase.PROGRESSING, ready_replicas=1)
     hub.run_once()
     east = read(repo, "clusters/prod-east.yaml")
     assert east["ready"] is True
@@ -76,15 +80,18 @@ def test_status_branches_fold_into_the_fleet_status(tmp_path: Path) -> None:
     assert {c["cluster"]: c["phase"] for c in web["clusters"]} == {
         "prod-east": "Success", "prod-west": "Progressing"}
     assert web["phase"] == "Progressing"
-    assert [c["replicaStatus"]["replicas"] for c in web["clusters"]] == [4, 2]
+    assert [c["desiredReplicas"] for c in web["clusters"]] == [4, 2]
+    assert [c["replicaStatus"]["readyReplicas"] for c in web["clusters"]] == [4, 1]
+    assert web["replicaStatus"] == {"replicas": 5, "readyReplicas": 5, "updatedReplicas": 5,
+                                    "availableReplicas": 5}
     appended = git(repo, "rev-list", "--count", FLEET_STATUS)
 
     # nothing changed: no commit; a heartbeat alone: the tip is replaced, history does not grow
     hub.run_once()
     assert git(repo, "rev-list", "--count", FLEET_STATUS) == appended
     clock.advance(60)
-    report(g, "prod-east", clock)
-    report(g, "prod-west", clock, phase=Phase.PROGRESSING)
+    report(g, "prod-east", clock, ready_replicas=4)
+    report(g, "prod-west", clock, phase=Phase.PROGRESSING, ready_replicas=1)
     tip = git(repo, "rev-parse", FLEET_STATUS)
     hub.run_once()
     assert git(repo, "rev-parse", FLEET_STATUS) != tip
@@ -92,12 +99,12 @@ def test_status_branches_fold_into_the_fleet_status(tmp_path: Path) -> None:
     assert read(repo, "clusters/prod-east.yaml")["lastHeartbeat"] == isoformat(clock.now())
 
     # prod-west turns healthy; then its heartbeat stops and it is judged NotReady
-    report(g, "prod-west", clock)
+    report(g, "prod-west", clock, ready_replicas=2)
     hub.run_once()
     assert read(repo, "subscriptions/web/web.yaml")["phase"] == "Success"
     assert int(git(repo, "rev-list", "--count", FLEET_STATUS)) == int(appended) + 1
     clock.advance(600)
-    report(g, "prod-east", clock)
+    report(g, "prod-east", clock, ready_replicas=4)
     hub.run_once()
     west = read(repo, "clusters/prod-west.yaml")
     assert west["ready"] is False and "older than" in west["reason"]
