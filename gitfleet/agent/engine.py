@@ -217,6 +217,12 @@ class Engine:
         drift: list[DriftFound] = []
         plans: list[_Plan] = []
         for key, obj in desired.objects.items():
+            description = desired.descriptions.get(obj.description)
+            if description is not None and description.deployer != "generic":
+                results[key] = ObjectResult(obj.ref, obj.description, Change.SKIPPED, error=(
+                    f"deployer {description.deployer!r} is not supported by this agent; "
+                    "render the chart in the hub (helm on its PATH) instead"))
+                continue
             entry = inventory.get(key)
             found = live.get(key)
             if found is None and entry is None:

@@ -194,3 +194,14 @@ def test_push_mode_is_left_to_the_hub_and_refused_without_app_pusher(
         refusing.step()
     assert person(sim).get("apps/v1", "Deployment", "bar", "web") is None
     assert "refuses" in status_of(remote).sync.message
+
+
+def test_namespace_creation_is_a_setting(remote, kubesim, make_agent) -> None:
+    sim = kubesim()
+    publish(remote.git, "c1", _web())
+    agent = make_agent(remote, sim, create_namespaces=False)
+    agent.step()
+    objects = {o.name: o for o in status_of(remote).descriptions[0].objects}
+    assert objects["web-config"].change is Change.FAILED
+    assert "bar" in objects["web-config"].error
+    assert person(sim).get("v1", "Namespace", "", "bar") is None
