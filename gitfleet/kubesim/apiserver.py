@@ -26,6 +26,7 @@ from gitfleet.kubesim import status as st
 from gitfleet.kubesim.catalog import METRICS_GROUP, Catalog, ResourceType
 from gitfleet.kubesim.defaults import INITIAL_STATUS, apply_defaults
 from gitfleet.kubesim.fieldsets import flatten
+from gitfleet.kubesim.metrics import Metrics
 from gitfleet.kubesim.normalize import drop_unknown, normalize, unknown_fields
 from gitfleet.kubesim.ownership import (
     Entry,
@@ -136,9 +137,8 @@ class ApiServer:
         self._ips = 10
         self._node_ports = 30000
         self._lock = threading.Lock()
-        self.metrics: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.metrics = Metrics(store, lambda: rfc3339(self.now()))
         self.schemas: dict[tuple[str, str, str], dict[str, Any]] = {}
-        self.node_metrics: dict[str, dict[str, str]] = {}
         self.orphaned: set[str] = set()  # uids deleted with propagationPolicy=Orphan
         self.write_hooks: list[Callable[[ResourceType, Event], None]] = []
 
@@ -206,7 +206,7 @@ class ApiServer:
 
     def get(self, req: Request) -> Obj:
         if req.rt.group == METRICS_GROUP:
-            return self._metrics_get(req)
+            return self.metrics.get(req.rt.plural, req.namespace, req.name)
         obj = self._existing(req.rt, req.namespace, req.name)
         if req.subresource == "scale":
             return self._scale_of(req.rt, obj)
@@ -226,7 +226,7 @@ class ApiServer:
 
     def list_items(self, req: Request) -> Obj:
         if req.rt.group == METRICS_GROUP:
-            return self._metrics_list(req)
+            return self.metrics.list(req.rt.plural, req.namespace)
         match = self.matcher(req)
         with self.store.lock:
             rv = self.store.resource_version
@@ -688,42 +688,6 @@ class ApiServer:
                       subresource=subresource, query={"fieldManager": manager})
         old = self.store.get(_tkey(rt), req.namespace, req.name)
         return self._commit(req, old, obj, operation="Update", manager=manager)
-
-    # ---- metrics -------------------------------------------------------------------------
-
-    def _pod_metrics(self, namespace: str, name: str, containers: list[dict[str, Any]]) -> Obj:
-        return {"kind": "PodMetrics", "apiVersion": "metrics.k8s.io/v1beta1",
-                "metadata": {"name": name, "namespace": namespace,
-                             "creationTimestamp": rfc3339(self.now())},
-                "timestamp": rfc3339(self.now()), "window": "30s", "containers": containers}
-
-    def _metrics_get(self, req: Request) -> Obj:
-        if req.rt.plural == "pods":
-            containers = self.metrics.get((req.namespace, req.name))
-            if containers is None:
-                raise st.not_found(METRICS_GROUP, "pods", req.name)
-            return self._pod_metrics(req.namespace, req.name, containers)
-        node = self._existing(self.catalog.by_path("", "v1", "nodes"),  # type: ignore[arg-type]
-                              "", req.name)
-        return self._node_metrics(node)
-
-    def _node_metrics(self, node: Obj) -> Obj:
-        return {"kind": "NodeMetrics", "apiVersion": "metrics.k8s.io/v1beta1",
-                "metadata": {"name": node["metadata"]["name"],
-                             "creationTimestamp": rfc3339(self.now())},
-                "timestamp": rfc3339(self.now()), "window": "30s",
-                "usage": dict(self.node_metrics.get(node["metadata"]["name"],
-                                                    {"cpu": "0", "memory": "0"}))}
-
-    def _metrics_list(self, req: Request) -> Obj:
-        if req.rt.plural == "pods":
-            items = [self._pod_metrics(ns, name, c) for (ns, name), c in
-                     sorted(self.metrics.items()) if not req.namespace or ns == req.namespace]
-            return {"kind": "PodMetricsList", "apiVersion": "metrics.k8s.io/v1beta1",
-                    "metadata": {}, "items": items}
-        nodes = self.store.items(("", "nodes"))
-        return {"kind": "NodeMetricsList", "apiVersion": "metrics.k8s.io/v1beta1",
-                "metadata": {}, "items": [self._node_metrics(n) for n in nodes]}
 
 
 def _true(value: str | None) -> bool:

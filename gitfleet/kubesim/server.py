@@ -116,7 +116,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self, method: str) -> None:
         ctx = self.ctx
-        body = self._read_body()
+        try:
+            body = self._read_body()
+        except (ValueError, OSError):
+            self.close_connection = True
+            return
         if ctx.faults.latency > 0:
             time.sleep(ctx.faults.latency)
         raw_path, _, qs = self.path.partition("?")
@@ -330,6 +334,9 @@ class HttpServer(ThreadingHTTPServer):
         self._track = threading.Lock()
         self.closing = threading.Event()
         super().__init__(address, handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        LOG.debug("connection from %s ended with an error", client_address, exc_info=True)
 
     def get_request(self) -> tuple[socket.socket, Any]:
         sock, addr = super().get_request()

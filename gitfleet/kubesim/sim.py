@@ -183,12 +183,12 @@ class KubeSim:
     def set_pod_metrics(self, namespace: str, name: str, *, cpu: str = "100m",
                         memory: str = "64Mi", container: str = "main") -> None:
         """What `metrics.k8s.io` reports for one pod."""
-        self.api.metrics[(namespace, name)] = [
-            {"name": container, "usage": {"cpu": cpu, "memory": memory}}]
+        self.api.metrics.set_pod(namespace, name, [
+            {"name": container, "usage": {"cpu": cpu, "memory": memory}}])
 
     def set_node_metrics(self, name: str, *, cpu: str = "500m", memory: str = "1Gi") -> None:
         """What `metrics.k8s.io` reports for one node (default: zero usage)."""
-        self.api.node_metrics[name] = {"cpu": cpu, "memory": memory}
+        self.api.metrics.set_node(name, {"cpu": cpu, "memory": memory})
 
     def set_rollout_stalled(self, kind: str, namespace: str, name: str,
                             stalled: bool = True) -> None:
