@@ -62,14 +62,29 @@ def test_hub_follows_pushes_to_a_local_bare_repo(tmp_path: Path) -> None:
             assert f"replicas: {replicas}" in git(bare, "show", api)
         assert consistent(bare)
 
+        # a broken file pushed on top of a good state: nothing deployed disappears
+        deployed = set(git(bare, "ls-tree", "-r", "--name-only", "gitfleet/state").split())
+        edit(work, "policies/web/subscription.yaml", "schedulingStrategy: Dividing",
+             "schedulingStrategy: [Dividing")
+        broken = commit(work, "broken subscription")
+        git(work, "push", "-q", "origin", "main")
+        wait_for(lambda: source_of(bare) == broken, timeout=15, what="broken push rendered")
+        after = set(git(bare, "ls-tree", "-r", "--name-only", "gitfleet/state").split())
+        assert deployed <= after
+        assert "policies/web/subscription.yaml" in git(bare, "show", "gitfleet/state:errors.yaml")
+        git(work, "revert", "--no-edit", "HEAD")
+        git(work, "push", "-q", "origin", "main")
+        pushed = git(work, "rev-parse", "HEAD").strip()
+        wait_for(lambda: source_of(bare) == pushed, timeout=15, what="fix rendered")
+
         code, text = request(f"{base}/metrics")
         assert code == 200
         metrics = dict(line.rsplit(" ", 1) for line in text.splitlines()
                        if line and not line.startswith("#"))
         assert int(metrics["gitfleet_hub_renders_total"]) >= 3
-        assert int(metrics["gitfleet_hub_state_writes_total"]) == 3
+        assert int(metrics["gitfleet_hub_state_writes_total"]) == 5
         assert float(metrics["gitfleet_hub_render_seconds_count"]) >= 3
-        assert metrics["gitfleet_hub_render_errors"] == "0"
+        assert metrics["gitfleet_hub_render_errors"] == "0"    # the last render: fixed
         assert f'gitfleet_hub_last_source_commit_info{{commit="{pushed}"' in text
         assert int(metrics['gitfleet_hub_triggers_total{trigger="watch"}']) >= 2
 
