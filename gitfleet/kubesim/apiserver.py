@@ -233,21 +233,22 @@ class ApiServer:
             items = [o for o in self.store.items(_tkey(req.rt), req.namespace or None)
                      if match(o)]
         meta: dict[str, Any] = {"resourceVersion": str(rv)}
-        limit = int(req.query.get("limit") or 0)
-        start = 0
+        try:
+            limit = int(req.query.get("limit") or 0)
+        except ValueError:
+            raise st.bad_request("limit must be an integer") from None
         token = req.query.get("continue")
         if token:
             try:
-                start = int(json.loads(base64.b64decode(token))["start"])
+                after = tuple(json.loads(base64.b64decode(token))["after"])
             except (ValueError, KeyError, TypeError):
                 raise st.bad_request("continue key is not valid") from None
-        if start or limit:
-            end = start + limit if limit else len(items)
-            if end < len(items):
-                meta["continue"] = base64.b64encode(
-                    json.dumps({"start": end, "rv": rv}).encode()).decode()
-                meta["remainingItemCount"] = len(items) - end
-            items = items[start:end]
+            items = [o for o in items if _key_of(o) > after]
+        if limit and len(items) > limit:
+            items = items[:limit]
+            last = _key_of(items[-1])
+            meta["continue"] = base64.b64encode(
+                json.dumps({"after": list(last), "rv": rv}).encode()).decode()
         if not req.rt.custom:
             items = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")}
                      for o in items]
@@ -688,6 +689,11 @@ class ApiServer:
                       subresource=subresource, query={"fieldManager": manager})
         old = self.store.get(_tkey(rt), req.namespace, req.name)
         return self._commit(req, old, obj, operation="Update", manager=manager)
+
+
+def _key_of(obj: Obj) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return (str(meta.get("namespace", "")), str(meta.get("name", "")))
 
 
 def _true(value: str | None) -> bool:

@@ -80,6 +80,7 @@ def test_list_pages_with_limit_and_continue(core: client.CoreV1Api, ns: str) -> 
         core.create_namespaced_config_map(ns, configmap(f"cm-{i}"))
     page = core.list_namespaced_config_map(ns, limit=2)
     seen = [i.metadata.name for i in page.items]
+    core.delete_namespaced_config_map(seen[0], ns)  # a deletion between pages skips nothing
     while page.metadata._continue:
         page = core.list_namespaced_config_map(ns, limit=2, _continue=page.metadata._continue)
         seen += [i.metadata.name for i in page.items]
