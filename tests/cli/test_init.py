@@ -27,13 +27,17 @@ def test_scaffold_validates_and_renders(tmp_path: Path, capsys: pytest.CaptureFi
     for f in root.rglob("*.yaml"):
         if ".github" not in f.parts:
             kinds |= {d["kind"] for d in yaml.safe_load_all(f.read_text()) if d}
-    assert {"ManagedCluster", "Subscription", "Localization", "Globalization",
+    assert {"ManagedCluster", "Subscription", "Localization", "Globalization", "HelmChart",
             "PropagationPolicy", "ClusterPropagationPolicy", "OverridePolicy",
+            "ClusterOverridePolicy", "FederatedHPA", "CronFederatedHPA",
             "FleetSettings", "Deployment", "Namespace"} <= kinds
     assert main(["render", str(root), "--out", str(tmp_path / "out")]) == 0
     state = tmp_path / "out" / "clusters" / "example"
     assert (state / "hello" / "hello" / "apps_Deployment_hello_hello.yaml").is_file()
-    assert (state / "echo" / "echo" / "core_ConfigMap_echo_echo.yaml").is_file()
+    echo = yaml.safe_load((state / "echo" / "echo" / "core_ConfigMap_echo_echo.yaml").read_text())
+    assert echo["metadata"]["labels"]["region"] == "local"            # OverridePolicy
+    assert echo["metadata"]["annotations"]["owner"] == "platform-team"  # ClusterOverridePolicy
+    assert (state / "charts" / "podinfo@helm").is_dir()
 
 
 def test_ci_snippet_runs_validate_and_diff(tmp_path: Path) -> None:
