@@ -238,7 +238,7 @@ class Engine:
                     results[key] = ObjectResult(obj.ref, obj.description, Change.UNCHANGED,
                                                 Health.UNKNOWN, message="object is gone")
                 continue
-            if entry is None or entry.hash != obj.hash:
+            if entry is None or (entry.hash, entry.description) != (obj.hash, obj.description):
                 plans.append(_Plan(obj, found, "changed"))
                 continue
             fields = tuple(compare(compared_body(obj, cluster), found))
