@@ -112,7 +112,14 @@ BUILTINS: tuple[ResourceType, ...] = (
     _r("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False,
        short_names=("pc",)),
     _r("coordination.k8s.io", "v1", "Lease", "leases"),
+    _r("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
+       False, verbs=("create",)),
+    _r("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", False,
+       verbs=("create",)),
 )
+
+# Reviews are answered, never stored: kubesim has no authorization, so everything is allowed.
+REVIEW_KINDS = frozenset({"SelfSubjectAccessReview", "SubjectAccessReview"})
 
 METRICS_GROUP = "metrics.k8s.io"
 METRICS_VERSION = "v1beta1"

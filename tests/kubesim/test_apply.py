@@ -146,3 +146,15 @@ def test_apply_dry_run(configmaps: dynamic.Resource, ns: str) -> None:
     assert out.data.a == "1"
     with pytest.raises(dynamic.exceptions.NotFoundError):
         configmaps.get(name="settings", namespace=ns)
+
+
+def test_shared_quantity_in_another_spelling_is_not_a_conflict(deployments: dynamic.Resource,
+                                                                ns: str) -> None:
+    body = deployment()
+    body["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+        "requests": {"cpu": "500m"}}
+    _apply(deployments, body)
+    body["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "0.5"}}
+    _apply(deployments, body, manager="other")  # same value, other spelling: shared
+    out = _apply(deployments, body)
+    assert out.spec.template.spec.containers[0].resources.requests.cpu == "500m"

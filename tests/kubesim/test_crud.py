@@ -138,3 +138,10 @@ def test_dry_run_update_patch_and_delete_change_nothing(core: client.CoreV1Api,
     live = core.read_namespaced_config_map("settings", ns)
     assert live.data == {"a": "1"}
     assert live.metadata.resource_version == created.metadata.resource_version
+
+
+def test_access_reviews_are_allowed(api: client.ApiClient) -> None:
+    review = client.AuthorizationV1Api(api).create_self_subject_access_review(
+        {"spec": {"resourceAttributes": {"verb": "create", "group": "apps",
+                                         "resource": "deployments", "namespace": "x"}}})
+    assert review.status.allowed is True
