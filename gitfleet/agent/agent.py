@@ -222,9 +222,9 @@ class Agent:
             out.errors.append(f"sync: {exc}")
             log(LOG, logging.WARNING, "sync failed", cluster=cluster, error=str(exc))
             base = previous or ClusterStatus(cluster=cluster)
+            result = SyncResult.UNREACHABLE if isinstance(exc, Unreachable) else SyncResult.FAILED
             return replace(base, heartbeat=self._heartbeat, sync=replace(
-                base.sync, result=SyncResult.UNREACHABLE,
-                message=f"Kubernetes API: {exc}"[:500]))
+                base.sync, result=result, message=f"Kubernetes API: {exc}"[:500]))
         self._kube_failures = 0
         out.synced = True
         out.report = report

@@ -82,6 +82,11 @@ class KubeClient:
     def __init__(self, api: Any, settings: KubeSettings | None = None) -> None:
         self.api = api
         self.settings = settings or KubeSettings()
+        # Retries belong to the agent's backoff (with jitter), not to urllib3 inside one call,
+        # whoever built the ApiClient: a down server must fail a step fast.
+        pool = getattr(getattr(api, "rest_client", None), "pool_manager", None)
+        if pool is not None and hasattr(pool, "connection_pool_kw"):
+            pool.connection_pool_kw["retries"] = False
         self.resolver = Resolver(self._get_path)
 
     # -- transport -------------------------------------------------------------------------

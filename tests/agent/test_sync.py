@@ -148,6 +148,10 @@ def test_api_faults_are_isolated_then_recovered(remote, kubesim, make_agent) -> 
     objects = {o.name: o for o in status_of(remote).descriptions[0].objects}
     assert objects["web"].change is Change.FAILED and "500" in objects["web"].error
     assert status_of(remote).sync.result is SyncResult.FAILED
+    sim.set_error_rate(verbs={"list"}, rate=1.0, status=503)
+    agent.step()
+    assert status_of(remote).sync.result is SyncResult.FAILED
+    assert "503" in status_of(remote).sync.message
     sim.clear_faults()
     agent.step()
     assert _names(person(sim)) == ["web-config"]
