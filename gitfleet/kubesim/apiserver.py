@@ -690,6 +690,7 @@ class ApiServer:
     def system_write(self, rt: ResourceType, obj: Obj, *, manager: str,
                      subresource: str = "") -> Obj:
         """Write as a controller does: create or update, recording its field ownership."""
+        obj = clone(obj)  # callers pass shallow copies of stored objects
         meta = obj["metadata"]
         req = Request("update", rt, namespace=meta.get("namespace", ""), name=meta["name"],
                       subresource=subresource, query={"fieldManager": manager})
