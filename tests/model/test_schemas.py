@@ -197,3 +197,19 @@ def test_problems_are_listed_in_a_stable_order() -> None:
     assert found == sorted(found)
     assert {p.split(":")[0] for p in found} == {"spec.schedulingStrategy",
                                                "spec.subscribers[0].weight"}
+
+
+def test_every_shipped_schema_is_a_valid_json_schema() -> None:
+    # Checked here rather than at run time: the hot path skips the meta-schema check.
+    from importlib import resources
+
+    import jsonschema
+
+    from gitfleet.model import schema as schema_module
+
+    names = [p.name[:-5] for p in resources.files("gitfleet.model").joinpath("schemas").iterdir()
+             if p.name.endswith(".json") and p.name != "defs.json"]
+    assert len(names) >= 14
+    for name in names:
+        doc = schema_module._schema(name)
+        jsonschema.validators.validator_for(doc).check_schema(doc)
