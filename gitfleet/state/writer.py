@@ -56,6 +56,21 @@ class RenderSummary:
                 f"{self.objects} objects, {self.errors} errors")
 
     @classmethod
+    def of_index(cls, index: TreeIndex, *, errors: int = 0,
+                 warnings: int = 0) -> RenderSummary:
+        """The figures of a built state tree, counted per folder rather than per file."""
+        clusters = sum(1 for mode, _ in index.folders.get("clusters", {}).values()
+                       if mode == MODE_TREE)
+        descriptions = objects = 0
+        for folder, entries in index.folders.items():
+            if folder.startswith(CLUSTERS) and folder.count("/") == 3:
+                has = DESCRIPTION_FILE in entries
+                descriptions += has
+                objects += sum(1 for mode, _ in entries.values() if mode != MODE_TREE) - has
+        return cls(clusters=clusters, descriptions=descriptions, objects=objects,
+                   errors=errors, warnings=warnings)
+
+    @classmethod
     def of_files(cls, files: Mapping[str, bytes], *, errors: int = 0,
                  warnings: int = 0) -> RenderSummary:
         clusters = set()
@@ -155,7 +170,7 @@ class StateWriter:
         state = heads.state
         updates = []
         if state_changes:
-            message = _state_message(source_commit, summary or RenderSummary.of_files(files))
+            message = _state_message(source_commit, summary or RenderSummary.of_index(index))
             state, body = self.git.commit_object(
                 build.root, [heads.state] if heads.state else [], message, when=when)
             new_objects[state] = (OBJ_COMMIT, body)
