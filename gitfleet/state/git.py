@@ -115,6 +115,10 @@ class Git:
                 raise GitError(args, -1, f"no repository at {self.path}") from exc
             raise GitError(args, -1, "the git binary was not found") from exc
 
+    def is_repository(self) -> bool:
+        """Whether `path` is (inside) a Git repository, bare or not."""
+        return self.path.is_dir() and self._exec(["rev-parse", "--git-dir"], None).returncode == 0
+
     # -- reading -----------------------------------------------------------------------------
 
     def resolve(self, ref: str) -> str | None:

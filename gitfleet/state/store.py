@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from gitfleet.errors import RefConflict
+from gitfleet.errors import InputError, RefConflict
 from gitfleet.state.git import Git, RefUpdate, init_repo
 
 _URL_RE = re.compile(r"^([a-z][a-z0-9+.-]*://|[^/]+@[^/]+:)", re.IGNORECASE)
@@ -96,4 +96,8 @@ def open_store(repo: str, *, cache_dir: Path | None = None) -> Store:
     if is_url(repo) and not repo.startswith("file://"):
         return RemoteStore.open(repo, cache_dir=cache_dir)
     path = Path(repo[len("file://"):] if repo.startswith("file://") else repo)
-    return LocalStore(git=Git(path))
+    git = Git(path)
+    if not git.is_repository():
+        raise InputError("not a Git repository (give a repository path or a remote URL)",
+                         path=str(path))
+    return LocalStore(git=git)
