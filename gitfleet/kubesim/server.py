@@ -58,6 +58,23 @@ class Context:
             self.counts[verb] += 1
 
 
+class Headers(dict[str, str]):
+    """Request headers by lower-case name: what the email parser gives, at a tenth of the cost."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return dict.get(self, key.lower(), default)
+
+    def __getitem__(self, key: str) -> str:
+        return dict.__getitem__(self, key.lower())
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and dict.__contains__(self, key.lower())
+
+
+MAX_HEADERS = 100
+MAX_LINE = 65536
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "kubesim"
@@ -66,6 +83,35 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         pass
+
+    def parse_request(self) -> bool:
+        """HTTP/1.1 requests parsed directly; anything unusual goes the standard way."""
+        line = str(getattr(self, "raw_requestline", b""), "iso-8859-1").rstrip("\r\n")
+        words = line.split()
+        if len(words) != 3 or words[2] != "HTTP/1.1" or words[1].startswith("//"):
+            return super().parse_request()
+        self.command, self.path, self.request_version = words
+        self.requestline = line
+        self.close_connection = False
+        headers = Headers()
+        for _ in range(MAX_HEADERS + 1):
+            raw = self.rfile.readline(MAX_LINE + 1)
+            if len(raw) > MAX_LINE:
+                self.send_error(http.HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Line too long")
+                return False
+            if raw in (b"\r\n", b"\n", b""):
+                break
+            name, _, value = str(raw, "iso-8859-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        else:
+            self.send_error(http.HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many headers")
+            return False
+        self.headers = headers  # type: ignore[assignment]
+        if headers.get("connection", "").lower() == "close":
+            self.close_connection = True
+        if headers.get("expect", "").lower() == "100-continue":
+            return bool(self.handle_expect_100())
+        return True
 
     # ---- plumbing ------------------------------------------------------------------------
 

@@ -76,3 +76,27 @@ def test_unknown_group_is_404(sim: KubeSim) -> None:
         urllib.request.urlopen(sim.url + "/apis/example.com/v1", timeout=5)
     assert err.value.code == 404
     err.value.close()
+
+
+def _raw(sim: KubeSim, payload: bytes) -> bytes:
+    import socket
+
+    with socket.create_connection(("127.0.0.1", sim.port), timeout=5) as sock:
+        sock.sendall(payload)
+        chunks = []
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                break
+            chunks.append(data)
+    return b"".join(chunks)
+
+
+def test_http_1_0_and_pipelined_keep_alive_requests(sim: KubeSim) -> None:
+    old = _raw(sim, b"GET /healthz HTTP/1.0\r\n\r\n")
+    assert old.startswith(b"HTTP/1.1 200") and old.endswith(b"ok")
+    two = _raw(sim, b"GET /livez HTTP/1.1\r\nHost: x\r\n\r\n"
+                    b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert two.count(b"HTTP/1.1 200 OK") == 2
+    bad = _raw(sim, b"GET / FOO/1.1\r\n\r\n")
+    assert bad.startswith(b"HTTP/1.1 400")
