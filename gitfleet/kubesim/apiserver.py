@@ -210,7 +210,7 @@ class ApiServer:
         obj = self._existing(req.rt, req.namespace, req.name)
         if req.subresource == "scale":
             return self._scale_of(req.rt, obj)
-        return obj
+        return _as_version(req.rt, obj)
 
     def matcher(self, req: Request) -> Callable[[Obj], bool]:
         try:
@@ -249,7 +249,9 @@ class ApiServer:
             last = _key_of(items[-1])
             meta["continue"] = base64.b64encode(
                 json.dumps({"after": list(last), "rv": rv}).encode()).decode()
-        if not req.rt.custom:
+        if req.rt.custom:
+            items = [_as_version(req.rt, o) for o in items]
+        else:
             items = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")}
                      for o in items]
         return {"kind": req.rt.list_kind, "apiVersion": req.rt.api_version, "metadata": meta,
@@ -696,6 +698,13 @@ class ApiServer:
                       subresource=subresource, query={"fieldManager": manager})
         old = self.store.get(_tkey(rt), req.namespace, req.name)
         return self._commit(req, old, obj, operation="Update", manager=manager)
+
+
+def _as_version(rt: ResourceType, obj: Obj) -> Obj:
+    """A custom resource read through another served version (conversion strategy None)."""
+    if rt.custom and obj.get("apiVersion") != rt.api_version:
+        return dict(obj, apiVersion=rt.api_version)
+    return obj
 
 
 def _key_of(obj: Obj) -> tuple[str, str]:

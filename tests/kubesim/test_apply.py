@@ -158,3 +158,12 @@ def test_shared_quantity_in_another_spelling_is_not_a_conflict(deployments: dyna
     _apply(deployments, body, manager="other")  # same value, other spelling: shared
     out = _apply(deployments, body)
     assert out.spec.template.spec.containers[0].resources.requests.cpu == "500m"
+
+
+def test_typed_client_apply(core: client.CoreV1Api, ns: str) -> None:
+    out = core.patch_namespaced_config_map(
+        "settings", ns, configmap(a="1"), field_manager="gitfleet", force=True,
+        _content_type="application/apply-patch+yaml")
+    assert out.data == {"a": "1"}
+    assert [(m.manager, m.operation) for m in out.metadata.managed_fields] == \
+        [("gitfleet", "Apply")]

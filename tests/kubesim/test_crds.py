@@ -144,3 +144,17 @@ def test_custom_resources_follow_their_schema(api: client.ApiClient, ns: str) ->
             {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "i"},
              "spec": {}})
     assert json.loads(err.value.body)["details"]["causes"][0]["field"] == "spec.size"
+
+
+def test_a_second_served_version_reads_the_same_objects(api: client.ApiClient, ns: str) -> None:
+    two = json.loads(json.dumps(CRD))
+    v1 = two["spec"]["versions"][0]
+    two["spec"]["versions"] = [dict(v1, name="v1beta1", storage=False), v1]
+    ext = client.ApiextensionsV1Api(api)
+    ext.create_custom_resource_definition(two)
+    _wait_established(ext, "widgets.example.com")
+    custom = client.CustomObjectsApi(api)
+    custom.create_namespaced_custom_object("example.com", "v1", ns, "widgets",
+                                           _widget("w1", ns))
+    old = custom.get_namespaced_custom_object("example.com", "v1beta1", ns, "widgets", "w1")
+    assert old["apiVersion"] == "example.com/v1beta1" and old["spec"] == {"size": 1}

@@ -136,3 +136,14 @@ def test_namespace_must_exist(kubectl) -> None:  # noqa: ANN001
     out = kubectl("create", "configmap", "x", "-n", "nowhere", "--from-literal=a=1",
                   check=False)
     assert out.returncode != 0 and 'namespaces "nowhere" not found' in out.stderr
+
+
+def test_rollout_status_and_wait_follow_the_controller(kubectl, sim: KubeSim) -> None:  # noqa: ANN001
+    kubectl("apply", "--server-side", "-f", "-", stdin=MANIFEST)
+    out = kubectl("rollout", "status", "deployment/web", "-n", "shop", "--timeout=20s")
+    assert 'deployment "web" successfully rolled out' in out.stdout
+    kubectl("wait", "--for=condition=Available", "deployment/web", "-n", "shop",
+            "--timeout=20s")
+    kubectl("delete", "namespace", "shop", "--timeout=20s")
+    gone = kubectl("get", "namespace", "shop", check=False)
+    assert gone.returncode != 0 and "NotFound" in gone.stderr
