@@ -390,7 +390,7 @@ class ApiServer:
             config = {k: v for k, v in config.items()
                       if k in ("apiVersion", "kind", "metadata", "status")}
         if not rt.custom and rt.kind != "CustomResourceDefinition":
-            normalize(rt.kind, config)  # what typed decoding makes of the applied config
+            normalize(rt.kind, config, keep_nulls=True)  # as typed decoding reads it
             config.setdefault("metadata", {}).setdefault("name", req.name)
         applied_flat = flatten(rt.kind, config, drop_status=False)
         if on_status:

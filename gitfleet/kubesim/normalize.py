@@ -116,24 +116,28 @@ def _decimal(value: Fraction, *, exponent_form: bool) -> str:
     return f"{n}{_DECIMAL_BY_EXP[exp]}"
 
 
-def normalize(kind: str, obj: Any, parent: str = "") -> Any:
-    """Drop nulls and empty omitempty fields, canonicalise quantities (in place)."""
+def normalize(kind: str, obj: Any, parent: str = "", *, keep_nulls: bool = False) -> Any:
+    """Drop nulls and empty omitempty fields, canonicalise quantities (in place).
+
+    `keep_nulls` leaves explicit nulls for an applied configuration, where null means
+    "remove this field"."""
     if isinstance(obj, dict):
         for key in list(obj):
             value = obj[key]
             if value is None:
-                del obj[key]
+                if not keep_nulls:
+                    del obj[key]
                 continue
             if parent in QUANTITY_MAPS and isinstance(value, str | int | float) \
                     and not isinstance(value, bool):
                 obj[key] = canonical_quantity(str(value))
                 continue
-            normalize(kind, value, key)
+            normalize(kind, value, key, keep_nulls=keep_nulls)
             empty_map = isinstance(value, dict) and not value and key in MAP_FIELDS
             empty_list = isinstance(value, list) and not value and key not in KEPT_LISTS
             if empty_map or empty_list:
                 del obj[key]
     elif isinstance(obj, list):
         for item in obj:
-            normalize(kind, item, parent)
+            normalize(kind, item, parent, keep_nulls=keep_nulls)
     return obj

@@ -33,7 +33,10 @@ def apply_merge(kind: str, live: Any, config: Any, names: Names = ()) -> Any:
     if isinstance(config, dict) and isinstance(live, dict) and not map_is_atomic(kind, names):
         out = dict(live)
         for key, value in config.items():
-            out[key] = apply_merge(kind, live.get(key), value, names + (key,))
+            if value is None:
+                out.pop(key, None)  # an explicit null in an applied config unsets the field
+            else:
+                out[key] = apply_merge(kind, live.get(key), value, names + (key,))
         return out
     if isinstance(config, list) and isinstance(live, list):
         rule = list_rule(kind, names)

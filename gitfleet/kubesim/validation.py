@@ -175,6 +175,16 @@ def _workload(spec: Any, *, selector_required: bool = True, job: bool = False) -
     return out
 
 
+def _strategy(spec: Any, field: str, other: str) -> list[Cause]:
+    """`rollingUpdate` left behind when the strategy changes: the classic apply failure."""
+    strategy = (spec or {}).get(field) if isinstance(spec, dict) else None
+    if isinstance(strategy, dict) and strategy.get("type") == other \
+            and strategy.get("rollingUpdate") is not None:
+        return [Cause("FieldValueForbidden", f"Forbidden: may not be specified when strategy "
+                      f"`type` is '{other}'", f"spec.{field}.rollingUpdate")]
+    return []
+
+
 def _service(spec: Any) -> list[Cause]:
     if not isinstance(spec, dict):
         return [_required("spec")]
@@ -249,8 +259,10 @@ def object_causes(rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
     spec = obj.get("spec")
     if rt.custom:
         return out
-    if kind == "Deployment" or kind == "ReplicaSet" or kind == "StatefulSet" or kind == "DaemonSet":
+    if kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):
         out += _workload(spec)
+        out += _strategy(spec, "strategy", "Recreate")
+        out += _strategy(spec, "updateStrategy", "OnDelete")
     elif kind == "Job":
         out += _workload(spec, selector_required=False, job=True)
     elif kind == "CronJob":

@@ -167,3 +167,17 @@ def test_typed_client_apply(core: client.CoreV1Api, ns: str) -> None:
     assert out.data == {"a": "1"}
     assert [(m.manager, m.operation) for m in out.metadata.managed_fields] == \
         [("gitfleet", "Apply")]
+
+
+def test_switching_to_recreate_needs_rolling_update_removed(deployments: dynamic.Resource,
+                                                            ns: str) -> None:
+    _apply(deployments, deployment())  # the server defaults strategy.rollingUpdate
+    body = deployment()
+    body["spec"]["strategy"] = {"type": "Recreate"}
+    with pytest.raises(dynamic.exceptions.UnprocessibleEntityError) as err:
+        _apply(deployments, body)
+    cause = json.loads(err.value.body)["details"]["causes"][0]
+    assert cause["field"] == "spec.strategy.rollingUpdate"
+    body["spec"]["strategy"] = {"type": "Recreate", "rollingUpdate": None}
+    out = _apply(deployments, body)
+    assert out.spec.strategy.to_dict() == {"type": "Recreate"}
