@@ -48,6 +48,9 @@ def add_parser(subparsers: Any) -> None:
                    "(default ~/.cache/gitfleet/hub)")
     p.add_argument("--conflict-retries", type=int, default=HubSettings.conflict_retries,
                    help="lost ref races retried within one round (default %(default)s)")
+    p.add_argument("--git-config", action="store_true",
+                   help="let your Git configuration (credential helpers, insteadOf) apply to "
+                   "fetch and push of a remote (by default gitfleet runs Git without it)")
     p.add_argument("--no-fleet-status", action="store_true",
                    help="do not fold status branches into <prefix>/fleet-status")
     p.set_defaults(run=run)
@@ -75,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if args.verbose == 0:
         logging.getLogger("gitfleet").setLevel(logging.INFO)   # one line per render
     settings = settings_of(args)
-    store = open_store(args.repo, cache_dir=settings.cache_dir)
+    store = open_store(args.repo, cache_dir=settings.cache_dir, inherit_config=args.git_config)
     hub = Hub(store, settings=settings)
     if args.once:
         return _once(hub)

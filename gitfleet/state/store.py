@@ -71,14 +71,15 @@ class RemoteStore:
     remote: str
 
     @classmethod
-    def open(cls, url: str, *, cache_dir: Path | None = None) -> RemoteStore:
+    def open(cls, url: str, *, cache_dir: Path | None = None,
+             inherit_config: bool = False) -> RemoteStore:
+        """The store of `url`; `inherit_config` lets the user's Git configuration (credential
+        helpers, url.insteadOf) apply to fetch and push."""
         folder = (cache_dir or default_cache_dir()) / hashlib.sha256(url.encode()).hexdigest()[:16]
-        if (folder / "HEAD").exists():
-            git = Git(folder)
-        else:
-            git = init_repo(folder, bare=True)
+        if not (folder / "HEAD").exists():
+            init_repo(folder, bare=True)
             (folder / "gitfleet-remote").write_text(url + "\n")
-        return cls(git=git, remote=url)
+        return cls(git=Git(folder, inherit_config=inherit_config), remote=url)
 
     def refresh(self) -> None:
         self.git.fetch(self.remote, [MIRROR], prune=True)
@@ -91,10 +92,11 @@ class RemoteStore:
             self.refresh()
 
 
-def open_store(repo: str, *, cache_dir: Path | None = None) -> Store:
+def open_store(repo: str, *, cache_dir: Path | None = None,
+               inherit_config: bool = False) -> Store:
     """A store for `repo`: a local path (bare or not) or a remote URL."""
     if is_url(repo) and not repo.startswith("file://"):
-        return RemoteStore.open(repo, cache_dir=cache_dir)
+        return RemoteStore.open(repo, cache_dir=cache_dir, inherit_config=inherit_config)
     path = Path(repo[len("file://"):] if repo.startswith("file://") else repo)
     git = Git(path)
     if not git.is_repository():
