@@ -16,7 +16,14 @@ from dataclasses import dataclass
 
 from gitfleet.diff.compare import compare_trees
 from gitfleet.diff.model import FleetDiff
-from gitfleet.diff.scope import Scope, changed_paths, scope_of
+from gitfleet.diff.scope import (
+    Scope,
+    changed_paths,
+    clusters_in_scope,
+    fresh_plans,
+    only_clusters_changed,
+    scope_of,
+)
 from gitfleet.model.loader import Fleet, load_fleet
 from gitfleet.model.problems import Problem
 from gitfleet.render.core import render
@@ -64,9 +71,17 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
             raise LookupError(sha)
         return fleet_at(sha)
 
-    base_result = render(scope.restrict(base_fleet), source_commit=base.sha)
+    only = base_plans = None
+    if not everything and only_clusters_changed(paths):
+        # Cluster files only: schedule both sides once and render just the clusters whose
+        # placements or own definition changed.
+        base_plans = fresh_plans(scope.restrict(base_fleet))
+        only = clusters_in_scope(base_fleet, head_fleet, base_plans[0],
+                                 fresh_plans(scope.restrict(head_fleet))[0])
+    base_result = render(scope.restrict(base_fleet), source_commit=base.sha, only_clusters=only,
+                         plans=base_plans)
     head_result = render(scope.restrict(head_fleet), source_commit=head.sha,
-                         previous_files=base_result.files, fleet_at=at)
+                         previous_files=base_result.files, fleet_at=at, only_clusters=only)
     clusters = compare_trees(base_result.files, head_result.files, base_fleet.clusters,
                              head_fleet.clusters)
     base_errors = {_problem_key(p) for p in base_result.errors}

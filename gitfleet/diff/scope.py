@@ -25,8 +25,10 @@ from gitfleet.model.objects import (
     Subscription,
     Template,
 )
-from gitfleet.render.plans import best_strength, resolve_feed
+from gitfleet.render.plans import UnitPlan, best_strength, plan_all, resolve_feed
+from gitfleet.render.previous import PreviousState
 from gitfleet.render.selection import karmada_candidates, subscription_weights
+from gitfleet.render.status import StatusSnapshot
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,35 @@ def scope_of(base: Fleet, head: Fleet, paths: frozenset[str]) -> Scope:
             subs.add(ident)
     props = _propagations_in_scope(base, head, clusters, targets)
     return Scope(False, frozenset(subs), frozenset(props))
+
+
+def only_clusters_changed(paths: frozenset[str]) -> bool:
+    return bool(paths) and all(p.startswith("clusters/") for p in paths)
+
+
+def fresh_plans(fleet: Fleet) -> tuple[list[UnitPlan], dict[ObjectKey, Propagation]]:
+    """Scheduling of `fleet` rendered with no previous state (as BASE is in a diff)."""
+    return plan_all(fleet, StatusSnapshot(), PreviousState(None))
+
+
+def clusters_in_scope(base: Fleet, head: Fleet, base_plans: list[UnitPlan],
+                      head_plans: list[UnitPlan]) -> frozenset[str]:
+    """For a change of cluster files only: the clusters whose output can change (those
+    changed, and those whose placements move, e.g. replicas divided again)."""
+    placements = [_placements(base_plans), _placements(head_plans)]
+    moved = {c for key in set(placements[0]) | set(placements[1])
+             for c in _differing(placements[0].get(key, {}), placements[1].get(key, {}))}
+    return frozenset(_changed_clusters(base, head)) | frozenset(moved)
+
+
+def _placements(plans: list[UnitPlan]) -> dict[tuple[str, str], dict[str, object]]:
+    return {(p.ident, p.folder): {c: tuple((pl.template.key, pl.template.digest, pl.replicas)
+                                           for pl in ps) for c, ps in p.clusters.items()}
+            for p in plans}
+
+
+def _differing(a: Mapping[str, object], b: Mapping[str, object]) -> set[str]:
+    return {c for c in set(a) | set(b) if a.get(c) != b.get(c)}
 
 
 def _only(changed: Mapping[str, Cluster], fleet: Fleet) -> dict[str, Cluster]:

@@ -9,7 +9,7 @@ cluster's subtree, and everything else renders as usual.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +17,7 @@ from gitfleet import yamlio
 from gitfleet.errors import InputError
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE
 from gitfleet.model.loader import Fleet
-from gitfleet.model.objects import Cluster, ObjectKey, Taint
+from gitfleet.model.objects import Cluster, ObjectKey, Propagation, Taint
 from gitfleet.model.problems import Problem
 from gitfleet.render import emit
 from gitfleet.render.overlay import Overlay, choose_clusternet, ordered_steps
@@ -100,9 +100,19 @@ class _Context:
 
 
 def render(fleet: Fleet, *, source_commit: str = "",
-           previous_files: Mapping[str, bytes] | None = None, status: StatusSnapshot | None = None,
-           fleet_at: Callable[[str], Fleet] | None = None) -> RenderResult:
-    """Render the whole state tree of `fleet` (see gitfleet.layout for the layout)."""
+           previous_files: Mapping[str, bytes] | None = None,
+           status: StatusSnapshot | None = None,
+           fleet_at: Callable[[str], Fleet] | None = None,
+           only_clusters: Collection[str] | None = None,
+           plans: tuple[list[UnitPlan], dict[ObjectKey, Propagation]] | None = None
+           ) -> RenderResult:
+    """Render the whole state tree of `fleet` (see gitfleet.layout for the layout).
+
+    `only_clusters` limits the output to those clusters' subtrees (scheduling still sees the
+    whole fleet): what `gitfleet diff` uses when a change can only affect a few clusters.
+    `plans` passes scheduling already done by `plan_all` for the same fleet, status and previous
+    state (it is not checked).
+    """
     previous = PreviousState(previous_files)
     ghosts = _ghost_clusters(fleet, previous)
     if ghosts:
@@ -115,10 +125,12 @@ def render(fleet: Fleet, *, source_commit: str = "",
     ctx.errors.extend(fleet.errors)
     ctx.warnings.extend(fleet.warnings)
     ctx.warnings.extend(ctx.overlay.problems)
-    plans, claims = plan_all(fleet, ctx.status, ctx.previous)
-    drafts: dict[str, dict[str, _Draft]] = {c: {} for c in fleet.clusters}
-    kept: dict[str, dict[str, dict[str, bytes]]] = {c: {} for c in fleet.clusters}
-    for plan in sorted(plans, key=lambda p: (p.folder, p.kind)):
+    unit_plans, claims = plans if plans is not None else \
+        plan_all(fleet, ctx.status, ctx.previous)
+    wanted = [c for c in fleet.clusters if only_clusters is None or c in only_clusters]
+    drafts: dict[str, dict[str, _Draft]] = {c: {} for c in wanted}
+    kept: dict[str, dict[str, dict[str, bytes]]] = {c: {} for c in wanted}
+    for plan in sorted(unit_plans, key=lambda p: (p.folder, p.kind)):
         for w in plan.warnings:
             ctx.warnings.append(ctx.problem(plan, w))
         if plan.error:
@@ -128,6 +140,8 @@ def render(fleet: Fleet, *, source_commit: str = "",
                     kept[prev.cluster][prev.folder] = _last_good(prev, [plan.error])
             continue
         for cluster_name, placements in sorted(plan.clusters.items()):
+            if cluster_name not in drafts:
+                continue
             draft, error = _draft(ctx, plan, fleet.clusters[cluster_name], placements)
             if error:
                 ctx.errors.append(ctx.problem(plan, error, cluster_name))
@@ -142,6 +156,8 @@ def render(fleet: Fleet, *, source_commit: str = "",
     files: dict[str, bytes] = {}
     summaries = []
     for name, cluster in fleet.clusters.items():
+        if name not in drafts:
+            continue
         if name in ghosts:
             files.update(ctx.previous.cluster_files.get(name, {}))
             ctx.warnings.append(Problem(f"clusters/{name}.yaml", None, f"ManagedCluster/{name}",

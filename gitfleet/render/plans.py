@@ -254,6 +254,7 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
         return plan
     rs = placement.get("replicaScheduling") or {}
     divided = rs.get("replicaSchedulingType", "Duplicated") == "Divided"
+    static_weights: dict[str, int] | None = None
     for t in templates:
         path = t.replicas_path()
         if not divided or path is None:
@@ -284,9 +285,11 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
                 plan.warnings.append(f"{t.kind} {t.namespace}/{t.name}: the fleet has room "
                                      f"for {sum(room_n.values())} of {total} replicas")
         else:
-            rules = weight_pref.get("staticWeightList") or []
-            weights = {c: _static_weight(rules, clusters[c]) if rules else 1 for c in candidates}
-            counts = division.divide_webster(total, weights, tie_key=tie_key)
+            if static_weights is None:  # the same for every template of this policy
+                rules = weight_pref.get("staticWeightList") or []
+                static_weights = {c: _static_weight(rules, clusters[c]) if rules else 1
+                                  for c in candidates}
+            counts = division.divide_webster(total, static_weights, tie_key=tie_key)
         for c in candidates:
             if counts.get(c, 0) > 0:
                 plan.clusters.setdefault(c, []).append(Placement(t, SetReplicas(path, counts[c])))
