@@ -74,6 +74,11 @@ class Controller:
     def _on_write(self, rt: ResourceType, event: Event) -> None:
         meta = event.obj.get("metadata") or {}
         key = (rt.group, rt.plural, event.namespace, meta.get("name", ""))
+        if rt.kind == "Node" and event.type in ("ADDED", "DELETED"):
+            for ds in self.api.store.items(("apps", "daemonsets")):
+                dmeta = ds["metadata"]
+                self.schedule(("apps", "daemonsets", dmeta.get("namespace", ""),
+                               dmeta["name"]), self.delay)
         if event.type == "DELETED":
             if rt.kind == "CustomResourceDefinition" and self._unregister_crd:
                 self._unregister_crd(event.obj)

@@ -250,26 +250,30 @@ class KubeSim:
             "spec": {"clusterIP": "10.96.0.1", "ports": [
                 {"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}},
             manager="kube-apiserver")
-        node_type = self._type("", "nodes")
-        now = rfc3339(time.time())
         for i in range(nodes):
-            name = f"{self.name}-node-{i}"
-            resources = {"cpu": cpu, "memory": memory, "pods": "110",
-                         "ephemeral-storage": "100Gi"}
-            self.api.system_write(node_type, {
+            self.add_node(f"{self.name}-node-{i}", cpu=cpu, memory=memory)
+
+    # ---- nodes ---------------------------------------------------------------------------
+
+    def add_node(self, name: str, *, cpu: str = "4", memory: str = "8Gi",
+                 labels: dict[str, str] | None = None) -> None:
+        """Register a Ready node with this capacity (allocatable is the same)."""
+        index = self.store.count(("", "nodes"))
+        now = rfc3339(time.time())
+        resources = {"cpu": cpu, "memory": memory, "pods": "110", "ephemeral-storage": "100Gi"}
+        node_labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+                       "kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
+                       "beta.kubernetes.io/arch": "amd64", **(labels or {})}
+        with self.store.lock:
+            self.api.system_write(self._type("", "nodes"), {
                 "apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": name, "labels": {
-                    "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
-                    "kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
-                    "beta.kubernetes.io/arch": "amd64"}},
-                "spec": {"podCIDR": f"10.244.{i}.0/24", "podCIDRs": [f"10.244.{i}.0/24"]},
+                "metadata": {"name": name, "labels": node_labels},
+                "spec": {"podCIDR": f"10.244.{index}.0/24",
+                         "podCIDRs": [f"10.244.{index}.0/24"]},
                 "status": {
                     "capacity": dict(resources), "allocatable": dict(resources),
-                    "conditions": [{"type": "Ready", "status": "True",
-                                    "reason": "KubeletReady",
-                                    "message": "kubelet is posting ready status",
-                                    "lastHeartbeatTime": now, "lastTransitionTime": now}],
-                    "addresses": [{"type": "InternalIP", "address": f"172.18.0.{i + 2}"},
+                    "conditions": [_ready_condition(True, now)],
+                    "addresses": [{"type": "InternalIP", "address": f"172.18.0.{index + 2}"},
                                   {"type": "Hostname", "address": name}],
                     "nodeInfo": {"kubeletVersion": "v1.31.0", "kubeProxyVersion": "v1.31.0",
                                  "operatingSystem": "linux", "architecture": "amd64",
@@ -277,6 +281,23 @@ class KubeSim:
                                  "containerRuntimeVersion": "containerd://1.7.0",
                                  "machineID": "", "systemUUID": "", "bootID": ""}}},
                 manager="kubelet")
+
+    def set_node_ready(self, name: str, ready: bool = True) -> None:
+        """Flip a node's Ready condition, as a kubelet that stops reporting would."""
+        node_type = self._type("", "nodes")
+        with self.store.lock:
+            node = self.store.get(("", "nodes"), "", name)
+            if node is None:
+                raise KeyError(name)
+            status = dict(node.get("status") or {})
+            others = [c for c in status.get("conditions") or [] if c.get("type") != "Ready"]
+            status["conditions"] = [*others, _ready_condition(ready, rfc3339(time.time()))]
+            self.api.system_write(node_type, dict(node, status=status), manager="kubelet",
+                                  subresource="status")
+
+    def remove_node(self, name: str) -> None:
+        with self.store.lock:
+            self.api.remove_now(self._type("", "nodes"), "", name)
 
     def _register_crd(self, crd: Obj) -> None:
         spec = crd.get("spec") or {}
@@ -309,3 +330,13 @@ class KubeSim:
             for obj in self.store.items((group, plural)):
                 meta = obj["metadata"]
                 self.api.remove_now(rt, meta.get("namespace", ""), meta["name"])
+
+
+def _ready_condition(ready: bool, now: str) -> dict[str, str]:
+    if ready:
+        return {"type": "Ready", "status": "True", "reason": "KubeletReady",
+                "message": "kubelet is posting ready status", "lastHeartbeatTime": now,
+                "lastTransitionTime": now}
+    return {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
+            "message": "Kubelet stopped posting node status.", "lastHeartbeatTime": now,
+            "lastTransitionTime": now}

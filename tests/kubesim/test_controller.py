@@ -157,3 +157,27 @@ def test_node_metrics_set_by_the_test(sim: KubeSim, api: client.ApiClient) -> No
              custom.list_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes")["items"]}
     assert usage == {"kubesim-node-0": {"cpu": "0", "memory": "0"},
                      "kubesim-node-1": {"cpu": "1500m", "memory": "2Gi"}}
+
+
+def test_nodes_can_be_added_removed_and_made_not_ready(sim: KubeSim,
+                                                       core: client.CoreV1Api) -> None:
+    sim.add_node("big", cpu="16", memory="64Gi", labels={"zone": "b"})
+    sim.set_node_ready("kubesim-node-0", False)
+    sim.remove_node("kubesim-node-1")
+    nodes = {n.metadata.name: n for n in core.list_node().items}
+    assert sorted(nodes) == ["big", "kubesim-node-0"]
+    assert nodes["big"].status.capacity["cpu"] == "16"
+    assert nodes["big"].metadata.labels["zone"] == "b"
+    ready = {name: {c.type: c.status for c in n.status.conditions}["Ready"]
+             for name, n in nodes.items()}
+    assert ready == {"big": "True", "kubesim-node-0": "Unknown"}
+
+
+def test_daemonset_follows_the_node_count(sim: KubeSim, apps: client.AppsV1Api,
+                                          ns: str) -> None:
+    spec = {k: v for k, v in deployment()["spec"].items() if k != "replicas"}
+    apps.create_namespaced_daemon_set(ns, {"metadata": {"name": "agent"}, "spec": spec})
+    assert sim.settle()
+    sim.add_node("third")
+    assert sim.settle()
+    assert apps.read_namespaced_daemon_set("agent", ns).status.desired_number_scheduled == 3
