@@ -4,6 +4,7 @@ The official `kubernetes` client and kubectl talk to it exactly as to a real clu
 is strict where a real server is strict (see DESIGN.md, "kubesim").
 
     sim = KubeSim(nodes=2, cpu="4", memory="8Gi", controller_delay=0.2)  # keyword settings
+                                          # (also crd_delay, history, pods=True, port, ...)
     sim.start(); sim.url; sim.write_kubeconfig(path); sim.stop()         # or `with KubeSim()`
     sim.api_client()                      # kubernetes.client.ApiClient for this server
     sim.set_latency(s); sim.set_error_rate(verbs={"patch"}, rate=1.0, status=500)
@@ -13,6 +14,7 @@ is strict where a real server is strict (see DESIGN.md, "kubesim").
     sim.namespace_uid("kube-system")      # the cluster's identity
     sim.settle()                          # wait until status has caught up with spec
     sim.set_rollout_stalled(kind, ns, name)   # a workload that never becomes available
+    sim.add_node(name, cpu=, memory=); sim.remove_node(name); sim.set_node_ready(name, False)
     sim.get_object(api_version, kind, name, namespace)   # read the store, no request counted
 
 Modules, outside in: `sim` (lifecycle, knobs), `server` (HTTP, routing, discovery, watch
