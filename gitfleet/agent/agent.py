@@ -36,6 +36,8 @@ from gitfleet.kube.client import KubeClient
 from gitfleet.kube.errors import ApiError, Unreachable
 from gitfleet.layout import Branches
 from gitfleet.logs import log
+from gitfleet.registration import applicant
+from gitfleet.registration.request import Answer, Request
 from gitfleet.state.git import Git, init_repo
 
 LOG = logging.getLogger("gitfleet.agent")
@@ -78,6 +80,10 @@ class AgentSettings:
     allow_mass_prune: bool = False
     apply_workers: int = 4
     repair_debounce: float = 0.05
+    register: bool = True  # ask the hub for registration while the cluster has no branch
+    cluster_labels: dict[str, str] = field(default_factory=dict)
+    sync_mode: str = "Pull"
+    registration_interval: float = 30.0
     git_backoff: Backoff = field(default_factory=Backoff)
     kube_backoff: Backoff = field(default_factory=Backoff)
 
@@ -123,6 +129,8 @@ class Agent:
         self._kube_failures = 0
         self._next_fetch = 0.0
         self._next_heartbeat = 0.0
+        self._next_registration = 0.0
+        self.registration: Answer | None = None
         self._heartbeat: Heartbeat | None = None
         self._status: ClusterStatus | None = None
         self._status_loaded = False
@@ -169,6 +177,36 @@ class Agent:
         self._git_failures = 0
         self._next_fetch = 0.0
         out.fetched = result.exists
+        if not result.exists and self.branch.last_fetched is None and self.settings.register:
+            self._register(now, out)
+
+    def _register(self, now: float, out: StepOutcome) -> None:
+        """No branch for this cluster yet: ask to be registered, and say what the hub answered."""
+        if now < self._next_registration:
+            return
+        self._next_registration = now + self.settings.registration_interval
+        try:
+            version = self.kube.version()
+            request = Request(
+                name=self.settings.cluster, cluster_id=self.kube.namespace_uid("kube-system"),
+                labels=dict(self.settings.cluster_labels), sync_mode=self.settings.sync_mode,
+                kubernetes_version=str(version.get("gitVersion", "")),
+                platform=str(version.get("platform", "")), requested_at=isoformat(now))
+            branches = Branches(self.settings.branch_prefix)
+            if applicant.submit(self.git, self.settings.repo_url, request, branches=branches,
+                                now=now):
+                log(LOG, logging.INFO, "registration requested", cluster=self.settings.cluster,
+                    cluster_id=request.cluster_id)
+            answer = applicant.answer(self.git, self.settings.repo_url, self.settings.cluster,
+                                      branches=branches)
+        except GitfleetError as exc:
+            out.errors.append(f"registration: {exc}")
+            return
+        self.registration = answer
+        if answer is not None:
+            level = logging.ERROR if answer.result == "Denied" else logging.INFO
+            log(LOG, level, f"registration {answer.result}", cluster=self.settings.cluster,
+                message=answer.message)
 
     def _collect_heartbeat(self, now: float, out: StepOutcome) -> Heartbeat:
         interval = int(self.settings.heartbeat_interval)

@@ -70,6 +70,12 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--no-create-namespaces", dest="create_namespaces", action="store_false",
                    help="do not create a missing namespace of an applied object")
     p.add_argument("--apply-workers", type=int, default=4)
+    p.add_argument("--cluster-labels", type=labels, default={},
+                   help="labels asked for at registration, e.g. env=prod,region=eu")
+    p.add_argument("--sync-mode", choices=["Pull", "Push", "Dual"], default="Pull",
+                   help="sync mode asked for at registration (Pull)")
+    p.add_argument("--no-register", dest="register", action="store_false",
+                   help="do not ask for registration when the cluster has no branch yet")
     p.add_argument("--once", action="store_true", help="one round, then exit")
     p.set_defaults(run=run)
 
@@ -83,6 +89,17 @@ def _default_workdir(cluster: str) -> Path:
         path = Path(tempfile.gettempdir()) / f"gitfleet-agent-{cluster}"
         path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def labels(text: str) -> dict[str, str]:
+    """`k=v,k2=v2` -> a label map."""
+    out = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise argparse.ArgumentTypeError(f"not a label: {item!r} (use key=value)")
+        out[key] = value
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
         heartbeat_interval=args.heartbeat_interval, progress_interval=args.progress_interval,
         recovery=gates.get("Recovery", False), app_pusher=gates.get("AppPusher", False),
         create_namespaces=args.create_namespaces, max_prune_share=args.max_prune_share,
-        allow_mass_prune=args.allow_mass_prune, apply_workers=args.apply_workers)
+        allow_mass_prune=args.allow_mass_prune, apply_workers=args.apply_workers,
+        register=args.register, cluster_labels=args.cluster_labels, sync_mode=args.sync_mode)
     agent = Agent(settings, KubeClient(api_client(args.kubeconfig, context=args.context)))
 
     def stop(signum: int, frame: Any) -> None:
