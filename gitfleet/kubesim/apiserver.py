@@ -56,6 +56,7 @@ STRATEGIC = "application/strategic-merge-patch+json"
 JSONPATCH = "application/json-patch+json"
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 _SERVER_META = ("uid", "creationTimestamp", "generation", "deletionTimestamp",
                 "deletionGracePeriodSeconds", "selfLink")
 
@@ -627,6 +628,9 @@ class ApiServer:
                               f"{pre['resourceVersion']}, ResourceVersion in object meta: "
                               f"{meta['resourceVersion']}")
         dry = req.dry_run or options.get("dryRun") == ["All"]
+        if rt.kind == "Namespace" and req.name in IMMORTAL_NAMESPACES:
+            raise st.forbidden(f'namespaces "{req.name}" is forbidden: this namespace may not '
+                               "be deleted", {"name": req.name, "kind": "namespaces"})
         if rt.kind == "Namespace" or meta.get("finalizers"):
             if meta.get("deletionTimestamp"):
                 return 200, old

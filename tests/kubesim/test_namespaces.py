@@ -65,3 +65,11 @@ def test_terminating_namespace_refuses_new_objects() -> None:
             assert cause["reason"] == "NamespaceTerminating"
         finally:
             api.close()
+
+
+@pytest.mark.parametrize("name", ["default", "kube-system", "kube-public"])
+def test_system_namespaces_may_not_be_deleted(core: client.CoreV1Api, name: str) -> None:
+    with pytest.raises(ApiException) as err:
+        core.delete_namespace(name)
+    assert err.value.status == 403
+    assert core.read_namespace(name).status.phase == "Active"
