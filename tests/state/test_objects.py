@@ -40,7 +40,8 @@ def test_incremental_equals_full(steps: list[dict[str, bytes]]) -> None:
             assert full.objects.keys() <= known
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(file_maps.filter(lambda f: bool(f) and consistent(f)))
 def test_git_reads_back_what_was_written(tmp_path: Path, files: dict[str, bytes]) -> None:
     repo = init_repo(tmp_path / f"r{abs(hash(tuple(files)))}.git")
