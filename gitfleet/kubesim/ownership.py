@@ -103,12 +103,12 @@ def conflict_error(conflicts: dict[str, list[Path]], api_versions: dict[str, str
         av = api_versions.get(manager, "")
         for path in sorted(paths):
             causes.append({"type": "FieldManagerConflict",
-                           "message": f'conflict with "{manager}" using {av}',
+                           "message": f"conflict with {manager} using {av}",
                            "field": dotted(path)})
         if len(paths) == 1:
-            lines.append(f'conflict with "{manager}" using {av}: {dotted(paths[0])}')
+            lines.append(f"conflict with {manager} using {av}: {dotted(paths[0])}")
         else:
-            lines.append(f'conflicts with "{manager}" using {av}:\n'
+            lines.append(f"conflicts with {manager} using {av}:\n"
                          + "\n".join(f"- {dotted(p)}" for p in sorted(paths)))
     word = "conflict" if total == 1 else "conflicts"
     message = f"Apply failed with {total} {word}: " + "\n".join(lines)
@@ -129,8 +129,10 @@ def apply_ownership(kind: str, merged: dict[str, Any], entries: list[Entry], *, 
             continue
         hit = [p for p in entry.fields if p in diff]
         if hit:
-            conflicts.setdefault(entry.manager, []).extend(hit)
-            api_versions[entry.manager] = entry.api_version
+            who = f'"{entry.manager}"' + (f' with subresource "{entry.subresource}"'
+                                          if entry.subresource else "")
+            conflicts.setdefault(who, []).extend(hit)
+            api_versions[who] = entry.api_version
     if conflicts and not force:
         raise conflict_error(conflicts, api_versions)
     out: list[Entry] = []

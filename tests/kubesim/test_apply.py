@@ -112,7 +112,9 @@ def test_update_takes_ownership_and_apply_then_conflicts(
     assert obj.spec.replicas == 7
     with pytest.raises(dynamic.exceptions.ConflictError) as err:
         _apply(deployments, deployment(replicas=2))
-    assert "kubectl" in json.loads(err.value.body)["message"]
+    assert json.loads(err.value.body)["message"] == (
+        'Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" '
+        "using apps/v1: .spec.replicas")
 
 
 def test_apply_without_replicas_leaves_hpa_owned_replicas(deployments: dynamic.Resource,
