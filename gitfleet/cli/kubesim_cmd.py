@@ -32,14 +32,15 @@ def run(args: argparse.Namespace) -> int:
     from gitfleet.kubesim import KubeSim
 
     if args.nodes < 0:
-        raise InputError("--nodes must be 0 or more")
+        raise InputError("must be 0 or more", path="--nodes")
     sim = KubeSim(nodes=args.nodes, cpu=args.cpu, memory=args.memory,
                   controller_delay=args.controller_delay, port=args.port, name=args.name,
                   pods=args.pods)
     try:
         sim.start()
     except OSError as exc:
-        raise InputError(f"cannot listen on 127.0.0.1:{args.port}: {exc}") from exc
+        raise InputError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}; "
+                         "choose another port or 0 for any free one", path="--port") from exc
     done = threading.Event()
 
     def _stop(signum: int, frame: object) -> None:
