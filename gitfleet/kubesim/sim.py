@@ -69,10 +69,10 @@ class KubeSim:
         with self._lock:
             if self._started:
                 return self
-            self._started = True
             self.context.stopping.clear()
             self.store.closed = False
-            self._listen()
+            self._listen()  # raises OSError when the port is taken; nothing to undo then
+            self._started = True
             self.controller.start(name=f"kubesim-{self._port}-controller")
         return self
 
