@@ -29,7 +29,7 @@ class ResourceType:
     status: bool = False
     scale: bool = False
     generation: bool = False
-    name_rule: str = "subdomain"  # subdomain | label | path
+    name_rule: str = "subdomain"  # subdomain | label | label1035 | path
     custom: bool = False
     singular: str = ""
     extra_fields: tuple[str, ...] = field(default=())  # field selectors beyond metadata.*
@@ -57,7 +57,8 @@ BUILTINS: tuple[ResourceType, ...] = (
        name_rule="label", verbs=("create", "delete", "get", "list", "patch", "update", "watch")),
     _r("", "v1", "ConfigMap", "configmaps", short_names=("cm",)),
     _r("", "v1", "Secret", "secrets", extra_fields=("type",)),
-    _r("", "v1", "Service", "services", short_names=("svc",), status=True, name_rule="label",
+    _r("", "v1", "Service", "services", short_names=("svc",), status=True,
+       name_rule="label1035",
        categories=("all",), verbs=("create", "delete", "deletecollection", "get", "list",
                                    "patch", "update", "watch")),
     _r("", "v1", "ServiceAccount", "serviceaccounts", short_names=("sa",)),

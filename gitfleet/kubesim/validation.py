@@ -16,6 +16,7 @@ from gitfleet.kubesim.status import Cause
 
 SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 QUALIFIED = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
@@ -27,6 +28,12 @@ SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alph
 LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
              "or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  "
              "or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+
+
+DNS1035_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+               "start with an alphabetic character, and end with an alphanumeric character "
+               "(e.g. 'my-name',  or 'abc-123', regex used for validation is "
+               "'[a-z]([-a-z0-9]*[a-z0-9])?')")
 
 
 def _invalid(path: str, value: Any, why: str) -> Cause:
@@ -43,7 +50,9 @@ def name_causes(rt: ResourceType, name: Any) -> list[Cause]:
         return [_required("metadata.name", "name or generateName is required")]
     if not isinstance(name, str):
         return [_invalid("metadata.name", name, "must be a string")]
-    if rt.name_rule == "label":
+    if rt.name_rule == "label1035" and not DNS1035.match(name):
+        return [_invalid("metadata.name", name, DNS1035_MSG)]
+    if rt.name_rule in ("label", "label1035"):
         if len(name) > 63:
             return [_invalid("metadata.name", name, "must be no more than 63 characters")]
         if not LABEL.match(name):

@@ -145,3 +145,17 @@ def test_access_reviews_are_allowed(api: client.ApiClient) -> None:
         {"spec": {"resourceAttributes": {"verb": "create", "group": "apps",
                                          "resource": "deployments", "namespace": "x"}}})
     assert review.status.allowed is True
+
+
+@pytest.mark.parametrize(("kind", "name"), [("Service", "1st-service"),
+                                            ("Namespace", "a" * 64),
+                                            ("ConfigMap", "-leading-dash")])
+def test_names_follow_each_kinds_rule(dyn: dynamic.DynamicClient, ns: str, kind: str,
+                                      name: str) -> None:
+    resource = dyn.resources.get(api_version="v1", kind=kind)
+    body: dict = {"apiVersion": "v1", "kind": kind, "metadata": {"name": name}}
+    if kind == "Service":
+        body["spec"] = {"ports": [{"port": 80}]}
+    with pytest.raises(dynamic.exceptions.UnprocessibleEntityError) as err:
+        resource.create(body=body, namespace=ns if kind != "Namespace" else None)
+    assert json.loads(err.value.body)["details"]["causes"][0]["field"] == "metadata.name"
