@@ -27,7 +27,7 @@ class HubSettings:
     listen: str | None = None          # "127.0.0.1:8080": webhooks, /healthz, /metrics
     webhook_secret: str | None = None  # HMAC secret (GitHub, Gitea) or token (GitLab)
     fleet_status: bool = True          # fold status branches into <prefix>/fleet-status
-    basis_fleets_kept: int = 8         # loaded fleets of ApplyLater basis commits kept in memory
+    basis_fleets_kept: int = 32        # fleets of ApplyLater bases kept (~3 MB per 1,000 clusters)
 
     def backoff(self, attempt: int, rng: random.Random | None = None) -> float:
         """Delay before retry number `attempt` (0-based): exponential, capped, jittered."""
