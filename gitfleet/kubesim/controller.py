@@ -18,7 +18,8 @@ from typing import Any
 
 from gitfleet.kubesim.apiserver import ApiServer, rfc3339
 from gitfleet.kubesim.catalog import ResourceType
-from gitfleet.kubesim.pods import desired_pods
+from gitfleet.kubesim.patches import clone
+from gitfleet.kubesim.pods import desired_pods, template_hash
 from gitfleet.kubesim.status import ApiError
 from gitfleet.kubesim.store import Event, Obj
 
@@ -266,7 +267,9 @@ class Controller:
         now = rfc3339(self.api.now())
         meta = obj["metadata"]
         stalled = (rt.kind, meta.get("namespace", ""), meta.get("name", "")) in self.stalled
-        if self.pods and rt.kind != "Job":
+        if self.pods and rt.kind == "Deployment":
+            self._sync_replica_sets(obj)
+        elif self.pods and rt.kind != "Job":
             self._sync_pods(rt, obj, ready=not stalled, now=now)
         status = dict(desired)
         old_conditions = (obj.get("status") or {}).get("conditions")
@@ -297,6 +300,42 @@ class Controller:
             status["conditions"] = old_conditions
         new = dict(obj, status=status)
         self.api.system_write(rt, new, manager=MANAGER, subresource="status")
+
+    def _sync_replica_sets(self, deployment: Obj) -> None:
+        """A Deployment runs its pods through a ReplicaSet per template, as a real one does."""
+        rs_type = self.api.catalog.by_path("apps", "v1", "replicasets")
+        if rs_type is None:
+            return
+        store = self.api.store
+        meta = deployment["metadata"]
+        namespace, uid = meta.get("namespace", ""), meta.get("uid")
+        spec = deployment.get("spec") or {}
+        template = clone(spec.get("template") or {})
+        thash = template_hash(template)
+        name = f"{meta['name']}-{thash}"
+        template.setdefault("metadata", {}).setdefault("labels", {})["pod-template-hash"] = thash
+        selector = clone(spec.get("selector") or {})
+        selector.setdefault("matchLabels", {})["pod-template-hash"] = thash
+        owner = {"apiVersion": "apps/v1", "kind": "Deployment", "name": meta["name"],
+                 "uid": uid, "controller": True, "blockOwnerDeletion": True}
+        replicas = spec.get("replicas", 1)
+        for rs in store.items(("apps", "replicasets"), namespace):
+            refs = rs["metadata"].get("ownerReferences") or []
+            if rs["metadata"]["name"] != name and any(r.get("uid") == uid for r in refs) \
+                    and (rs.get("spec") or {}).get("replicas"):
+                scaled = clone(rs)
+                scaled["spec"]["replicas"] = 0
+                self.api.system_write(rs_type, scaled, manager=MANAGER)
+        current = store.get(("apps", "replicasets"), namespace, name)
+        if current is not None and (current.get("spec") or {}).get("replicas") == replicas:
+            return
+        labels = dict((template.get("metadata") or {}).get("labels") or {})
+        self.api.system_write(rs_type, {
+            "apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": name, "namespace": namespace, "labels": labels,
+                         "ownerReferences": [owner]},
+            "spec": {"replicas": replicas, "selector": selector, "template": template}},
+            manager=MANAGER)
 
     def _sync_pods(self, rt: ResourceType, obj: Obj, *, ready: bool, now: str) -> None:
         pod_type = self.api.catalog.by_path("", "v1", "pods")

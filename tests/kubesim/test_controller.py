@@ -129,6 +129,14 @@ def test_workloads_run_pods_when_asked() -> None:
             assert {p.status.phase for p in pods} == {"Running"}
             assert {p.spec.node_name for p in pods} == {"kubesim-node-0", "kubesim-node-1"}
             assert pods[0].spec.containers[0].resources.requests == {"cpu": "100m"}
+            rs = apps.list_namespaced_replica_set("p").items
+            assert [r.metadata.owner_references[0].name for r in rs] == ["web"]
+            assert {p.metadata.owner_references[0].name for p in pods} == {rs[0].metadata.name}
+            apps.patch_namespaced_deployment("web", "p", {"spec": {"template": {"spec": {
+                "containers": [{"name": "app", "image": "nginx:1.26"}]}}}})
+            assert sim.settle()
+            images = {p.spec.containers[0].image for p in core.list_namespaced_pod("p").items}
+            assert images == {"nginx:1.26"}
             apps.patch_namespaced_deployment("web", "p", {"spec": {"replicas": 1}})
             assert _eventually(lambda: len(core.list_namespaced_pod("p").items) == 1)
             apps.delete_namespaced_deployment("web", "p")
