@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from gitfleet.diff.compare import compare_trees
 from gitfleet.diff.model import FleetDiff
-from gitfleet.diff.scope import (
+from gitfleet.render.scope import (
     Scope,
     changed_paths,
     clusters_in_scope,

@@ -22,10 +22,12 @@ from gitfleet.hub.metrics import Metrics
 from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings
 from gitfleet.layout import Branches
 from gitfleet.logs import log
-from gitfleet.model.loader import Fleet
+from gitfleet.model.loader import Fleet, relevant
 from gitfleet.registration.decide import process as process_registrations
 from gitfleet.render.core import RenderResult, render
-from gitfleet.state.snapshot import SourceReader
+from gitfleet.render.incremental import render_incremental
+from gitfleet.render.status import StatusSnapshot
+from gitfleet.state.snapshot import SOURCE_PATHS, SourceReader
 from gitfleet.state.store import Store
 from gitfleet.state.writer import RenderSummary, StateHeads, StateWrite, StateWriter, read_heads
 
@@ -62,6 +64,8 @@ class Hub:
         self.last: RenderReport | None = None      # the last render that ran
         self._writers: dict[str, StateWriter] = {}
         self._previous: tuple[str | None, Mapping[str, bytes]] | None = None
+        # (source commit, state commit, status key) of this hub's last render
+        self._rendered: tuple[str, str | None, object] | None = None
         self._done_key: tuple[object, ...] | None = None
         self._registrations_key: tuple[object, ...] | None = None
         self.wants_rerun = False                  # a round moved refs that need another round
@@ -168,8 +172,11 @@ class Hub:
         if key == self._done_key:
             return None
         started = time.perf_counter()
-        result = render(fleet, source_commit=source, previous_files=self._previous_files(heads),
-                        status=snapshot, fleet_at=self.reader.fleet_at)
+        previous_files = self._previous_files(heads)
+        result = self._incremental(source, fleet, heads, previous_files, snapshot, status_key)
+        if result is None:
+            result = render(fleet, source_commit=source, previous_files=previous_files,
+                            status=snapshot, fleet_at=self.reader.fleet_at)
         rendered = time.perf_counter()
         summary = RenderSummary(clusters=len(result.clusters), descriptions=result.descriptions,
                                 objects=result.objects, errors=len(result.errors),
@@ -178,6 +185,7 @@ class Hub:
                                              summary=summary, clusters=fleet.clusters)
         done = time.perf_counter()
         self._previous = (write.state, result.files)
+        self._rendered = (source, write.state, status_key)
         assert write.heads is not None
         self._done_key = (source, branches.prefix, write.state, _digest(write.heads), status_key)
         report = RenderReport(source=source, state=write.state, wrote=write.changed,
@@ -185,6 +193,23 @@ class Hub:
                               render_seconds=rendered - started, write_seconds=done - rendered)
         self._report(report, write)
         return report
+
+    def _incremental(self, source: str, fleet: Fleet, heads: StateHeads,
+                     previous_files: Mapping[str, bytes] | None, snapshot: StatusSnapshot,
+                     status_key: object) -> RenderResult | None:
+        """Render only what changed since the source this hub last rendered, when the state
+        is still the one it wrote from it and the cluster status is the same."""
+        if self._rendered is None or previous_files is None:
+            return None
+        base, state, key = self._rendered
+        if state != heads.state or key != status_key or base == source:
+            return None
+        listed = self.store.git.run("diff-tree", "-r", "--name-only", "--no-renames", base,
+                                    source, "--", *SOURCE_PATHS).decode().splitlines()
+        paths = frozenset(p for p in listed if relevant(p))
+        return render_incremental(self.reader.fleet_at(base), fleet, paths=paths,
+                                  previous_files=previous_files, source_commit=source,
+                                  status=snapshot, fleet_at=self.reader.fleet_at)
 
     def _previous_files(self, heads: StateHeads) -> Mapping[str, bytes] | None:
         if heads.state is None:

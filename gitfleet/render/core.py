@@ -167,14 +167,22 @@ def render(fleet: Fleet, *, source_commit: str = "",
         summaries.append(_write_cluster(ctx, cluster, drafts[name], kept[name], files))
     errors = sorted(set(ctx.errors))
     warnings = sorted(set(ctx.warnings))
-    files[ERRORS_FILE] = emit.emit({"errors": [p.to_dict() for p in errors],
-                                    "warnings": [p.to_dict() for p in warnings]}).encode()
+    files[ERRORS_FILE] = errors_file(errors, warnings)
     if claims:
-        rows = [{"template": template_id(fleet.templates[k]),
-                 "policy": f"{p.kind}/{p.namespace}/{p.name}"} for k, p in sorted(claims.items())]
-        files[CLAIMS_FILE] = emit.emit({"claims": rows}).encode()
+        files[CLAIMS_FILE] = claims_file(fleet, claims)
     return RenderResult(dict(sorted(files.items())), errors, warnings, summaries,
                         ctx.cache.built)
+
+
+def errors_file(errors: list[Problem], warnings: list[Problem]) -> bytes:
+    return emit.emit({"errors": [p.to_dict() for p in errors],
+                      "warnings": [p.to_dict() for p in warnings]}).encode()
+
+
+def claims_file(fleet: Fleet, claims: Mapping[ObjectKey, Propagation]) -> bytes:
+    rows = [{"template": template_id(fleet.templates[k]),
+             "policy": f"{p.kind}/{p.namespace}/{p.name}"} for k, p in sorted(claims.items())]
+    return emit.emit({"claims": rows}).encode()
 
 
 def _ghost_clusters(fleet: Fleet, previous: PreviousState) -> dict[str, Cluster]:

@@ -76,21 +76,31 @@ class PreviousState:
 
     def __init__(self, files: Mapping[str, bytes] | None) -> None:
         self.files: Mapping[str, bytes] = files or {}
-        self.descriptions: dict[tuple[str, str], PreviousDescription] = {}
-        self.cluster_files: dict[str, dict[str, bytes]] = {}
-        for path in self.files:
-            parts = path.split("/")
-            if len(parts) < 3 or parts[0] != "clusters":
-                continue
-            cluster = parts[1]
-            self.cluster_files.setdefault(cluster, {})[path] = self.files[path]
-            if len(parts) == 5:
-                folder = f"{parts[2]}/{parts[3]}"
-                key = (cluster, folder)
-                desc = self.descriptions.get(key)
-                if desc is None:
-                    desc = self.descriptions[key] = PreviousDescription(cluster, folder)
-                desc.files[parts[4]] = self.files[path]
+
+    @cached_property
+    def descriptions(self) -> dict[tuple[str, str], PreviousDescription]:
+        folders: dict[str, dict[str, bytes]] = {}
+        for path, data in self.files.items():
+            folder, _, name = path.rpartition("/")
+            content = folders.get(folder)
+            if content is None:
+                content = folders[folder] = {}
+            content[name] = data
+        found: dict[tuple[str, str], PreviousDescription] = {}
+        for folder, content in folders.items():
+            parts = folder.split("/")
+            if len(parts) == 4 and parts[0] == "clusters":
+                key = (parts[1], f"{parts[2]}/{parts[3]}")
+                found[key] = PreviousDescription(key[0], key[1], content)
+        return found
+
+    @cached_property
+    def cluster_files(self) -> dict[str, dict[str, bytes]]:
+        found: dict[str, dict[str, bytes]] = {}
+        for path, data in self.files.items():
+            if path.startswith("clusters/"):
+                found.setdefault(path.split("/", 2)[1], {})[path] = data
+        return found
 
     def get(self, cluster: str, folder: str) -> PreviousDescription | None:
         return self.descriptions.get((cluster, folder))

@@ -142,6 +142,8 @@ def scope_of(base: Fleet, head: Fleet, paths: frozenset[str]) -> Scope:
                          or subscription_weights(sh, _only(clusters, head), {})):
             subs.add(ident)
     props = _propagations_in_scope(base, head, clusters, targets)
+    props |= {_pid(p) for fleet in (base, head) for p in fleet.propagations
+              if p.origin.path in paths}  # its file changed: its lines may have moved
     return Scope(False, frozenset(subs), frozenset(props))
 
 
