@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,6 +75,46 @@ def digest_of(data: Any) -> str:
     return hashlib.sha256(yamlio.canonical_json(data).encode()).hexdigest()[:16]
 
 
+class _ParseCache:
+    """Parsed documents and schema verdicts of file contents seen recently.
+
+    The hub loads the fleet at every commit it renders, and a push changes a file or two: the
+    unchanged files are not parsed or validated again. Parsed data is shared between the
+    fleets that hold the same content, and is never modified after loading.
+    """
+
+    def __init__(self, limit: int = 200_000) -> None:
+        self.limit = limit
+        self._docs: OrderedDict[bytes, list[yamlio.Document]] = OrderedDict()
+        self._verdicts: dict[int, dict[str, list[str]]] = {}
+
+    def documents(self, data: bytes, path: str) -> list[yamlio.Document]:
+        key = hashlib.sha1(data).digest()
+        docs = self._docs.get(key)
+        if docs is None:
+            docs = yamlio.load_documents(data, path)  # errors are not cached: they name the path
+            self._docs[key] = docs
+            for d in docs:
+                self._verdicts[id(d.data)] = {}
+            while len(self._docs) > self.limit:
+                for d in self._docs.popitem(last=False)[1]:
+                    self._verdicts.pop(id(d.data), None)
+        else:
+            self._docs.move_to_end(key)
+        return docs
+
+    def problems(self, kind: str, data: Any) -> list[str]:
+        verdicts = self._verdicts.get(id(data))
+        if verdicts is None:
+            return schema.problems(kind, data)
+        if kind not in verdicts:
+            verdicts[kind] = schema.problems(kind, data)
+        return verdicts[kind]
+
+
+_CACHE = _ParseCache()
+
+
 @dataclass(frozen=True)
 class Fleet:
     """A fleet repo snapshot, parsed and validated."""
@@ -133,7 +174,7 @@ class _Builder:
                        f"{self.settings.max_file_bytes} (fleet.yaml limits.maxFileBytes)")
             return []
         try:
-            return yamlio.load_documents(data, path)
+            return _CACHE.documents(data, path)
         except InputError as exc:
             self.error(Origin(path, exc.line), "", exc.message)
             return []
@@ -170,7 +211,7 @@ class _Builder:
         return api_version, kind, namespace, meta["name"]
 
     def schema_ok(self, kind: str, data: Any, origin: Origin, who: str) -> bool:
-        found = schema.problems(kind, data)
+        found = _CACHE.problems(kind, data)
         for p in found:
             self.error(origin, who, p)
         return not found
