@@ -54,9 +54,7 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
     result = render(scope.restrict(head), source_commit=source_commit,
                     previous_files=previous_files, status=status, fleet_at=fleet_at)
     again = {f"clusters/{c}/{folder}" for c in head.clusters for folder in folders}
-    files = {p: d for p, d in previous_files.items()
-             if p.rpartition("/")[0] not in again and not p.endswith(f"/{CLUSTER_FILE}")
-             and p not in (ERRORS_FILE, CLAIMS_FILE)}
+    files, kept = _kept_files(previous_files, again, set(head.clusters))
     files.update((p, d) for p, d in result.files.items() if p not in (ERRORS_FILE, CLAIMS_FILE))
     idents = {_ident(u) for u in units}
     old_errors, old_warnings = _previous_problems(previous_files[ERRORS_FILE])
@@ -69,8 +67,34 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
     if claims:
         files[CLAIMS_FILE] = claims_file(head, claims)
     files = dict(sorted(files.items()))
-    return RenderResult(files, errors, warnings, _summaries(files, head, errors, warnings),
-                        result.variants_built)
+    by_name = {c.name: c for c in result.clusters}
+    summaries = [ClusterSummary(
+        c, by_name[c].descriptions + kept[c][0], by_name[c].objects + kept[c][1],
+        sum(1 for w in warnings if f"(cluster {c})" in w.message),
+        sum(1 for e in errors if f"(cluster {c})" in e.message)) for c in head.clusters]
+    return RenderResult(files, errors, warnings, summaries, result.variants_built)
+
+
+def _kept_files(previous: Mapping[str, bytes], again: set[str], clusters: set[str]
+                ) -> tuple[dict[str, bytes], dict[str, list[int]]]:
+    """The previous files not rendered again, and per cluster the Descriptions and objects
+    among them (one pass: a state holds a hundred thousand files)."""
+    files: dict[str, bytes] = {}
+    counts = {c: [0, 0] for c in clusters}
+    owner: dict[str, list[int] | None] = {}  # folder -> its cluster's counts (None: not counted)
+    for path, data in previous.items():
+        folder, _, name = path.rpartition("/")
+        if folder in again or name == CLUSTER_FILE or path in (ERRORS_FILE, CLAIMS_FILE):
+            continue
+        files[path] = data
+        if folder not in owner:
+            parts = folder.split("/")
+            owner[folder] = counts.get(parts[1]) if len(parts) == 4 and \
+                parts[0] == "clusters" else None
+        tally = owner[folder]
+        if tally is not None:
+            tally[0 if name == "description.yaml" else 1] += 1
+    return files, counts
 
 
 def _units(scope: Scope) -> set[Unit]:
@@ -126,22 +150,3 @@ def _close_over_shared_templates(scope: Scope, base: Fleet, head: Fleet) -> Scop
     return Scope(False, frozenset((ns, name) for kind, ns, name in chosen
                                   if kind == "Subscription"),
                  frozenset(u for u in chosen if u[0] != "Subscription"))
-
-
-def _summaries(files: Mapping[str, bytes], fleet: Fleet, errors: list[Problem],
-               warnings: list[Problem]) -> list[ClusterSummary]:
-    descriptions: dict[str, int] = dict.fromkeys(fleet.clusters, 0)
-    objects: dict[str, int] = dict.fromkeys(fleet.clusters, 0)
-    for path in files:
-        if path.count("/") != 4 or not path.startswith("clusters/"):
-            continue
-        cluster = path.split("/", 2)[1]
-        if cluster in descriptions:
-            if path.endswith("/description.yaml"):
-                descriptions[cluster] += 1
-            else:
-                objects[cluster] += 1
-    return [ClusterSummary(c, descriptions[c], objects[c],
-                           sum(1 for w in warnings if f"(cluster {c})" in w.message),
-                           sum(1 for e in errors if f"(cluster {c})" in e.message))
-            for c in fleet.clusters]
