@@ -62,7 +62,7 @@ def generate(*, clusters: int = 1000, templates: int = 100, units: int = 10,
                 docs.append({"apiVersion": "v1", "kind": "ConfigMap",
                              "metadata": {"name": f"cm{j}", "namespace": ns,
                                           "labels": {"app": ns}},
-                             "data": {"config.json": '{"level": "info", "n": %d}' % j}})
+                             "data": {"config.json": f'{{"level": "info", "n": {j}}}'}})
             else:
                 docs.append({"apiVersion": "v1", "kind": "Service",
                              "metadata": {"name": f"svc{j}", "namespace": ns},

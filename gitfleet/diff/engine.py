@@ -16,6 +16,9 @@ from dataclasses import dataclass
 
 from gitfleet.diff.compare import compare_trees
 from gitfleet.diff.model import FleetDiff
+from gitfleet.model.loader import Fleet, load_fleet
+from gitfleet.model.problems import Problem
+from gitfleet.render.core import render
 from gitfleet.render.scope import (
     Scope,
     changed_paths,
@@ -24,9 +27,6 @@ from gitfleet.render.scope import (
     only_clusters_changed,
     scope_of,
 )
-from gitfleet.model.loader import Fleet, load_fleet
-from gitfleet.model.problems import Problem
-from gitfleet.render.core import render
 from gitfleet.source import read_revision
 
 DEFERRED_MARK = "deferred (ApplyLater)"

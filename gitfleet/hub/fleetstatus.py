@@ -83,19 +83,9 @@ class FleetStatus:
                 if (doc := self._parsed.get(sha)) is not None}
 
     def _read_status_files(self, commits: list[str]) -> dict[str, bytes]:
-        out = self.git.run("cat-file", "--batch",
-                           input="".join(f"{c}:{STATUS_FILE}\n" for c in commits).encode())
-        result, pos = {}, 0
-        for commit in commits:
-            nl = out.index(b"\n", pos)
-            parts = out[pos:nl].split()
-            pos = nl + 1
-            if len(parts) == 3:
-                size = int(parts[2])
-                if parts[1] == b"blob":
-                    result[commit] = out[pos:pos + size]
-                pos += size + 1
-        return result
+        found = self.git.read_objects(f"{c}:{STATUS_FILE}" for c in commits)
+        return {c: found[f"{c}:{STATUS_FILE}"] for c in commits
+                if f"{c}:{STATUS_FILE}" in found}
 
     def render_inputs(self) -> tuple[StatusSnapshot, str]:
         """The status the render takes (reported capacity), and a digest that changes with it."""
