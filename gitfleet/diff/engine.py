@@ -71,17 +71,23 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
             raise LookupError(sha)
         return fleet_at(sha)
 
-    only = base_plans = None
+    only = base_plans = head_plans = None
     if not everything and only_clusters_changed(paths):
         # Cluster files only: schedule both sides once and render just the clusters whose
-        # placements or own definition changed.
+        # placements or own definition changed. Templates and policies are the same on both
+        # sides, so HEAD's claims do not depend on BASE's state; Aggregated division does
+        # (it keeps replicas where they are), so HEAD is scheduled again when it is used.
         base_plans = fresh_plans(scope.restrict(base_fleet))
-        only = clusters_in_scope(base_fleet, head_fleet, base_plans[0],
-                                 fresh_plans(scope.restrict(head_fleet))[0])
+        head_plans = fresh_plans(scope.restrict(head_fleet))
+        only = clusters_in_scope(base_fleet, head_fleet, base_plans[0], head_plans[0])
+        if any(((p.placement.get("replicaScheduling") or {}).get("replicaDivisionPreference")
+                == "Aggregated") for p in head_fleet.propagations):
+            head_plans = None
     base_result = render(scope.restrict(base_fleet), source_commit=base.sha, only_clusters=only,
                          plans=base_plans)
     head_result = render(scope.restrict(head_fleet), source_commit=head.sha,
-                         previous_files=base_result.files, fleet_at=at, only_clusters=only)
+                         previous_files=base_result.files, fleet_at=at, only_clusters=only,
+                         plans=head_plans)
     clusters = compare_trees(base_result.files, head_result.files, base_fleet.clusters,
                              head_fleet.clusters)
     base_errors = {_problem_key(p) for p in base_result.errors}
