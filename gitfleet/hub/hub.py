@@ -66,6 +66,10 @@ class Hub:
         self._previous: tuple[str | None, Mapping[str, bytes]] | None = None
         # (source commit, state commit, status key) of this hub's last render
         self._rendered: tuple[str, str | None, object] | None = None
+        # set by the daemon loop: fold statuses and answer registrations between pushes
+        self.defer_status = False
+        self._fold_due = False
+        self._last_fold = float("-inf")
         self._done_key: tuple[object, ...] | None = None
         self._registrations_key: tuple[object, ...] | None = None
         self.wants_rerun = False                  # a round moved refs that need another round
@@ -95,6 +99,9 @@ class Hub:
         if self.wants_rerun:
             self.wants_rerun = False
             return 0.0
+        if self._fold_due:
+            self._fold_due = False
+            return self.settings.fold_quiet
         return self.interval()
 
     def interval(self) -> float:
@@ -115,8 +122,15 @@ class Hub:
         for attempt in range(self.settings.conflict_retries + 1):
             try:
                 report = self._render_and_write()
+                if report is not None and self.defer_status and \
+                        self.clock.now() - self._last_fold < self.settings.fold_delay_max:
+                    # Statuses are folded once the source is quiet for a moment, so that a
+                    # push right behind this one is rendered first.
+                    self._fold_due = True
+                    return report
                 self._registrations()
                 self._fold_status()
+                self._last_fold = self.clock.now()
                 return report
             except RefConflict as exc:
                 self.metrics.ref_conflicts += 1

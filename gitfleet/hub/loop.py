@@ -73,6 +73,7 @@ class HubDaemon:
     def run(self) -> int:
         """Loop until stopped; returns the exit code (0)."""
         self._start_triggers()
+        self.hub.defer_status = True
         log(LOG, logging.INFO, "hub started", repo=self.hub.store.remote
             or str(self.hub.store.git.path), branch=self.hub.source_branch(),
             interval=self.hub.interval())

@@ -27,6 +27,8 @@ class HubSettings:
     listen: str | None = None          # "127.0.0.1:8080": webhooks, /healthz, /metrics
     webhook_secret: str | None = None  # HMAC secret (GitHub, Gitea) or token (GitLab)
     fleet_status: bool = True          # fold status branches into <prefix>/fleet-status
+    fold_delay_max: float = 5.0        # longest that pushes in a row may delay status folding
+    fold_quiet: float = 0.2            # quiet time after a render before statuses are folded
     basis_fleets_kept: int = 32        # fleets of ApplyLater bases kept (~3 MB per 1,000 clusters)
 
     def backoff(self, attempt: int, rng: random.Random | None = None) -> float:

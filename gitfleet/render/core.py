@@ -357,15 +357,31 @@ def _description_text(ctx: _Context, cluster: str, draft: _Draft,
     return head + "  resources:\n" + "".join(_resource_fragment(ctx, v) for v in variants)
 
 
+_CLUSTER_FILES: dict[tuple[object, ...], bytes] = {}
+
+
+def _cluster_file(cluster: Cluster) -> bytes:
+    """`cluster.yaml`: how the cluster is defined (cached: the hub renders it every round)."""
+    key = (cluster, tuple(sorted(cluster.labels.items())))
+    text = _CLUSTER_FILES.get(key)
+    if text is None:
+        if len(_CLUSTER_FILES) > 100_000:
+            _CLUSTER_FILES.clear()
+        text = _CLUSTER_FILES[key] = emit.emit({
+            "name": cluster.name, "namespace": cluster.namespace,
+            "labels": dict(sorted(cluster.labels.items())),
+            "syncMode": cluster.sync_mode, "clusterId": cluster.cluster_id,
+            "taints": [{"key": t.key, "value": t.value, "effect": t.effect}
+                       for t in cluster.taints],
+            "provider": cluster.provider, "region": cluster.region,
+            "zone": cluster.zone}).encode()
+    return text
+
+
 def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
                    kept: dict[str, dict[str, bytes]], files: dict[str, bytes]) -> ClusterSummary:
     base = f"clusters/{cluster.name}"
-    files[f"{base}/{CLUSTER_FILE}"] = emit.emit({
-        "name": cluster.name, "namespace": cluster.namespace,
-        "labels": dict(sorted(cluster.labels.items())),
-        "syncMode": cluster.sync_mode, "clusterId": cluster.cluster_id,
-        "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in cluster.taints],
-        "provider": cluster.provider, "region": cluster.region, "zone": cluster.zone}).encode()
+    files[f"{base}/{CLUSTER_FILE}"] = _cluster_file(cluster)
     owner: dict[ObjectKey, str] = {}
     n_desc = n_obj = 0
     for folder in sorted(set(drafts) | set(kept)):

@@ -51,10 +51,13 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
     scope = _close_over_shared_templates(scope, base, head)
     units = _units(scope)
     folders = {folder for unit in units for folder in _folders(unit)}
-    result = render(scope.restrict(head), source_commit=source_commit,
-                    previous_files=previous_files, status=status, fleet_at=fleet_at)
     again = {f"clusters/{c}/{folder}" for c in head.clusters for folder in folders}
-    files, kept = _kept_files(previous_files, again, set(head.clusters))
+    files, kept, redone = _kept_files(previous_files, again, set(head.clusters))
+    # The units rendered again only need their own previous folders (and the claims).
+    redone.update((p, previous_files[p]) for p in (CLAIMS_FILE, ERRORS_FILE)
+                  if p in previous_files)
+    result = render(scope.restrict(head), source_commit=source_commit, previous_files=redone,
+                    status=status, fleet_at=fleet_at)
     files.update((p, d) for p, d in result.files.items() if p not in (ERRORS_FILE, CLAIMS_FILE))
     idents = {_ident(u) for u in units}
     old_errors, old_warnings = _previous_problems(previous_files[ERRORS_FILE])
@@ -76,15 +79,20 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
 
 
 def _kept_files(previous: Mapping[str, bytes], again: set[str], clusters: set[str]
-                ) -> tuple[dict[str, bytes], dict[str, list[int]]]:
-    """The previous files not rendered again, and per cluster the Descriptions and objects
-    among them (one pass: a state holds a hundred thousand files)."""
+                ) -> tuple[dict[str, bytes], dict[str, list[int]], dict[str, bytes]]:
+    """The previous files not rendered again, per cluster the Descriptions and objects among
+    them, and the files of the folders rendered again (one pass: a state holds a hundred
+    thousand files)."""
     files: dict[str, bytes] = {}
+    redone: dict[str, bytes] = {}
     counts = {c: [0, 0] for c in clusters}
     owner: dict[str, list[int] | None] = {}  # folder -> its cluster's counts (None: not counted)
     for path, data in previous.items():
         folder, _, name = path.rpartition("/")
-        if folder in again or name == CLUSTER_FILE or path in (ERRORS_FILE, CLAIMS_FILE):
+        if folder in again:
+            redone[path] = data
+            continue
+        if name == CLUSTER_FILE or path in (ERRORS_FILE, CLAIMS_FILE):
             continue
         files[path] = data
         if folder not in owner:
@@ -94,7 +102,7 @@ def _kept_files(previous: Mapping[str, bytes], again: set[str], clusters: set[st
         tally = owner[folder]
         if tally is not None:
             tally[0 if name == "description.yaml" else 1] += 1
-    return files, counts
+    return files, counts, redone
 
 
 def _units(scope: Scope) -> set[Unit]:
