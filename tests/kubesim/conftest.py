@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -70,3 +71,22 @@ def deployment(name: str = "web", namespace: str = "team-a", *, replicas: int | 
 def configmap(name: str = "settings", namespace: str = "team-a", **data: str) -> dict:
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": name, "namespace": namespace}, "data": dict(data)}
+
+
+def watch_until_closed(core: client.CoreV1Api, namespace: str) -> threading.Event:
+    """Watch ConfigMaps of `namespace` in a thread; the event is set when the stream ends."""
+    from kubernetes import watch
+
+    ended = threading.Event()
+
+    def consume() -> None:
+        try:
+            for _ in watch.Watch().stream(core.list_namespaced_config_map, namespace,
+                                          timeout_seconds=60):
+                pass
+        except Exception:  # noqa: BLE001 - the server going away is the point
+            pass
+        ended.set()
+
+    threading.Thread(target=consume, daemon=True).start()
+    return ended

@@ -12,7 +12,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from gitfleet.kubesim import KubeSim
-from tests.kubesim.conftest import configmap
+from tests.kubesim.conftest import configmap, watch_until_closed
 
 
 def _refused(port: int) -> bool:
@@ -94,27 +94,12 @@ def test_stop_is_bounded_and_frees_the_port() -> None:
 
 def test_down_ends_open_watches_and_up_accepts_new_ones(sim: KubeSim, core: client.CoreV1Api,
                                                         ns: str) -> None:
-    from kubernetes import watch
-
-    ended = threading.Event()
-
-    def consume() -> None:
-        try:
-            for _ in watch.Watch().stream(core.list_namespaced_config_map, ns,
-                                          timeout_seconds=60):
-                pass
-        except Exception:  # noqa: BLE001 - the server going away is the point
-            pass
-        ended.set()
-
-    thread = threading.Thread(target=consume, daemon=True)
-    thread.start()
+    ended = watch_until_closed(core, ns)
     deadline = time.monotonic() + 5
     while sim.request_count("watch") == 0 and time.monotonic() < deadline:
         time.sleep(0.01)
     sim.down()
-    thread.join(10)
-    assert ended.is_set()
+    assert ended.wait(10)
     sim.up()
     core.create_namespaced_config_map(ns, configmap())
     assert [c.metadata.name for c in core.list_namespaced_config_map(ns).items] == ["settings"]

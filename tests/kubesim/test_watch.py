@@ -9,7 +9,7 @@ from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
 from gitfleet.kubesim import KubeSim
-from tests.kubesim.conftest import configmap
+from tests.kubesim.conftest import configmap, watch_until_closed
 
 
 def _events(core: client.CoreV1Api, ns: str, **kw: object) -> list[tuple[str, str, str]]:
@@ -104,22 +104,9 @@ def test_live_events_arrive_while_watching(sim: KubeSim, core: client.CoreV1Api,
 
 def test_stop_ends_open_watches_promptly(core: client.CoreV1Api, sim: KubeSim,
                                          ns: str) -> None:
-    finished = threading.Event()
-
-    def consume() -> None:
-        try:
-            for _ in watch.Watch().stream(core.list_namespaced_config_map, ns,
-                                          timeout_seconds=60):
-                pass
-        except Exception:  # noqa: BLE001 - the server going away is the point
-            pass
-        finished.set()
-
-    thread = threading.Thread(target=consume, daemon=True)
-    thread.start()
+    finished = watch_until_closed(core, ns)
     sim.stop()
-    thread.join(10)
-    assert finished.is_set()
+    assert finished.wait(10)
 
 
 def test_bookmarks_carry_the_current_resource_version(core: client.CoreV1Api,
