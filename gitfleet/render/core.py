@@ -9,6 +9,8 @@ cluster's subtree, and everything else renders as usual.
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -165,6 +167,10 @@ def render(fleet: Fleet, *, source_commit: str = "",
             summaries.append(ClusterSummary(name, len(ctx.previous.of_cluster(name)), 0, 1, 0))
             continue
         summaries.append(_write_cluster(ctx, cluster, drafts[name], kept[name], files))
+    n_warn, n_err = problems_per_cluster(ctx.warnings), problems_per_cluster(ctx.errors)
+    summaries = [s if s.name in ghosts else
+                 dataclasses.replace(s, warnings=n_warn[s.name], errors=n_err[s.name])
+                 for s in summaries]
     errors = sorted(set(ctx.errors))
     warnings = sorted(set(ctx.warnings))
     files[ERRORS_FILE] = errors_file(errors, warnings)
@@ -172,6 +178,17 @@ def render(fleet: Fleet, *, source_commit: str = "",
         files[CLAIMS_FILE] = claims_file(fleet, claims)
     return RenderResult(dict(sorted(files.items())), errors, warnings, summaries,
                         ctx.cache.built)
+
+
+_CLUSTER_MARK = re.compile(r"\(cluster ([^)]+)\)")
+
+
+def problems_per_cluster(problems: list[Problem]) -> Counter[str]:
+    """How many problems name each cluster (render problems end with `(cluster NAME)`)."""
+    counts: Counter[str] = Counter()
+    for p in problems:
+        counts.update(set(_CLUSTER_MARK.findall(p.message)))
+    return counts
 
 
 def errors_file(errors: list[Problem], warnings: list[Problem]) -> bytes:
@@ -415,6 +432,4 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
             files[f"{base}/{folder}/{v.file}"] = v.text
         n_desc += 1
         n_obj += len(variants)
-    n_warn = sum(1 for w in ctx.warnings if f"(cluster {cluster.name})" in w.message)
-    n_err = sum(1 for e in ctx.errors if f"(cluster {cluster.name})" in e.message)
-    return ClusterSummary(cluster.name, n_desc, n_obj, n_warn, n_err)
+    return ClusterSummary(cluster.name, n_desc, n_obj, 0, 0)  # problems counted at the end

@@ -23,6 +23,7 @@ from gitfleet.render.core import (
     RenderResult,
     claims_file,
     errors_file,
+    problems_per_cluster,
     render,
 )
 from gitfleet.render.plans import best_strength, karmada_claims, resolve_feed
@@ -71,10 +72,10 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
         files[CLAIMS_FILE] = claims_file(head, claims)
     files = dict(sorted(files.items()))
     by_name = {c.name: c for c in result.clusters}
-    summaries = [ClusterSummary(
-        c, by_name[c].descriptions + kept[c][0], by_name[c].objects + kept[c][1],
-        sum(1 for w in warnings if f"(cluster {c})" in w.message),
-        sum(1 for e in errors if f"(cluster {c})" in e.message)) for c in head.clusters]
+    n_warn, n_err = problems_per_cluster(warnings), problems_per_cluster(errors)
+    summaries = [ClusterSummary(c, by_name[c].descriptions + kept[c][0],
+                                by_name[c].objects + kept[c][1], n_warn[c], n_err[c])
+                 for c in head.clusters]
     return RenderResult(files, errors, warnings, summaries, result.variants_built)
 
 
