@@ -76,3 +76,16 @@ def description_dir(cluster: str, namespace: str, name: str) -> str:
 
 def cluster_dir(cluster: str) -> str:
     return f"clusters/{cluster}"
+
+
+# The agent keeps its own records (inventory, sync intent, keys) as objects in this namespace.
+# A fleet may not target them: `validate` reports it and the agent refuses to apply it.
+AGENT_NAMESPACE = "gitfleet-system"
+RESERVED_KINDS = frozenset({"ConfigMap", "Secret", "Lease"})
+RESERVED_NAME_PREFIX = "gitfleet-"
+
+
+def is_reserved_object(kind: str, namespace: str, name: str) -> bool:
+    """Whether an object is one of the agent's own records (never a fleet's to write)."""
+    return (namespace == AGENT_NAMESPACE and kind in RESERVED_KINDS
+            and name.startswith(RESERVED_NAME_PREFIX))

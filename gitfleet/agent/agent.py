@@ -30,6 +30,7 @@ from gitfleet.agent.recovery import Recovery
 from gitfleet.agent.report import build_status
 from gitfleet.agent.statusbranch import StatusBranch
 from gitfleet.agent.statusfile import ClusterStatus, Heartbeat, SyncResult, SyncStatus
+from gitfleet.backoff import Backoff
 from gitfleet.clock import Clock, SystemClock, isoformat
 from gitfleet.errors import GitfleetError, InputError, TransientError
 from gitfleet.kube.client import KubeClient
@@ -48,20 +49,6 @@ class PushModeRefused(InputError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, path="cluster.yaml")
-
-
-@dataclass(frozen=True)
-class Backoff:
-    """Exponential backoff with full jitter in [base/2, delay]."""
-
-    base: float = 1.0
-    maximum: float = 60.0
-
-    def delay(self, failures: int, rng: random.Random) -> float:
-        if failures <= 0:
-            return 0.0
-        top = min(self.maximum, self.base * (2 ** (failures - 1)))
-        return rng.uniform(min(top, self.base) / 2, top)
 
 
 @dataclass(frozen=True)
@@ -84,8 +71,8 @@ class AgentSettings:
     cluster_labels: dict[str, str] = field(default_factory=dict)
     sync_mode: str = "Pull"
     registration_interval: float = 30.0
-    git_backoff: Backoff = field(default_factory=Backoff)
-    kube_backoff: Backoff = field(default_factory=Backoff)
+    git_backoff: Backoff = field(default_factory=lambda: Backoff(base=1.0, maximum=60.0))
+    kube_backoff: Backoff = field(default_factory=lambda: Backoff(base=1.0, maximum=60.0))
 
     def engine_settings(self) -> EngineSettings:
         return EngineSettings(cluster=self.cluster, create_namespaces=self.create_namespaces,

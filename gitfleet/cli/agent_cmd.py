@@ -4,25 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import signal
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from gitfleet.durations import duration_arg
 from gitfleet.errors import InputError
 
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?$")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 KNOWN_GATES = ("Recovery", "AppPusher")
-
-
-def duration(text: str) -> float:
-    """`10s`, `500ms`, `2m`, `1h` or plain seconds."""
-    match = _DURATION.match(text.strip())
-    if not match:
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (use e.g. 10s, 500ms, 2m)")
-    return float(match.group(1)) * _UNITS[match.group(2)]
 
 
 def feature_gates(text: str) -> dict[str, bool]:
@@ -56,10 +46,10 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--branch-prefix", default="gitfleet")
     p.add_argument("--feature-gates", type=feature_gates, default={},
                    help="e.g. Recovery=true,AppPusher=true")
-    p.add_argument("--interval", type=duration, default=10.0, help="sync interval (10s)")
-    p.add_argument("--heartbeat-interval", type=duration, default=60.0,
+    p.add_argument("--interval", type=duration_arg, default=10.0, help="sync interval (10s)")
+    p.add_argument("--heartbeat-interval", type=duration_arg, default=60.0,
                    help="heartbeat interval (60s)")
-    p.add_argument("--progress-interval", type=duration, default=1.0,
+    p.add_argument("--progress-interval", type=duration_arg, default=1.0,
                    help="interval while following a rollout (1s)")
     p.add_argument("--workdir", type=Path,
                    help="local Git store for the fetched branch (default: a cache folder)")

@@ -20,11 +20,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gitfleet.durations import parse_duration
 from gitfleet.errors import GitfleetError, TransientError
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.loop import HubDaemon
 from gitfleet.hub.settings import HubSettings, parse_listen
-from gitfleet.model.settings import parse_duration
 from gitfleet.state.store import open_store
 
 

@@ -10,6 +10,8 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitfleet.backoff import Backoff
+
 DEFAULT_INTERVAL = 15.0
 
 
@@ -33,9 +35,7 @@ class HubSettings:
 
     def backoff(self, attempt: int, rng: random.Random | None = None) -> float:
         """Delay before retry number `attempt` (0-based): exponential, capped, jittered."""
-        base = min(self.backoff_max, self.backoff_base * 2.0 ** attempt)
-        spread = float((rng or random).uniform(-self.jitter, self.jitter))
-        return max(0.0, base * (1 + spread))
+        return Backoff(self.backoff_base, self.backoff_max, self.jitter).delay(attempt + 1, rng)
 
 
 def parse_listen(text: str) -> tuple[str, int]:

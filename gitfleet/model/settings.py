@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitfleet.durations import parse_duration
 from gitfleet.layout import DEFAULT_PREFIX
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
-
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)$")
-_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def parse_duration(text: str | float | int) -> float:
-    """`15s`, `500ms`, `2m`, `1h` (or a number of seconds) -> seconds."""
-    if isinstance(text, int | float):
-        return float(text)
-    m = _DURATION.match(text.strip())
-    if not m:
-        raise ValueError(f"not a duration: {text!r} (use e.g. 500ms, 15s, 2m, 1h)")
-    return float(m.group(1)) * _UNIT[m.group(2)]
-
 
 @dataclass(frozen=True)
 class FleetSettings:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from gitfleet.cli import main
-from gitfleet.cli.agent_cmd import duration, feature_gates, share
+from gitfleet.cli.agent_cmd import feature_gates, share
+from gitfleet.durations import duration_arg as duration
 
 
 def test_durations_gates_and_shares() -> None:
