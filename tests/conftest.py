@@ -1,14 +1,135 @@
-"""Test-wide setup: a Git environment that no developer configuration leaks into."""
+"""Test-wide setup: a Git environment that no developer configuration leaks into, and the
+upstream conformance examples, which live beside the project (`../shared/conformance`).
+
+A fresh clone has nothing beside it: there, every test that reads the examples is skipped with
+the reason, and the rest of the suite runs. CI always has them (`CI=true`): their absence is an
+error there, so a green CI never means "skipped".
+"""
 
 from __future__ import annotations
 
+import inspect
 import os
+import sys
+import types
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE = ROOT.parent / "shared" / "conformance"
+MISSING_REASON = (f"the upstream conformance examples are not beside this checkout "
+                  f"({CONFORMANCE} is absent)")
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _in_ci() and not CONFORMANCE.is_dir():
+        raise pytest.UsageError(f"CI=true but {MISSING_REASON}: CI must run them")
+
+
+def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
+
+
+def _is_conformance_path(value: Any) -> bool:
+    return isinstance(value, Path) and (value == CONFORMANCE or CONFORMANCE in value.parents)
+
+
+class _Reach:
+    """Whether a test can reach CONFORMANCE: through the globals its code names, the functions
+    and classes of its own module those name (followed transitively), its parameters and its
+    fixtures. What cannot be followed is not guessed at: such a test simply runs."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, bool] = {}
+
+    def function(self, func: Any) -> bool:
+        func = inspect.unwrap(func)
+        code = getattr(func, "__code__", None)
+        if code is None:
+            return False
+        key = id(code)
+        if key in self.seen:
+            return self.seen[key]
+        self.seen[key] = False  # a cycle reaches nothing new
+        module = sys.modules.get(getattr(func, "__module__", "") or "")
+        scope: dict[str, Any] = getattr(func, "__globals__", {})
+        names = {n for c in _code_objects(code) for n in c.co_names}
+        found = any(self.value(scope[n], module) for n in names if n in scope)
+        self.seen[key] = found
+        return found
+
+    def value(self, value: Any, module: types.ModuleType | None) -> bool:
+        if value is CONFORMANCE or _is_conformance_path(value):
+            return True
+        if module is None:
+            return False
+        if inspect.isfunction(value) and value.__module__ == module.__name__:
+            return self.function(value)
+        if inspect.isclass(value) and value.__module__ == module.__name__:
+            return any(self.function(member) for member in vars(value).values()
+                       if inspect.isfunction(member))
+        if isinstance(value, list | tuple):
+            return any(self.value(v, module) for v in value)
+        if type(value).__module__ == module.__name__:  # an instance of a class of the module
+            return self.value(type(value), module) or any(
+                self.value(v, module) for v in getattr(value, "__dict__", {}).values())
+        return False
+
+    def item(self, item: pytest.Function) -> bool:
+        module = item.module
+        if self.function(item.function):
+            return True
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and any(self.value(v, module) for v in callspec.params.values()):
+            return True
+        for defs in item._fixtureinfo.name2fixturedefs.values():
+            for fixturedef in defs:
+                func = fixturedef.func
+                if getattr(func, "__module__", None) == module.__name__ and self.function(func):
+                    return True
+        return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if CONFORMANCE.is_dir():
+        return
+    reach = _Reach()
+    skip = pytest.mark.skip(reason=MISSING_REASON)
+    for item in items:
+        if isinstance(item, pytest.Function) and reach.item(item):
+            item.add_marker(skip)
+
+
+def _reads_a_missing_example(exc: BaseException | None) -> bool:
+    while exc is not None:
+        name = getattr(exc, "filename", None)
+        if isinstance(exc, FileNotFoundError) and name and _is_conformance_path(Path(name)):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A test that read an example through a path the collection could not follow (a table of
+    loaders, say) and found it missing is skipped with the same reason, not failed."""
+    outcome = yield
+    if CONFORMANCE.is_dir() or call.excinfo is None:
+        return
+    if _reads_a_missing_example(call.excinfo.value):
+        report = outcome.get_result()
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {MISSING_REASON}")
 
 
 @pytest.fixture(autouse=True)

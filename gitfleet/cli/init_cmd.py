@@ -9,12 +9,12 @@ overwritten (use --force to overwrite).
 from __future__ import annotations
 
 import argparse
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from gitfleet.errors import InputError
 from gitfleet.scaffold.layout import scaffold_files
+from gitfleet.state.git import Git, init_repo
 
 
 def add_parser(subparsers: Any) -> None:
@@ -28,8 +28,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _inside_git(path: Path) -> bool:
-    proc = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=path, capture_output=True)
-    return proc.returncode == 0
+    return Git(path).is_repository()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         target.write_bytes(data)
         print(f"wrote {rel}")
     if not args.no_git and not _inside_git(root):
-        subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+        init_repo(root, bare=False, branch="main")
         print(f"initialised a Git repository in {root} (branch main)")
     print(f"\nnext: gitfleet validate {args.dir}   # then commit, push, and run a hub:\n"
           f"      gitfleet hub --repo {args.dir}")

@@ -112,11 +112,11 @@ class Example:
     check: Callable[[Rendered], None]
     status: StatusSnapshot = field(default_factory=StatusSnapshot)
     skip: tuple[str, ...] = ()
-    extra: dict[str, bytes] = field(default_factory=dict)
+    extra: dict[str, Callable[[], bytes]] = field(default_factory=dict)  # read when run
 
     def files(self) -> dict[str, bytes]:
         files = example_files(self.folder, skip=self.skip)
-        files.update(self.extra)
+        files.update({path: make() for path, make in self.extra.items()})
         files.update(dict(self.clusters))
         return files
 
@@ -365,7 +365,7 @@ EXAMPLES = [
     Example("fieldpatch", "clusternet/fieldpatch", [
         managed_cluster("us-west", {CLUSTER_NAME: "us-west"}),
         managed_cluster("us-east", {CLUSTER_NAME: "us-east"}),
-    ], check_fieldpatch, extra={"templates/gitfleet-test/my-server.yaml": _my_server()},
+    ], check_fieldpatch, extra={"templates/gitfleet-test/my-server.yaml": _my_server},
         status=StatusSnapshot(capacity={"us-west": capacity("4"), "us-east": capacity("4")})),
     Example("scheduling-group-replication", "clusternet/scheduling-group",
             [*GROUP_CLUSTERS, managed_cluster("sh-2", {"region": "ap-shanghai"})],
