@@ -1,10 +1,17 @@
-"""`gitfleet agent`: run the agent of one child cluster (Pull mode)."""
+"""`gitfleet agent`: run the agent of one child cluster (Pull mode).
+
+With --once: exit 0 when the round synced, 1 when objects failed, 3 on a fault (Git or the API
+server unreachable), 4 when this cluster is not registered yet and waits for its registration
+to be approved (`gitfleet approve NAME`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import signal
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -39,7 +46,8 @@ def share(text: str) -> float:
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("agent", help="run the agent of one child cluster",
                               description=__doc__)
-    p.add_argument("--repo", required=True, help="URL of the fleet repository (the state)")
+    p.add_argument("--repo", required=True, help="the fleet repository (the state): a URL, or "
+                   "a local path (relative to where you run the command)")
     p.add_argument("--cluster", required=True, help="this cluster's name")
     p.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then ~/.kube)")
     p.add_argument("--context", help="kubeconfig context")
@@ -70,13 +78,16 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(run=run)
 
 
-def _default_workdir(cluster: str) -> Path:
+def _default_workdir(repo: str, cluster: str) -> Path:
+    """A cache folder of its own for each (repo, cluster): two agents, or one agent pointed at
+    another repo, never share a local store."""
+    key = hashlib.sha256(f"{repo}\n{cluster}".encode()).hexdigest()[:16]
     base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
-    path = Path(base) / "gitfleet" / "agent" / cluster
+    path = Path(base) / "gitfleet" / "agent" / f"{cluster}-{key}"
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError:
-        path = Path(tempfile.gettempdir()) / f"gitfleet-agent-{cluster}"
+        path = Path(tempfile.gettempdir()) / f"gitfleet-agent-{cluster}-{key}"
         path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -101,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("kubeconfig file not found", path=str(args.kubeconfig))
     settings = AgentSettings(
         repo_url=args.repo, cluster=args.cluster,
-        workdir=args.workdir or _default_workdir(args.cluster),
+        workdir=(args.workdir.resolve() if args.workdir
+                 else _default_workdir(args.repo, args.cluster)),
         branch_prefix=args.branch_prefix, interval=args.interval,
         heartbeat_interval=args.heartbeat_interval, progress_interval=args.progress_interval,
         recovery=gates.get("Recovery", False), app_pusher=gates.get("AppPusher", False),
@@ -119,7 +131,28 @@ def run(args: argparse.Namespace) -> int:
     outcome = agent.run(once=args.once)
     if args.once:
         for error in outcome.errors:
-            print(f"error: {error}")
+            print(f"error: {error}", file=sys.stderr)
+        if outcome.report is None and not outcome.fetched and not outcome.errors:
+            return _registration_outcome(agent.registration, args.cluster)
+        if outcome.report is None and outcome.errors:
+            return 3
         failed = outcome.report is None or any(r.error for r in outcome.report.objects.values())
         return 1 if failed or outcome.errors else 0
     return 0
+
+
+def _registration_outcome(answer: Any, cluster: str) -> int:
+    """--once found no branch for this cluster: say where its registration stands."""
+    if not answer:
+        print(f"{cluster} is not registered yet: no answer to its registration request so far "
+              "(is a hub running?)", file=sys.stderr)
+        return 4
+    if answer.result == "Denied":
+        print(f"{cluster}: registration denied: {answer.message}", file=sys.stderr)
+        return 1
+    if answer.result == "Pending":
+        print(f"{cluster} is waiting for approval: {answer.message}", file=sys.stderr)
+        return 4
+    print(f"{cluster}: registration {answer.result}: {answer.message}; its branch is not "
+          "there yet (the hub renders it next)", file=sys.stderr)
+    return 4

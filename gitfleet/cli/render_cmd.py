@@ -1,20 +1,24 @@
 """`gitfleet render [REPO] [--rev REV] --out DIR`: write the state tree as the state branch
 holds it.
 
+--out must be a new or empty folder, or one an earlier render wrote (it leaves a
+`.gitfleet-render` file listing what it wrote): only those files are replaced or removed;
+anything else there is left alone, and any other folder is refused with nothing written.
+
 Exit 0 when everything rendered, 1 when something could not (the rest is still written),
-2 for a usage error.
+2 for a usage or input error (a folder --out may not write into, no such commit).
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from gitfleet.cli.common import add_output_flag, print_data, print_table
+from gitfleet.cli.common import add_output_flag, print_data, print_table, require_repository
+from gitfleet.cli.outdir import MARKER, previous_files, write_tree
 from gitfleet.model.loader import load_fleet
 from gitfleet.render.core import render
 from gitfleet.source import read_revision, read_worktree
@@ -26,35 +30,24 @@ def add_parser(subparsers: Any) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("repo", nargs="?", default=".", help="fleet repo (default: .)")
     p.add_argument("--rev", help="render this commit instead of the working tree")
-    p.add_argument("--out", required=True, help="folder to write the state tree into "
-                   "(its previous content is replaced)")
+    p.add_argument("--out", required=True, help="a new or empty folder to write the state tree "
+                   f"into, or one an earlier render wrote (it holds {MARKER}); only the files "
+                   "that render wrote are replaced")
     add_output_flag(p)
     p.set_defaults(run=run)
 
 
-def write_tree(out: Path, files: dict[str, bytes]) -> None:
-    if out.exists():
-        if not out.is_dir():
-            raise SystemExit(f"error: --out {out} exists and is not a folder")
-        for child in out.iterdir():
-            if child.name == ".git":
-                continue
-            shutil.rmtree(child) if child.is_dir() else child.unlink()
-    for path, data in files.items():
-        target = out / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-
-
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
+    out = Path(args.out)
+    previous_files(out)  # refuse a folder render may not write into before any work
     if args.rev:
+        require_repository(args.repo)
         files, sha = read_revision(args.repo, args.rev)
     else:
         files, sha = read_worktree(args.repo), ""
     fleet = load_fleet(files)
     result = render(fleet, source_commit=sha)
-    out = Path(args.out)
     write_tree(out, result.files)
     seconds = time.perf_counter() - started
     if args.output != "table":

@@ -29,6 +29,8 @@ def repo_root(spec: str) -> Path:
     path = Path(spec).resolve()
     if not path.exists():
         raise InputError("no such repository", path=spec)
+    if not Git(path).is_repository():
+        raise InputError("not a Git repository (give a fleet repo's folder or a URL)", path=spec)
     out = Git(path).run("rev-parse", "--absolute-git-dir").decode().strip()
     git_dir = Path(out)
     return git_dir.parent if git_dir.name == ".git" else git_dir

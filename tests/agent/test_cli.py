@@ -29,5 +29,5 @@ def test_missing_kubeconfig_is_a_clear_error(tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["agent", "--repo", "file:///nowhere", "--cluster", "c1", "--once",
                  "--kubeconfig", str(tmp_path / "absent"), "--workdir", str(tmp_path / "w")])
-    assert code == 1
+    assert code == 2  # an input error
     assert "absent" in capsys.readouterr().err

@@ -148,7 +148,7 @@ def test_status(fleet: Path, capsys) -> None:
     rows = {r["CLUSTER"]: r for r in table(out.split("\n", 2)[2].split("\n\n")[0])}
     assert rows["prod-east"]["PHASE"] == "Success" and rows["prod-east"]["REPLICAS"] == "4"
     assert "spec.replicas" in out  # its drift
-    assert main(["status", "nope", "--repo", str(fleet)]) == 1
+    assert main(["status", "nope", "--repo", str(fleet)]) == 2  # an input error
     assert "no Subscription or policy 'nope'" in capsys.readouterr().err
 
 
@@ -169,4 +169,4 @@ def test_no_state_yet(tmp_path: Path, capsys) -> None:
     repo = example_repo(tmp_path / "fleet")
     assert main(["get", "clusters", "--repo", str(repo)]) == 0
     assert "no state yet" in capsys.readouterr().out
-    assert main(["status", "--repo", str(repo)]) == 1
+    assert main(["status", "--repo", str(repo)]) == 2

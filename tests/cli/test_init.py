@@ -62,7 +62,7 @@ def test_init_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[str
     root = tmp_path / "fleet"
     (root / "clusters").mkdir(parents=True)
     (root / "clusters" / "example.yaml").write_text("mine\n")
-    assert main(["init", str(root), "--no-git"]) == 1
+    assert main(["init", str(root), "--no-git"]) == 2
     assert "clusters/example.yaml" in capsys.readouterr().err
     assert (root / "clusters" / "example.yaml").read_text() == "mine\n"
     assert not (root / ".git").exists()
