@@ -1,10 +1,12 @@
-"""`gitfleet validate [REPO] [--rev REV]`: check a fleet repo; exit 0 when valid, 1 when not."""
+"""`gitfleet validate [REPO] [--rev REV]`: check a fleet repo; exit 0 when valid, 1 when not,
+2 for a usage or input error (no such commit, not a repository)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from gitfleet.cli.common import require_repository
 from gitfleet.model.loader import load_fleet
 from gitfleet.render.core import render
 from gitfleet.source import read_revision, read_worktree
@@ -21,6 +23,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.rev:
+        require_repository(args.repo)
     files = read_revision(args.repo, args.rev)[0] if args.rev else read_worktree(args.repo)
     fleet = load_fleet(files)
     # Rendering finds what loading cannot: missing feeds, failing patches, conflicts.
