@@ -68,3 +68,42 @@ def test_init_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert not (root / ".git").exists()
     assert main(["init", str(root), "--no-git", "--force"]) == 0
     assert "ManagedCluster" in (root / "clusters" / "example.yaml").read_text()
+
+
+def _install_step(root: Path) -> tuple[str, str]:
+    workflow = yaml.safe_load((root / ".github/workflows/gitfleet.yaml").read_text())
+    job = workflow["jobs"]["review"]
+    [script] = [s["run"] for s in job["steps"] if "pip install" in str(s.get("run", ""))]
+    return job["env"]["GITFLEET"], script
+
+
+def _run_install_check(script: str, gitfleet: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    """The step's shell, with pip and gitfleet replaced by stubs that record their arguments."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for tool in ("pip", "gitfleet"):
+        stub = bin_dir / tool
+        stub.write_text(f'#!/bin/sh\necho "{tool} $*" >> "{tmp_path}/calls"\n')
+        stub.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "GITFLEET": gitfleet}
+    return subprocess.run(["bash", "-e", "-c", script], env=env, capture_output=True, text=True,
+                          timeout=30)
+
+
+def test_ci_installs_a_pinned_gitfleet_never_the_index_namesake(tmp_path: Path) -> None:
+    root = tmp_path / "fleet"
+    assert main(["init", str(root), "--no-git"]) == 0
+    lines = (root / ".github/workflows/gitfleet.yaml").read_text().splitlines()
+    assert not [line for line in lines if "pip install gitfleet" in line.split("#")[0]]
+    source, script = _install_step(root)
+    assert source.startswith("git+https://") and "@v" in source
+    # as scaffolded, the placeholder stops the job with advice instead of installing anything
+    stopped = _run_install_check(script, source, tmp_path)
+    assert stopped.returncode != 0 and "set GITFLEET" in stopped.stdout
+    assert not (tmp_path / "calls").exists()
+    # an unpinned name is refused too; a pinned source is installed and its version printed
+    assert _run_install_check(script, "gitfleet", tmp_path).returncode != 0
+    pinned = "git+https://github.com/acme/gitfleet@v0.1.0"
+    assert _run_install_check(script, pinned, tmp_path).returncode == 0
+    assert (tmp_path / "calls").read_text().splitlines() == [f"pip install {pinned}",
+                                                             "gitfleet version"]
