@@ -19,10 +19,13 @@ def add_output_flag(parser: Any, *, choices: Sequence[str] = ("table", "json", "
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
-                file: Any = None) -> None:
+                file: Any = None, show_headers: bool = True) -> None:
     """A kubectl-like table: upper-case headers, columns padded by the widest cell."""
     out = file or sys.stdout
-    cells = [[str(h).upper() for h in headers]] + [[str(c) for c in r] for r in rows]
+    cells = ([[str(h).upper() for h in headers]] if show_headers else []) + \
+        [[str(c) for c in r] for r in rows]
+    if not cells:
+        return
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     for row in cells:
         print("   ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip(), file=out)

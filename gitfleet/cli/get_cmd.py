@@ -1,8 +1,15 @@
-"""`gitfleet get clusters|subscriptions|descriptions|drift`: kubectl-like tables read from Git.
+"""`gitfleet get TYPE [NAME...]`: kubectl-like tables read from Git.
 
-Reads the state branch and the agents' status branches of a fleet repo (a local path or a URL;
-default: the current repository). `-o wide` adds columns, `-o json|yaml` prints every field.
-AGE is the time since the object last changed in Git (a cluster: since its file was added).
+TYPE is clusters, subscriptions, descriptions or drift. Reads the state branch and the agents'
+status branches of a fleet repo (a local path or a URL; default: the current repository).
+`-o wide` adds columns, `-o json|yaml` prints every field (times as RFC 3339, ages as numbers
+of seconds), `-o name` prints TYPE/NAME lines, `--no-headers` drops the header row, and
+`-l SELECTOR` (clusters) keeps the clusters whose labels match (`env=prod,tier!=small`,
+`region in (eu,us)`). AGE is the time since the object last changed in Git (a cluster: since
+its file was added).
+
+A cluster waiting for its registration to be approved is READY `Pending`; a cluster with drift
+is SYNC `OutOfSync`; a Subscription whose last render failed is PHASE `RenderError`.
 """
 
 from __future__ import annotations
@@ -13,9 +20,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gitfleet.cli.common import print_data, print_table
+from gitfleet.errors import InputError
 from gitfleet.fleetview.repo import opened_repo
 from gitfleet.fleetview.rows import (
     View,
+    age,
     cluster_rows,
     description_rows,
     drift_rows,
@@ -30,23 +39,25 @@ RESOURCES: dict[str, tuple[Callable[[View], list[dict[str, Any]]], Columns, Colu
     "clusters": (cluster_rows,
                  [("name", "name"), ("ready", "ready"), ("sync", "sync"),
                   ("descriptions", "descriptions"), ("drifted", "drifted"),
-                  ("heartbeat", "heartbeat"), ("version", "kubernetes"), ("age", "age")],
+                  ("heartbeat", "heartbeatAgeSeconds"), ("version", "kubernetes"),
+                  ("age", "ageSeconds")],
                  [("mode", "syncMode"), ("applied state", "appliedState"),
                   ("agent", "agent"), ("labels", "labels"), ("reason", "reason")]),
     "subscriptions": (subscription_rows,
                       [("namespace", "namespace"), ("name", "name"), ("kind", "kind"),
                        ("clusters", "clusters"), ("ready", "ready"), ("phase", "phase"),
-                       ("replicas", "replicas"), ("age", "age")],
-                      [("available", "availableReplicas"), ("placement", "placement")]),
+                       ("replicas", "replicas"), ("age", "ageSeconds")],
+                      [("available", "availableReplicas"), ("placement", "placement"),
+                       ("message", "message")]),
     "descriptions": (description_rows,
                      [("namespace", "namespace"), ("name", "name"), ("cluster", "cluster"),
-                      ("deployer", "deployer"), ("phase", "phase"), ("age", "age")],
+                      ("deployer", "deployer"), ("phase", "phase"), ("age", "ageSeconds")],
                      [("objects", "objects"), ("replicas", "replicas"),
                       ("source commit", "sourceCommit"), ("message", "message")]),
     "drift": (drift_rows,
               [("cluster", "cluster"), ("description", "description"), ("kind", "kind"),
                ("namespace", "namespace"), ("name", "name"), ("fields", "fields"),
-               ("age", "age")],
+               ("age", "ageSeconds")],
               [("first seen", "firstSeen")]),
 }
 ALIASES = {"cluster": "clusters", "subscription": "subscriptions", "sub": "subscriptions",
@@ -54,22 +65,42 @@ ALIASES = {"cluster": "clusters", "subscription": "subscriptions", "sub": "subsc
            "descs": "descriptions", "drifts": "drift"}
 
 
+def selector(text: str) -> Callable[[dict[str, str]], bool]:
+    """`-l`: a Kubernetes label selector, parsed as the API server parses it."""
+    from gitfleet.kubesim.selectors import SelectorError, label_selector
+
+    try:
+        return label_selector(text)
+    except SelectorError as exc:
+        raise argparse.ArgumentTypeError(f"not a label selector: {text!r} ({exc})") from None
+
+
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("get", help="list clusters, subscriptions, descriptions or drift",
                               description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("resource", metavar="RESOURCE",
+    p.add_argument("resource", metavar="TYPE",
                    choices=sorted([*RESOURCES, *ALIASES]),
                    help="clusters | subscriptions | descriptions | drift")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help="only these (a cluster's name; NAME or NAMESPACE/NAME otherwise)")
     p.add_argument("--repo", default=".", help="fleet repo: a local path or a URL (default: .)")
     p.add_argument("--cluster", help="only rows of this cluster")
+    p.add_argument("-l", "--selector", type=selector,
+                   help="clusters: only those whose labels match, e.g. env=prod,tier!=small")
     p.add_argument("--branch-prefix", help="branch prefix (default: from fleet.yaml)")
-    p.add_argument("-o", "--output", choices=["table", "wide", "json", "yaml"], default="table",
-                   help="output format (default table)")
+    p.add_argument("-o", "--output", choices=["table", "wide", "name", "json", "yaml"],
+                   default="table", help="output format (default table)")
+    p.add_argument("--no-headers", action="store_true", help="tables: no header row")
     p.set_defaults(run=run)
 
 
-def cell(value: Any) -> str:
+def cell(value: Any, key: str = "") -> str:
+    """One table cell: seconds become kubectl ages, maps k=v lists, nothing a dash."""
+    if key.endswith("AgeSeconds") or key == "ageSeconds":
+        if value is None:
+            return "never" if key.startswith("heartbeat") else "<unknown>"
+        return age(value)
     if isinstance(value, dict):
         return ",".join(f"{k}={v}" for k, v in value.items()) or "<none>"
     if value == "" or value is None:
@@ -77,21 +108,46 @@ def cell(value: Any) -> str:
     return str(value)
 
 
+def row_name(resource: str, row: dict[str, Any]) -> str:
+    """`-o name`: TYPE/NAME as kubectl prints it (NAMESPACE/NAME where there is one)."""
+    kind = {"clusters": "cluster", "subscriptions": "subscription",
+            "descriptions": "description", "drift": "drift"}[resource]
+    if resource == "clusters":
+        return f"{kind}/{row['name']}"
+    if resource == "descriptions":
+        return f"{kind}/{row['cluster']}/{row['namespace']}/{row['name']}"
+    if resource == "drift":
+        return f"{kind}/{row['cluster']}/{row['kind']}/{row['namespace'] or '_'}/{row['name']}"
+    return f"{kind}/{row['namespace']}/{row['name']}"
+
+
 def show(rows: list[dict[str, Any]], columns: Columns, output: str, *,
-         empty: str = "No resources found.") -> None:
+         empty: str = "No resources found.", resource: str = "", headers: bool = True) -> None:
     if output in ("json", "yaml"):
         print_data(rows, output)
+        return
+    if output == "name":
+        for r in rows:
+            print(row_name(resource, r))
         return
     if not rows:
         print(empty)
         return
-    print_table([h for h, _ in columns], [[cell(r.get(k)) for _, k in columns] for r in rows])
+    print_table([h for h, _ in columns], [[cell(r.get(k), k) for _, k in columns] for r in rows],
+                show_headers=headers)
 
 
 def load_view(spec: str, prefix: str | None) -> View:
     with opened_repo(spec, refs=("refs/heads/*",)) as path:
         snap = read_snapshot(Git(path), prefix=prefix)
     return View(snap, time.time())
+
+
+def _named(resource: str, row: dict[str, Any], names: Sequence[str]) -> bool:
+    if resource == "clusters":
+        return row["name"] in names
+    key = f"{row.get('namespace', '')}/{row['name']}"
+    return row["name"] in names or key in names
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,10 +161,23 @@ def run(args: argparse.Namespace) -> int:
             rows = [r for r in rows if args.cluster in r["placement"]]
         else:
             rows = [r for r in rows if r.get(key) == args.cluster]
-    if view.snap.state_commit is None and resource != "drift" and args.output not in (
-            "json", "yaml"):
+    if args.selector is not None:
+        if resource != "clusters":
+            raise InputError("-l selects clusters by label: use it with `get clusters` (for "
+                             "other types, --cluster NAME)")
+        rows = [r for r in rows if args.selector(r["labels"] or {})]
+    if args.names:
+        rows = [r for r in rows if _named(resource, r, args.names)]
+        missing = [n for n in args.names if not any(_named(resource, r, [n]) for r in rows)]
+        if missing:
+            show(rows, [*columns, *wide] if args.output == "wide" else columns, args.output,
+                 resource=resource, headers=not args.no_headers, empty="")
+            raise InputError(f"{resource} not found: {', '.join(missing)}")
+    if view.snap.state_commit is None and resource != "drift" and args.output in (
+            "table", "wide"):
         print(f"no state yet: branch {view.snap.prefix}/state does not exist "
               "(is a hub running on this repo?)")
         return 0
-    show(rows, [*columns, *wide] if args.output == "wide" else columns, args.output)
+    show(rows, [*columns, *wide] if args.output == "wide" else columns, args.output,
+         resource=resource, headers=not args.no_headers)
     return 0

@@ -14,7 +14,15 @@ from typing import Any
 from gitfleet.cli.common import print_data, print_table
 from gitfleet.cli.get_cmd import cell, load_view
 from gitfleet.errors import InputError
-from gitfleet.fleetview.rows import View, cluster_rows, drift_rows, short, subscription_rows
+from gitfleet.fleetview.rows import (
+    RENDER_ERROR,
+    View,
+    cluster_rows,
+    drift_rows,
+    rfc3339,
+    short,
+    subscription_rows,
+)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -34,10 +42,13 @@ def fleet_status(view: View) -> dict[str, Any]:
     clusters = cluster_rows(view)
     return {
         "stateCommit": snap.state_commit or "", "sourceCommit": snap.source_commit,
-        "renderedAgo": view.since(snap.state_time),
+        "renderedAt": rfc3339(snap.state_time),
+        "renderedAgeSeconds": view.seconds(snap.state_time),
         "clusters": {"total": len(clusters),
                      "ready": sum(1 for c in clusters if c["ready"] == "True"),
-                     "inSync": sum(1 for c in clusters if c["sync"] == "Synced"
+                     "pending": sum(1 for c in clusters if c["ready"] == "Pending"),
+                     "drifted": sum(1 for c in clusters if c["drifted"]),
+                     "inSync": sum(1 for c in clusters if c["sync"] in ("Synced", "OutOfSync")
                                    and c["appliedState"] == short(snap.state_commit or "-"))},
         "clusterRows": clusters,
         "subscriptions": subscription_rows(view),
@@ -66,6 +77,8 @@ def subscription_status(view: View, wanted: str) -> dict[str, Any]:
         if (d.namespace, d.name.removesuffix("@helm")) != (sub["namespace"], sub["name"]):
             continue
         phase, message = view.phase(d)
+        if d.render_errors:
+            phase = RENDER_ERROR
         live = view.live_replicas(d)
         status = view.snap.statuses.get(d.cluster)
         per_cluster.append({
@@ -79,7 +92,7 @@ def subscription_status(view: View, wanted: str) -> dict[str, Any]:
     ident = f"{sub['kind']}/{sub['namespace'] + '/' if sub['namespace'] != '_cluster' else ''}" \
             f"{sub['name']}"
     return {
-        **{k: sub[k] for k in ("namespace", "name", "kind", "phase", "replicas")},
+        **{k: sub[k] for k in ("namespace", "name", "kind", "phase", "replicas", "message")},
         "clusters": per_cluster,
         "drift": [r for r in drift_rows(view) if r["description"] == key],
         "errors": [e for e in view.snap.errors if e.get("subscription") == ident],
@@ -99,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
     if args.subscription:
         print(f"{data['kind']} {data['namespace']}/{data['name']}: {data['phase']}, "
               f"{data['replicas']} replicas desired in {len(data['clusters'])} clusters")
+        if data["message"]:
+            print(data["message"])
         print()
         cols = ["cluster", "phase", "replicas", "ready", "available", "source commit",
                 "applied state", "message"]
@@ -108,14 +123,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         c = data["clusters"]
         print(f"state {short(data['stateCommit'])} rendered from {short(data['sourceCommit'])} "
-              f"{data['renderedAgo']} ago")
-        print(f"clusters: {c['ready']}/{c['total']} ready, {c['inSync']}/{c['total']} "
-              "applied the current state")
+              f"{cell(data['renderedAgeSeconds'], 'ageSeconds')} ago")
+        waiting = f", {c['pending']} waiting for approval" if c["pending"] else ""
+        drifted = f", {c['drifted']} out of sync (drift)" if c["drifted"] else ""
+        print(f"clusters: {c['ready']}/{c['total']} ready{waiting}, {c['inSync']}/{c['total']} "
+              f"applied the current state{drifted}")
         print(f"render: {len(data['errors'])} errors, {len(data['warnings'])} warnings")
         print()
         print_table(["cluster", "ready", "sync", "applied state", "heartbeat", "drifted"],
-                    [[cell(r[k]) for k in ("name", "ready", "sync", "appliedState",
-                                            "heartbeat", "drifted")]
+                    [[cell(r[k], k) for k in ("name", "ready", "sync", "appliedState",
+                                               "heartbeatAgeSeconds", "drifted")]
                      for r in data["clusterRows"]])
         print()
         print_table(["namespace", "name", "kind", "ready", "phase", "replicas"],
@@ -129,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
     if data["drift"]:
         print()
         print_table(["cluster", "description", "kind", "namespace", "name", "fields", "age"],
-                    [[cell(r[k]) for k in ("cluster", "description", "kind", "namespace",
-                                            "name", "fields", "age")] for r in data["drift"]])
+                    [[cell(r[k], k) for k in ("cluster", "description", "kind", "namespace",
+                                               "name", "fields", "ageSeconds")]
+                     for r in data["drift"]])
     return 0

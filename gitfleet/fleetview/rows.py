@@ -4,6 +4,12 @@ Readiness is judged as the hub judges it (heartbeat age against its interval), a
 reading, so a table never shows a cluster as ready on the strength of an old fleet-status
 commit. A Description's phase comes from its cluster's status: `Pending` until an agent
 reports it, `Unknown` while the cluster is not ready.
+
+Rows carry times as RFC 3339 timestamps and ages as numbers of seconds (`ageSeconds`,
+`heartbeatAgeSeconds`) for JSON and YAML; tables turn the seconds into kubectl's short ages.
+A cluster whose registration waits for approval is `Pending`, never ready; a cluster with drift
+is never `Synced` (`OutOfSync`); a unit whose last render failed shows `RenderError` and the
+error, not the phase of the last good Descriptions it keeps.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitfleet.clock import isoformat
 from gitfleet.fleetview.snapshot import DescriptionEntry, FleetSnapshot
 from gitfleet.hub.fleetstatus import PHASE_ORDER, cluster_summary, worst_phase
 
@@ -45,7 +52,11 @@ class View:
                                                   repr=False)
 
     def since(self, ts: float | None) -> str:
-        return age(None if ts is None else self.now - ts)
+        return age(self.seconds(ts))
+
+    def seconds(self, ts: float | None) -> int | None:
+        """Whole seconds from `ts` to now (None when unknown)."""
+        return None if ts is None else max(0, int(self.now - ts))
 
     def summary(self, cluster: str) -> dict[str, Any]:
         if cluster not in self._summaries:
@@ -86,32 +97,64 @@ class View:
         return out
 
 
+def rfc3339(ts: float | None) -> str | None:
+    return None if ts is None else isoformat(ts)
+
+
+OUT_OF_SYNC = "OutOfSync"
+REGISTRATION_READY = {"Requested": "Pending", "Pending": "Pending", "Approved": "Pending",
+                      "Denied": "False", "Invalid": "False"}
+
+
+def _sync(status: Any, drifted: int) -> str:
+    if status is None:
+        return "Pending"
+    result = str(status.sync.result)
+    return OUT_OF_SYNC if drifted and result == "Synced" else result
+
+
 def cluster_rows(view: View) -> list[dict[str, Any]]:
     snap = view.snap
     counts: dict[str, int] = {}
     for d in snap.descriptions:
         counts[d.cluster] = counts.get(d.cluster, 0) + 1
     rows = []
-    for name in sorted(set(snap.clusters) | set(snap.statuses)):
+    pending = {n for n, r in snap.registrations.items() if n not in snap.clusters}
+    for name in sorted(set(snap.clusters) | set(snap.statuses) | pending):
         entry = snap.clusters.get(name)
         summary = view.summary(name)
         status = snap.statuses.get(name)
         hb = status.heartbeat if status else None
+        hb_time = _ts(hb.time) if hb else None
+        drifted = len(status.drift) if status else 0
+        ready, reason = ("True" if summary["ready"] else "False"), summary["reason"]
+        registration = snap.registrations.get(name)
+        if entry is None:  # not in the state: not part of the fleet (yet)
+            if registration is not None:
+                ready = REGISTRATION_READY.get(registration.result, "False")
+                reason = f"registration {registration.result}: {registration.message}"
+            else:
+                ready, reason = "False", f"not in the fleet (no clusters/{name}.yaml)"
+        added = snap.cluster_added.get(name)
         rows.append({
             "name": name,
-            "ready": "True" if summary["ready"] else "False",
-            "reason": summary["reason"],
-            "sync": str(status.sync.result) if status else "Pending",
+            "ready": ready,
+            "reason": reason,
+            "sync": _sync(status, drifted) if entry is not None or status is None else
+                    "Pending",
             "descriptions": counts.get(name, 0),
-            "drifted": len(status.drift) if status else 0,
-            "heartbeat": view.since(_ts(hb.time) if hb else None) if hb else "never",
+            "drifted": drifted,
+            "heartbeat": rfc3339(hb_time),
+            "heartbeatAgeSeconds": view.seconds(hb_time),
             "kubernetes": hb.kubernetes_version if hb else "",
             "agent": hb.agent_version if hb else "",
             "syncMode": entry.sync_mode if entry else "",
             "labels": entry.labels if entry else {},
             "appliedState": short(status.sync.state_commit) if status else "",
             "inState": entry is not None,
-            "age": view.since(snap.cluster_added.get(name)),
+            "registration": registration.result if registration else "",
+            "added": rfc3339(added),
+            "ageSeconds": view.seconds(added),
         })
     return rows
 
@@ -121,7 +164,9 @@ def description_rows(view: View) -> list[dict[str, Any]]:
     for d in sorted(view.snap.descriptions, key=lambda d: (d.namespace, d.name, d.cluster)):
         phase, message = view.phase(d)
         if d.render_errors:
+            phase = RENDER_ERROR
             message = "render failed, last good kept: " + "; ".join(d.render_errors)
+        changed = view.snap.commit_time(d.source_commit)
         rows.append({
             "namespace": d.namespace, "name": d.name, "cluster": d.cluster,
             "deployer": d.deployer, "phase": phase, "objects": d.objects,
@@ -130,9 +175,28 @@ def description_rows(view: View) -> list[dict[str, Any]]:
                       f"{d.source['namespace'] + '/' if d.source.get('namespace') else ''}"
                       f"{d.source.get('name', '')}",
             "message": message,
-            "age": view.since(view.snap.commit_time(d.source_commit)),
+            "changed": rfc3339(changed),
+            "ageSeconds": view.seconds(changed),
         })
     return rows
+
+
+RENDER_ERROR = "RenderError"
+
+
+def _unit_errors(view: View, ds: list[DescriptionEntry]) -> list[str]:
+    """The render errors of one unit: those its Descriptions carry, and those the state's
+    errors file names it in (a unit that failed before it ever rendered has no Description)."""
+    errors = list(dict.fromkeys(e for d in ds for e in d.render_errors))
+    source = ds[0].source
+    ident = "/".join(p for p in (source.get("kind", ""), source.get("namespace", ""),
+                                 source.get("name", "")) if p)
+    for e in view.snap.errors:
+        if e.get("subscription") == ident:
+            text = str(e.get("message", ""))
+            if text and text not in errors and not any(text in x for x in errors):
+                errors.append(text)
+    return errors
 
 
 def subscription_rows(view: View) -> list[dict[str, Any]]:
@@ -146,17 +210,22 @@ def subscription_rows(view: View) -> list[dict[str, Any]]:
         live = [view.live_replicas(d) for d in ds]
         times = [t for d in ds if (t := view.snap.commit_time(d.source_commit)) is not None]
         desired = sum(d.replicas for d in ds)
+        errors = _unit_errors(view, ds)
+        changed = max(times) if times else None
         rows.append({
             "namespace": ns, "name": name, "kind": ds[0].source.get("kind", ""),
             "clusters": len({d.cluster for d in ds}),
             "ready": f"{phases.count('Success')}/{len(phases)}",
-            "phase": worst_phase(phases),
+            "phase": RENDER_ERROR if errors else worst_phase(phases),
             "phases": {p: phases.count(p) for p in PHASE_ORDER if p in phases},
             "replicas": desired,
             "readyReplicas": sum(x["readyReplicas"] for x in live),
             "availableReplicas": sum(x["availableReplicas"] for x in live),
             "placement": {d.cluster: d.replicas for d in sorted(ds, key=lambda d: d.cluster)},
-            "age": view.since(max(times) if times else None),
+            "message": ("render failed, last good kept: " + "; ".join(errors)) if errors else "",
+            "renderErrors": errors,
+            "changed": rfc3339(changed),
+            "ageSeconds": view.seconds(changed),
         })
     return rows
 
@@ -174,7 +243,7 @@ def drift_rows(view: View) -> list[dict[str, Any]]:
                 "details": [{"path": f.path, "desired": f.desired, "live": f.live}
                             for f in dr.fields],
                 "firstSeen": dr.first_seen,
-                "age": view.since(_ts(dr.first_seen)),
+                "ageSeconds": view.seconds(_ts(dr.first_seen)),
             })
     return rows
 

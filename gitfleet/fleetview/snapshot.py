@@ -55,6 +55,16 @@ class DescriptionEntry:
         return f"{self.namespace}/{self.name}"
 
 
+@dataclass(frozen=True)
+class RegistrationEntry:
+    """A cluster's registration request and the hub's answer to its current spec:
+    `Pending`, `Approved`, `Denied`, or `Requested` while the hub has not answered."""
+
+    name: str
+    result: str
+    message: str
+
+
 @dataclass
 class FleetSnapshot:
     """What the fleet's branches say, read once."""
@@ -72,6 +82,7 @@ class FleetSnapshot:
     warnings: list[dict[str, Any]] = field(default_factory=list)
     commit_times: dict[str, int] = field(default_factory=dict)
     cluster_added: dict[str, int] = field(default_factory=dict)  # first commit of clusters/<c>
+    registrations: dict[str, RegistrationEntry] = field(default_factory=dict)
 
     def commit_time(self, sha: str) -> int | None:
         return self.commit_times.get(sha)
@@ -265,7 +276,31 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
         snap.status_times = {n: times[s] for n, s in names.items() if s in times}
     snap.commit_times = _commit_times(git, shas)
     snap.cluster_added = _cluster_added_times(git, source_ref)
+    snap.registrations = _registrations(git, branches)
     return snap
+
+
+def _registrations(git: Git, branches: Branches) -> dict[str, RegistrationEntry]:
+    from gitfleet.registration.request import REQUEST_FILE, parse
+
+    prefix = branches.registration("")
+    out = {}
+    for ref, tip in sorted(git.refs(prefix).items()):
+        name = ref[len(prefix):]
+        raw = git.read_blob(tip, REQUEST_FILE)
+        if raw is None:
+            continue
+        try:
+            request, answer = parse(raw, f"{ref}:{REQUEST_FILE}")
+        except InputError as exc:
+            out[name] = RegistrationEntry(name, "Invalid", exc.message)
+            continue
+        if answer is None or answer.request_digest != request.digest():
+            out[name] = RegistrationEntry(name, "Requested", "no answer from the hub yet")
+        else:
+            out[name] = RegistrationEntry(name, answer.result,
+                                          answer.message.replace("{prefix}", branches.prefix))
+    return out
 
 
 def _load(data: bytes) -> Any:

@@ -87,7 +87,8 @@ def test_get_clusters(fleet: Path, capsys) -> None:
     assert main(["get", "clusters", "--repo", str(fleet)]) == 0
     rows = {r["NAME"]: r for r in table(capsys.readouterr().out)}
     assert set(rows) == {"prod-east", "prod-west", "staging"}
-    assert rows["prod-east"]["READY"] == "True" and rows["prod-east"]["SYNC"] == "Synced"
+    assert rows["prod-east"]["READY"] == "True"
+    assert rows["prod-east"]["SYNC"] == "OutOfSync"  # applied, but it has drift
     assert rows["prod-east"]["DRIFTED"] == "1" and rows["prod-east"]["VERSION"] == "v1.29.0"
     assert rows["prod-west"]["READY"] == "False"  # its last heartbeat is an hour old
     assert rows["staging"]["READY"] == "False" and rows["staging"]["HEARTBEAT"] == "never"
@@ -141,7 +142,7 @@ def test_status(fleet: Path, capsys) -> None:
     state = Git(fleet).resolve(Branches().state)
     assert out.startswith(f"state {state[:12]} rendered from "
                           f"{git(fleet, 'rev-parse', 'main')[:12]}")
-    assert "clusters: 1/3 ready, 2/3 applied the current state" in out
+    assert "clusters: 1/3 ready, 2/3 applied the current state, 1 out of sync (drift)" in out
     assert main(["status", "web", "--repo", str(fleet)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Subscription web/web: Unknown, 6 replicas desired in 2 clusters")
