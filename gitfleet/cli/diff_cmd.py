@@ -2,7 +2,9 @@
 
 Renders both commits and shows, per cluster, the objects added, changed and removed (with a
 unified diff of each), the replicas that move, the overrides whose effect is deferred
-(ApplyLater), and the errors HEAD introduces. Exit 1 when HEAD introduces an error, else 0.
+(ApplyLater), and the errors HEAD introduces. Exit 1 when HEAD introduces an error, 0 when
+it does not, 2 when BASE or HEAD is no commit (or --repo no repository), 3 when a remote
+cannot be reached.
 `--format markdown` is ready to post as a pull-request comment.
 """
 
@@ -13,6 +15,7 @@ import json
 import sys
 from typing import Any
 
+from gitfleet.cli.progress import progress
 from gitfleet.diff.engine import diff_revisions
 from gitfleet.diff.markdown import DEFAULT_LIMIT, render_markdown
 from gitfleet.diff.text import render_text
@@ -36,8 +39,9 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with opened_repo(args.repo, refs=("refs/heads/*", "refs/tags/*"),
-                     revs=(args.base, args.head)) as path:
+    with progress(f"diffing {args.base}..{args.head}", stream=sys.stderr), \
+            opened_repo(args.repo, refs=("refs/heads/*", "refs/tags/*"),
+                        revs=(args.base, args.head)) as path:
         result = diff_revisions(path, args.base, args.head)
     shown = result.only(args.cluster) if args.cluster else result
     if args.format == "json":

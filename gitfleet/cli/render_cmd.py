@@ -19,6 +19,7 @@ from typing import Any
 
 from gitfleet.cli.common import add_output_flag, print_data, print_table, require_repository
 from gitfleet.cli.outdir import MARKER, previous_files, write_tree
+from gitfleet.cli.progress import progress
 from gitfleet.model.loader import load_fleet
 from gitfleet.render.core import render
 from gitfleet.source import read_revision, read_worktree
@@ -43,12 +44,14 @@ def run(args: argparse.Namespace) -> int:
     previous_files(out)  # refuse a folder render may not write into before any work
     if args.rev:
         require_repository(args.repo)
-        files, sha = read_revision(args.repo, args.rev)
-    else:
-        files, sha = read_worktree(args.repo), ""
-    fleet = load_fleet(files)
-    result = render(fleet, source_commit=sha)
-    write_tree(out, result.files)
+    with progress(f"rendering {args.repo}", stream=sys.stderr):
+        if args.rev:
+            files, sha = read_revision(args.repo, args.rev)
+        else:
+            files, sha = read_worktree(args.repo), ""
+        fleet = load_fleet(files)
+        result = render(fleet, source_commit=sha)
+        write_tree(out, result.files)
     seconds = time.perf_counter() - started
     if args.output != "table":
         print_data({

@@ -1,0 +1,87 @@
+"""Conventions every command keeps: documented exit codes, Go-style durations, -v and
+--log-format on either side of the subcommand, JSON log lines, `version`, and a progress line
+only on a terminal."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from gitfleet import __version__
+from gitfleet.cli import build_parser, main
+from gitfleet.cli.progress import progress
+from tests.cli.fleetrepo import example_repo
+
+
+def test_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["--help"], ["diff", "--help"], ["get", "--help"]):
+        with pytest.raises(SystemExit) as done:
+            main(argv)
+        assert done.value.code == 0
+        out = capsys.readouterr().out
+        assert "exit codes:" in out and "2  usage or input error" in out, argv
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["version"]) == 0
+    assert capsys.readouterr().out.strip() == f"gitfleet {__version__}"
+    assert main(["version", "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["gitfleet"] == __version__
+
+
+def test_verbosity_and_log_format_on_either_side(tmp_path: Path) -> None:
+    parser = build_parser()
+    before = parser.parse_args(["-v", "validate", "."])
+    after = parser.parse_args(["validate", ".", "-vv", "--log-format", "json"])
+    assert before.verbose == 1 and after.verbose_sub == 2 and after.log_format_sub == "json"
+    agent = parser.parse_args(["agent", "--repo", "r", "--cluster", "c", "--interval", "1m30s",
+                               "--heartbeat-interval", "2m"])
+    assert agent.interval == 90.0 and agent.heartbeat_interval == 120.0
+
+
+def test_hub_logs_one_json_object_per_line_at_info_by_default(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path / "fleet")
+    proc = subprocess.run([sys.executable, "-m", "gitfleet", "hub", "--repo", str(repo),
+                           "--once", "--interval", "1m30s", "--log-format", "json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stderr.splitlines() if line.strip()]
+    assert lines, "the hub logs at info by default"
+    assert all({"time", "level", "logger", "msg"} <= set(line) for line in lines)
+    render = next(line for line in lines if line["msg"] == "render")
+    assert render["level"] == "info" and render["clusters"] in (3, "3")
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_line_only_on_a_terminal() -> None:
+    tty = _Terminal()
+    release = threading.Event()
+    with progress("rendering .", stream=tty, after=0.0, every=0.01):
+        for _ in range(500):  # until the line has been drawn (at most 5 s)
+            if "rendering ." in tty.getvalue():
+                break
+            release.wait(0.01)
+    text = tty.getvalue()
+    assert "\rrendering ." not in text and "rendering ." in text
+    assert text.endswith("\r\033[K")  # erased at the end
+    pipe = io.StringIO()
+    with progress("rendering .", stream=pipe, after=0.0, every=0.01):
+        release.wait(0.05)
+    assert pipe.getvalue() == ""
+
+
+def test_quick_work_shows_no_progress_line() -> None:
+    tty = _Terminal()
+    with progress("rendering .", stream=tty, after=60.0):
+        pass
+    assert tty.getvalue() == ""
