@@ -3,8 +3,12 @@ order kustomize would, and say what the agent needs."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
 
 from gitfleet.kube.client import KubeClient
@@ -56,13 +60,74 @@ def test_dockerfile_runs_gitfleet() -> None:
 
 
 def test_hub_manifest_applies() -> None:
-    docs = [d for d in yaml.safe_load_all((ROOT / "deploy/hub/hub.yaml").read_text()) if d]
+    hub = ROOT / "deploy" / "hub"
+    order = yaml.safe_load((hub / "kustomization.yaml").read_text())["resources"]
+    docs = [d for f in order for d in yaml.safe_load_all((hub / f).read_text()) if d]
+    assert docs[0]["kind"] == "Namespace" and docs[0]["metadata"]["name"] == "gitfleet-hub"
     with KubeSim() as sim:
         client = KubeClient(sim.api_client())
-        client.ensure_namespace("gitfleet-hub")
         for doc in docs:
             client.apply(doc)
         dep = client.get("apps/v1", "Deployment", "gitfleet-hub", "gitfleet-hub")
     assert dep is not None
     args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
     assert args[0] == "hub" and "--repo=$(GITFLEET_REPO_URL)" in args
+
+
+# --- kubectl, as an operator applies them ------------------------------------------------------
+
+KUBECTL = shutil.which("kubectl")
+needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+
+
+def _kubectl(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    assert KUBECTL is not None
+    return subprocess.run([KUBECTL, "--kubeconfig", str(kubeconfig), *args], capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)
+
+
+def _rendered(folder: str) -> list[dict[str, Any]]:
+    assert KUBECTL is not None
+    out = subprocess.run([KUBECTL, "kustomize", folder], capture_output=True, text=True,
+                         timeout=60, cwd=ROOT, check=True).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+@needs_kubectl
+@pytest.mark.parametrize("folder, namespace", [("deploy/agent", "gitfleet-system"),
+                                               ("deploy/hub", "gitfleet-hub")])
+def test_kubectl_applies_the_kustomization(folder: str, namespace: str, tmp_path: Path) -> None:
+    with KubeSim() as sim:
+        kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
+        # a server-side dry run checks every object against the API; objects in a namespace
+        # the same run would create fail on a real server too, so the Namespace goes first
+        ns = _kubectl(kubeconfig, "apply", "-f", f"{folder}/namespace.yaml")
+        assert ns.returncode == 0, ns.stderr
+        dry = _kubectl(kubeconfig, "apply", "--dry-run=server", "-k", folder)
+        assert dry.returncode == 0, dry.stderr
+        assert "deployment.apps/" in dry.stdout and "(server dry run)" in dry.stdout
+        none = _kubectl(kubeconfig, "get", "deployments", "-n", namespace, "-o", "name")
+        assert none.stdout.strip() == ""  # a dry run persists nothing
+        done = _kubectl(kubeconfig, "apply", "--server-side", "-k", folder)
+        assert done.returncode == 0, done.stderr
+        names = _kubectl(kubeconfig, "get", "deployments", "-n", namespace, "-o", "name")
+    assert names.stdout.strip().startswith("deployment.apps/gitfleet-")
+
+
+@needs_kubectl
+@pytest.mark.parametrize("folder, kind", [("deploy/agent", "agent"), ("deploy/hub", "hub")])
+def test_image_comes_from_kustomize_and_probes_use_the_http_port(folder: str,
+                                                                   kind: str) -> None:
+    docs = _rendered(folder)
+    kinds = [d["kind"] for d in docs]
+    assert "Namespace" in kinds
+    [dep] = [d for d in docs if d["kind"] == "Deployment"]
+    [container] = dep["spec"]["template"]["spec"]["containers"]
+    images = yaml.safe_load((ROOT / folder / "kustomization.yaml").read_text())["images"]
+    assert container["image"] == f"{images[0]['newName']}:{images[0]['newTag']}"
+    assert "--listen=0.0.0.0:8080" in container["args"]
+    assert {"name": "http", "containerPort": 8080} in container["ports"]
+    live, ready = container["livenessProbe"]["httpGet"], container["readinessProbe"]["httpGet"]
+    assert live == {"path": "/healthz", "port": "http"}
+    # the agent is ready once it serves /readyz; the hub has one health endpoint
+    assert ready == {"path": "/readyz" if kind == "agent" else "/healthz", "port": "http"}
