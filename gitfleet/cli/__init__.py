@@ -114,6 +114,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GitfleetError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAULT
+    except OSError as exc:  # a disk full, a folder we may not write: the system's words
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAULT
     except KeyboardInterrupt:
         return 130
     return code

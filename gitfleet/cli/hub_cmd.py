@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gitfleet.durations import parse_duration
+from gitfleet.durations import duration_arg
 from gitfleet.errors import GitfleetError, TransientError
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.loop import HubDaemon
@@ -35,10 +35,10 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--repo", required=True, help="fleet repo: a local path or a remote URL")
     p.add_argument("--branch", help="source branch (default: fleet.yaml sourceBranch, or main)")
     p.add_argument("--once", action="store_true", help="run one round and exit")
-    p.add_argument("--interval",
+    p.add_argument("--interval", type=duration_arg,
                    help="fetch interval for a remote, re-check for a local repo "
                    "(default: fleet.yaml intervals.fetch, else 15s)")
-    p.add_argument("--debounce", default="50ms",
+    p.add_argument("--debounce", type=duration_arg, default=0.05,
                    help="quiet time after a trigger before rendering (default 50ms)")
     p.add_argument("--listen", default="",
                    help="HOST:PORT for webhooks, /healthz and /metrics (e.g. 127.0.0.1:8080)")
@@ -61,8 +61,8 @@ def settings_of(args: argparse.Namespace) -> HubSettings:
     if args.webhook_secret_file:
         secret = Path(args.webhook_secret_file).read_text().strip()
     try:
-        interval = parse_duration(args.interval) if args.interval else None
-        debounce = parse_duration(args.debounce)
+        interval = args.interval
+        debounce = args.debounce
         if args.listen:
             parse_listen(args.listen)
     except ValueError as exc:

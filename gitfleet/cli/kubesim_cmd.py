@@ -8,6 +8,8 @@ import sys
 import threading
 from typing import Any
 
+from gitfleet.durations import duration_arg
+
 
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -19,8 +21,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--nodes", type=int, default=1, help="number of Nodes (default 1)")
     parser.add_argument("--cpu", default="4", help="CPU capacity per node (default 4)")
     parser.add_argument("--memory", default="8Gi", help="memory per node (default 8Gi)")
-    parser.add_argument("--controller-delay", type=float, default=0.2,
-                        help="seconds before workload status follows spec (default 0.2)")
+    parser.add_argument("--controller-delay", type=duration_arg, default=0.2,
+                        help="time before workload status follows spec (default 200ms)")
     parser.add_argument("--name", default="kubesim", help="cluster/context name in kubeconfig")
     parser.add_argument("--pods", action="store_true",
                         help="create Pods for workloads (Running once ready)")

@@ -189,3 +189,14 @@ def test_agent_once_says_it_waits_for_approval(bare_fleet: Path, tmp_path: Path)
     assert second.returncode == 4, second.stderr
     assert "edge-9 is waiting for approval" in second.stderr
     assert "gitfleet approve edge-9" in second.stderr
+
+
+def test_a_folder_render_cannot_create_is_an_error_not_a_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = example_repo(tmp_path / "fleet")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    assert main(["render", str(repo), "--out", str(blocker / "out")]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "a-file" in err and "Traceback" not in err
+    assert blocker.read_text() == "x"
