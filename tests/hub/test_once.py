@@ -68,7 +68,8 @@ def run_render(repo: Path, out: Path) -> dict[str, str]:
 
     subprocess.run([sys.executable, "-m", "gitfleet", "render", str(repo), "--rev", "main",
                     "--out", str(out)], check=True, capture_output=True)
-    return {p.relative_to(out).as_posix(): p.read_text() for p in out.rglob("*") if p.is_file()}
+    return {p.relative_to(out).as_posix(): p.read_text() for p in out.rglob("*")
+            if p.is_file() and p.name != ".gitfleet-render"}  # render's own list of its files
 
 
 def test_bare_repo_and_missing_branch(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ def git(repo: Path, *args: str) -> str:
 
 def tree(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in folder.rglob("*") if p.is_file()}
+            for p in folder.rglob("*") if p.is_file() and p.name != ".gitfleet-render"}
 
 
 @pytest.fixture
@@ -95,14 +95,17 @@ def test_render_output_json_parses(tmp_path: Path) -> None:
     assert data["out"] == str(tmp_path / "s")
 
 
-def test_render_replaces_what_the_out_folder_held_but_keeps_its_git(tmp_path: Path) -> None:
+def test_render_replaces_only_its_own_files_and_keeps_a_git(tmp_path: Path) -> None:
     out = tmp_path / "state"
-    (out / ".git").mkdir(parents=True)
-    (out / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-    (out / "clusters" / "gone").mkdir(parents=True)
-    (out / "clusters" / "gone" / "cluster.yaml").write_text("name: gone\n")
+    busy = tmp_path / "busy"
+    (busy / "clusters" / "gone").mkdir(parents=True)
+    (busy / "clusters" / "gone" / "cluster.yaml").write_text("name: gone\n")
+    assert gitfleet("render", ROOT, "--out", busy).returncode == 2  # not written by render
+    assert (busy / "clusters" / "gone" / "cluster.yaml").read_text() == "name: gone\n"
     assert gitfleet("render", ROOT, "--out", out).returncode == 0
-    assert not (out / "clusters" / "gone").exists()
+    (out / ".git").mkdir()
+    (out / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    assert gitfleet("render", ROOT, "--out", out).returncode == 0
     assert (out / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
     assert (out / "errors.yaml").is_file()
 
@@ -156,7 +159,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 
 def test_bad_repo_and_bad_out_are_errors_not_tracebacks(tmp_path: Path) -> None:
     proc = gitfleet("validate", tmp_path / "nowhere")
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # an input error
     assert "not a directory" in proc.stderr and "Traceback" not in proc.stderr
     a_file = tmp_path / "file"
     a_file.write_text("x")
@@ -207,5 +210,5 @@ def test_rev_renders_the_committed_fleet_not_the_working_tree(committed: tuple[P
 def test_rev_that_does_not_exist_is_an_error(committed: tuple[Path, str], tmp_path: Path) -> None:
     repo, _ = committed
     proc = gitfleet("render", repo, "--rev", "no-such-branch", "--out", tmp_path / "o")
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # an input error
     assert "no such commit: no-such-branch" in proc.stderr and "Traceback" not in proc.stderr
