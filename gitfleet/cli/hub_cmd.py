@@ -7,8 +7,8 @@ in progress. One log line per render carries its figures.
 
 With --once: one round, then exit. Exit 0 when the state is current (written or unchanged),
 even if some Subscriptions could not render (their errors are printed and kept in errors.yaml,
-and they keep their last good Descriptions); 1 when the round failed (remote unreachable, no
-source branch, lost every ref race).
+and they keep their last good Descriptions); 2 when there is no source branch; 3 when the round
+failed (remote unreachable, lost every ref race).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gitfleet.durations import duration_arg
-from gitfleet.errors import GitfleetError, TransientError
+from gitfleet.errors import GitfleetError, InputError, TransientError
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.loop import HubDaemon
 from gitfleet.hub.settings import HubSettings, parse_listen
@@ -66,7 +66,7 @@ def settings_of(args: argparse.Namespace) -> HubSettings:
         if args.listen:
             parse_listen(args.listen)
     except ValueError as exc:
-        raise SystemExit(f"error: {exc}") from None
+        raise InputError(str(exc)) from None
     return HubSettings(source_branch=args.branch, interval=interval, debounce=debounce,
                        conflict_retries=args.conflict_retries,
                        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
@@ -92,12 +92,12 @@ def _once(hub: Hub) -> int:
         report = hub.run_once()
     except TransientError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return 3  # a runtime fault: the remote may be back next time
     except GitfleetError:
         raise
     if report is None and hub.branches is None:
         print(f"error: source branch {hub.source_branch()} not found", file=sys.stderr)
-        return 1
+        return 2  # an input error
     if report is None:
         print("state is current: nothing to render")
         return 0

@@ -80,7 +80,7 @@ def test_bare_repo_and_missing_branch(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert consistent(bare) and len(refs(bare, "refs/heads/gitfleet/clusters/")) == 3
     missing = run_hub("--repo", str(bare), "--once", "--branch", "nope")
-    assert missing.returncode == 1
+    assert missing.returncode == 2  # an input error
     assert "nope" in missing.stderr
 
 
