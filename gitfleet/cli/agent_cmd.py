@@ -2,7 +2,7 @@
 
 With --once: exit 0 when the round synced, 1 when objects failed, 3 on a fault (Git or the API
 server unreachable), 4 when this cluster is not registered yet and waits for its registration
-to be approved (`gitfleet approve NAME`).
+to be approved (`gitfleet approve NAME`), or, with --no-register, for its branch.
 """
 
 from __future__ import annotations
@@ -133,6 +133,10 @@ def run(args: argparse.Namespace) -> int:
         for error in outcome.errors:
             print(f"error: {error}", file=sys.stderr)
         if outcome.report is None and not outcome.fetched and not outcome.errors:
+            if not args.register:
+                print(f"{args.cluster} has no branch in the state yet (and --no-register: "
+                      "no registration was asked for)", file=sys.stderr)
+                return 4
             return _registration_outcome(agent.registration, args.cluster)
         if outcome.report is None and outcome.errors:
             return 3
