@@ -186,6 +186,12 @@ def test_agent_once_says_it_waits_for_approval(bare_fleet: Path, tmp_path: Path)
         hub = _gitfleet("hub", "--repo", "fleet.git", "--once", cwd=tmp_path, cache=cache)
         assert hub.returncode == 0, hub.stderr
         second = _gitfleet(*args, cwd=tmp_path, cache=cache)
+        quiet = _gitfleet("agent", "--repo", "fleet.git", "--cluster", "edge-10", "--once",
+                          "--no-register", "--kubeconfig", str(kubeconfig), cwd=tmp_path,
+                          cache=cache)
+    assert quiet.returncode == 4 and "no registration was asked for" in quiet.stderr
+    assert "refs/heads/gitfleet/registrations/edge-10" not in git(
+        bare_fleet, "for-each-ref", "--format=%(refname)")
     assert second.returncode == 4, second.stderr
     assert "edge-9 is waiting for approval" in second.stderr
     assert "gitfleet approve edge-9" in second.stderr
