@@ -1,9 +1,77 @@
-"""The hub's counters, exposed as Prometheus text on `GET /metrics`."""
+"""The hub's counters and per-cluster figures, exposed on `GET /metrics` with prometheus_client.
+
+The hub mutates plain fields (cheap, under its own loop); a collector turns them into metric
+families at scrape time, on a registry of its own (several hubs in one process never clash).
+Per-cluster series come from the fleet status the hub folds: each cluster's ready verdict
+(heartbeat age and the agent's own probes, as `fleet-status` judges it), heartbeat age, drift
+count, and how far its applied state is behind its cluster branch — whether the commit the
+agent last synced is the branch head, and for how long the head has been waiting (from when
+this hub first saw it).
+"""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    Metric,
+    SummaryMetricFamily,
+)
+
+from gitfleet.clock import parse_iso
+from gitfleet.hub.fleetstatus import cluster_summary
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class ClusterFigures:
+    """One cluster's row of the per-cluster series."""
+
+    ready: bool
+    heartbeat_age: float | None      # None: no heartbeat yet
+    drift: int
+    behind: bool                     # the applied cluster commit is not the branch head
+    lag_seconds: float               # how long the head has waited for it (0 when applied)
+    synced: bool                     # the last sync applied every object
+
+
+def cluster_figures(statuses: Mapping[str, Mapping[str, Any] | None],
+                    heads: Mapping[str, str], *, now: float,
+                    first_seen: dict[str, float]) -> dict[str, ClusterFigures]:
+    """Per-cluster figures from the agents' parsed status files and the cluster branch heads.
+
+    `first_seen` (head commit -> when the hub first saw it) is updated in place and pruned to
+    the current heads."""
+    for commit in heads.values():
+        first_seen.setdefault(commit, now)
+    for commit in [c for c in first_seen if c not in set(heads.values())]:
+        del first_seen[commit]
+    out: dict[str, ClusterFigures] = {}
+    for name in sorted(set(statuses) | set(heads)):
+        doc = statuses.get(name)
+        summary = cluster_summary(name, doc, now=now, in_fleet=name in heads)
+        hb = (doc or {}).get("heartbeat") or {}
+        age: float | None = None
+        if hb:
+            try:
+                age = max(0.0, now - parse_iso(str(hb.get("time", ""))))
+            except ValueError:
+                age = None
+        sync = (doc or {}).get("sync") or {}
+        head = heads.get(name)
+        behind = head is not None and str(sync.get("clusterCommit") or "") != head
+        lag = max(0.0, now - first_seen[head]) if behind and head is not None else 0.0
+        out[name] = ClusterFigures(ready=bool(summary["ready"]), heartbeat_age=age,
+                                   drift=len((doc or {}).get("drift") or ()), behind=behind,
+                                   lag_seconds=lag, synced=sync.get("result") == "Synced")
+    return out
 
 
 @dataclass
@@ -22,7 +90,12 @@ class Metrics:
     last_render_time: float = 0.0
     last_success_time: float = 0.0
     clusters: int = 0
+    per_cluster: dict[str, ClusterFigures] = field(default_factory=dict)
+    cluster_refresh: float = 5.0
+    _observed: float = field(default=float("-inf"), repr=False)
+    _first_seen: dict[str, float] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _registry: CollectorRegistry | None = field(default=None, repr=False)
 
     def triggered(self, reason: str) -> None:
         with self._lock:
@@ -42,47 +115,102 @@ class Metrics:
             self.last_render_time = now
             self.clusters = clusters
 
+    def observe_clusters(self, inputs: Callable[[], tuple[Mapping[str, Any],
+                                                           Mapping[str, tuple[str, str]]]],
+                         *, now: float) -> None:
+        """Refresh the per-cluster figures after a fold of the fleet status, at most every
+        `cluster_refresh` seconds: `inputs()` gives the agents' parsed status files and the
+        cluster branches (name -> (commit, tree)), read only when a refresh is due, so that
+        the hub's rounds stay as fast as before."""
+        if now - self._observed < self.cluster_refresh:
+            return
+        statuses, heads = inputs()
+        rows = cluster_figures(statuses, {n: c for n, (c, _) in heads.items()}, now=now,
+                               first_seen=self._first_seen)
+        with self._lock:
+            self.per_cluster = rows
+            self._observed = now
+
     def text(self) -> str:
         """The Prometheus exposition format (text 0.0.4)."""
+        if self._registry is None:
+            registry = CollectorRegistry(auto_describe=False)
+            registry.register(_Collector(self))
+            self._registry = registry
+        return generate_latest(self._registry).decode()
+
+    def families(self) -> list[Metric]:
         with self._lock:
-            rows: list[tuple[str, str, str, list[tuple[str, float]]]] = [
-                ("gitfleet_hub_renders_total", "counter", "Renders run.", [("", self.renders)]),
-                ("gitfleet_hub_render_seconds", "summary", "Time spent rendering and writing.",
-                 [("_sum", self.render_seconds_sum), ("_count", self.renders)]),
-                ("gitfleet_hub_last_render_seconds", "gauge", "Duration of the last render.",
-                 [("", self.last_render_seconds)]),
-                ("gitfleet_hub_render_errors", "gauge", "Errors of the last render.",
-                 [("", self.render_errors)]),
-                ("gitfleet_hub_render_warnings", "gauge", "Warnings of the last render.",
-                 [("", self.render_warnings)]),
-                ("gitfleet_hub_state_writes_total", "counter", "State commits written.",
-                 [("", self.state_writes)]),
-                ("gitfleet_hub_ref_conflicts_total", "counter", "Ref updates lost to a race.",
-                 [("", self.ref_conflicts)]),
-                ("gitfleet_hub_step_failures_total", "counter", "Steps that failed (retried).",
-                 [("", self.step_failures)]),
-                ("gitfleet_hub_clusters", "gauge", "Clusters in the last render.",
-                 [("", self.clusters)]),
-                ("gitfleet_hub_last_render_timestamp_seconds", "gauge",
-                 "When the last render ran.", [("", self.last_render_time)]),
-                ("gitfleet_hub_last_success_timestamp_seconds", "gauge",
-                 "When a step last succeeded.", [("", self.last_success_time)]),
-            ]
-            out = []
-            for name, kind, help_, samples in rows:
-                out += [f"# HELP {name} {help_}", f"# TYPE {name} {kind}"]
-                out += [f"{name}{suffix} {_num(value)}" for suffix, value in samples]
-            name = "gitfleet_hub_last_source_commit_info"
-            out += [f"# HELP {name} The source commit of the last render.",
-                    f"# TYPE {name} gauge"]
-            if self.last_source_commit:
-                out.append(f'{name}{{commit="{self.last_source_commit}",'
-                           f'state="{self.last_state_commit}"}} 1')
-            name = "gitfleet_hub_triggers_total"
-            out += [f"# HELP {name} Wake-ups by trigger.", f"# TYPE {name} counter"]
-            out += [f'{name}{{trigger="{k}"}} {v}' for k, v in sorted(self.triggers.items())]
-            return "\n".join(out) + "\n"
+            return list(_families(self))
 
 
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.6f}"
+class _Collector:
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        return iter(self.metrics.families())
+
+
+def _counter(name: str, help_: str, value: float) -> CounterMetricFamily:
+    return CounterMetricFamily(name, help_, value=value)
+
+
+def _gauge(name: str, help_: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, help_, value=value)
+
+
+def _families(m: Metrics) -> Iterator[Metric]:
+    yield _counter("gitfleet_hub_renders", "Renders run.", m.renders)
+    yield SummaryMetricFamily("gitfleet_hub_render_seconds", "Time spent rendering and writing.",
+                              count_value=m.renders, sum_value=m.render_seconds_sum)
+    yield _gauge("gitfleet_hub_last_render_seconds", "Duration of the last render.",
+                 m.last_render_seconds)
+    yield _gauge("gitfleet_hub_render_errors", "Errors of the last render.", m.render_errors)
+    yield _gauge("gitfleet_hub_render_warnings", "Warnings of the last render.",
+                 m.render_warnings)
+    yield _counter("gitfleet_hub_state_writes", "State commits written.", m.state_writes)
+    yield _counter("gitfleet_hub_ref_conflicts", "Ref updates lost to a race.", m.ref_conflicts)
+    yield _counter("gitfleet_hub_step_failures", "Steps that failed (retried).",
+                   m.step_failures)
+    yield _gauge("gitfleet_hub_clusters", "Clusters in the last render.", m.clusters)
+    yield _gauge("gitfleet_hub_last_render_timestamp_seconds", "When the last render ran.",
+                 m.last_render_time)
+    yield _gauge("gitfleet_hub_last_success_timestamp_seconds", "When a step last succeeded.",
+                 m.last_success_time)
+    info = GaugeMetricFamily("gitfleet_hub_last_source_commit_info",
+                             "The source commit of the last render.", labels=["commit", "state"])
+    if m.last_source_commit:
+        info.add_metric([m.last_source_commit, m.last_state_commit], 1)
+    yield info
+    triggers = CounterMetricFamily("gitfleet_hub_triggers", "Wake-ups by trigger.",
+                                   labels=["trigger"])
+    for reason, count in sorted(m.triggers.items()):
+        triggers.add_metric([reason], count)
+    yield triggers
+    yield from _cluster_families(m.per_cluster)
+
+
+def _cluster_families(rows: Mapping[str, ClusterFigures]) -> Iterator[Metric]:
+    def family(name: str, help_: str) -> GaugeMetricFamily:
+        return GaugeMetricFamily(name, help_, labels=["cluster"])
+
+    ready = family("gitfleet_cluster_ready", "1 when the cluster is Ready in the fleet status.")
+    age = family("gitfleet_cluster_heartbeat_age_seconds",
+                 "Seconds since the agent's last heartbeat (absent before the first).")
+    drift = family("gitfleet_cluster_drift_objects", "Objects the agent reports drifted.")
+    behind = family("gitfleet_cluster_state_behind",
+                    "1 when the agent's last sync is not of its cluster branch head.")
+    lag = family("gitfleet_cluster_state_lag_seconds",
+                 "Seconds the cluster branch head has waited to be synced (0 when synced).")
+    synced = family("gitfleet_cluster_sync_ok",
+                    "1 when the agent's last sync applied every object.")
+    for name, row in sorted(rows.items()):
+        ready.add_metric([name], int(row.ready))
+        if row.heartbeat_age is not None:
+            age.add_metric([name], row.heartbeat_age)
+        drift.add_metric([name], row.drift)
+        behind.add_metric([name], int(row.behind))
+        lag.add_metric([name], row.lag_seconds)
+        synced.add_metric([name], int(row.synced))
+    yield from (ready, age, drift, behind, lag, synced)
