@@ -2,17 +2,19 @@
 
 The hub mutates plain fields (cheap, under its own loop); a collector turns them into metric
 families at scrape time, on a registry of its own (several hubs in one process never clash).
-Per-cluster series come from the fleet status the hub folds: each cluster's ready verdict
-(heartbeat age and the agent's own probes, as `fleet-status` judges it), heartbeat age, drift
-count, and how far its applied state is behind its cluster branch — whether the commit the
-agent last synced is the branch head, and for how long the head has been waiting (from when
-this hub first saw it).
+Per-cluster series are read at scrape time too, on the HTTP thread, so that the hub's rounds
+pay nothing for them: the agents' status branches (as the fleet status folds them, with a
+reader of its own), each cluster's ready verdict (heartbeat age and the agent's probes, as
+`fleet-status` judges it), heartbeat age, drift count, and whether the commit the agent last
+synced is its cluster branch head — and if not, for how long the head has waited (from the
+head's commit time).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,8 +26,15 @@ from prometheus_client.core import (
     SummaryMetricFamily,
 )
 
-from gitfleet.clock import parse_iso
-from gitfleet.hub.fleetstatus import cluster_summary
+from gitfleet.clock import Clock, parse_iso
+from gitfleet.errors import GitfleetError
+from gitfleet.hub.fleetstatus import FleetStatus, cluster_summary
+from gitfleet.layout import Branches
+from gitfleet.logs import log
+from gitfleet.state.git import Git
+from gitfleet.state.writer import read_heads
+
+LOG = logging.getLogger("gitfleet.hub.metrics")
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -44,15 +53,10 @@ class ClusterFigures:
 
 def cluster_figures(statuses: Mapping[str, Mapping[str, Any] | None],
                     heads: Mapping[str, str], *, now: float,
-                    first_seen: dict[str, float]) -> dict[str, ClusterFigures]:
-    """Per-cluster figures from the agents' parsed status files and the cluster branch heads.
-
-    `first_seen` (head commit -> when the hub first saw it) is updated in place and pruned to
-    the current heads."""
-    for commit in heads.values():
-        first_seen.setdefault(commit, now)
-    for commit in [c for c in first_seen if c not in set(heads.values())]:
-        del first_seen[commit]
+                    head_times: Mapping[str, float]) -> dict[str, ClusterFigures]:
+    """Per-cluster figures from the agents' parsed status files, the cluster branch heads
+    (name -> commit) and the heads' commit times (commit -> seconds; those of the clusters
+    that are behind)."""
     out: dict[str, ClusterFigures] = {}
     for name in sorted(set(statuses) | set(heads)):
         doc = statuses.get(name)
@@ -67,11 +71,55 @@ def cluster_figures(statuses: Mapping[str, Mapping[str, Any] | None],
         sync = (doc or {}).get("sync") or {}
         head = heads.get(name)
         behind = head is not None and str(sync.get("clusterCommit") or "") != head
-        lag = max(0.0, now - first_seen[head]) if behind and head is not None else 0.0
+        lag = 0.0
+        if behind and head in head_times:
+            lag = max(0.0, now - head_times[str(head)])
         out[name] = ClusterFigures(ready=bool(summary["ready"]), heartbeat_age=age,
                                    drift=len((doc or {}).get("drift") or ()), behind=behind,
                                    lag_seconds=lag, synced=sync.get("result") == "Synced")
     return out
+
+
+def commit_time(raw: bytes) -> float | None:
+    """The committer time of a raw commit object."""
+    for line in raw.split(b"\n"):
+        if not line:
+            break
+        if line.startswith(b"committer "):
+            try:
+                return float(line.rsplit(b" ", 2)[1])
+            except (IndexError, ValueError):
+                return None
+    return None
+
+
+class ClusterReader:
+    """Reads the per-cluster figures from the repository (for one scrape at a time)."""
+
+    def __init__(self, git: Git, branches: Branches, clock: Clock) -> None:
+        self.git = git
+        self.branches = branches
+        self.clock = clock
+        self.status = FleetStatus(git, clock=clock, branches=branches)
+        self._times: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def figures(self) -> dict[str, ClusterFigures]:
+        with self._lock:
+            statuses = self.status.read()
+            heads = {n: c for n, (c, _) in read_heads(self.git, self.branches).clusters.items()}
+            behind = [c for n, c in heads.items()
+                      if c not in self._times
+                      and str(((statuses.get(n) or {}).get("sync") or {})
+                              .get("clusterCommit") or "") != c]
+            for sha, raw in self.git.read_objects(behind).items():
+                when = commit_time(raw)
+                if when is not None:
+                    self._times[sha] = when
+            live = set(heads.values())
+            self._times = {c: t for c, t in self._times.items() if c in live}
+            return cluster_figures(statuses, heads, now=self.clock.now(),
+                                   head_times=self._times)
 
 
 @dataclass
@@ -90,10 +138,7 @@ class Metrics:
     last_render_time: float = 0.0
     last_success_time: float = 0.0
     clusters: int = 0
-    per_cluster: dict[str, ClusterFigures] = field(default_factory=dict)
-    cluster_refresh: float = 5.0
-    _observed: float = field(default=float("-inf"), repr=False)
-    _first_seen: dict[str, float] = field(default_factory=dict, repr=False)
+    _clusters: ClusterReader | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _registry: CollectorRegistry | None = field(default=None, repr=False)
 
@@ -115,21 +160,11 @@ class Metrics:
             self.last_render_time = now
             self.clusters = clusters
 
-    def observe_clusters(self, inputs: Callable[[], tuple[Mapping[str, Any],
-                                                           Mapping[str, tuple[str, str]]]],
-                         *, now: float) -> None:
-        """Refresh the per-cluster figures after a fold of the fleet status, at most every
-        `cluster_refresh` seconds: `inputs()` gives the agents' parsed status files and the
-        cluster branches (name -> (commit, tree)), read only when a refresh is due, so that
-        the hub's rounds stay as fast as before."""
-        if now - self._observed < self.cluster_refresh:
-            return
-        statuses, heads = inputs()
-        rows = cluster_figures(statuses, {n: c for n, (c, _) in heads.items()}, now=now,
-                               first_seen=self._first_seen)
-        with self._lock:
-            self.per_cluster = rows
-            self._observed = now
+    def watch_clusters(self, git: Git, branches: Branches, *, clock: Clock) -> None:
+        """Serve per-cluster series read from `git` (where the hub writes) at scrape time."""
+        current = self._clusters
+        if current is None or current.git is not git or current.branches != branches:
+            self._clusters = ClusterReader(git, branches, clock)
 
     def text(self) -> str:
         """The Prometheus exposition format (text 0.0.4)."""
@@ -140,8 +175,15 @@ class Metrics:
         return generate_latest(self._registry).decode()
 
     def families(self) -> list[Metric]:
+        rows: dict[str, ClusterFigures] = {}
+        reader = self._clusters
+        if reader is not None:
+            try:
+                rows = reader.figures()
+            except GitfleetError as exc:
+                log(LOG, logging.WARNING, "per-cluster metrics not read", error=str(exc))
         with self._lock:
-            return list(_families(self))
+            return [*_families(self), *_cluster_families(rows)]
 
 
 class _Collector:
@@ -188,7 +230,6 @@ def _families(m: Metrics) -> Iterator[Metric]:
     for reason, count in sorted(m.triggers.items()):
         triggers.add_metric([reason], count)
     yield triggers
-    yield from _cluster_families(m.per_cluster)
 
 
 def _cluster_families(rows: Mapping[str, ClusterFigures]) -> Iterator[Metric]:
