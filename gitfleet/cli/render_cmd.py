@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from gitfleet.cli.common import add_output_flag, print_data, print_table
-from gitfleet.model.loader import load_fleet
 from gitfleet.render.core import render
-from gitfleet.source import read_revision, read_worktree
+from gitfleet.source import load_snapshot, read_revision, read_worktree
 
 
 def add_parser(subparsers: Any) -> None:
@@ -52,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         files, sha = read_revision(args.repo, args.rev)
     else:
         files, sha = read_worktree(args.repo), ""
-    fleet = load_fleet(files)
+    fleet = load_snapshot(files)
     result = render(fleet, source_commit=sha)
     out = Path(args.out)
     write_tree(out, result.files)

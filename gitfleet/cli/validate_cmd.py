@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gitfleet.model.loader import load_fleet
 from gitfleet.render.core import render
-from gitfleet.source import read_revision, read_worktree
+from gitfleet.source import load_snapshot, read_revision, read_worktree
 
 
 def add_parser(subparsers: Any) -> None:
@@ -22,7 +21,7 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     files = read_revision(args.repo, args.rev)[0] if args.rev else read_worktree(args.repo)
-    fleet = load_fleet(files)
+    fleet = load_snapshot(files)
     # Rendering finds what loading cannot: missing feeds, failing patches, conflicts.
     result = render(fleet, source_commit=args.rev or "")
     for p in result.errors:
