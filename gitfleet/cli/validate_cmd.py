@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from gitfleet.render.core import render
-from gitfleet.source import load_snapshot, read_revision, read_worktree
+from gitfleet.source import helm_warnings, load_snapshot, read_revision, read_worktree
 
 
 def add_parser(subparsers: Any) -> None:
@@ -24,6 +24,7 @@ def run(args: argparse.Namespace) -> int:
     fleet = load_snapshot(files)
     # Rendering finds what loading cannot: missing feeds, failing patches, conflicts.
     result = render(fleet, source_commit=args.rev or "")
+    result.warnings.extend(helm_warnings(fleet))
     for p in result.errors:
         print(f"{p.format()}")
     for p in result.warnings:
