@@ -147,6 +147,13 @@ def test_the_hub_deploys_a_kustomization_and_keeps_it_when_the_build_breaks(
     good = yaml.safe_load(git(repo, "show", f"{branch}:{web[0]}"))
     assert good["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.26"
 
+    # a change to a non-YAML input of the build is a change of the templates it makes
+    commit(repo, "green", {"templates/app/prod/settings.env": "MODE=green\n"})
+    hub.run_once()
+    settings = [n for n in names if n.endswith("_ConfigMap_apps_prod-settings.yaml")]
+    assert yaml.safe_load(git(repo, "show", f"{branch}:{settings[0]}"))["data"] == \
+        {"MODE": "green"}
+
     commit(repo, "break the overlay", {"templates/app/prod/kustomization.yaml":
                                        BASE["templates/app/prod/kustomization.yaml"]
                                        + "patches: [{path: nowhere.yaml}]\n"})
