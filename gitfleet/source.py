@@ -41,9 +41,9 @@ def read_worktree(root: str | os.PathLike[str]) -> dict[str, bytes]:
     base = Path(root)
     if not base.is_dir():
         raise InputError("not a directory", path=str(base))
-    files: dict[str, bytes] = {}
+    listed: list[str] = []
     if (base / FLEET_FILE).is_file():
-        files[FLEET_FILE] = (base / FLEET_FILE).read_bytes()
+        listed.append(FLEET_FILE)
     for folder in ("clusters", "policies", "templates"):
         top = base / folder
         if not top.is_dir():
@@ -52,11 +52,10 @@ def read_worktree(root: str | os.PathLike[str]) -> dict[str, bytes]:
             dirnames.sort()
             for name in sorted(filenames):
                 path = Path(dirpath) / name
-                rel = path.relative_to(base).as_posix()
                 if not path.is_symlink():
-                    files[rel] = path.read_bytes()
-    wanted = snapshot_paths(files)
-    return {p: d for p, d in files.items() if p in wanted}
+                    listed.append(path.relative_to(base).as_posix())
+    wanted = snapshot_paths(listed)
+    return {rel: (base / rel).read_bytes() for rel in listed if rel in wanted}
 
 
 def read_revision(repo: str | os.PathLike[str], rev: str) -> tuple[dict[str, bytes], str]:
@@ -67,9 +66,10 @@ def read_revision(repo: str | os.PathLike[str], rev: str) -> tuple[dict[str, byt
     sha = git.resolve(f"{rev}^{{commit}}")
     if sha is None:
         raise InputError(f"no such commit: {rev}", path=str(repo))
-    files = git.read_files(sha)
-    wanted = snapshot_paths(files)
-    return {p: d for p, d in files.items() if p in wanted}, sha
+    listing = git.ls_tree(sha)
+    wanted = snapshot_paths(listing)
+    blobs = git.read_objects(listing[p] for p in wanted)
+    return {p: blobs[listing[p]] for p in sorted(wanted) if listing[p] in blobs}, sha
 
 
 # -- Kustomize -------------------------------------------------------------------------------
