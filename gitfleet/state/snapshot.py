@@ -31,7 +31,7 @@ class SourceReader:
         if self.git.resolve(f"{commit}^{{commit}}") is None:
             raise InputError(f"no such commit: {commit}", path=str(self.git.path))
         listing = self.git.ls_tree(commit, *SOURCE_PATHS)
-        listing = {p: listing[p] for p in snapshot_paths(listing)}
+        listing = {p: listing[p] for p in sorted(snapshot_paths(listing))}
         wanted = [sha for sha in listing.values() if sha not in self._blobs]
         self._blobs.update(self.git.read_objects(wanted))
         files = {path: self._blobs[sha] for path, sha in listing.items()}
