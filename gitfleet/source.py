@@ -1,12 +1,39 @@
-"""Reading a fleet repo snapshot: from a working tree, or from a commit through Git."""
+"""Reading a fleet repo snapshot: from a working tree, or from a commit through Git.
+
+This is the snapshot's edge, where outside tools may run (the render core stays pure): a
+folder under `templates/` that holds a `kustomization.yaml` (or `.yml`, or `Kustomization`) is
+built with `kustomize build` (or `kubectl kustomize`), and its output objects are templates
+like any other, their origin the folder's kustomization file. The folder's own files are not
+templates themselves, and neither is a kustomization folder that another one uses as a base.
+The files a build needs are written to a temporary directory (never into the user's repo), and
+builds are cached by the content of those files. A folder whose build fails is an error of
+that folder only: it counts as a broken file, so what it deployed keeps its last good state.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import os
+import posixpath
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import yaml
+
 from gitfleet.errors import InputError
-from gitfleet.model.loader import FLEET_FILE, relevant
+from gitfleet.model.loader import FLEET_FILE, Fleet, load_fleet, relevant
+from gitfleet.model.problems import Problem
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+TEMPLATES = "templates/"
+BUILD_TIMEOUT = 120.0
+_REFERENCE_KEYS = ("resources", "bases", "components")
 
 
 def read_worktree(root: str | os.PathLike[str]) -> dict[str, bytes]:
@@ -14,9 +41,9 @@ def read_worktree(root: str | os.PathLike[str]) -> dict[str, bytes]:
     base = Path(root)
     if not base.is_dir():
         raise InputError("not a directory", path=str(base))
-    files: dict[str, bytes] = {}
+    listed: list[str] = []
     if (base / FLEET_FILE).is_file():
-        files[FLEET_FILE] = (base / FLEET_FILE).read_bytes()
+        listed.append(FLEET_FILE)
     for folder in ("clusters", "policies", "templates"):
         top = base / folder
         if not top.is_dir():
@@ -25,10 +52,10 @@ def read_worktree(root: str | os.PathLike[str]) -> dict[str, bytes]:
             dirnames.sort()
             for name in sorted(filenames):
                 path = Path(dirpath) / name
-                rel = path.relative_to(base).as_posix()
-                if relevant(rel) and not path.is_symlink():
-                    files[rel] = path.read_bytes()
-    return files
+                if not path.is_symlink():
+                    listed.append(path.relative_to(base).as_posix())
+    wanted = snapshot_paths(listed)
+    return {rel: (base / rel).read_bytes() for rel in listed if rel in wanted}
 
 
 def read_revision(repo: str | os.PathLike[str], rev: str) -> tuple[dict[str, bytes], str]:
@@ -39,5 +66,210 @@ def read_revision(repo: str | os.PathLike[str], rev: str) -> tuple[dict[str, byt
     sha = git.resolve(f"{rev}^{{commit}}")
     if sha is None:
         raise InputError(f"no such commit: {rev}", path=str(repo))
-    files = {p: d for p, d in git.read_files(sha).items() if relevant(p)}
-    return files, sha
+    listing = git.ls_tree(sha)
+    wanted = snapshot_paths(listing)
+    blobs = git.read_objects(listing[p] for p in wanted)
+    return {p: blobs[listing[p]] for p in sorted(wanted) if listing[p] in blobs}, sha
+
+
+# -- Kustomize -------------------------------------------------------------------------------
+
+
+def kustomize_roots(paths: Iterable[str]) -> dict[str, str]:
+    """folder -> its kustomization file, for the folders under templates/ that hold one
+    (a folder inside another such folder belongs to the outer one)."""
+    found: dict[str, str] = {}
+    for path in sorted(paths):
+        folder, _, name = path.rpartition("/")
+        if name in KUSTOMIZATION_FILES and path.startswith(TEMPLATES) and folder not in found:
+            found[folder] = path
+    return {f: k for f, k in found.items()
+            if not any(f.startswith(other + "/") for other in found)}
+
+
+def _root_of(path: str, roots: Iterable[str]) -> str | None:
+    return next((r for r in roots if path.startswith(r + "/")), None)
+
+
+def snapshot_paths(paths: Iterable[str]) -> set[str]:
+    """The paths a snapshot reads: the fleet's YAML files, and every file of a kustomization
+    folder (a build may read `.env` or `.properties` files)."""
+    listed = list(paths)
+    roots = kustomize_roots(listed)
+    return {p for p in listed if relevant(p) or _root_of(p, roots) is not None}
+
+
+def _references(data: bytes) -> list[str]:
+    """The `resources`, `bases` and `components` entries of a kustomization file."""
+    try:
+        doc = yaml.safe_load(data)
+    except yaml.YAMLError:
+        return []
+    if not isinstance(doc, dict):
+        return []
+    return [str(e) for key in _REFERENCE_KEYS for e in doc.get(key) or () if isinstance(e, str)]
+
+
+def _remote(entry: str) -> bool:
+    return "://" in entry or entry.startswith(("github.com/", "gitlab.com/", "git@")) or \
+        "?ref=" in entry
+
+
+@dataclasses.dataclass(frozen=True)
+class Build:
+    """One folder's build: the objects (YAML) or what went wrong."""
+
+    output: bytes = b""
+    error: str = ""
+
+
+class Kustomizer:
+    """Builds kustomization folders; thread-safe, builds cached by the content they read."""
+
+    def __init__(self, *, command: list[str] | None = None, cache_size: int = 256) -> None:
+        self.command = command
+        self.cache_size = cache_size
+        self._cache: dict[str, Build] = {}
+        self._lock = threading.Lock()
+
+    def _binary(self) -> list[str] | None:
+        if self.command is not None:
+            return self.command
+        if shutil.which("kustomize"):
+            return ["kustomize", "build"]
+        if shutil.which("kubectl"):
+            return ["kubectl", "kustomize"]
+        return None
+
+    def expand(self, files: Mapping[str, bytes]
+               ) -> tuple[dict[str, bytes], list[Problem], set[str]]:
+        """`files` with every kustomization folder replaced by its build output (at the path
+        of its kustomization file), the problems of the folders that failed, and their paths."""
+        roots = kustomize_roots(files)
+        if not roots:
+            return dict(files), [], set()
+        bases: set[str] = set()
+        for folder, kfile in roots.items():
+            for entry in _references(files[kfile]):
+                target = posixpath.normpath(posixpath.join(folder, entry))
+                if target in roots and target != folder:
+                    bases.add(target)
+        out = {p: d for p, d in files.items() if _root_of(p, roots) is None}
+        problems: list[Problem] = []
+        broken: set[str] = set()
+        for folder, kfile in sorted(roots.items()):
+            if folder in bases:
+                continue
+            origin = kfile if kfile.endswith((".yaml", ".yml")) else f"{folder}/kustomization.yaml"
+            build = self.build(folder, files, roots)
+            if build.error:
+                problems.append(Problem(origin, None, "", f"kustomize build of {folder}/ failed: "
+                                                         f"{build.error}"))
+                broken.add(origin)
+            else:
+                out[origin] = build.output
+        return out, problems, broken
+
+    def _inputs(self, folder: str, files: Mapping[str, bytes],
+                roots: Mapping[str, str]) -> tuple[dict[str, bytes], str]:
+        """The files a build of `folder` reads (it and the folders it refers to), or an error."""
+        wanted: dict[str, bytes] = {}
+        todo, seen = [folder], set()
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            prefix = current + "/"
+            wanted.update((p, d) for p, d in files.items() if p.startswith(prefix))
+            kfile = next((f"{current}/{n}" for n in KUSTOMIZATION_FILES
+                          if f"{current}/{n}" in files), None)
+            for entry in _references(files[kfile]) if kfile else ():
+                if _remote(entry):
+                    return {}, (f"remote resource {entry!r} is not supported by gitfleet "
+                                "(a build must come from the fleet repo alone)")
+                target = posixpath.normpath(posixpath.join(current, entry))
+                if any(p.startswith(target + "/") for p in files):
+                    todo.append(target)
+        return wanted, ""
+
+    def build(self, folder: str, files: Mapping[str, bytes], roots: Mapping[str, str]) -> Build:
+        inputs, error = self._inputs(folder, files, roots)
+        if error:
+            return Build(error=error)
+        command = self._binary()
+        if command is None:
+            return Build(error="neither kustomize nor kubectl is on the PATH")
+        digest = hashlib.sha256(repr((command, folder)).encode())
+        for path in sorted(inputs):
+            digest.update(f"\0{path}\0{hashlib.sha256(inputs[path]).hexdigest()}".encode())
+        key = digest.hexdigest()
+        with self._lock:
+            cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        result = _run_build(command, folder, inputs)
+        with self._lock:
+            if len(self._cache) >= self.cache_size:
+                self._cache.clear()
+            self._cache[key] = result
+        return result
+
+
+def _run_build(command: list[str], folder: str, inputs: Mapping[str, bytes]) -> Build:
+    with tempfile.TemporaryDirectory(prefix="gitfleet-kustomize-") as tmp:
+        base = Path(tmp)
+        for path, data in inputs.items():
+            target = base / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        try:
+            done = subprocess.run([*command, folder], cwd=base, capture_output=True,
+                                  timeout=BUILD_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            return Build(error=f"{command[0]} did not finish in {BUILD_TIMEOUT:.0f}s")
+        except OSError as exc:
+            return Build(error=f"cannot run {command[0]}: {exc.strerror or exc}")
+    if done.returncode != 0:
+        text = done.stderr.decode("utf-8", "replace").replace(tmp + "/", "").strip()
+        lines = [_tool_message(line) for line in text.splitlines() if line.strip()]
+        return Build(error="; ".join(lines[-3:]) or f"{command[0]} exited {done.returncode}")
+    if not done.stdout.strip():
+        return Build(error="the build produced no objects")
+    return Build(output=done.stdout)
+
+
+_KLOG = re.compile(r'^[EWIF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] "command failed" err="(.*)"$')
+
+
+def _tool_message(line: str) -> str:
+    """kubectl's `E1123 ... run.go:72] "command failed" err="..."` and kustomize's
+    `Error: ...` as the bare message."""
+    match = _KLOG.match(line.strip())
+    if match:
+        return match[1].replace('\\"', '"')
+    return line.strip().removeprefix("Error: ")
+
+
+KUSTOMIZER = Kustomizer()
+
+
+def load_snapshot(files: Mapping[str, bytes], *,
+                  kustomizer: Kustomizer | None = None) -> Fleet:
+    """Build the snapshot's kustomization folders, then load the fleet; a folder whose build
+    failed is an error of its kustomization file, which counts as broken."""
+    expanded, problems, broken = (kustomizer or KUSTOMIZER).expand(files)
+    fleet = load_fleet(expanded)
+    if not problems:
+        return fleet
+    return dataclasses.replace(fleet, errors=(*fleet.errors, *problems),
+                               broken_paths=fleet.broken_paths | broken)
+
+
+def helm_warnings(fleet: Fleet) -> list[Problem]:
+    """What `validate` says of HelmChart feeds: they need `helm` where they are installed."""
+    return [Problem(t.origin.path, t.origin.line, f"HelmChart/{t.namespace}/{t.name}",
+                    "HelmChart feeds are installed by the agent with helm: an agent without "
+                    "helm on its PATH cannot install this chart")
+            for t in sorted(fleet.templates.values(), key=lambda t: t.key)
+            if t.is_helm_chart]

@@ -65,6 +65,7 @@ class DesiredState:
     objects: Mapping[str, DesiredObject] = field(default_factory=dict)
     errors: tuple[str, ...] = ()
     sync_mode: str = "Pull"
+    ignore_differences: tuple[Any, ...] = ()  # cluster.yaml's entries (gitfleet.agent.ignore)
 
     @property
     def prunable(self) -> bool:
@@ -100,11 +101,13 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
     """Parse every Description folder of a cluster branch tree (and `cluster.yaml` beside them)."""
     folders: dict[str, dict[str, bytes]] = {}
     sync_mode = "Pull"
+    ignore_differences: tuple[Any, ...] = ()
     if CLUSTER_FILE in files:
         try:
             cluster_doc = yamlio.load_one(files[CLUSTER_FILE], CLUSTER_FILE)
             if isinstance(cluster_doc, Mapping):
                 sync_mode = str(cluster_doc.get("syncMode") or "Pull")
+                ignore_differences = tuple(cluster_doc.get("ignoreDifferences") or ())
         except InputError:
             pass
     for path, data in files.items():
@@ -155,7 +158,8 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
         descriptions[desc.key] = desc
     return DesiredState(cluster_commit=cluster_commit, state_commit=state_commit or cluster_commit,
                         source_commit=source_commit, descriptions=descriptions, objects=objects,
-                        errors=tuple(errors), sync_mode=sync_mode)
+                        errors=tuple(errors), sync_mode=sync_mode,
+                        ignore_differences=ignore_differences)
 
 
 def _resources_of(data: bytes, path: str) -> list[Mapping[str, Any]]:

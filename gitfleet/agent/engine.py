@@ -24,6 +24,7 @@ from gitfleet.agent import stages
 from gitfleet.agent.desired import DesiredObject, DesiredState
 from gitfleet.agent.drift import compare
 from gitfleet.agent.health import judge, replica_status
+from gitfleet.agent.ignore import Ignores
 from gitfleet.agent.inventory import (
     INVENTORY_KEY,
     INVENTORY_NAME,
@@ -152,6 +153,7 @@ class Engine:
         self._inventory: Inventory | None = None
         self._lock = threading.RLock()
         self._desired: DesiredState | None = None
+        self._ignores = Ignores()
         self.selector = f"{LABEL_CLUSTER}={settings.cluster}"
 
     # -- inventory -------------------------------------------------------------------------
@@ -192,7 +194,13 @@ class Engine:
         """Apply `desired`, prune, judge health. Raises Unreachable when the API is down."""
         with self._lock:
             self._desired = desired
+            self._ignores = Ignores.of(desired.objects, desired.ignore_differences)
             return self._sync(desired)
+
+    def _drift(self, obj: DesiredObject, live: Mapping[str, Any]) -> list[FieldDrift]:
+        """Drift of `live` from `obj`, leaving out the fields another owner keeps."""
+        body = compared_body(obj, self.settings.cluster)
+        return compare(self._ignores.for_compare(obj.ref, body, live), live)
 
     def _list_owned(self, kinds: Iterable[tuple[str, str]]
                     ) -> tuple[dict[str, dict[str, Any]], dict[tuple[str, str], str]]:
@@ -241,7 +249,7 @@ class Engine:
             if entry is None or (entry.hash, entry.description) != (obj.hash, obj.description):
                 plans.append(_Plan(obj, found, "changed"))
                 continue
-            fields = tuple(compare(compared_body(obj, cluster), found))
+            fields = tuple(self._drift(obj, found))
             if fields:
                 drift.append(DriftFound(obj.ref, obj.description, missing=False, fields=fields))
                 if self.settings.recovery:
@@ -374,7 +382,9 @@ class Engine:
                             f"{ref} already exists and is not managed by gitfleet; "
                             "conflictResolution Abort leaves it alone")), None, 0)
             before = str(((live or {}).get("metadata") or {}).get("resourceVersion", ""))
-            after = self.kube.apply(managed_body(obj, cluster, desired.state_commit), force=True)
+            body = self._ignores.for_apply(ref, managed_body(obj, cluster, desired.state_commit),
+                                           live, manager=self.kube.settings.field_manager)
+            after = self.kube.apply(body, force=True)
             writes += 1
         except NotServed as exc:
             return ObjectResult(ref, obj.description, Change.FAILED, error=exc.message), None, 0
@@ -407,7 +417,7 @@ class Engine:
             return None
         if event == "DELETED":
             return DriftFound(obj.ref, obj.description, missing=True)
-        fields = tuple(compare(compared_body(obj, self.settings.cluster), live))
+        fields = tuple(self._drift(obj, live))
         return DriftFound(obj.ref, obj.description, missing=False, fields=fields) if fields \
             else None
 
@@ -419,7 +429,7 @@ class Engine:
                 return None
             obj = desired.objects[key]
             live = self._get_quiet(obj.ref)
-            if live is not None and not compare(compared_body(obj, self.settings.cluster), live):
+            if live is not None and not self._drift(obj, live):
                 return None
             plan = _Plan(obj, live, "drift" if live is not None else "missing")
             result, _, _ = self._apply_one(plan, desired)

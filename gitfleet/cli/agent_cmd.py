@@ -74,6 +74,8 @@ def add_parser(subparsers: Any) -> None:
                    help="sync mode asked for at registration (Pull)")
     p.add_argument("--no-register", dest="register", action="store_false",
                    help="do not ask for registration when the cluster has no branch yet")
+    p.add_argument("--listen", metavar="HOST:PORT",
+                   help="serve /healthz, /readyz and /metrics there (e.g. 0.0.0.0:8080)")
     p.add_argument("--once", action="store_true", help="one round, then exit")
     p.set_defaults(run=run)
 
@@ -120,7 +122,17 @@ def run(args: argparse.Namespace) -> int:
         create_namespaces=args.create_namespaces, max_prune_share=args.max_prune_share,
         allow_mass_prune=args.allow_mass_prune, apply_workers=args.apply_workers,
         register=args.register, cluster_labels=args.cluster_labels, sync_mode=args.sync_mode)
-    agent = Agent(settings, KubeClient(api_client(args.kubeconfig, context=args.context)))
+    kube = KubeClient(api_client(args.kubeconfig, context=args.context))
+    server = None
+    if args.listen:
+        from gitfleet.agent.server import AgentServer, ObservedAgent, Probe, listen_address
+
+        probe = Probe(interval=args.interval)
+        agent: Agent = ObservedAgent(settings, kube, probe=probe)
+        server = AgentServer(*listen_address(args.listen), probe)
+        server.start()
+    else:
+        agent = Agent(settings, kube)
 
     def stop(signum: int, frame: Any) -> None:
         agent.stop()
@@ -128,7 +140,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.once:
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
-    outcome = agent.run(once=args.once)
+    try:
+        outcome = agent.run(once=args.once)
+    finally:
+        if server is not None:
+            server.stop()
     if args.once:
         for error in outcome.errors:
             print(f"error: {error}", file=sys.stderr)

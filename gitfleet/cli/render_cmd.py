@@ -20,9 +20,8 @@ from typing import Any
 from gitfleet.cli.common import add_output_flag, print_data, print_table, require_repository
 from gitfleet.cli.outdir import MARKER, previous_files, write_tree
 from gitfleet.cli.progress import progress
-from gitfleet.model.loader import load_fleet
 from gitfleet.render.core import render
-from gitfleet.source import read_revision, read_worktree
+from gitfleet.source import load_snapshot, read_revision, read_worktree
 
 
 def add_parser(subparsers: Any) -> None:
@@ -49,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
             files, sha = read_revision(args.repo, args.rev)
         else:
             files, sha = read_worktree(args.repo), ""
-        fleet = load_fleet(files)
+        fleet = load_snapshot(files)
         result = render(fleet, source_commit=sha)
         write_tree(out, result.files)
     seconds = time.perf_counter() - started

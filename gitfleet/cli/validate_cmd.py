@@ -7,9 +7,8 @@ import argparse
 from typing import Any
 
 from gitfleet.cli.common import require_repository
-from gitfleet.model.loader import load_fleet
 from gitfleet.render.core import render
-from gitfleet.source import read_revision, read_worktree
+from gitfleet.source import helm_warnings, load_snapshot, read_revision, read_worktree
 
 
 def add_parser(subparsers: Any) -> None:
@@ -26,9 +25,10 @@ def run(args: argparse.Namespace) -> int:
     if args.rev:
         require_repository(args.repo)
     files = read_revision(args.repo, args.rev)[0] if args.rev else read_worktree(args.repo)
-    fleet = load_fleet(files)
+    fleet = load_snapshot(files)
     # Rendering finds what loading cannot: missing feeds, failing patches, conflicts.
     result = render(fleet, source_commit=args.rev or "")
+    result.warnings.extend(helm_warnings(fleet))
     for p in result.errors:
         print(f"{p.format()}")
     for p in result.warnings:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from gitfleet.diff.compare import compare_trees
 from gitfleet.diff.model import FleetDiff
-from gitfleet.model.loader import Fleet, load_fleet
+from gitfleet.model.loader import Fleet
 from gitfleet.model.problems import Problem
 from gitfleet.render.core import render
 from gitfleet.render.scope import (
@@ -27,7 +27,7 @@ from gitfleet.render.scope import (
     only_clusters_changed,
     scope_of,
 )
-from gitfleet.source import read_revision
+from gitfleet.source import load_snapshot, read_revision
 
 DEFERRED_MARK = "deferred (ApplyLater)"
 
@@ -56,11 +56,11 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
     `fleet_at` loads the fleet of another commit (for ApplyLater bases older than BASE);
     `everything` renders every unit instead of those the change can affect (for checks)."""
     paths = changed_paths(base.files, head.files)
-    base_fleet = load_fleet(base.files)
+    base_fleet = load_snapshot(base.files)
     if not paths:
         n = len(base_fleet.clusters)
         return FleetDiff(base.sha, head.sha, n, (), (), units_total=_units(base_fleet))
-    head_fleet = load_fleet(head.files)
+    head_fleet = load_snapshot(head.files)
     scope = Scope(True, frozenset(), frozenset()) if everything else \
         scope_of(base_fleet, head_fleet, paths)
 
@@ -115,5 +115,5 @@ def diff_revisions(repo: str | os.PathLike[str], base: str, head: str, *,
             pool.submit(read_revision, repo, head)
         (base_files, base_sha), (head_files, head_sha) = base_read.result(), head_read.result()
     return diff_snapshots(Snapshot(base_sha, base_files), Snapshot(head_sha, head_files),
-                          fleet_at=lambda sha: load_fleet(read_revision(repo, sha)[0]),
+                          fleet_at=lambda sha: load_snapshot(read_revision(repo, sha)[0]),
                           everything=everything)

@@ -1,9 +1,125 @@
-"""The hub's counters, exposed as Prometheus text on `GET /metrics`."""
+"""The hub's counters and per-cluster figures, exposed on `GET /metrics` with prometheus_client.
+
+The hub mutates plain fields (cheap, under its own loop); a collector turns them into metric
+families at scrape time, on a registry of its own (several hubs in one process never clash).
+Per-cluster series are read at scrape time too, on the HTTP thread, so that the hub's rounds
+pay nothing for them: the agents' status branches (as the fleet status folds them, with a
+reader of its own), each cluster's ready verdict (heartbeat age and the agent's probes, as
+`fleet-status` judges it), heartbeat age, drift count, and whether the commit the agent last
+synced is its cluster branch head — and if not, for how long the head has waited (from the
+head's commit time).
+"""
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    Metric,
+    SummaryMetricFamily,
+)
+
+from gitfleet.clock import Clock, parse_iso
+from gitfleet.errors import GitfleetError
+from gitfleet.hub.fleetstatus import FleetStatus, cluster_summary
+from gitfleet.layout import Branches
+from gitfleet.logs import log
+from gitfleet.state.git import Git
+from gitfleet.state.writer import read_heads
+
+LOG = logging.getLogger("gitfleet.hub.metrics")
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class ClusterFigures:
+    """One cluster's row of the per-cluster series."""
+
+    ready: bool
+    heartbeat_age: float | None      # None: no heartbeat yet
+    drift: int
+    behind: bool                     # the applied cluster commit is not the branch head
+    lag_seconds: float               # how long the head has waited for it (0 when applied)
+    synced: bool                     # the last sync applied every object
+
+
+def cluster_figures(statuses: Mapping[str, Mapping[str, Any] | None],
+                    heads: Mapping[str, str], *, now: float,
+                    head_times: Mapping[str, float]) -> dict[str, ClusterFigures]:
+    """Per-cluster figures from the agents' parsed status files, the cluster branch heads
+    (name -> commit) and the heads' commit times (commit -> seconds; those of the clusters
+    that are behind)."""
+    out: dict[str, ClusterFigures] = {}
+    for name in sorted(set(statuses) | set(heads)):
+        doc = statuses.get(name)
+        summary = cluster_summary(name, doc, now=now, in_fleet=name in heads)
+        hb = (doc or {}).get("heartbeat") or {}
+        age: float | None = None
+        if hb:
+            try:
+                age = max(0.0, now - parse_iso(str(hb.get("time", ""))))
+            except ValueError:
+                age = None
+        sync = (doc or {}).get("sync") or {}
+        head = heads.get(name)
+        behind = head is not None and str(sync.get("clusterCommit") or "") != head
+        lag = 0.0
+        if behind and head in head_times:
+            lag = max(0.0, now - head_times[str(head)])
+        out[name] = ClusterFigures(ready=bool(summary["ready"]), heartbeat_age=age,
+                                   drift=len((doc or {}).get("drift") or ()), behind=behind,
+                                   lag_seconds=lag, synced=sync.get("result") == "Synced")
+    return out
+
+
+def commit_time(raw: bytes) -> float | None:
+    """The committer time of a raw commit object."""
+    for line in raw.split(b"\n"):
+        if not line:
+            break
+        if line.startswith(b"committer "):
+            try:
+                return float(line.rsplit(b" ", 2)[1])
+            except (IndexError, ValueError):
+                return None
+    return None
+
+
+class ClusterReader:
+    """Reads the per-cluster figures from the repository (for one scrape at a time)."""
+
+    def __init__(self, git: Git, branches: Branches, clock: Clock) -> None:
+        self.git = git
+        self.branches = branches
+        self.clock = clock
+        self.status = FleetStatus(git, clock=clock, branches=branches)
+        self._times: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def figures(self) -> dict[str, ClusterFigures]:
+        with self._lock:
+            statuses = self.status.read()
+            heads = {n: c for n, (c, _) in read_heads(self.git, self.branches).clusters.items()}
+            behind = [c for n, c in heads.items()
+                      if c not in self._times
+                      and str(((statuses.get(n) or {}).get("sync") or {})
+                              .get("clusterCommit") or "") != c]
+            for sha, raw in self.git.read_objects(behind).items():
+                when = commit_time(raw)
+                if when is not None:
+                    self._times[sha] = when
+            live = set(heads.values())
+            self._times = {c: t for c, t in self._times.items() if c in live}
+            return cluster_figures(statuses, heads, now=self.clock.now(),
+                                   head_times=self._times)
 
 
 @dataclass
@@ -22,7 +138,9 @@ class Metrics:
     last_render_time: float = 0.0
     last_success_time: float = 0.0
     clusters: int = 0
+    _clusters: ClusterReader | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _registry: CollectorRegistry | None = field(default=None, repr=False)
 
     def triggered(self, reason: str) -> None:
         with self._lock:
@@ -42,47 +160,98 @@ class Metrics:
             self.last_render_time = now
             self.clusters = clusters
 
+    def watch_clusters(self, git: Git, branches: Branches, *, clock: Clock) -> None:
+        """Serve per-cluster series read from `git` (where the hub writes) at scrape time."""
+        current = self._clusters
+        if current is None or current.git is not git or current.branches != branches:
+            self._clusters = ClusterReader(git, branches, clock)
+
     def text(self) -> str:
         """The Prometheus exposition format (text 0.0.4)."""
+        if self._registry is None:
+            registry = CollectorRegistry(auto_describe=False)
+            registry.register(_Collector(self))
+            self._registry = registry
+        return generate_latest(self._registry).decode()
+
+    def families(self) -> list[Metric]:
+        rows: dict[str, ClusterFigures] = {}
+        reader = self._clusters
+        if reader is not None:
+            try:
+                rows = reader.figures()
+            except GitfleetError as exc:
+                log(LOG, logging.WARNING, "per-cluster metrics not read", error=str(exc))
         with self._lock:
-            rows: list[tuple[str, str, str, list[tuple[str, float]]]] = [
-                ("gitfleet_hub_renders_total", "counter", "Renders run.", [("", self.renders)]),
-                ("gitfleet_hub_render_seconds", "summary", "Time spent rendering and writing.",
-                 [("_sum", self.render_seconds_sum), ("_count", self.renders)]),
-                ("gitfleet_hub_last_render_seconds", "gauge", "Duration of the last render.",
-                 [("", self.last_render_seconds)]),
-                ("gitfleet_hub_render_errors", "gauge", "Errors of the last render.",
-                 [("", self.render_errors)]),
-                ("gitfleet_hub_render_warnings", "gauge", "Warnings of the last render.",
-                 [("", self.render_warnings)]),
-                ("gitfleet_hub_state_writes_total", "counter", "State commits written.",
-                 [("", self.state_writes)]),
-                ("gitfleet_hub_ref_conflicts_total", "counter", "Ref updates lost to a race.",
-                 [("", self.ref_conflicts)]),
-                ("gitfleet_hub_step_failures_total", "counter", "Steps that failed (retried).",
-                 [("", self.step_failures)]),
-                ("gitfleet_hub_clusters", "gauge", "Clusters in the last render.",
-                 [("", self.clusters)]),
-                ("gitfleet_hub_last_render_timestamp_seconds", "gauge",
-                 "When the last render ran.", [("", self.last_render_time)]),
-                ("gitfleet_hub_last_success_timestamp_seconds", "gauge",
-                 "When a step last succeeded.", [("", self.last_success_time)]),
-            ]
-            out = []
-            for name, kind, help_, samples in rows:
-                out += [f"# HELP {name} {help_}", f"# TYPE {name} {kind}"]
-                out += [f"{name}{suffix} {_num(value)}" for suffix, value in samples]
-            name = "gitfleet_hub_last_source_commit_info"
-            out += [f"# HELP {name} The source commit of the last render.",
-                    f"# TYPE {name} gauge"]
-            if self.last_source_commit:
-                out.append(f'{name}{{commit="{self.last_source_commit}",'
-                           f'state="{self.last_state_commit}"}} 1')
-            name = "gitfleet_hub_triggers_total"
-            out += [f"# HELP {name} Wake-ups by trigger.", f"# TYPE {name} counter"]
-            out += [f'{name}{{trigger="{k}"}} {v}' for k, v in sorted(self.triggers.items())]
-            return "\n".join(out) + "\n"
+            return [*_families(self), *_cluster_families(rows)]
 
 
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.6f}"
+class _Collector:
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        return iter(self.metrics.families())
+
+
+def _counter(name: str, help_: str, value: float) -> CounterMetricFamily:
+    return CounterMetricFamily(name, help_, value=value)
+
+
+def _gauge(name: str, help_: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, help_, value=value)
+
+
+def _families(m: Metrics) -> Iterator[Metric]:
+    yield _counter("gitfleet_hub_renders", "Renders run.", m.renders)
+    yield SummaryMetricFamily("gitfleet_hub_render_seconds", "Time spent rendering and writing.",
+                              count_value=m.renders, sum_value=m.render_seconds_sum)
+    yield _gauge("gitfleet_hub_last_render_seconds", "Duration of the last render.",
+                 m.last_render_seconds)
+    yield _gauge("gitfleet_hub_render_errors", "Errors of the last render.", m.render_errors)
+    yield _gauge("gitfleet_hub_render_warnings", "Warnings of the last render.",
+                 m.render_warnings)
+    yield _counter("gitfleet_hub_state_writes", "State commits written.", m.state_writes)
+    yield _counter("gitfleet_hub_ref_conflicts", "Ref updates lost to a race.", m.ref_conflicts)
+    yield _counter("gitfleet_hub_step_failures", "Steps that failed (retried).",
+                   m.step_failures)
+    yield _gauge("gitfleet_hub_clusters", "Clusters in the last render.", m.clusters)
+    yield _gauge("gitfleet_hub_last_render_timestamp_seconds", "When the last render ran.",
+                 m.last_render_time)
+    yield _gauge("gitfleet_hub_last_success_timestamp_seconds", "When a step last succeeded.",
+                 m.last_success_time)
+    info = GaugeMetricFamily("gitfleet_hub_last_source_commit_info",
+                             "The source commit of the last render.", labels=["commit", "state"])
+    if m.last_source_commit:
+        info.add_metric([m.last_source_commit, m.last_state_commit], 1)
+    yield info
+    triggers = CounterMetricFamily("gitfleet_hub_triggers", "Wake-ups by trigger.",
+                                   labels=["trigger"])
+    for reason, count in sorted(m.triggers.items()):
+        triggers.add_metric([reason], count)
+    yield triggers
+
+
+def _cluster_families(rows: Mapping[str, ClusterFigures]) -> Iterator[Metric]:
+    def family(name: str, help_: str) -> GaugeMetricFamily:
+        return GaugeMetricFamily(name, help_, labels=["cluster"])
+
+    ready = family("gitfleet_cluster_ready", "1 when the cluster is Ready in the fleet status.")
+    age = family("gitfleet_cluster_heartbeat_age_seconds",
+                 "Seconds since the agent's last heartbeat (absent before the first).")
+    drift = family("gitfleet_cluster_drift_objects", "Objects the agent reports drifted.")
+    behind = family("gitfleet_cluster_state_behind",
+                    "1 when the agent's last sync is not of its cluster branch head.")
+    lag = family("gitfleet_cluster_state_lag_seconds",
+                 "Seconds the cluster branch head has waited to be synced (0 when synced).")
+    synced = family("gitfleet_cluster_sync_ok",
+                    "1 when the agent's last sync applied every object.")
+    for name, row in sorted(rows.items()):
+        ready.add_metric([name], int(row.ready))
+        if row.heartbeat_age is not None:
+            age.add_metric([name], row.heartbeat_age)
+        drift.add_metric([name], row.drift)
+        behind.add_metric([name], int(row.behind))
+        lag.add_metric([name], row.lag_seconds)
+        synced.add_metric([name], int(row.synced))
+    yield from (ready, age, drift, behind, lag, synced)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,6 +10,60 @@ from gitfleet.durations import parse_duration
 from gitfleet.layout import DEFAULT_PREFIX
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class IgnoreEntry:
+    """One `ignoreDifferences` entry (Argo CD's shape): fields another owner keeps.
+
+    fleet.yaml reaches only the hub; the hub writes these into every `cluster.yaml`, and the
+    agent (gitfleet.agent.ignore) leaves the fields out of its applies and its drift."""
+
+    kind: str
+    group: str = ""
+    namespace: str = ""
+    name: str = ""
+    json_pointers: tuple[str, ...] = ()
+    managed_fields_managers: tuple[str, ...] = ()
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> IgnoreEntry:
+        return IgnoreEntry(kind=str(data["kind"]), group=str(data.get("group") or ""),
+                           namespace=str(data.get("namespace") or ""),
+                           name=str(data.get("name") or ""),
+                           json_pointers=tuple(data.get("jsonPointers") or ()),
+                           managed_fields_managers=tuple(data.get("managedFieldsManagers") or ()))
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"group": self.group, "kind": self.kind}
+        if self.namespace:
+            out["namespace"] = self.namespace
+        if self.name:
+            out["name"] = self.name
+        if self.json_pointers:
+            out["jsonPointers"] = list(self.json_pointers)
+        if self.managed_fields_managers:
+            out["managedFieldsManagers"] = list(self.managed_fields_managers)
+        return out
+
+
+def autoscaled_entries(autoscalers: Iterable[Any]) -> tuple[IgnoreEntry, ...]:
+    """`spec.replicas` of every workload a FederatedHPA scales (SEMANTICS, "Autoscaling"):
+    the autoscaler owns that field once the workload exists. Takes the fleet's parsed
+    autoscalers (anything with `kind`, `namespace` and `spec`)."""
+    out = []
+    for scaler in autoscalers:
+        if getattr(scaler, "kind", "") != "FederatedHPA":
+            continue
+        target = (getattr(scaler, "spec", None) or {}).get("scaleTargetRef") or {}
+        if not isinstance(target, Mapping) or not target.get("kind") or not target.get("name"):
+            continue
+        api_version = str(target.get("apiVersion") or "")
+        out.append(IgnoreEntry(kind=str(target["kind"]),
+                               group=api_version.rpartition("/")[0],
+                               namespace=str(getattr(scaler, "namespace", "") or ""),
+                               name=str(target["name"]), json_pointers=("/spec/replicas",)))
+    return tuple(sorted(set(out), key=lambda e: (e.group, e.kind, e.namespace, e.name)))
 
 @dataclass(frozen=True)
 class FleetSettings:
@@ -21,6 +76,7 @@ class FleetSettings:
     failover_toleration_seconds: int = 300
     purge_mode: str = "Gracefully"
     grace_period_seconds: int = 600
+    ignore_differences: tuple[IgnoreEntry, ...] = ()
 
     def interval(self, name: str, default: float) -> float:
         return self.intervals.get(name, default)
@@ -39,4 +95,6 @@ class FleetSettings:
             failover_toleration_seconds=failover.get("tolerationSeconds", 300),
             purge_mode=failover.get("purgeMode", "Gracefully"),
             grace_period_seconds=failover.get("gracePeriodSeconds", 600),
+            ignore_differences=tuple(IgnoreEntry.from_dict(e)
+                                     for e in data.get("ignoreDifferences") or ()),
         )

@@ -21,6 +21,7 @@ from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import Cluster, ObjectKey, Propagation, Taint
 from gitfleet.model.problems import Problem
+from gitfleet.model.settings import IgnoreEntry, autoscaled_entries
 from gitfleet.render import emit
 from gitfleet.render.overlay import Overlay, choose_clusternet, ordered_steps
 from gitfleet.render.plans import UnitPlan, plan_all, template_id
@@ -377,28 +378,33 @@ def _description_text(ctx: _Context, cluster: str, draft: _Draft,
 _CLUSTER_FILES: dict[tuple[object, ...], bytes] = {}
 
 
-def _cluster_file(cluster: Cluster) -> bytes:
-    """`cluster.yaml`: how the cluster is defined (cached: the hub renders it every round)."""
-    key = (cluster, tuple(sorted(cluster.labels.items())))
+def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = ()) -> bytes:
+    """`cluster.yaml`: how the cluster is defined (cached: the hub renders it every round),
+    and the fields the agent leaves to other owners (`ignoreDifferences`, when any)."""
+    key = (cluster, tuple(sorted(cluster.labels.items())), ignore)
     text = _CLUSTER_FILES.get(key)
     if text is None:
         if len(_CLUSTER_FILES) > 100_000:
             _CLUSTER_FILES.clear()
-        text = _CLUSTER_FILES[key] = emit.emit({
+        doc: dict[str, Any] = {
             "name": cluster.name, "namespace": cluster.namespace,
             "labels": dict(sorted(cluster.labels.items())),
             "syncMode": cluster.sync_mode, "clusterId": cluster.cluster_id,
             "taints": [{"key": t.key, "value": t.value, "effect": t.effect}
                        for t in cluster.taints],
             "provider": cluster.provider, "region": cluster.region,
-            "zone": cluster.zone}).encode()
+            "zone": cluster.zone}
+        if ignore:
+            doc["ignoreDifferences"] = [e.to_dict() for e in ignore]
+        text = _CLUSTER_FILES[key] = emit.emit(doc).encode()
     return text
 
 
 def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
                    kept: dict[str, dict[str, bytes]], files: dict[str, bytes]) -> ClusterSummary:
     base = f"clusters/{cluster.name}"
-    files[f"{base}/{CLUSTER_FILE}"] = _cluster_file(cluster)
+    ignore = ctx.fleet.settings.ignore_differences + autoscaled_entries(ctx.fleet.autoscalers)
+    files[f"{base}/{CLUSTER_FILE}"] = _cluster_file(cluster, ignore)
     owner: dict[ObjectKey, str] = {}
     n_desc = n_obj = 0
     for folder in sorted(set(drafts) | set(kept)):

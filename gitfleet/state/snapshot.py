@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from gitfleet.errors import InputError
-from gitfleet.model.loader import FLEET_FILE, FOLDERS, Fleet, load_fleet, relevant
+from gitfleet.model.loader import FLEET_FILE, FOLDERS, Fleet
+from gitfleet.source import load_snapshot, snapshot_paths
 from gitfleet.state.git import Git
 
 SOURCE_PATHS = (FLEET_FILE, *FOLDERS)
@@ -29,8 +30,8 @@ class SourceReader:
         """The fleet files (fleet.yaml, clusters/, policies/, templates/) of `commit`."""
         if self.git.resolve(f"{commit}^{{commit}}") is None:
             raise InputError(f"no such commit: {commit}", path=str(self.git.path))
-        listing = {p: sha for p, sha in self.git.ls_tree(commit, *SOURCE_PATHS).items()
-                   if relevant(p)}
+        listing = self.git.ls_tree(commit, *SOURCE_PATHS)
+        listing = {p: listing[p] for p in sorted(snapshot_paths(listing))}
         wanted = [sha for sha in listing.values() if sha not in self._blobs]
         self._blobs.update(self.git.read_objects(wanted))
         files = {path: self._blobs[sha] for path, sha in listing.items()}
@@ -42,7 +43,7 @@ class SourceReader:
         """The loaded fleet as of `commit` (cached for the last few commits)."""
         fleet = self._fleets.get(commit)
         if fleet is None:
-            fleet = load_fleet(self.files_at(commit))
+            fleet = load_snapshot(self.files_at(commit))
             self._fleets[commit] = fleet
             while len(self._fleets) > self.fleets_kept:
                 self._fleets.popitem(last=False)

@@ -1,0 +1,184 @@
+"""Kustomize folders under templates/ are built (kubectl kustomize on this machine) and their
+output objects are templates; a failing build is an error of that folder only, and the hub
+keeps what it deployed at its last good state."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gitfleet.cli import main
+from gitfleet.hub.hub import Hub
+from gitfleet.hub.settings import HubSettings
+from gitfleet.source import Kustomizer, load_snapshot, read_revision, read_worktree
+from gitfleet.state.store import open_store
+from tests.hub.fleet import commit, git
+from tests.render.conftest import cluster
+
+SUBSCRIPTION = """apiVersion: apps.clusternet.io/v1alpha1
+kind: Subscription
+metadata: {name: app, namespace: apps}
+spec:
+  subscribers: [{clusterAffinity: {}}]
+  feeds:
+  - {apiVersion: v1, kind: ConfigMap, name: prod-settings, namespace: apps}
+  - {apiVersion: apps/v1, kind: Deployment, name: prod-web, namespace: apps}
+"""
+
+BASE = {
+    "templates/app/base/kustomization.yaml": "resources: [deployment.yaml]\n",
+    "templates/app/base/deployment.yaml": """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: apps, labels: {app: web}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: "nginx:1.25"}]}
+""",
+    "templates/app/prod/kustomization.yaml": """namePrefix: prod-
+resources: [../base]
+configMapGenerator:
+- name: settings
+  namespace: apps
+  envs: [settings.env]
+  options: {disableNameSuffixHash: true}
+images:
+- {name: nginx, newTag: "1.26"}
+""",
+    "templates/app/prod/settings.env": "MODE=blue\n",
+}
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def fleet_dir(root: Path, extra: dict[str, str] | None = None) -> Path:
+    path, data = cluster("c1", {"env": "prod"})
+    write(root, {path: data.decode(), "policies/app/subscription.yaml": SUBSCRIPTION,
+                 "templates/plain.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: "
+                                         "{name: plain, namespace: apps}\n",
+                 **BASE, **(extra or {})})
+    return root
+
+
+def test_an_overlay_and_its_base_build_into_templates(tmp_path: Path) -> None:
+    files = read_worktree(fleet_dir(tmp_path))
+    assert "templates/app/prod/settings.env" in files      # read for the build
+    fleet = load_snapshot(files)
+    assert fleet.errors == ()
+    by_name = {(t.kind, t.name): t for t in fleet.templates.values()}
+    assert set(by_name) == {("ConfigMap", "plain"), ("ConfigMap", "prod-settings"),
+                            ("Deployment", "prod-web")}   # the base alone is no template
+    web = by_name[("Deployment", "prod-web")]
+    assert web.origin.path == "templates/app/prod/kustomization.yaml"
+    assert web.body["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.26"
+    assert by_name[("ConfigMap", "prod-settings")].body["data"] == {"MODE": "blue"}
+
+
+def test_a_failing_build_is_an_error_of_its_folder_only(tmp_path: Path) -> None:
+    root = fleet_dir(tmp_path, {
+        "templates/broken/kustomization.yaml": "resources: [missing.yaml]\n",
+        "templates/remote/kustomization.yaml":
+            "resources:\n- https://github.com/example/base?ref=v1\n"})
+    fleet = load_snapshot(read_worktree(root))
+    messages = {p.path: p.message for p in fleet.errors}
+    assert set(messages) == {"templates/broken/kustomization.yaml",
+                             "templates/remote/kustomization.yaml"}
+    assert messages["templates/broken/kustomization.yaml"].startswith(
+        "kustomize build of templates/broken/ failed: ")
+    assert "missing.yaml" in messages["templates/broken/kustomization.yaml"]
+    assert "remote resource" in messages["templates/remote/kustomization.yaml"]
+    assert "command failed" not in messages["templates/broken/kustomization.yaml"]
+    assert "templates/broken/kustomization.yaml" in fleet.broken_paths
+    assert {t.name for t in fleet.templates.values()} == {"plain", "prod-settings", "prod-web"}
+
+
+def test_missing_binary_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = read_worktree(fleet_dir(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    fleet = load_snapshot(files, kustomizer=Kustomizer())
+    assert [(p.path, p.message) for p in fleet.errors] == [
+        ("templates/app/prod/kustomization.yaml",
+         "kustomize build of templates/app/prod/ failed: neither kustomize nor kubectl is on "
+         "the PATH")]
+    assert {t.name for t in fleet.templates.values()} == {"plain"}
+
+
+def test_builds_are_cached_by_content(tmp_path: Path) -> None:
+    counter = tmp_path / "runs"
+    script = tmp_path / "kustomize-counting"
+    script.write_text(f"#!/bin/sh\necho x >> {counter}\nexec kubectl kustomize \"$@\"\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    kustomizer = Kustomizer(command=[str(script)])
+    root = fleet_dir(tmp_path / "fleet")
+    for _ in range(2):
+        assert load_snapshot(read_worktree(root), kustomizer=kustomizer).errors == ()
+    assert counter.read_text().count("x") == 1
+    (root / "templates/app/prod/settings.env").write_text("MODE=green\n")
+    fleet = load_snapshot(read_worktree(root), kustomizer=kustomizer)
+    assert counter.read_text().count("x") == 2
+    assert {t.name: t.body.get("data") for t in fleet.templates.values()}["prod-settings"] \
+        == {"MODE": "green"}
+    assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("gitfleet-kustomize-*"))
+
+
+def test_the_hub_deploys_a_kustomization_and_keeps_it_when_the_build_breaks(
+        tmp_path: Path) -> None:
+    repo = fleet_dir(tmp_path / "fleet")
+    git(repo, "init", "-q", "-b", "main")
+    first = commit(repo, "kustomize app")
+    assert {p for p in read_revision(repo, first)[0] if p.startswith("templates/app/")} == \
+        set(BASE)
+    hub = Hub(open_store(str(repo)), settings=HubSettings(interval=15))
+    hub.run_once()
+    branch = "gitfleet/clusters/c1"
+    names = git(repo, "ls-tree", "-r", "--name-only", branch).split()
+    web = [n for n in names if n.endswith("_Deployment_apps_prod-web.yaml")]
+    assert web
+    good = yaml.safe_load(git(repo, "show", f"{branch}:{web[0]}"))
+    assert good["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.26"
+
+    # a change to a non-YAML input of the build is a change of the templates it makes
+    commit(repo, "green", {"templates/app/prod/settings.env": "MODE=green\n"})
+    hub.run_once()
+    settings = [n for n in names if n.endswith("_ConfigMap_apps_prod-settings.yaml")]
+    assert yaml.safe_load(git(repo, "show", f"{branch}:{settings[0]}"))["data"] == \
+        {"MODE": "green"}
+
+    commit(repo, "break the overlay", {"templates/app/prod/kustomization.yaml":
+                                       BASE["templates/app/prod/kustomization.yaml"]
+                                       + "patches: [{path: nowhere.yaml}]\n"})
+    hub.run_once()
+    errors = yaml.safe_load(git(repo, "show", "gitfleet/state:errors.yaml"))["errors"]
+    assert any(e["path"] == "templates/app/prod/kustomization.yaml"
+               and "kustomize build of templates/app/prod/ failed" in e["message"]
+               for e in errors)
+    assert yaml.safe_load(git(repo, "show", f"{branch}:{web[0]}")) == good
+    assert not (repo / "templates/app/prod/kustomization.yaml.out").exists()
+    assert git(repo, "status", "--porcelain") == ""   # nothing written into the user's repo
+
+
+def test_validate_warns_that_helm_chart_feeds_need_helm(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    chart = """apiVersion: apps.clusternet.io/v1alpha1
+kind: HelmChart
+metadata: {name: podinfo, namespace: charts}
+spec: {repo: "https://stefanprodan.github.io/podinfo", chart: podinfo, version: 6.5.4}
+"""
+    root = fleet_dir(tmp_path, {"templates/charts/podinfo.yaml": chart})
+    assert main(["validate", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert ("warning: templates/charts/podinfo.yaml:1: HelmChart/charts/podinfo: HelmChart "
+            "feeds are installed by the agent with helm: an agent without helm on its PATH "
+            "cannot install this chart") in out
+    assert out.splitlines()[-1].endswith("0 errors, 1 warnings")
