@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -22,12 +23,13 @@ from gitfleet.agent.engine import (
     Engine,
     EngineSettings,
     ObjectResult,
+    RecordError,
     SyncReport,
     watch_kinds,
 )
 from gitfleet.agent.heartbeat import build_heartbeat
 from gitfleet.agent.recovery import Recovery
-from gitfleet.agent.report import build_status
+from gitfleet.agent.report import aborted_status, build_status, sync_verdict
 from gitfleet.agent.statusbranch import StatusBranch
 from gitfleet.agent.statusfile import ClusterStatus, Heartbeat, SyncResult, SyncStatus
 from gitfleet.backoff import Backoff
@@ -123,6 +125,8 @@ class Agent:
         self._status_loaded = False
         self.last = StepOutcome()
         self.refused = ""
+        self._logged_commit = ""
+        self._logged_drift: set[str] = set()
 
     # -- one round -------------------------------------------------------------------------
 
@@ -242,23 +246,60 @@ class Agent:
                 result=SyncResult.PENDING, message=message))
         try:
             report = self.engine.sync(desired)
-        except (Unreachable, ApiError) as exc:
+        except (Unreachable, ApiError, RecordError) as exc:
             self._kube_failures += 1
             out.errors.append(f"sync: {exc}")
-            log(LOG, logging.WARNING, "sync failed", cluster=cluster, error=str(exc))
-            base = previous or ClusterStatus(cluster=cluster)
+            log(LOG, logging.WARNING, "sync aborted", cluster=cluster,
+                state_commit=desired.state_commit, error=str(exc))
             result = SyncResult.UNREACHABLE if isinstance(exc, Unreachable) else SyncResult.FAILED
-            return replace(base, heartbeat=self._heartbeat, sync=replace(
-                base.sync, result=result, message=f"Kubernetes API: {exc}"[:500]))
+            what = "Kubernetes API" if not isinstance(exc, RecordError) else "agent records"
+            return aborted_status(previous or ClusterStatus(cluster=cluster), desired=desired,
+                                  heartbeat=self._heartbeat, result=result,
+                                  message=f"sync aborted: {what}: {exc}"[:500])
         self._kube_failures = 0
         out.synced = True
         out.report = report
-        failed = [r for r in report.objects.values() if r.error]
-        result = SyncResult.FAILED if failed else SyncResult.SYNCED
-        message = f"{len(failed)} object(s) failed" if failed else ""
+        result, message = sync_verdict(report)
+        self._log_sync(desired, report, result)
         return build_status(cluster=cluster, desired=desired, report=report, previous=previous,
                             heartbeat=self._heartbeat, now=isoformat(now), result=result,
                             message=message)
+
+    def _log_sync(self, desired: DesiredState, report: SyncReport, result: SyncResult) -> None:
+        """One info line per sync that did something, one line per failure with its cause,
+        one per drift (when first seen) and per recovery."""
+        counts = Counter(str(r.change) for r in report.objects.values())
+        counts.update(str(r.change) for r in report.pruned)
+        changed = {k: counts[k] for k in ("created", "configured", "deleted", "released")
+                   if counts[k]}
+        failed = [r for r in (*report.objects.values(), *report.pruned) if r.error]
+        drifted = {d.ref.key for d in report.drift if not d.repaired}
+        new_drift = drifted - self._logged_drift
+        if changed or failed or new_drift or desired.state_commit != self._logged_commit:
+            log(LOG, logging.INFO, "synced", cluster=self.settings.cluster,
+                state_commit=desired.state_commit[:12], result=str(result),
+                created=counts["created"], configured=counts["configured"],
+                deleted=counts["deleted"], released=counts["released"],
+                unchanged=counts["unchanged"], failed=len(failed), drifted=len(drifted))
+        self._logged_commit = desired.state_commit
+        for r in failed:
+            if r.error.startswith("skipped: namespace"):
+                continue
+            log(LOG, logging.WARNING, "object failed", object=str(r.ref),
+                description=r.description, error=r.error)
+        for ns, error in sorted(report.namespace_errors.items()):
+            log(LOG, logging.WARNING, "namespace failed", namespace=ns, error=error)
+        for d in report.drift:
+            if d.repaired:
+                log(LOG, logging.INFO, "recovered", object=str(d.ref),
+                    what="re-created" if d.missing else ", ".join(f.path for f in d.fields))
+            elif d.ref.key in new_drift:
+                log(LOG, logging.WARNING, "drift", object=str(d.ref), description=d.description,
+                    what="missing" if d.missing else ", ".join(
+                        f"{f.path} {f.desired!r} -> {f.live!r}" for f in d.fields))
+        for key in self._logged_drift - drifted:
+            log(LOG, logging.INFO, "drift gone", object=key)
+        self._logged_drift = drifted
 
     def _write_status(self, status: ClusterStatus, now: float, out: StepOutcome) -> None:
         with self._repairs_lock:
