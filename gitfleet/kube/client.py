@@ -195,7 +195,7 @@ class KubeClient:
         try:
             result: dict[str, Any] = self._send(
                 "PATCH", res.item(namespace if res.namespaced else "", name),
-                query=[("fieldManager", self.settings.field_manager)], body=json.dumps(patch),
+                query=[("fieldManager", self.settings.field_manager)], body=dict(patch),
                 content_type="application/merge-patch+json")
         except ApiError as exc:
             if exc.status == 404:
