@@ -29,7 +29,7 @@ from gitfleet.agent.engine import (
 )
 from gitfleet.agent.heartbeat import build_heartbeat
 from gitfleet.agent.recovery import Recovery
-from gitfleet.agent.report import aborted_status, build_status, sync_verdict
+from gitfleet.agent.report import NAMESPACE_SKIP, aborted_status, build_status, sync_verdict
 from gitfleet.agent.statusbranch import StatusBranch
 from gitfleet.agent.statusfile import ClusterStatus, Heartbeat, SyncResult, SyncStatus
 from gitfleet.backoff import Backoff
@@ -127,6 +127,7 @@ class Agent:
         self.refused = ""
         self._logged_commit = ""
         self._logged_drift: set[str] = set()
+        self._logged_failures: dict[str, str] = {}
 
     # -- one round -------------------------------------------------------------------------
 
@@ -272,32 +273,33 @@ class Agent:
         counts.update(str(r.change) for r in report.pruned)
         changed = {k: counts[k] for k in ("created", "configured", "deleted", "released")
                    if counts[k]}
-        failed = [r for r in (*report.objects.values(), *report.pruned) if r.error]
+        failed = {r.ref.key: r for r in (*report.objects.values(), *report.pruned) if r.error}
+        errors = {k: r.error for k, r in failed.items()}
         drifted = {d.ref.key for d in report.drift if not d.repaired}
-        new_drift = drifted - self._logged_drift
-        if changed or failed or new_drift or desired.state_commit != self._logged_commit:
+        if (changed or errors != self._logged_failures or drifted != self._logged_drift
+                or desired.state_commit != self._logged_commit):
             log(LOG, logging.INFO, "synced", cluster=self.settings.cluster,
                 state_commit=desired.state_commit[:12], result=str(result),
                 created=counts["created"], configured=counts["configured"],
                 deleted=counts["deleted"], released=counts["released"],
                 unchanged=counts["unchanged"], failed=len(failed), drifted=len(drifted))
         self._logged_commit = desired.state_commit
-        for r in failed:
-            if r.error.startswith("skipped: namespace"):
+        for key, r in sorted(failed.items()):
+            if (self._logged_failures.get(key) == r.error
+                    or r.error.startswith(NAMESPACE_SKIP)):
                 continue
             log(LOG, logging.WARNING, "object failed", object=str(r.ref),
                 description=r.description, error=r.error)
-        for ns, error in sorted(report.namespace_errors.items()):
-            log(LOG, logging.WARNING, "namespace failed", namespace=ns, error=error)
+        self._logged_failures = errors
         for d in report.drift:
             if d.repaired:
                 log(LOG, logging.INFO, "recovered", object=str(d.ref),
                     what="re-created" if d.missing else ", ".join(f.path for f in d.fields))
-            elif d.ref.key in new_drift:
+            elif d.ref.key not in self._logged_drift:
                 log(LOG, logging.WARNING, "drift", object=str(d.ref), description=d.description,
                     what="missing" if d.missing else ", ".join(
                         f"{f.path} {f.desired!r} -> {f.live!r}" for f in d.fields))
-        for key in self._logged_drift - drifted:
+        for key in sorted(self._logged_drift - drifted):
             log(LOG, logging.INFO, "drift gone", object=key)
         self._logged_drift = drifted
 

@@ -454,7 +454,6 @@ class Engine:
                     "(re-created or relabelled by someone else); forgotten"))
             existed = self.kube.delete(ref.api_version, ref.kind, ref.namespace, ref.name)
         except ApiError as exc:
-            log(LOG, logging.WARNING, "delete failed", object=str(ref), error=str(exc))
             return ObjectResult(ref, entry.description, Change.FAILED,
                                 error=f"delete failed: {exc.message or exc}")
         log(LOG, logging.INFO, "deleted", object=str(ref), description=entry.description)
@@ -473,7 +472,6 @@ class Engine:
             self.kube.merge_patch(ref.api_version, ref.kind, ref.namespace, ref.name,
                                   release_patch())
         except ApiError as exc:
-            log(LOG, logging.WARNING, "release failed", object=str(ref), error=str(exc))
             return ObjectResult(ref, entry.description, Change.FAILED,
                                 error=f"release failed: {exc.message or exc}")
         log(LOG, logging.INFO, "released", object=str(ref), reason=why)
@@ -545,7 +543,10 @@ class Engine:
             behind = sum(1 for r in results.values() if r.error == skipped)
             log(LOG, logging.WARNING, "namespace failed; its objects skipped", namespace=ns,
                 skipped=behind, error=error)
-        return applied, not_ours, writes, failed_ns
+        # A failed Namespace object is reported as that object; only namespaces the agent
+        # creates itself need a word of their own.
+        return applied, not_ours, writes, {ns: e for ns, e in failed_ns.items()
+                                           if ns not in provided}
 
     def _ensure_namespaces(self, plans: list[_Plan], provided: set[str],
                            ensured: set[str], failed: dict[str, str]) -> int:
@@ -608,9 +609,8 @@ class Engine:
         except NotServed as exc:
             return _Applied(ObjectResult(ref, obj.description, Change.FAILED, error=exc.message))
         except ApiError as exc:
-            error = f"{exc.status} {exc.reason}: {exc.message}"
-            log(LOG, logging.WARNING, "apply failed", object=str(ref), error=error)
-            return _Applied(ObjectResult(ref, obj.description, Change.FAILED, error=error),
+            return _Applied(ObjectResult(ref, obj.description, Change.FAILED,
+                                         error=f"{exc.status} {exc.reason}: {exc.message}"),
                             writes=writes)
         preserve = bool(description and description.preserve_on_deletion)
         prune_adopted = str(((obj.body.get("metadata") or {}).get("annotations") or {})
