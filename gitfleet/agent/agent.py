@@ -32,7 +32,7 @@ from gitfleet.agent.recovery import Recovery
 from gitfleet.agent.report import NAMESPACE_SKIP, aborted_status, build_status, sync_verdict
 from gitfleet.agent.statusbranch import StatusBranch
 from gitfleet.agent.statusfile import ClusterStatus, Heartbeat, SyncResult, SyncStatus
-from gitfleet.backoff import Backoff
+from gitfleet.backoff import Backoff, Retry
 from gitfleet.clock import Clock, SystemClock, isoformat
 from gitfleet.errors import GitfleetError, InputError, TransientError
 from gitfleet.kube.client import KubeClient
@@ -73,7 +73,9 @@ class AgentSettings:
     cluster_labels: dict[str, str] = field(default_factory=dict)
     sync_mode: str = "Pull"
     registration_interval: float = 30.0
-    git_backoff: Backoff = field(default_factory=lambda: Backoff(base=1.0, maximum=60.0))
+    # Fetches and status pushes back off alike; capped at 10 s so a remote that comes back is
+    # synced from (and reported to) within 10 s of its return.
+    git_backoff: Backoff = field(default_factory=lambda: Backoff(base=1.0, maximum=10.0))
     kube_backoff: Backoff = field(default_factory=lambda: Backoff(base=1.0, maximum=60.0))
 
     def engine_settings(self) -> EngineSettings:
@@ -115,6 +117,7 @@ class Agent:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._git_failures = 0
+        self._status_retry = Retry(settings.git_backoff)
         self._kube_failures = 0
         self._next_fetch = 0.0
         self._next_heartbeat = 0.0
@@ -168,6 +171,7 @@ class Agent:
             return
         self._git_failures = 0
         self._next_fetch = 0.0
+        self._status_retry.short_circuit()  # the remote answers: push a waiting status now
         out.fetched = result.exists
         if not result.exists and self.branch.last_fetched is None and self.settings.register:
             self._register(now, out)
@@ -215,17 +219,18 @@ class Agent:
                                readyz=facts.readyz, nodes=facts.nodes, pods=facts.pods,
                                cluster_id=facts.cluster_id, app_pusher=self.settings.app_pusher)
 
-    def _previous_status(self) -> ClusterStatus | None:
-        if not self._status_loaded:
+    def _previous_status(self, now: float) -> ClusterStatus | None:
+        if not self._status_loaded and self._status_retry.ready(now):
             try:
                 self._status = self.status_branch.load()
                 self._status_loaded = True
             except TransientError as exc:
+                self._status_retry.failed(now, self.rng)
                 log(LOG, logging.DEBUG, "cannot read status branch yet", error=str(exc))
         return self._status
 
     def _sync(self, desired: DesiredState | None, now: float, out: StepOutcome) -> ClusterStatus:
-        previous = self._previous_status()
+        previous = self._previous_status(now)
         cluster = self.settings.cluster
         if desired is None:
             base = previous or ClusterStatus(cluster=cluster)
@@ -304,6 +309,8 @@ class Agent:
         self._logged_drift = drifted
 
     def _write_status(self, status: ClusterStatus, now: float, out: StepOutcome) -> None:
+        if not self._status_retry.ready(now):
+            return  # backing off; the next ready step writes the status it builds then
         with self._repairs_lock:
             repairs, self._repairs = self._repairs, []
         extra = [_repair_line(result, drift) for result, drift in repairs]
@@ -316,9 +323,11 @@ class Agent:
             with self._repairs_lock:
                 self._repairs[:0] = repairs
             out.errors.append(f"status: {exc}")
+            wait = self._status_retry.failed(now, self.rng)
             log(LOG, logging.WARNING, "cannot push status; will retry",
-                cluster=self.settings.cluster, error=str(exc))
+                cluster=self.settings.cluster, retry_in=f"{wait:.1f}s", error=str(exc))
             return
+        self._status_retry.succeeded()
         self._status = status
         self._status_loaded = True
         out.status_written = str(action)
@@ -331,6 +340,8 @@ class Agent:
             delay = min(delay, self.settings.kube_backoff.delay(self._kube_failures, self.rng))
         if self._git_failures:
             delay = min(delay, max(0.0, self._next_fetch - now))
+        if self._status_retry.failures:
+            delay = min(delay, self._status_retry.wait(now))
         delay = min(delay, max(0.0, self._next_heartbeat - now))
         return max(delay, 0.0)
 
