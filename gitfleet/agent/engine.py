@@ -219,6 +219,9 @@ class Engine:
         self._desired: DesiredState | None = None
         self.selector = f"{LABEL_CLUSTER}={settings.cluster}"
         self.manager = kube.settings.field_manager
+        # Keys the last sync left alone as someone else's (Abort): the next sync checks them
+        # before planning, so a standing conflict costs one GET, not a journal write per sync.
+        self._foreign: set[str] = set()
 
     # -- inventory -------------------------------------------------------------------------
 
@@ -320,6 +323,7 @@ class Engine:
         drift: list[DriftFound] = []
         plans: list[_Plan] = []
         refreshed: list[InventoryEntry] = []
+        known_foreign: list[str] = []
         for key, obj in desired.objects.items():
             ref = obj.ref
             if is_reserved_object(ref.kind, ref.namespace, ref.name):
@@ -334,6 +338,8 @@ class Engine:
                 continue
             entry = inventory.get(key)
             found = live.get(key)
+            if found is None and entry is None and key in self._foreign:
+                found = self._get_quiet(ref)
             if found is None and entry is None:
                 plans.append(_Plan(obj, None, "new"))
                 continue
@@ -351,6 +357,11 @@ class Engine:
                                                 Health.UNKNOWN, message="object is gone")
                 continue
             if not self._ours(found, entry):
+                if description is None or not description.overwrite:
+                    results[key] = ObjectResult(ref, obj.description, Change.SKIPPED,
+                                                error=_foreign_error(ref, found, entry))
+                    known_foreign.append(key)
+                    continue
                 plans.append(_Plan(obj, found, "foreign", entry=entry))
                 continue
             if (entry is None or entry.pending
@@ -377,7 +388,7 @@ class Engine:
                                                  or {}).get(ANNOTATION_DESCRIPTION, "")))
                  for key, item in sorted(live.items())
                  if key not in desired.objects and key not in inventory and self._ours(item, None)]
-        base = inventory.with_entries(leaks + refreshed)
+        base = inventory.with_entries(leaks + refreshed).without(known_foreign)
         plan = plan_prune(base, desired, max_share=self.settings.max_prune_share,
                           allow_mass_prune=self.settings.allow_mass_prune)
 
@@ -402,6 +413,7 @@ class Engine:
         drift = [DriftFound(d.ref, d.description, d.missing, d.fields,
                             repaired=d.ref.key in repaired) for d in drift]
         new_inventory = journal.with_entries(applied).without(not_ours)
+        self._foreign = set(known_foreign) | set(not_ours)
 
         pruned: list[ObjectResult] = []
         gone: list[str] = []
@@ -503,8 +515,7 @@ class Engine:
                 writes += done.writes
                 if done.entry is not None:
                     applied.append(done.entry)
-                elif done.not_ours and (plan.entry is None or plan.entry.pending
-                                        or plan.reason == "foreign"):
+                elif done.not_ours:
                     not_ours.append(plan.obj.ref.key)
 
         workers = max(1, self.settings.apply_workers)
@@ -592,7 +603,7 @@ class Engine:
         try:
             self.kube.resource(ref.api_version, ref.kind)  # NotServed before any other call
             live = plan.live
-            if plan.reason in ("new", "missing", "drift"):
+            if plan.reason in ("new", "missing"):
                 live = self.kube.get(ref.api_version, ref.kind, ref.namespace, ref.name)
             if live is not None and not self._ours(live, plan.entry):
                 if description is None or not description.overwrite:

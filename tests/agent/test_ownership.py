@@ -172,3 +172,21 @@ def test_labelled_object_in_no_inventory_is_pruned_only_if_gitfleet_wrote_it(
         configmap("a", "bar", {"a": "1"}), configmap("b", "bar", {"b": "1"})]))
     make_agent(remote, sim).step()
     assert sorted(_objects(remote, sim)) == ["a", "b", "copied"]
+
+
+def test_standing_abort_conflict_makes_no_write(remote, kubesim, make_agent) -> None:
+    sim = kubesim()
+    kube = person(sim)
+    kube.ensure_namespace("bar")
+    kube.apply(configmap("theirs", "bar", {"hand": "made"}))
+    publish(remote.git, "c1", description_files("default", "web", [
+        configmap("theirs", "bar", {"hand": "fleet"}), configmap("mine", "bar", {"a": "1"})]))
+    agent = make_agent(remote, sim)
+    agent.step()
+    agent.step()
+    sim.reset_request_count()
+    agent.step()
+    assert sum(sim.request_count(v) for v in ("create", "update", "patch", "delete")) == 0
+    assert _objects(remote, sim)["theirs"]["data"] == {"hand": "made"}
+    skipped = {o.name: o for o in status_of(remote).descriptions[0].objects}["theirs"]
+    assert skipped.change is Change.SKIPPED and "Abort leaves it alone" in skipped.error
