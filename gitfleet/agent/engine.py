@@ -669,6 +669,8 @@ class Engine:
             live = self._get_quiet(obj.ref)
             if live is not None and not compare(compared_body(obj, self.settings.cluster), live):
                 return None
+            if live is not None and not self._ours(live, entry):
+                return None  # re-created by someone else: the sync decides (Abort/Overwrite)
             plan = _Plan(obj, live, "drift" if live is not None else "missing", entry=entry)
             return self._apply_one(plan, desired).result
 

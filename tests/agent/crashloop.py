@@ -107,7 +107,7 @@ def run(*, sim: KubeSim, git: Git, url: str, workdir: Path, kills: int, size: in
         commit = current.commit
         proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            target = rng.randint(1, max(1, size - 1))
+            target = rng.randint(1, size)  # at `size` the kill falls after the applies
 
             def progressed(commit: str = commit, target: int = target) -> bool:
                 live = _labelled(person, "c1")
@@ -116,7 +116,7 @@ def run(*, sim: KubeSim, git: Git, url: str, workdir: Path, kills: int, size: in
                 return done >= target
 
             _wait(progressed, 30.0, proc)
-            time.sleep(rng.uniform(0, 0.05))
+            time.sleep(rng.uniform(0, 0.3 if target == size else 0.05))
         finally:
             proc.kill()
             proc.wait(timeout=10)
