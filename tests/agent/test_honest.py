@@ -33,7 +33,7 @@ def test_failed_namespace_is_reported_once_as_the_cause(remote, kubesim, make_ag
     assert status.sync.message == ("1 object(s) failed; 20 object(s) skipped behind a failed "
                                    "namespace")
     assert status.descriptions[0].phase is Phase.FAILURE
-    assert "Bad_Space" in status.descriptions[0].message
+    assert status.descriptions[0].message.startswith("422 Invalid: Namespace \"Bad_Space\"")
 
 
 def test_aborted_sync_drops_the_previous_per_object_errors(remote, kubesim, make_agent) -> None:
