@@ -11,7 +11,7 @@ from tests.agent.conftest import Remote
 def test_killed_agent_converges_exactly(remote: Remote, kubesim, tmp_path: Path) -> None:
     sim = kubesim()
     tally = crashloop.run(sim=sim, git=remote.git, url=remote.url, workdir=tmp_path, kills=3,
-                          size=30, seed=7)
+                          size=30, seed=7, latency=0.03)
     assert tally.problems == []
     assert tally.kills == 3 and tally.killed_mid_apply >= 1
     assert (tally.leaks, tally.missing, tally.stale, tally.foreign_touched) == (0, 0, 0, 0)
