@@ -2,11 +2,14 @@
 
 One sync (Flux's reconcile, in this order): list each owned kind once by the cluster label,
 decide per object from the inventory hash and a drift comparison whether it needs a write,
-apply what does in stages (CRDs and Namespaces, wait for Established, RBAC, config, the rest,
-webhooks), record the inventory, prune what the inventory holds and the state no longer does,
-and judge health. A no-op sync therefore makes no write and one list call per kind.
+record in the inventory what it is about to touch (the journal, see `inventory`), apply in
+stages (CRDs and Namespaces, wait for Established, RBAC, config, the rest, webhooks), prune or
+release what the inventory holds and the state no longer does, record the inventory, and judge
+health. A no-op sync therefore makes no write and one list call per kind.
 Per-object failures are isolated and reported; an unreachable API server stops the sync (the
-inventory keeps what was applied so far). The hub's push mode runs this same engine.
+journal says what the next sync must redo). Nothing is written over or deleted unless it is the
+object gitfleet wrote: its recorded uid, or this cluster's label set by gitfleet's own field
+manager. The hub's push mode runs this same engine.
 """
 
 from __future__ import annotations
