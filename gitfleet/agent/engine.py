@@ -178,12 +178,17 @@ def _manager_set_label(live: Mapping[str, Any], manager: str) -> bool:
 
 def written_by_gitfleet(live: Mapping[str, Any], entry: InventoryEntry | None, *,
                         cluster: str, manager: str) -> bool:
-    """Whether `live` is the object gitfleet created or adopted: the uid the inventory recorded,
-    or this cluster's label set by gitfleet's own field manager (an object applied by a sync
-    that was killed before it could record the uid). An object deleted and re-created by hand
-    has another uid and no label of ours: it is someone else's."""
-    if entry is not None and entry.uid and _uid(live) == entry.uid:
-        return True
+    """Whether `live` is the object gitfleet created or adopted. When the inventory recorded a
+    uid (and no sync was interrupted on the object), only that uid: an object deleted and
+    re-created by someone else is theirs, even if it copies gitfleet's labels and managed
+    fields. Otherwise (an object applied by a sync killed before it recorded the uid, or an
+    entry from before uids were recorded) this cluster's label set by gitfleet's own field
+    manager."""
+    if entry is not None and entry.uid:
+        if _uid(live) == entry.uid:
+            return True
+        if not entry.pending:
+            return False
     return _labelled(live, cluster) and _manager_set_label(live, manager)
 
 
@@ -371,7 +376,7 @@ class Engine:
                     or (entry.hash, entry.description) != (obj.hash, obj.description)):
                 plans.append(_Plan(obj, found, "changed", entry=entry))
                 continue
-            if entry.uid != _uid(found):  # re-created by Recovery: remember the new uid
+            if not entry.uid:  # an entry from before uids were recorded
                 refreshed.append(replace(entry, uid=_uid(found)))
             fields = tuple(compare(compared_body(obj, cluster), found))
             if fields:
@@ -674,8 +679,14 @@ class Engine:
                 return None
             if live is not None and not self._ours(live, entry):
                 return None  # re-created by someone else: the sync decides (Abort/Overwrite)
-            plan = _Plan(obj, live, "drift" if live is not None else "missing", entry=entry)
-            return self._apply_one(plan, desired).result
+            if live is not None:
+                return self._apply_one(_Plan(obj, live, "drift", entry=entry), desired).result
+            # Re-creating gives the object a new uid: journal it first, record it after.
+            self._write_inventory(self.known_inventory.with_entries([entry.as_pending()]))
+            done = self._apply_one(_Plan(obj, None, "missing", entry=entry), desired)
+            if done.entry is not None:
+                self._write_inventory(self.known_inventory.with_entries([done.entry]))
+            return done.result
 
 
 def _reserved_error(ref: ObjectRef) -> str:

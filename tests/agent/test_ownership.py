@@ -190,3 +190,51 @@ def test_standing_abort_conflict_makes_no_write(remote, kubesim, make_agent) -> 
     assert _objects(remote, sim)["theirs"]["data"] == {"hand": "made"}
     skipped = {o.name: o for o in status_of(remote).descriptions[0].objects}["theirs"]
     assert skipped.change is Change.SKIPPED and "Abort leaves it alone" in skipped.error
+
+
+def test_object_recreated_by_recovery_stays_gitfleets(remote, kubesim, make_agent) -> None:
+    sim = kubesim()
+    kube = person(sim)
+    publish(remote.git, "c1", description_files("default", "web", [
+        configmap("a", "bar", {"v": "1"}), configmap("b", "bar", {"v": "1"})]))
+    agent = make_agent(remote, sim)
+    agent.step()
+    old_uid = _objects(remote, sim)["a"]["metadata"]["uid"]
+    kube.delete("v1", "ConfigMap", "bar", "a")
+    key = next(k for k in agent.engine.known_inventory.entries if k.endswith("/a"))
+    assert agent.engine.repair(key).change is Change.CREATED
+    new_uid = _objects(remote, sim)["a"]["metadata"]["uid"]
+    assert new_uid != old_uid
+    assert agent.engine.known_inventory.get(key).uid == new_uid
+    publish(remote.git, "c1", description_files("default", "web", [
+        configmap("a", "bar", {"v": "2"}), configmap("b", "bar", {"v": "1"})]))
+    make_agent(remote, sim).step()  # a fresh agent reads the recorded uid from the cluster
+    assert _objects(remote, sim)["a"]["data"] == {"v": "2"}
+    assert {o.name: o.change for o in status_of(remote).descriptions[0].objects}["a"] \
+        is Change.CONFIGURED
+
+
+def test_abort_never_takes_over_a_recreated_copy_with_gitfleets_labels(
+        remote, kubesim, make_agent) -> None:
+    sim = kubesim()
+    kube = person(sim)
+    publish(remote.git, "c1", description_files("default", "web", [
+        configmap("a", "bar", {"v": "1"}), configmap("b", "bar", {"v": "1"})]))
+    agent = make_agent(remote, sim)
+    agent.step()
+    exported = kube.get("v1", "ConfigMap", "bar", "a")
+    kube.delete("v1", "ConfigMap", "bar", "a")
+    for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields"):
+        exported["metadata"].pop(key, None)
+    exported["data"] = {"v": "theirs"}
+    kube.create(exported)  # labels and annotations copied, someone else's object
+    publish(remote.git, "c1", description_files("default", "web", [
+        configmap("a", "bar", {"v": "2"}), configmap("b", "bar", {"v": "1"})]))
+    agent.step()
+    assert _objects(remote, sim)["a"]["data"] == {"v": "theirs"}
+    skipped = {o.name: o for o in status_of(remote).descriptions[0].objects}["a"]
+    assert skipped.change is Change.SKIPPED and "re-created outside gitfleet" in skipped.error
+    publish(remote.git, "c1", description_files("default", "web", [
+        configmap("b", "bar", {"v": "1"})]))
+    agent.step()
+    assert _objects(remote, sim)["a"]["data"] == {"v": "theirs"}  # not pruned either
