@@ -54,7 +54,8 @@ Example:
       missing: false                # true when the object is gone
       fields:
       - {path: spec.replicas, desired: 3, live: 1}
-    pruned:                         # objects the last applied state commit deleted
+    pruned:                         # objects the last applied state commit deleted (or
+                                    # released: kept, without gitfleet's labels)
     - {apiVersion: v1, kind: ConfigMap, namespace: bar, name: old, change: deleted,
        health: Unknown, error: ''}
 
