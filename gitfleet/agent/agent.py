@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -22,15 +23,16 @@ from gitfleet.agent.engine import (
     Engine,
     EngineSettings,
     ObjectResult,
+    RecordError,
     SyncReport,
     watch_kinds,
 )
 from gitfleet.agent.heartbeat import build_heartbeat
 from gitfleet.agent.recovery import Recovery
-from gitfleet.agent.report import build_status
+from gitfleet.agent.report import NAMESPACE_SKIP, aborted_status, build_status, sync_verdict
 from gitfleet.agent.statusbranch import StatusBranch
 from gitfleet.agent.statusfile import ClusterStatus, Heartbeat, SyncResult, SyncStatus
-from gitfleet.backoff import Backoff
+from gitfleet.backoff import Backoff, Retry
 from gitfleet.clock import Clock, SystemClock, isoformat
 from gitfleet.errors import GitfleetError, InputError, TransientError
 from gitfleet.kube.client import KubeClient
@@ -71,7 +73,9 @@ class AgentSettings:
     cluster_labels: dict[str, str] = field(default_factory=dict)
     sync_mode: str = "Pull"
     registration_interval: float = 30.0
-    git_backoff: Backoff = field(default_factory=lambda: Backoff(base=1.0, maximum=60.0))
+    # Fetches and status pushes back off alike; capped at 10 s so a remote that comes back is
+    # synced from (and reported to) within 10 s of its return.
+    git_backoff: Backoff = field(default_factory=lambda: Backoff(base=1.0, maximum=10.0))
     kube_backoff: Backoff = field(default_factory=lambda: Backoff(base=1.0, maximum=60.0))
 
     def engine_settings(self) -> EngineSettings:
@@ -113,6 +117,7 @@ class Agent:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._git_failures = 0
+        self._status_retry = Retry(settings.git_backoff)
         self._kube_failures = 0
         self._next_fetch = 0.0
         self._next_heartbeat = 0.0
@@ -123,6 +128,9 @@ class Agent:
         self._status_loaded = False
         self.last = StepOutcome()
         self.refused = ""
+        self._logged_commit = ""
+        self._logged_drift: set[str] = set()
+        self._logged_failures: dict[str, str] = {}
 
     # -- one round -------------------------------------------------------------------------
 
@@ -163,6 +171,7 @@ class Agent:
             return
         self._git_failures = 0
         self._next_fetch = 0.0
+        self._status_retry.short_circuit()  # the remote answers: push a waiting status now
         out.fetched = result.exists
         if not result.exists and self.branch.last_fetched is None and self.settings.register:
             self._register(now, out)
@@ -210,17 +219,18 @@ class Agent:
                                readyz=facts.readyz, nodes=facts.nodes, pods=facts.pods,
                                cluster_id=facts.cluster_id, app_pusher=self.settings.app_pusher)
 
-    def _previous_status(self) -> ClusterStatus | None:
-        if not self._status_loaded:
+    def _previous_status(self, now: float) -> ClusterStatus | None:
+        if not self._status_loaded and self._status_retry.ready(now):
             try:
                 self._status = self.status_branch.load()
                 self._status_loaded = True
             except TransientError as exc:
+                self._status_retry.failed(now, self.rng)
                 log(LOG, logging.DEBUG, "cannot read status branch yet", error=str(exc))
         return self._status
 
     def _sync(self, desired: DesiredState | None, now: float, out: StepOutcome) -> ClusterStatus:
-        previous = self._previous_status()
+        previous = self._previous_status(now)
         cluster = self.settings.cluster
         if desired is None:
             base = previous or ClusterStatus(cluster=cluster)
@@ -242,25 +252,65 @@ class Agent:
                 result=SyncResult.PENDING, message=message))
         try:
             report = self.engine.sync(desired)
-        except (Unreachable, ApiError) as exc:
+        except (Unreachable, ApiError, RecordError) as exc:
             self._kube_failures += 1
             out.errors.append(f"sync: {exc}")
-            log(LOG, logging.WARNING, "sync failed", cluster=cluster, error=str(exc))
-            base = previous or ClusterStatus(cluster=cluster)
+            log(LOG, logging.WARNING, "sync aborted", cluster=cluster,
+                state_commit=desired.state_commit, error=str(exc))
             result = SyncResult.UNREACHABLE if isinstance(exc, Unreachable) else SyncResult.FAILED
-            return replace(base, heartbeat=self._heartbeat, sync=replace(
-                base.sync, result=result, message=f"Kubernetes API: {exc}"[:500]))
+            what = "Kubernetes API" if not isinstance(exc, RecordError) else "agent records"
+            return aborted_status(previous or ClusterStatus(cluster=cluster), desired=desired,
+                                  heartbeat=self._heartbeat, result=result,
+                                  message=f"sync aborted: {what}: {exc}"[:500])
         self._kube_failures = 0
         out.synced = True
         out.report = report
-        failed = [r for r in report.objects.values() if r.error]
-        result = SyncResult.FAILED if failed else SyncResult.SYNCED
-        message = f"{len(failed)} object(s) failed" if failed else ""
+        result, message = sync_verdict(report)
+        self._log_sync(desired, report, result)
         return build_status(cluster=cluster, desired=desired, report=report, previous=previous,
                             heartbeat=self._heartbeat, now=isoformat(now), result=result,
                             message=message)
 
+    def _log_sync(self, desired: DesiredState, report: SyncReport, result: SyncResult) -> None:
+        """One info line per sync that did something, one line per failure with its cause,
+        one per drift (when first seen) and per recovery."""
+        counts = Counter(str(r.change) for r in report.objects.values())
+        counts.update(str(r.change) for r in report.pruned)
+        changed = {k: counts[k] for k in ("created", "configured", "deleted", "released")
+                   if counts[k]}
+        failed = {r.ref.key: r for r in (*report.objects.values(), *report.pruned) if r.error}
+        errors = {k: r.error for k, r in failed.items()}
+        drifted = {d.ref.key for d in report.drift if not d.repaired}
+        if (changed or errors != self._logged_failures or drifted != self._logged_drift
+                or desired.state_commit != self._logged_commit):
+            log(LOG, logging.INFO, "synced", cluster=self.settings.cluster,
+                state_commit=desired.state_commit[:12], result=str(result),
+                created=counts["created"], configured=counts["configured"],
+                deleted=counts["deleted"], released=counts["released"],
+                unchanged=counts["unchanged"], failed=len(failed), drifted=len(drifted))
+        self._logged_commit = desired.state_commit
+        for key, r in sorted(failed.items()):
+            if (self._logged_failures.get(key) == r.error
+                    or r.error.startswith(NAMESPACE_SKIP)):
+                continue
+            log(LOG, logging.WARNING, "object failed", object=str(r.ref),
+                description=r.description, error=r.error)
+        self._logged_failures = errors
+        for d in report.drift:
+            if d.repaired:
+                log(LOG, logging.INFO, "recovered", object=str(d.ref),
+                    what="re-created" if d.missing else ", ".join(f.path for f in d.fields))
+            elif d.ref.key not in self._logged_drift:
+                log(LOG, logging.WARNING, "drift", object=str(d.ref), description=d.description,
+                    what="missing" if d.missing else ", ".join(
+                        f"{f.path} {f.desired!r} -> {f.live!r}" for f in d.fields))
+        for key in sorted(self._logged_drift - drifted):
+            log(LOG, logging.INFO, "drift gone", object=key)
+        self._logged_drift = drifted
+
     def _write_status(self, status: ClusterStatus, now: float, out: StepOutcome) -> None:
+        if not self._status_retry.ready(now):
+            return  # backing off; the next ready step writes the status it builds then
         with self._repairs_lock:
             repairs, self._repairs = self._repairs, []
         extra = [_repair_line(result, drift) for result, drift in repairs]
@@ -273,9 +323,11 @@ class Agent:
             with self._repairs_lock:
                 self._repairs[:0] = repairs
             out.errors.append(f"status: {exc}")
+            wait = self._status_retry.failed(now, self.rng)
             log(LOG, logging.WARNING, "cannot push status; will retry",
-                cluster=self.settings.cluster, error=str(exc))
+                cluster=self.settings.cluster, retry_in=f"{wait:.1f}s", error=str(exc))
             return
+        self._status_retry.succeeded()
         self._status = status
         self._status_loaded = True
         out.status_written = str(action)
@@ -288,6 +340,8 @@ class Agent:
             delay = min(delay, self.settings.kube_backoff.delay(self._kube_failures, self.rng))
         if self._git_failures:
             delay = min(delay, max(0.0, self._next_fetch - now))
+        if self._status_retry.failures:
+            delay = min(delay, self._status_retry.wait(now))
         delay = min(delay, max(0.0, self._next_heartbeat - now))
         return max(delay, 0.0)
 

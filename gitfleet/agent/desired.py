@@ -39,6 +39,7 @@ class Description:
     render_errors: tuple[str, ...] = ()
     refs: tuple[ObjectRef, ...] = ()
     read_errors: tuple[str, ...] = ()
+    preserve_on_deletion: bool = False  # Karmada preserveResourcesOnDeletion: release, not prune
 
     @property
     def key(self) -> str:
@@ -93,6 +94,7 @@ def _description_of(path: str, doc: Any) -> Description:
                        conflict_resolution=str(spec.get("conflictResolution") or "Abort"),
                        source_commit=str(spec.get("sourceCommit") or ""),
                        deployer=str(spec.get("deployer") or "generic"),
+                       preserve_on_deletion=spec.get("preserveResourcesOnDeletion") is True,
                        render_errors=errors, refs=tuple(refs))
 
 

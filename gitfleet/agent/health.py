@@ -162,6 +162,8 @@ def phase_of(outcomes: Iterable[ObjectOutcome], *, previous: Phase | None,
     """
     items = list(outcomes)
     failed = [o for o in items if o.change in (Change.FAILED, Change.SKIPPED) and o.error]
+    # The cause first: an object skipped behind a failed namespace is not the reason.
+    failed.sort(key=lambda o: o.error.startswith("skipped: namespace"))
     if failed:
         return Phase.FAILURE, failed[0].error
     if not applied:

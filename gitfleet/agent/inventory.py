@@ -1,17 +1,29 @@
 """The inventory: what this agent applied, kept inside the cluster so it survives restarts.
 
 It lives in a ConfigMap (`gitfleet-inventory` in `gitfleet-system`) as JSON: one entry per
-object with its identity, the Description that holds it and the hash of the desired content
-last applied. Prune deletes only entries of the inventory, never anything else, and the hashes
-make a no-op sync free of writes. This module is the pure model; `agent.engine` reads and writes
-it through the Kubernetes adapter.
+object with its identity, the Description that holds it, the hash of the desired content last
+applied and the object's `metadata.uid`. Prune deletes only entries of the inventory whose live
+object is still the one gitfleet wrote, and the hashes make a no-op sync free of writes. This
+module is the pure model; `agent.engine` reads and writes it through the Kubernetes adapter.
+
+The inventory is also the sync's journal (a write-ahead record): before a sync writes anything
+it records every object it is about to apply or delete as `pending`, with the state commit in
+`intent`. A sync killed at any instant therefore leaves a record of what may be half done: the
+next sync re-applies every pending object that is still desired (whatever its hash says) and
+prunes the pending ones that are not, so a restart converges without a person.
+
+`adopted` marks an object that existed without gitfleet and was taken over (Karmada
+`conflictResolution: Overwrite`); `release` says, decided at apply time, that the object is
+released (gitfleet's labels, annotations and entry removed, the object kept) rather than deleted
+when it leaves the fleet: adopted objects (unless their template says
+`gitfleet.io/prune-adopted: "true"`) and objects of a policy with `preserveResourcesOnDeletion`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gitfleet.agent.objectref import ObjectRef
@@ -19,6 +31,7 @@ from gitfleet.agent.objectref import ObjectRef
 INVENTORY_NAMESPACE = "gitfleet-system"
 INVENTORY_NAME = "gitfleet-inventory"
 INVENTORY_KEY = "inventory.json"
+VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -26,22 +39,55 @@ class InventoryEntry:
     ref: ObjectRef
     description: str
     hash: str
+    uid: str = ""
+    pending: bool = False
+    adopted: bool = False
+    release: bool = False
 
-    def to_dict(self) -> dict[str, str]:
-        return {"apiVersion": self.ref.api_version, "kind": self.ref.kind,
-                "namespace": self.ref.namespace, "name": self.ref.name,
-                "description": self.description, "hash": self.hash}
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "apiVersion": self.ref.api_version, "kind": self.ref.kind,
+            "namespace": self.ref.namespace, "name": self.ref.name,
+            "description": self.description, "hash": self.hash, "uid": self.uid}
+        for flag in ("pending", "adopted", "release"):
+            if getattr(self, flag):
+                out[flag] = True
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> InventoryEntry:
         ref = ObjectRef(api_version=str(d["apiVersion"]), kind=str(d["kind"]),
                         namespace=str(d.get("namespace") or ""), name=str(d["name"]))
-        return cls(ref=ref, description=str(d.get("description", "")), hash=str(d.get("hash", "")))
+        return cls(ref=ref, description=str(d.get("description", "")),
+                   hash=str(d.get("hash", "")), uid=str(d.get("uid") or ""),
+                   pending=bool(d.get("pending", False)), adopted=bool(d.get("adopted", False)),
+                   release=bool(d.get("release", False)))
+
+    def as_pending(self) -> InventoryEntry:
+        return replace(self, pending=True)
+
+
+@dataclass(frozen=True)
+class Intent:
+    """The sync under way: which state commit, and how many objects it touches."""
+
+    state_commit: str
+    apply: int = 0
+    delete: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stateCommit": self.state_commit, "apply": self.apply, "delete": self.delete}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Intent:
+        return cls(state_commit=str(d.get("stateCommit", "")), apply=int(d.get("apply", 0)),
+                   delete=int(d.get("delete", 0)))
 
 
 @dataclass(frozen=True)
 class Inventory:
     entries: Mapping[str, InventoryEntry] = field(default_factory=dict)
+    intent: Intent | None = None
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -52,24 +98,37 @@ class Inventory:
     def get(self, key: str) -> InventoryEntry | None:
         return self.entries.get(key)
 
+    @property
+    def interrupted(self) -> bool:
+        """A sync recorded its intent and did not finish (killed, or the API went away)."""
+        return self.intent is not None or any(e.pending for e in self.entries.values())
+
     def with_entries(self, entries: Iterable[InventoryEntry]) -> Inventory:
         merged = dict(self.entries)
         merged.update({e.ref.key: e for e in entries})
-        return Inventory(merged)
+        return Inventory(merged, self.intent)
 
     def without(self, keys: Iterable[str]) -> Inventory:
         drop = set(keys)
-        return Inventory({k: v for k, v in self.entries.items() if k not in drop})
+        return Inventory({k: v for k, v in self.entries.items() if k not in drop}, self.intent)
+
+    def with_intent(self, intent: Intent | None) -> Inventory:
+        return Inventory(self.entries, intent)
 
     def kinds(self) -> set[tuple[str, str]]:
         return {e.ref.kind_key for e in self.entries.values()}
 
     def to_text(self) -> str:
         items = [self.entries[k].to_dict() for k in sorted(self.entries)]
-        return json.dumps({"version": 1, "objects": items}, separators=(",", ":"), indent=None)
+        doc: dict[str, Any] = {"version": VERSION, "objects": items}
+        if self.intent is not None:
+            doc["intent"] = self.intent.to_dict()
+        return json.dumps(doc, separators=(",", ":"), indent=None)
 
     @classmethod
     def from_text(cls, text: str) -> Inventory:
         doc = json.loads(text) if text.strip() else {}
         entries = [InventoryEntry.from_dict(d) for d in doc.get("objects") or ()]
-        return cls({e.ref.key: e for e in entries})
+        intent = doc.get("intent")
+        return cls({e.ref.key: e for e in entries},
+                   Intent.from_dict(intent) if isinstance(intent, Mapping) else None)

@@ -6,6 +6,10 @@ longer holds it, except when its Description is still present but marked with re
 could not be read. A sync that would delete more than a share of all owned objects is refused as
 a whole (nothing deleted, the status says why) unless mass prune is allowed: a broken render
 must not empty a cluster.
+
+An entry marked `release` (adopted under Overwrite, or of a policy that preserves resources on
+deletion) is released instead: the object stays, gitfleet's marks and the entry go. Releases do
+not count against the prune budget, since nothing is deleted.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from gitfleet.agent.inventory import Inventory, InventoryEntry
 class PrunePlan:
     delete: tuple[InventoryEntry, ...] = ()
     kept: tuple[InventoryEntry, ...] = ()
+    release: tuple[InventoryEntry, ...] = ()
     refused: str = ""
 
 
@@ -32,6 +37,7 @@ def plan_prune(inventory: Inventory, desired: DesiredState, *, max_share: float,
                          "cluster branch did not read completely; nothing pruned")
     delete: list[InventoryEntry] = []
     kept: list[InventoryEntry] = []
+    release: list[InventoryEntry] = []
     for key in sorted(inventory.entries):
         entry = inventory.entries[key]
         if key in desired.objects:
@@ -40,10 +46,10 @@ def plan_prune(inventory: Inventory, desired: DesiredState, *, max_share: float,
         if description is not None and not description.prunable:
             kept.append(entry)
             continue
-        delete.append(entry)
+        (release if entry.release else delete).append(entry)
     owned = len(inventory)
     if delete and not allow_mass_prune and len(delete) > max_share * owned:
-        return PrunePlan(kept=tuple(kept) + tuple(delete), refused=(
+        return PrunePlan(kept=tuple(kept) + tuple(delete), release=tuple(release), refused=(
             f"refusing to prune {len(delete)} of {owned} owned objects (more than "
             f"{max_share:.0%} in one sync); run with --allow-mass-prune to allow it"))
-    return PrunePlan(delete=tuple(delete), kept=tuple(kept))
+    return PrunePlan(delete=tuple(delete), kept=tuple(kept), release=tuple(release))

@@ -9,6 +9,7 @@ cluster writes nothing but heartbeats.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from gitfleet.agent.desired import DesiredState
 from gitfleet.agent.engine import DriftFound, ObjectResult, SyncReport
@@ -18,6 +19,7 @@ from gitfleet.agent.statusfile import (
     ClusterStatus,
     DescriptionStatus,
     Drift,
+    Health,
     Heartbeat,
     ObjectStatus,
     Phase,
@@ -45,6 +47,52 @@ def _drift(found: DriftFound, previous: Mapping[tuple[str, str, str], Drift], no
                  description=found.description,
                  first_seen=before.first_seen if before else now,
                  missing=found.missing, fields=found.fields)
+
+
+NAMESPACE_SKIP = "skipped: namespace"
+
+
+def sync_verdict(report: SyncReport) -> tuple[SyncResult, str]:
+    """The sync's result and message. A failed namespace is told once as the cause of the
+    objects skipped behind it; drift left in place makes the cluster OutOfSync, never Synced."""
+    errors = [r for r in (*report.objects.values(), *report.pruned) if r.error]
+    skipped = [r for r in errors if r.error.startswith(NAMESPACE_SKIP)]
+    causes = len(errors) - len(skipped)
+    if errors or report.namespace_errors:
+        parts = [f"{causes} object(s) failed"] if causes else []
+        parts += [error for _, error in sorted(report.namespace_errors.items())]
+        if skipped:
+            parts.append(f"{len(skipped)} object(s) skipped behind a failed namespace")
+        return SyncResult.FAILED, "; ".join(parts)
+    drifted = [d for d in report.drift if not d.repaired]
+    if drifted:
+        return SyncResult.OUT_OF_SYNC, (f"{len(drifted)} object(s) differ from the desired state "
+                                        "(drift not put back: Recovery is off)")
+    return SyncResult.SYNCED, ""
+
+
+def aborted_status(previous: ClusterStatus, *, desired: DesiredState,
+                   heartbeat: Heartbeat | None, result: SyncResult,
+                   message: str) -> ClusterStatus:
+    """The status after a sync that stopped part way (the API went away, a list failed): what
+    the previous sync said about single objects no longer holds, so its per-object errors and
+    changes are dropped and every Description's phase is Unknown, with the reason."""
+    descriptions = tuple(
+        replace(d, phase=Phase.UNKNOWN, message=message,
+                objects=tuple(replace(o, change=Change.UNCHANGED, error="",
+                                      health=Health.UNKNOWN) for o in d.objects))
+        for d in previous.descriptions)
+    sync = replace(previous.sync, cluster_commit=desired.cluster_commit,
+                   state_commit=desired.state_commit, source_commit=desired.source_commit,
+                   result=result, message=message)
+    return replace(previous, heartbeat=heartbeat, sync=sync, descriptions=descriptions)
+
+
+def _drift_note(found: DriftFound) -> str:
+    if found.missing:
+        return f"drifted: {found.ref} is missing"
+    return f"drifted: {found.ref} " + ", ".join(
+        f"{f.path} {f.desired!r} -> {f.live!r}" for f in found.fields)
 
 
 def build_status(*, cluster: str, desired: DesiredState, report: SyncReport,
@@ -76,6 +124,11 @@ def build_status(*, cluster: str, desired: DesiredState, report: SyncReport,
             why = "; ".join([why, *problems]) if why else "; ".join(problems)
         if desc.read_errors:
             phase = Phase.FAILURE
+        drifted = [d for d in report.drift if d.description == key and not d.repaired]
+        if drifted and phase in (Phase.SUCCESS, Phase.PROGRESSING, Phase.DEGRADED):
+            # Healthy but not what the Description says is not Success (SEMANTICS phases).
+            phase = Phase.DEGRADED
+            why = "; ".join([_drift_note(drifted[0]), why]) if why else _drift_note(drifted[0])
         descriptions.append(DescriptionStatus(
             namespace=desc.namespace, name=desc.name, phase=phase, message=why,
             source_commit=desc.source_commit, render_errors=len(desc.render_errors),

@@ -30,7 +30,8 @@ Example:
       stateCommit: 51aa...          # gitfleet/state commit (trailer), else clusterCommit
       sourceCommit: 0d3e...         # fleet repo commit (trailer), when known
       time: '2026-01-01T00:00:10Z'  # when that commit was (last) applied
-      result: Synced                # Synced | Failed | PruneRefused | Unreachable | Pending
+      result: Synced                # Synced | OutOfSync | Failed | PruneRefused | Unreachable
+                                    # | Pending
       message: ''
     descriptions:
     - namespace: default
@@ -53,7 +54,8 @@ Example:
       missing: false                # true when the object is gone
       fields:
       - {path: spec.replicas, desired: 3, live: 1}
-    pruned:                         # objects the last applied state commit deleted
+    pruned:                         # objects the last applied state commit deleted (or
+                                    # released: kept, without gitfleet's labels)
     - {apiVersion: v1, kind: ConfigMap, namespace: bar, name: old, change: deleted,
        health: Unknown, error: ''}
 
@@ -85,6 +87,7 @@ class Change(StrEnum):
     DELETED = "deleted"
     SKIPPED = "skipped"
     FAILED = "failed"
+    RELEASED = "released"  # left the fleet, kept in the cluster without gitfleet's marks
 
 
 class Health(StrEnum):
@@ -107,6 +110,7 @@ class Phase(StrEnum):
 class SyncResult(StrEnum):
     PENDING = "Pending"
     SYNCED = "Synced"
+    OUT_OF_SYNC = "OutOfSync"  # applied, but live objects differ (drift not put back)
     FAILED = "Failed"
     PRUNE_REFUSED = "PruneRefused"
     UNREACHABLE = "Unreachable"

@@ -59,6 +59,9 @@ def add_parser(subparsers: Any) -> None:
                    help="heartbeat interval (60s)")
     p.add_argument("--progress-interval", type=duration_arg, default=1.0,
                    help="interval while following a rollout (1s)")
+    p.add_argument("--git-backoff-max", type=duration_arg, default=10.0,
+                   help="longest wait between retries of a failing Git remote (fetch and "
+                        "status push); bounds how long a returning remote waits (10s)")
     p.add_argument("--workdir", type=Path,
                    help="local Git store for the fetched branch (default: a cache folder)")
     p.add_argument("--max-prune-share", type=share, default=0.5,
@@ -107,6 +110,7 @@ def labels(text: str) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     from gitfleet.agent.agent import Agent, AgentSettings
+    from gitfleet.backoff import Backoff
     from gitfleet.kube.client import KubeClient, api_client
 
     gates: dict[str, bool] = args.feature_gates
@@ -121,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
         recovery=gates.get("Recovery", False), app_pusher=gates.get("AppPusher", False),
         create_namespaces=args.create_namespaces, max_prune_share=args.max_prune_share,
         allow_mass_prune=args.allow_mass_prune, apply_workers=args.apply_workers,
-        register=args.register, cluster_labels=args.cluster_labels, sync_mode=args.sync_mode)
+        register=args.register, cluster_labels=args.cluster_labels, sync_mode=args.sync_mode,
+        git_backoff=Backoff(base=min(1.0, args.git_backoff_max), maximum=args.git_backoff_max))
     kube = KubeClient(api_client(args.kubeconfig, context=args.context))
     server = None
     if args.listen:

@@ -168,20 +168,39 @@ class KubeClient:
                           resource_version=str((doc.get("metadata") or {}).get(
                               "resourceVersion", "")))
 
-    def apply(self, body: JSON, *, force: bool = True) -> dict[str, Any]:
-        """Server-side apply of one object under the field manager; returns the live object."""
+    def apply(self, body: JSON, *, force: bool = True,
+              field_manager: str | None = None) -> dict[str, Any]:
+        """Server-side apply of one object under the field manager (the settings' unless one is
+        given: the agent writes its own records under a manager of their own); returns the
+        live object."""
         meta = body.get("metadata") or {}
         res = self.resource(str(body.get("apiVersion")), str(body.get("kind")))
         namespace = str(meta.get("namespace") or "") if res.namespaced else ""
         if res.namespaced and not namespace:
             namespace = "default"
             body = {**body, "metadata": {**meta, "namespace": namespace}}
-        query = [("fieldManager", self.settings.field_manager)]
+        query = [("fieldManager", field_manager or self.settings.field_manager)]
         if force:
             query.append(("force", "true"))
         result: dict[str, Any] = self._send(
             "PATCH", res.item(namespace, str(meta.get("name"))), query=query,
             body=json.dumps(body), content_type="application/apply-patch+yaml")
+        return result
+
+    def merge_patch(self, api_version: str, kind: str, namespace: str, name: str,
+                    patch: JSON) -> dict[str, Any] | None:
+        """A JSON merge patch (RFC 7386) of one object; None when it is gone. Used to take
+        gitfleet's own labels off an object it releases, leaving every other field alone."""
+        res = self.resource(api_version, kind)
+        try:
+            result: dict[str, Any] = self._send(
+                "PATCH", res.item(namespace if res.namespaced else "", name),
+                query=[("fieldManager", self.settings.field_manager)], body=dict(patch),
+                content_type="application/merge-patch+json")
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
         return result
 
     def create(self, body: JSON) -> dict[str, Any]:

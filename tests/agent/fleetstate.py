@@ -14,6 +14,7 @@ from gitfleet.state.git import Git, RefUpdate
 def description_files(namespace: str, name: str, objects: Sequence[Mapping[str, Any]], *,
                       cluster: str = "c1", render_errors: Sequence[str] = (),
                       conflict_resolution: str = "Abort",
+                      preserve_resources_on_deletion: bool = False,
                       source_commit: str = "0" * 40) -> dict[str, bytes]:
     """The files of one Description folder (paths relative to the cluster branch root)."""
     folder = f"{namespace or '_cluster'}/{name}"
@@ -38,6 +39,8 @@ def description_files(namespace: str, name: str, objects: Sequence[Mapping[str, 
                                   for m in render_errors],
                  "resources": resources},
     }
+    if preserve_resources_on_deletion:
+        description["spec"]["preserveResourcesOnDeletion"] = True
     files[f"{folder}/{DESCRIPTION_FILE}"] = yamlio.dump(description).encode()
     return files
 

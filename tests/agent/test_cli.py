@@ -31,3 +31,13 @@ def test_missing_kubeconfig_is_a_clear_error(tmp_path: Path,
                  "--kubeconfig", str(tmp_path / "absent"), "--workdir", str(tmp_path / "w")])
     assert code == 2  # an input error
     assert "absent" in capsys.readouterr().err
+
+
+def test_git_backoff_cap_is_a_duration_with_a_10s_default() -> None:
+    from gitfleet.cli import build_parser
+
+    base = ["agent", "--repo", "file:///x", "--cluster", "c1"]
+    assert build_parser().parse_args(base).git_backoff_max == 10.0
+    assert build_parser().parse_args([*base, "--git-backoff-max", "30s"]).git_backoff_max == 30.0
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([*base, "--git-backoff-max", "soon"])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gitfleet.agent.desired import parse_cluster_tree
-from gitfleet.agent.inventory import Inventory, InventoryEntry
+from gitfleet.agent.inventory import Intent, Inventory, InventoryEntry
 from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.prune import plan_prune
 from tests.agent.fleetstate import configmap, description_files
@@ -61,3 +61,26 @@ def test_unreadable_branch_prunes_nothing() -> None:
     state = parse_cluster_tree(files, cluster_commit="c" * 40)
     plan = plan_prune(INV, state, max_share=1.0, allow_mass_prune=True)
     assert plan.delete == () and plan.refused
+
+
+def test_released_entries_are_kept_in_the_cluster_and_outside_the_budget() -> None:
+    entries = {k: e for k, e in INV.entries.items()}
+    for key in list(entries):
+        if key.endswith("/b") or key.endswith("/c"):
+            entries[key] = InventoryEntry(entries[key].ref, entries[key].description, "h",
+                                          uid="u", adopted=True, release=True)
+    plan = plan_prune(Inventory(entries), _state({"web": ["a"], "db": []}), max_share=0.34,
+                      allow_mass_prune=False)
+    assert sorted(e.ref.name for e in plan.release) == ["b", "c"]
+    assert [e.ref.name for e in plan.delete] == ["d"] and not plan.refused
+
+
+def test_journal_round_trips_through_text() -> None:
+    entry = InventoryEntry(ObjectRef("v1", "ConfigMap", "bar", "a"), "default/web", "h",
+                           uid="1234", pending=True, adopted=True, release=True)
+    inventory = Inventory({entry.ref.key: entry}, Intent("s" * 40, apply=1, delete=0))
+    back = Inventory.from_text(inventory.to_text())
+    assert back == inventory and back.interrupted
+    done = back.with_entries([InventoryEntry(entry.ref, "default/web", "h", uid="1234")]
+                             ).with_intent(None)
+    assert not Inventory.from_text(done.to_text()).interrupted

@@ -121,3 +121,31 @@ def test_agent_killed_mid_sync_converges_without_duplicates(remote, kubesim, tmp
         inventory_cm["data"]["inventory.json"]).entries.values()) == names
     assert len(person(sim).list_objects("v1", "ConfigMap", namespace=INVENTORY_NAMESPACE)
                .items) == 1
+
+
+
+def test_status_pushes_back_off_and_resume_within_10s(flaky_remote, kubesim, make_agent
+                                                      ) -> None:
+    remote, daemon = flaky_remote
+    sim = kubesim()
+    clock = FakeClock()
+    publish(remote.git, "c1", _configs("a"))
+    # A heartbeat every second: every step has a status to push.
+    agent = make_agent(remote, sim, clock=clock, interval=1.0, heartbeat_interval=1.0)
+    agent.step()
+    daemon.down()
+    attempts = 0
+    start = clock.now()
+    while clock.now() - start < 60:  # a minute of virtual time, stepping when the agent asks
+        clock.advance(agent.step())
+        attempts += any(e.startswith("status") for e in agent.last.errors)
+    # Capped exponential backoff (about 1, 2, 4, 8, 10, 10 ... s), not one push a second.
+    assert 4 <= attempts <= 14
+    daemon.up()
+    back = clock.now()
+    publish(remote.git, "c1", _configs("a", "b"))
+    wait_for(lambda: agent.last.status_written not in ("", "nothing") and not agent.last.errors
+             and _names(sim) == ["a", "b"],
+             step=lambda: clock.advance(agent.step()), timeout=60, every=0)
+    assert clock.now() - back <= 10.0
+    assert status_of(remote).sync.result is SyncResult.SYNCED
