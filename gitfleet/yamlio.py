@@ -188,22 +188,27 @@ class _Builder:
         tag = node.tag
         if tag == _STR:
             return node.value
-        if tag == _INT:
-            number = _SCALAR.construct_yaml_int(node)
-            if not INT64[0] <= number <= INT64[1]:
-                raise self.fail(node, f"integer {node.value} does not fit in 64 bits; "
-                                f"if it is text, {_quote_hint(node)}")
-            return number
-        if tag == _BOOL:
-            return _SCALAR.construct_yaml_bool(node)
         if tag == _NULL:
             return None
-        if tag == _FLOAT:
-            real = _SCALAR.construct_yaml_float(node)
-            if not math.isfinite(real):
-                raise self.fail(node, f"{node.value} is not a finite number, which JSON cannot "
-                                f"hold; if it is text, {_quote_hint(node)}")
-            return real
+        try:
+            if tag == _INT:
+                number = _SCALAR.construct_yaml_int(node)
+                if not INT64[0] <= number <= INT64[1]:
+                    raise self.fail(node, f"integer {node.value} does not fit in 64 bits; "
+                                    f"if it is text, {_quote_hint(node)}")
+                return number
+            if tag == _BOOL:
+                return _SCALAR.construct_yaml_bool(node)
+            if tag == _FLOAT:
+                real = _SCALAR.construct_yaml_float(node)
+                if not math.isfinite(real):
+                    raise self.fail(node, f"{node.value} is not a finite number, which JSON "
+                                    f"cannot hold; if it is text, {_quote_hint(node)}")
+                return real
+        except (ValueError, KeyError):  # an explicit !!int, !!float or !!bool on other text
+            name = tag[len(_TAG):]
+            raise self.fail(node, f"{node.value!r} is not a valid {name}: remove the !!{name} "
+                            "tag, or write a value of that type") from None
         raise self.tag_error(node)
 
     def tag_error(self, node: yaml.Node) -> InputError:

@@ -132,3 +132,9 @@ def test_line_of_maps_a_json_path_to_the_line_of_its_field() -> None:
     assert yamlio.line_of(text, 1, ("spec", "rules", 0)) == 5
     assert yamlio.line_of(text, 1, ("spec", "missing", 3)) == 3  # the deepest part that exists
     assert yamlio.line_of(text, 5, ("spec",)) is None
+
+
+@pytest.mark.parametrize("text", ["a: !!float deployment", "a: !!int x1", "a: !!bool maybe",
+                                  "a: !!int 1:x", "a: !!map x", "a: !!seq x", "a: !!str [1]"])
+def test_explicit_type_tag_on_the_wrong_value_is_refused(text: str) -> None:
+    assert refused(text + "\n").line == 1
