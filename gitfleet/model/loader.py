@@ -52,6 +52,9 @@ POLICY_KINDS = {
     (KARMADA_AUTOSCALING, "FederatedHPA"), (KARMADA_AUTOSCALING, "CronFederatedHPA"),
 }
 CLUSTER_GROUPS = {CLUSTERNET_CLUSTERS, GITFLEET}
+# The one version of each upstream group that gitfleet reads (what its schemas describe).
+SERVED_VERSIONS = {CLUSTERNET_APPS: "v1alpha1", CLUSTERNET_CLUSTERS: "v1beta1",
+                   KARMADA_POLICY: "v1alpha1", KARMADA_AUTOSCALING: "v1alpha1"}
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 # What a template's name may be: Kubernetes path-segment rules, and nothing that climbs folders.
@@ -86,7 +89,7 @@ class _ParseCache:
     def __init__(self, limit: int = 200_000) -> None:
         self.limit = limit
         self._docs: OrderedDict[bytes, list[yamlio.Document]] = OrderedDict()
-        self._verdicts: dict[int, dict[str, list[str]]] = {}
+        self._verdicts: dict[int, dict[str, list[schema.Finding]]] = {}
 
     def documents(self, data: bytes, path: str) -> list[yamlio.Document]:
         key = hashlib.sha1(data).digest()
@@ -103,12 +106,12 @@ class _ParseCache:
             self._docs.move_to_end(key)
         return docs
 
-    def problems(self, kind: str, data: Any) -> list[str]:
+    def findings(self, kind: str, data: Any) -> list[schema.Finding]:
         verdicts = self._verdicts.get(id(data))
         if verdicts is None:
-            return schema.problems(kind, data)
+            return schema.findings(kind, data)
         if kind not in verdicts:
-            verdicts[kind] = schema.problems(kind, data)
+            verdicts[kind] = schema.findings(kind, data)
         return verdicts[kind]
 
 
@@ -158,6 +161,8 @@ class _Builder:
         self.karmada_overrides: list[KarmadaOverride] = []
         self.autoscalers: list[Autoscaler] = []
         self.crd_scopes: dict[tuple[str, str], str] = {}
+        # The bytes and document index being loaded: a problem's line is looked up in them.
+        self.source: tuple[bytes, int] = (b"", 0)
 
     def error(self, origin: Origin, obj: str, message: str) -> None:
         self.errors.append(Problem(origin.path, origin.line, obj, message))
@@ -210,11 +215,30 @@ class _Builder:
             return None
         return api_version, kind, namespace, meta["name"]
 
+    def served(self, api_version: str, kind: str, origin: Origin, who: str) -> bool:
+        """Whether an upstream kind comes at the version gitfleet reads (its schema describes
+        that version only); an error naming the served version when not."""
+        group, _, version = api_version.rpartition("/")
+        want = SERVED_VERSIONS.get(group)
+        if want is None or version == want:
+            return True
+        self.error(origin, who, f"{kind} is read at apiVersion {group}/{want}, not "
+                   f"{api_version} (gitfleet reads that version only)")
+        return False
+
     def schema_ok(self, kind: str, data: Any, origin: Origin, who: str) -> bool:
-        found = _CACHE.problems(kind, data)
-        for p in found:
-            self.error(origin, who, p)
-        return not found
+        """Report what the schema finds, each at the line of its field; False on an error."""
+        ok = True
+        for f in _CACHE.findings(kind, data):
+            source, index = self.source
+            line = yamlio.line_of(source, index, f.where) if f.where else None
+            at = Origin(origin.path, line or origin.line)
+            if f.warning:
+                self.warn(at, who, f.text())
+            else:
+                self.error(at, who, f.text())
+                ok = False
+        return ok
 
     # -- clusters --------------------------------------------------------------------------
 
@@ -225,6 +249,7 @@ class _Builder:
         found = False
         for doc in docs:
             origin = Origin(path, doc.line)
+            self.source = (data, doc.index)
             head = self.head(doc, origin)
             if head is None:
                 continue
@@ -238,7 +263,8 @@ class _Builder:
                 self.error(origin, who, "one ManagedCluster per file")
                 continue
             found = True
-            if not self.schema_ok("ManagedCluster", doc.data, origin, who):
+            if not self.served(api_version, kind, origin, who) or \
+                    not self.schema_ok("ManagedCluster", doc.data, origin, who):
                 continue
             if name != stem:
                 self.error(origin, who, f"the file must be named after the cluster: "
@@ -269,6 +295,7 @@ class _Builder:
     def load_source_file(self, path: str, data: bytes, *, in_policies: bool) -> None:
         for doc in self.documents(path, data):
             origin = Origin(path, doc.line)
+            self.source = (data, doc.index)
             head = self.head(doc, origin)
             if head is None:
                 continue
@@ -314,8 +341,9 @@ class _Builder:
                       name: str, origin: Origin, who: str) -> None:
         if not self.check_names(namespace, name, origin, who, dns=False):
             return
-        if kind == "HelmChart" and group_of(api_version) == CLUSTERNET_APPS and \
-                not self.schema_ok("HelmChart", body, origin, who):
+        if kind == "HelmChart" and group_of(api_version) == CLUSTERNET_APPS and (
+                not self.served(api_version, kind, origin, who)
+                or not self.schema_ok("HelmChart", body, origin, who)):
             return
         problem = replicas_problem(Template(api_version, kind, namespace, name, body, origin))
         if problem:
@@ -342,7 +370,8 @@ class _Builder:
             namespace = "default"
         if not self.check_names(namespace, name, origin, who):
             return
-        if not self.schema_ok(kind, body, origin, who):
+        if not self.served(api_version, kind, origin, who) or \
+                not self.schema_ok(kind, body, origin, who):
             return
         if self.duplicate((kind, "", namespace, name), origin, who):
             return

@@ -143,7 +143,7 @@ CORPUS = [
            "templates/scalar.yaml", "document 2 is a int", line=22),
     Broken("wrong-type", {"policies/two.yaml": doc(subscription("two", "web", weight="two"))},
            "policies/two.yaml", "spec.subscribers[0].weight: 'two' is not of type 'integer'",
-           line=1, obj="Subscription/apps/two"),
+           line=11, obj="Subscription/apps/two"),
     Broken("missing-required", {"policies/nofeeds.yaml": doc(
         {"apiVersion": APPS, "kind": "Subscription", "metadata": {"name": "nofeeds"},
          "spec": {"subscribers": [{"clusterAffinity": {}}]}})},
@@ -183,7 +183,7 @@ CORPUS = [
            "policies/climb.yaml", "is not a valid name", line=1),
     Broken("cluster-name-not-dns", {"clusters/Big_One.yaml": doc(
         managed_cluster("Big_One", {"env": "prod"}))},
-           "clusters/Big_One.yaml", "metadata.name: 'Big_One' is not valid here", line=1,
+           "clusters/Big_One.yaml", "metadata.name: 'Big_One' is not valid here", line=4,
            obj="ManagedCluster/Big_One"),
     Broken("cluster-file-misnamed", {"clusters/north.yaml": doc(
         managed_cluster("south", {"env": "prod"}))},
@@ -244,7 +244,7 @@ CORPUS = [
     Broken("unknown-override-type", {"policies/loc.yaml": doc(localization(
         "odd", "gitfleet-east", "web", [{"name": "s", "type": "StrategicMergePatch",
                                           "value": "{}"}]))},
-           "policies/loc.yaml", "spec.overrides[0].type", line=1, obj="Localization"),
+           "policies/loc.yaml", "spec.overrides[0].type", line=14, obj="Localization"),
 ]
 
 
@@ -338,7 +338,7 @@ def test_a_problem_reads_as_path_line_object_message() -> None:
     case = next(c for c in CORPUS if c.id == "wrong-type")
     result = render(load_fleet({**GOOD, **case.files}))
     assert [p.format() for p in result.errors] == [
-        "policies/two.yaml:1: Subscription/apps/two: spec.subscribers[0].weight: 'two' is not "
+        "policies/two.yaml:11: Subscription/apps/two: spec.subscribers[0].weight: 'two' is not "
         "of type 'integer'"]
 
 
