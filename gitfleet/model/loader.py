@@ -16,6 +16,12 @@ from typing import Any
 
 from gitfleet import yamlio
 from gitfleet.errors import InputError
+from gitfleet.layout import (
+    AGENT_NAMESPACE,
+    RESERVED_KINDS,
+    RESERVED_NAME_PREFIX,
+    is_reserved_object,
+)
 from gitfleet.model import schema
 from gitfleet.model.objects import (
     CLUSTER_SCOPED_KINDS,
@@ -340,6 +346,15 @@ class _Builder:
     def load_template(self, body: dict[str, Any], api_version: str, kind: str, namespace: str,
                       name: str, origin: Origin, who: str) -> None:
         if not self.check_names(namespace, name, origin, who, dns=False):
+            return
+        if is_reserved_object(kind, namespace, name):
+            source, index = self.source
+            at = Origin(origin.path, yamlio.line_of(source, index, ("metadata", "name"))
+                        or origin.line)
+            self.error(at, who, f"{namespace}/{name} is the agent's own record (the agent "
+                       f"writes the {', '.join(sorted(RESERVED_KINDS))} objects named "
+                       f"{RESERVED_NAME_PREFIX}* in {AGENT_NAMESPACE}): give the template "
+                       "another name or namespace")
             return
         if kind == "HelmChart" and group_of(api_version) == CLUSTERNET_APPS and (
                 not self.served(api_version, kind, origin, who)
