@@ -501,3 +501,12 @@ def test_a_date_in_one_annotation_crashes_no_command_and_blocks_no_other_change(
 
 def objects(listing: str) -> list[str]:
     return [line for line in listing.splitlines() if not line.endswith("/description.yaml")]
+
+
+def test_a_broken_file_is_reported_before_the_errors_it_causes() -> None:
+    # web's template does not parse, so web's Subscription misses its feed: the cause first.
+    result = render(load_fleet({**GOOD, "templates/web.yaml": b"kind: Deployment\nspec: [1,\n"}))
+    messages = [p.format() for p in result.errors]
+    assert len(messages) == 2, messages
+    assert messages[0].startswith("templates/web.yaml:3: invalid YAML")
+    assert messages[1].startswith("policies/web.yaml:1: Subscription/apps/web: feed not found")
