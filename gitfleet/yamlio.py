@@ -8,6 +8,7 @@ start line so errors can name `file:line`, refuses non-UTF-8 bytes, and refuses 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -315,6 +316,16 @@ def load_documents(data: bytes | str, path: str) -> list[Document]:
     return docs
 
 
+@functools.lru_cache(maxsize=4)
+def _recomposed(data: bytes | str) -> tuple[yaml.Node, ...] | None:
+    # Kept for the next few lookups: a file with many problems is composed again once.
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    try:
+        return tuple(_compose(text, ""))
+    except (yaml.YAMLError, InputError):
+        return None
+
+
 def line_of(data: bytes | str, index: int, where: tuple[str | int, ...]) -> int | None:
     """The 1-based line of the node at JSON path `where` in document `index` of a stream that
     loaded before (so composing it again cannot fail); the line of the deepest part of the path
@@ -323,12 +334,8 @@ def line_of(data: bytes | str, index: int, where: tuple[str | int, ...]) -> int 
     Loading keeps no node marks (they cost time and memory on every file): this composes the
     document again, which only happens for documents that have a problem.
     """
-    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    try:
-        nodes = _compose(text, "")
-    except (yaml.YAMLError, InputError):
-        return None
-    if index >= len(nodes):
+    nodes = _recomposed(data)
+    if nodes is None or index >= len(nodes):
         return None
     node: yaml.Node = nodes[index]
     mark = node.start_mark
