@@ -332,3 +332,13 @@ def test_every_object_the_schema_describes_is_closed(kind: str) -> None:
 
     visit(schema._schema(kind), ())
     assert set(loose) <= OPEN_BY_DESIGN, loose
+
+
+def test_metadata_takes_the_fields_of_object_meta_and_open_label_maps() -> None:
+    typo = PROPAGATION.replace(b"  namespace: web\n", b"  namespace: web\n  lables: {a: b}\n", 1)
+    p = only(problems_of(fleet_with(policies__web=typo)))
+    assert (p.line, p.message) == (6, "`metadata.lables` is not a field of PropagationPolicy; "
+                                      "did you mean `labels`?")
+    exported = PROPAGATION.replace(b"  namespace: web\n", b"  namespace: web\n  uid: x\n"
+                                   b"  creationTimestamp: null\n  labels: {any-key/x: v}\n", 1)
+    assert problems_of(fleet_with(policies__web=exported)) == []
