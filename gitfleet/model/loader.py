@@ -7,6 +7,7 @@ whatever depended on it. Unaffected objects load as usual.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 from collections import OrderedDict
@@ -58,6 +59,10 @@ POLICY_KINDS = {
     (KARMADA_AUTOSCALING, "FederatedHPA"), (KARMADA_AUTOSCALING, "CronFederatedHPA"),
 }
 CLUSTER_GROUPS = {CLUSTERNET_CLUSTERS, GITFLEET}
+# Clusternet's own kinds of apps.clusternet.io that gitfleet does not read as policies: under
+# templates/ they stay resource templates (and are no typo of a kind it reads).
+CLUSTERNET_OTHER_KINDS = frozenset({"Base", "Description", "FeedInventory", "HelmRelease",
+                                    "Manifest"})
 # The one version of each upstream group that gitfleet reads (what its schemas describe).
 SERVED_VERSIONS = {CLUSTERNET_APPS: "v1alpha1", CLUSTERNET_CLUSTERS: "v1beta1",
                    KARMADA_POLICY: "v1alpha1", KARMADA_AUTOSCALING: "v1alpha1"}
@@ -228,7 +233,9 @@ class _Builder:
         want = SERVED_VERSIONS.get(group)
         if want is None or version == want:
             return True
-        self.error(origin, who, f"{kind} is read at apiVersion {group}/{want}, not "
+        source, index = self.source
+        at = Origin(origin.path, yamlio.line_of(source, index, ("apiVersion",)) or origin.line)
+        self.error(at, who, f"{kind} is read at apiVersion {group}/{want}, not "
                    f"{api_version} (gitfleet reads that version only)")
         return False
 
@@ -308,8 +315,13 @@ class _Builder:
             api_version, kind, namespace, name = head
             group = group_of(api_version)
             who = f"{kind}/{namespace + '/' if namespace else ''}{name}"
+            hint = kind_hint(group, kind)
             if (group, kind) in POLICY_KINDS:
                 self.load_policy(doc.data, api_version, kind, namespace, name, origin, who)
+            elif hint or group in (KARMADA_POLICY, KARMADA_AUTOSCALING):
+                known = sorted(k for g, k in POLICY_KINDS if g == group)
+                self.error(origin, who, f"{group} has no kind {kind} that gitfleet reads"
+                           f"{hint or ' (it reads ' + ', '.join(known) + ')'}")
             elif in_policies:
                 self.error(origin, who, f"unknown kind {api_version}/{kind} under policies/ "
                            "(policies/ holds Subscription, Localization, Globalization and "
@@ -482,6 +494,18 @@ class _Builder:
             autoscalers=tuple(sorted(self.autoscalers, key=lambda a: (a.kind, *by_name(a)))),
             errors=tuple(sorted(self.errors)), warnings=tuple(sorted(self.warnings)),
             broken_paths=frozenset(self.broken), broken_clusters=frozenset(self.broken_clusters))
+
+
+def kind_hint(group: str, kind: str) -> str:
+    """'; did you mean `Subscription`?' when `kind` is a near miss of a kind gitfleet reads in
+    an upstream group (a typo would otherwise make a policy a resource template)."""
+    known = [k for g, k in POLICY_KINDS if g == group]
+    if group == CLUSTERNET_APPS:
+        known.append("HelmChart")
+    if kind in known or (group == CLUSTERNET_APPS and kind in CLUSTERNET_OTHER_KINDS):
+        return ""
+    close = difflib.get_close_matches(kind, known, n=1, cutoff=0.75)
+    return f"; did you mean `{close[0]}`?" if close else ""
 
 
 def replicas_problem(template: Template) -> str:

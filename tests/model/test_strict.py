@@ -342,3 +342,21 @@ def test_metadata_takes_the_fields_of_object_meta_and_open_label_maps() -> None:
     exported = PROPAGATION.replace(b"  namespace: web\n", b"  namespace: web\n  uid: x\n"
                                    b"  creationTimestamp: null\n  labels: {any-key/x: v}\n", 1)
     assert problems_of(fleet_with(policies__web=exported)) == []
+
+
+@pytest.mark.parametrize(("api", "kind", "message"), [
+    ("policy.karmada.io/v1alpha1", "PropagationPolicies",
+     "policy.karmada.io has no kind PropagationPolicies that gitfleet reads; did you mean "
+     "`PropagationPolicy`?"),
+    ("apps.clusternet.io/v1alpha1", "Subscripton", "did you mean `Subscription`?"),
+    ("policy.karmada.io/v1alpha1", "FederatedResourceQuota",
+     "(it reads ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, "
+     "PropagationPolicy)"),
+])
+def test_unknown_kind_of_an_upstream_group_is_an_error_not_a_template(api: str, kind: str,
+                                                                       message: str) -> None:
+    text = f"apiVersion: {api}\nkind: {kind}\nmetadata:\n  name: x\n  namespace: web\n"
+    for path in ("templates/x.yaml", "policies/x.yaml"):
+        p = only([p for p in problems_of({**fleet_with(), path: text.encode()})
+                  if p.path == path])
+        assert message in p.message, p.format()
