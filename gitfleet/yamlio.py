@@ -4,6 +4,11 @@ Uses libyaml (the C loader and dumper) where present: the render hot path dumps 
 object once, and the pure-Python dumper is several times slower. Loading keeps each document's
 start line so errors can name `file:line`, refuses non-UTF-8 bytes, and refuses alias bombs
 (documents whose aliases would expand past a node budget).
+
+What loads is JSON-shaped data only, because everything downstream (schemas, hashing, the
+Kubernetes API) is JSON: a value YAML can express but JSON cannot hold (a date, bytes, a set, a
+non-string key, a 70-bit integer, NaN, nesting without end) is an InputError at its line that
+says what to write instead, never a Python object that makes a later step crash.
 """
 
 from __future__ import annotations
@@ -21,7 +26,6 @@ from gitfleet.errors import InputError
 
 _Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
 
 
 def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
