@@ -7,6 +7,7 @@ whatever depended on it. Unaffected objects load as usual.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 from collections import OrderedDict
@@ -16,6 +17,12 @@ from typing import Any
 
 from gitfleet import yamlio
 from gitfleet.errors import InputError
+from gitfleet.layout import (
+    AGENT_NAMESPACE,
+    RESERVED_KINDS,
+    RESERVED_NAME_PREFIX,
+    is_reserved_object,
+)
 from gitfleet.model import schema
 from gitfleet.model.objects import (
     CLUSTER_SCOPED_KINDS,
@@ -52,6 +59,13 @@ POLICY_KINDS = {
     (KARMADA_AUTOSCALING, "FederatedHPA"), (KARMADA_AUTOSCALING, "CronFederatedHPA"),
 }
 CLUSTER_GROUPS = {CLUSTERNET_CLUSTERS, GITFLEET}
+# Clusternet's own kinds of apps.clusternet.io that gitfleet does not read as policies: under
+# templates/ they stay resource templates (and are no typo of a kind it reads).
+CLUSTERNET_OTHER_KINDS = frozenset({"Base", "Description", "FeedInventory", "HelmRelease",
+                                    "Manifest"})
+# The one version of each upstream group that gitfleet reads (what its schemas describe).
+SERVED_VERSIONS = {CLUSTERNET_APPS: "v1alpha1", CLUSTERNET_CLUSTERS: "v1beta1",
+                   KARMADA_POLICY: "v1alpha1", KARMADA_AUTOSCALING: "v1alpha1"}
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 # What a template's name may be: Kubernetes path-segment rules, and nothing that climbs folders.
@@ -86,7 +100,7 @@ class _ParseCache:
     def __init__(self, limit: int = 200_000) -> None:
         self.limit = limit
         self._docs: OrderedDict[bytes, list[yamlio.Document]] = OrderedDict()
-        self._verdicts: dict[int, dict[str, list[str]]] = {}
+        self._verdicts: dict[int, dict[str, list[schema.Finding]]] = {}
 
     def documents(self, data: bytes, path: str) -> list[yamlio.Document]:
         key = hashlib.sha1(data).digest()
@@ -103,12 +117,12 @@ class _ParseCache:
             self._docs.move_to_end(key)
         return docs
 
-    def problems(self, kind: str, data: Any) -> list[str]:
+    def findings(self, kind: str, data: Any) -> list[schema.Finding]:
         verdicts = self._verdicts.get(id(data))
         if verdicts is None:
-            return schema.problems(kind, data)
+            return schema.findings(kind, data)
         if kind not in verdicts:
-            verdicts[kind] = schema.problems(kind, data)
+            verdicts[kind] = schema.findings(kind, data)
         return verdicts[kind]
 
 
@@ -158,6 +172,8 @@ class _Builder:
         self.karmada_overrides: list[KarmadaOverride] = []
         self.autoscalers: list[Autoscaler] = []
         self.crd_scopes: dict[tuple[str, str], str] = {}
+        # The bytes and document index being loaded: a problem's line is looked up in them.
+        self.source: tuple[bytes, int] = (b"", 0)
 
     def error(self, origin: Origin, obj: str, message: str) -> None:
         self.errors.append(Problem(origin.path, origin.line, obj, message))
@@ -210,11 +226,32 @@ class _Builder:
             return None
         return api_version, kind, namespace, meta["name"]
 
+    def served(self, api_version: str, kind: str, origin: Origin, who: str) -> bool:
+        """Whether an upstream kind comes at the version gitfleet reads (its schema describes
+        that version only); an error naming the served version when not."""
+        group, _, version = api_version.rpartition("/")
+        want = SERVED_VERSIONS.get(group)
+        if want is None or version == want:
+            return True
+        source, index = self.source
+        at = Origin(origin.path, yamlio.line_of(source, index, ("apiVersion",)) or origin.line)
+        self.error(at, who, f"{kind} is read at apiVersion {group}/{want}, not "
+                   f"{api_version} (gitfleet reads that version only)")
+        return False
+
     def schema_ok(self, kind: str, data: Any, origin: Origin, who: str) -> bool:
-        found = _CACHE.problems(kind, data)
-        for p in found:
-            self.error(origin, who, p)
-        return not found
+        """Report what the schema finds, each at the line of its field; False on an error."""
+        ok = True
+        for f in _CACHE.findings(kind, data):
+            source, index = self.source
+            line = yamlio.line_of(source, index, f.where) if f.where else None
+            at = Origin(origin.path, line or origin.line)
+            if f.warning:
+                self.warn(at, who, f.text())
+            else:
+                self.error(at, who, f.text())
+                ok = False
+        return ok
 
     # -- clusters --------------------------------------------------------------------------
 
@@ -225,6 +262,7 @@ class _Builder:
         found = False
         for doc in docs:
             origin = Origin(path, doc.line)
+            self.source = (data, doc.index)
             head = self.head(doc, origin)
             if head is None:
                 continue
@@ -238,7 +276,8 @@ class _Builder:
                 self.error(origin, who, "one ManagedCluster per file")
                 continue
             found = True
-            if not self.schema_ok("ManagedCluster", doc.data, origin, who):
+            if not self.served(api_version, kind, origin, who) or \
+                    not self.schema_ok("ManagedCluster", doc.data, origin, who):
                 continue
             if name != stem:
                 self.error(origin, who, f"the file must be named after the cluster: "
@@ -269,14 +308,20 @@ class _Builder:
     def load_source_file(self, path: str, data: bytes, *, in_policies: bool) -> None:
         for doc in self.documents(path, data):
             origin = Origin(path, doc.line)
+            self.source = (data, doc.index)
             head = self.head(doc, origin)
             if head is None:
                 continue
             api_version, kind, namespace, name = head
             group = group_of(api_version)
             who = f"{kind}/{namespace + '/' if namespace else ''}{name}"
+            hint = kind_hint(group, kind)
             if (group, kind) in POLICY_KINDS:
                 self.load_policy(doc.data, api_version, kind, namespace, name, origin, who)
+            elif hint or group in (KARMADA_POLICY, KARMADA_AUTOSCALING):
+                known = sorted(k for g, k in POLICY_KINDS if g == group)
+                self.error(origin, who, f"{group} has no kind {kind} that gitfleet reads"
+                           f"{hint or ' (it reads ' + ', '.join(known) + ')'}")
             elif in_policies:
                 self.error(origin, who, f"unknown kind {api_version}/{kind} under policies/ "
                            "(policies/ holds Subscription, Localization, Globalization and "
@@ -314,8 +359,18 @@ class _Builder:
                       name: str, origin: Origin, who: str) -> None:
         if not self.check_names(namespace, name, origin, who, dns=False):
             return
-        if kind == "HelmChart" and group_of(api_version) == CLUSTERNET_APPS and \
-                not self.schema_ok("HelmChart", body, origin, who):
+        if is_reserved_object(kind, namespace, name):
+            source, index = self.source
+            at = Origin(origin.path, yamlio.line_of(source, index, ("metadata", "name"))
+                        or origin.line)
+            self.error(at, who, f"{namespace}/{name} is the agent's own record (the agent "
+                       f"writes the {', '.join(sorted(RESERVED_KINDS))} objects named "
+                       f"{RESERVED_NAME_PREFIX}* in {AGENT_NAMESPACE}): give the template "
+                       "another name or namespace")
+            return
+        if kind == "HelmChart" and group_of(api_version) == CLUSTERNET_APPS and (
+                not self.served(api_version, kind, origin, who)
+                or not self.schema_ok("HelmChart", body, origin, who)):
             return
         problem = replicas_problem(Template(api_version, kind, namespace, name, body, origin))
         if problem:
@@ -342,7 +397,8 @@ class _Builder:
             namespace = "default"
         if not self.check_names(namespace, name, origin, who):
             return
-        if not self.schema_ok(kind, body, origin, who):
+        if not self.served(api_version, kind, origin, who) or \
+                not self.schema_ok(kind, body, origin, who):
             return
         if self.duplicate((kind, "", namespace, name), origin, who):
             return
@@ -438,6 +494,18 @@ class _Builder:
             autoscalers=tuple(sorted(self.autoscalers, key=lambda a: (a.kind, *by_name(a)))),
             errors=tuple(sorted(self.errors)), warnings=tuple(sorted(self.warnings)),
             broken_paths=frozenset(self.broken), broken_clusters=frozenset(self.broken_clusters))
+
+
+def kind_hint(group: str, kind: str) -> str:
+    """'; did you mean `Subscription`?' when `kind` is a near miss of a kind gitfleet reads in
+    an upstream group (a typo would otherwise make a policy a resource template)."""
+    known = [k for g, k in POLICY_KINDS if g == group]
+    if group == CLUSTERNET_APPS:
+        known.append("HelmChart")
+    if kind in known or (group == CLUSTERNET_APPS and kind in CLUSTERNET_OTHER_KINDS):
+        return ""
+    close = difflib.get_close_matches(kind, known, n=1, cutoff=0.75)
+    return f"; did you mean `{close[0]}`?" if close else ""
 
 
 def replicas_problem(template: Template) -> str:

@@ -18,10 +18,12 @@ class Problem:
     message: str
     unit: str = ""  # the Subscription/policy it belongs to, when there is one
 
-    def _order(self) -> tuple[str, int, str, str, str]:
-        # A problem without a line sorts before the lines of its file (None cannot be compared).
-        return (self.path, -1 if self.line is None else self.line, self.obj, self.message,
-                self.unit)
+    def _order(self) -> tuple[bool, str, int, str, str, str]:
+        # A problem of a whole file (bad YAML: it names no object) sorts before every other, as
+        # the errors it causes elsewhere ("feed not found") are best read after it. A problem
+        # without a line sorts before the lines of its file (None cannot be compared).
+        return (bool(self.obj), self.path, -1 if self.line is None else self.line, self.obj,
+                self.message, self.unit)
 
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, Problem):

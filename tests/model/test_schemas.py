@@ -173,7 +173,7 @@ def test_missing_required_field_fails_naming_it(kind: str, path: list[Any], text
     assert any(text in p for p in found), found
 
 
-def test_gitfleet_kinds_reject_unknown_fields_and_upstream_kinds_accept_them() -> None:
+def test_every_kind_rejects_unknown_fields() -> None:
     settings = VALID["FleetSettings"]()
     settings["limits"]["maxFilesBytes"] = 1
     assert schema.problems("FleetSettings", settings) == [
@@ -182,11 +182,16 @@ def test_gitfleet_kinds_reject_unknown_fields_and_upstream_kinds_accept_them() -
     request["spec"]["region"] = "eu"
     assert any("unknown field(s)" in p and "'region'" in p
                for p in schema.problems("ClusterRegistrationRequest", request))
-    # Upstream adds fields over versions: Clusternet's schedulingBySubGroup loads fine.
+    # Upstream kinds list every field of their version: schedulingBySubGroup is one of them,
+    # a typo of it is not.
     sub = upstream("clusternet/scheduling-group/subscription-static-dividing.yaml",
                    "Subscription")
     assert sub["spec"]["schedulingBySubGroup"] is True
     assert schema.problems("Subscription", sub) == []
+    sub["spec"]["schedulingBySubgroup"] = sub["spec"].pop("schedulingBySubGroup")
+    assert schema.problems("Subscription", sub) == [
+        "`spec.schedulingBySubgroup` is not a field of Subscription; did you mean "
+        "`schedulingBySubGroup`?"]
 
 
 def test_problems_are_listed_in_a_stable_order() -> None:

@@ -5,7 +5,10 @@ costs what was deployed before.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +17,7 @@ import yaml
 from gitfleet.model.loader import load_fleet
 from gitfleet.model.problems import Problem
 from gitfleet.render.core import RenderResult, render
+from tests.hub.fleet import STATE, commit, edit, example_repo, git, run_hub, source_of
 
 APPS = "apps.clusternet.io/v1alpha1"
 
@@ -95,6 +99,26 @@ data:
 """
 
 
+# web's Deployment with one more annotation line (line 8): VALUE is what the cases put there.
+WEB_ANNOTATED = b"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: apps
+  annotations:
+    team: a
+    VALUE
+  labels: {app: web}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: main, image: "web:1"}]
+"""
+
+
 @dataclass(frozen=True)
 class Broken:
     """One broken fleet: `files` added to (or replacing files of) GOOD; `base` is extra good
@@ -119,7 +143,7 @@ CORPUS = [
            "templates/scalar.yaml", "document 2 is a int", line=22),
     Broken("wrong-type", {"policies/two.yaml": doc(subscription("two", "web", weight="two"))},
            "policies/two.yaml", "spec.subscribers[0].weight: 'two' is not of type 'integer'",
-           line=1, obj="Subscription/apps/two"),
+           line=11, obj="Subscription/apps/two"),
     Broken("missing-required", {"policies/nofeeds.yaml": doc(
         {"apiVersion": APPS, "kind": "Subscription", "metadata": {"name": "nofeeds"},
          "spec": {"subscribers": [{"clusterAffinity": {}}]}})},
@@ -159,7 +183,7 @@ CORPUS = [
            "policies/climb.yaml", "is not a valid name", line=1),
     Broken("cluster-name-not-dns", {"clusters/Big_One.yaml": doc(
         managed_cluster("Big_One", {"env": "prod"}))},
-           "clusters/Big_One.yaml", "metadata.name: 'Big_One' is not valid here", line=1,
+           "clusters/Big_One.yaml", "metadata.name: 'Big_One' is not valid here", line=4,
            obj="ManagedCluster/Big_One"),
     Broken("cluster-file-misnamed", {"clusters/north.yaml": doc(
         managed_cluster("south", {"env": "prod"}))},
@@ -178,6 +202,26 @@ CORPUS = [
          "data": {"blob": "x" * 5000}})},
            "templates/big.yaml", "over the limit of 4096 (fleet.yaml limits.maxFileBytes)",
            base={"fleet.yaml": settings(maxFileBytes=4096)}),
+    *[Broken(f"yaml-{name}", {"templates/web.yaml": WEB_ANNOTATED.replace(b"VALUE", value)},
+             "templates/web.yaml", message, line=line)
+      for name, value, message, line in [
+          ("date", b"released: 2024-01-01", "quote it: '2024-01-01'", 8),
+          ("timestamp", b"at: 2024-01-01T10:00:00Z", "reads as a YAML date/time", 8),
+          ("binary", b"blob: !!binary aGVsbG8=", "!!binary data", 8),
+          ("set", b"s: !!set {a, b}", "write a list", 8),
+          ("unknown-tag", b"x: !foo bar", "YAML tag '!foo' is not allowed", 8),
+          ("python-tag", b"x: !!python/object/apply:os.system [ls]", "is not allowed", 8),
+          ("int-key", b"80: http", "mapping key '80' reads as an integer", 8),
+          ("bool-key", b"on: push", "quote it: 'on'", 8),
+          ("null-key", b"~: x", "a mapping key is null", 8),
+          ("list-key", b"? [a]\n    : x", "a mapping key is a list", 8),
+          ("duplicate-key", b"team: b", "key 'team' appears twice", 8),
+          ("huge-int", b"n: 99999999999999999999", "does not fit in 64 bits", 8),
+          ("nan", b"n: .nan", "not a finite number", 8),
+          ("deep", b"d: " + b"[" * 150 + b"]" * 150, "nest deeper than 100 levels", 8),
+          ("very-deep", b"d: " + b"[" * 300_000 + b"]" * 300_000, "nest deeper", 8),
+          ("recursive-alias", b"r: &r [*r]", "recursive alias", 8),
+      ]],
     Broken("replicas-not-a-number", {"templates/web.yaml": doc(
         {**deployment("web"), "spec": {**deployment("web")["spec"], "replicas": "three"}})},
            "templates/web.yaml", "/spec/replicas must be a whole number >= 0, not 'three'",
@@ -200,7 +244,7 @@ CORPUS = [
     Broken("unknown-override-type", {"policies/loc.yaml": doc(localization(
         "odd", "gitfleet-east", "web", [{"name": "s", "type": "StrategicMergePatch",
                                           "value": "{}"}]))},
-           "policies/loc.yaml", "spec.overrides[0].type", line=1, obj="Localization"),
+           "policies/loc.yaml", "spec.overrides[0].type", line=14, obj="Localization"),
 ]
 
 
@@ -294,7 +338,7 @@ def test_a_problem_reads_as_path_line_object_message() -> None:
     case = next(c for c in CORPUS if c.id == "wrong-type")
     result = render(load_fleet({**GOOD, **case.files}))
     assert [p.format() for p in result.errors] == [
-        "policies/two.yaml:1: Subscription/apps/two: spec.subscribers[0].weight: 'two' is not "
+        "policies/two.yaml:11: Subscription/apps/two: spec.subscribers[0].weight: 'two' is not "
         "of type 'integer'"]
 
 
@@ -396,3 +440,73 @@ def test_a_fixed_fleet_renders_as_before_the_break() -> None:
     fixed = render(load_fleet(GOOD), previous_files=broken.files)
     assert fixed.files == good.files
     assert fixed.errors == []
+
+
+# --- the commands a user runs, on a real Git repo ------------------------------------------
+
+CLUSTERS = ("prod-east", "prod-west", "staging")
+
+
+def gitfleet(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gitfleet", *map(str, args)],
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def _no_traceback(done: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in done.stderr + done.stdout, done.stderr
+    assert done.returncode in (0, 1), done.stderr
+
+
+def test_a_date_in_one_annotation_crashes_no_command_and_blocks_no_other_change(
+        tmp_path: Path) -> None:
+    """Issue 9: `released: 2024-01-01` in one annotation made validate, render and the hub
+    crash, and the hub then rendered nothing, blocking an unrelated change."""
+    repo = example_repo(tmp_path / "fleet")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    assert run_hub("--repo", str(repo), "--once").returncode == 0
+    good = {c: git(repo, "ls-tree", "-r", STATE, f"clusters/{c}") for c in CLUSTERS}
+    edit(repo, "templates/web/web.yaml", "  name: web\n",
+         "  name: web\n  annotations:\n    released: 2024-01-01\n")
+    edit(repo, "policies/api/localization-staging.yaml", '"value": 1}', '"value": 2}')
+    head = commit(repo, "web: released annotation; staging: two api replicas")
+    where = "templates/web/web.yaml:6"
+
+    checked = gitfleet("validate", repo)
+    _no_traceback(checked)
+    assert checked.returncode == 1 and where in checked.stdout + checked.stderr
+    assert "quote it: '2024-01-01'" in checked.stdout + checked.stderr
+
+    out = tmp_path / "out"
+    rendered = gitfleet("render", repo, "--out", out)
+    _no_traceback(rendered)
+    assert where in rendered.stdout + rendered.stderr
+    assert "replicas: 2" in (out / "clusters/staging/api/api/apps_Deployment_api_api.yaml"
+                             ).read_text()
+    assert not (tmp_path / "fleet" / "out").exists()
+
+    diffed = gitfleet("diff", base, head, "--repo", repo)
+    _no_traceback(diffed)
+    assert where in diffed.stdout and "Deployment api/api 1→2" in diffed.stdout
+
+    hub = run_hub("--repo", str(repo), "--once")
+    _no_traceback(hub)
+    assert hub.returncode == 0 and where in hub.stdout + hub.stderr, hub.stdout + hub.stderr
+    assert source_of(repo) == head  # the unrelated change landed
+    assert "replicas: 2" in git(repo, "show", f"{STATE}:clusters/staging/api/api/"
+                                              "apps_Deployment_api_api.yaml")
+    for c in ("prod-east", "prod-west"):  # the objects that came from web are kept as they were
+        assert objects(git(repo, "ls-tree", "-r", STATE, f"clusters/{c}")) == objects(good[c])
+    assert where in git(repo, "show", f"{STATE}:errors.yaml").replace("\n  line: ", ":")
+
+
+def objects(listing: str) -> list[str]:
+    return [line for line in listing.splitlines() if not line.endswith("/description.yaml")]
+
+
+def test_a_broken_file_is_reported_before_the_errors_it_causes() -> None:
+    # web's template does not parse, so web's Subscription misses its feed: the cause first.
+    result = render(load_fleet({**GOOD, "templates/web.yaml": b"kind: Deployment\nspec: [1,\n"}))
+    messages = [p.format() for p in result.errors]
+    assert len(messages) == 2, messages
+    assert messages[0].startswith("templates/web.yaml:3: invalid YAML")
+    assert messages[1].startswith("policies/web.yaml:1: Subscription/apps/web: feed not found")

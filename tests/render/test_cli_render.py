@@ -117,7 +117,7 @@ def test_validate_names_each_problem_and_exits_1(example: Path) -> None:
     proc = gitfleet("validate", example)
     assert proc.returncode == 1
     assert proc.stdout.splitlines()[0] == (
-        "policies/web/subscription.yaml:1: Subscription/web/web: spec.subscribers[0].weight: "
+        "policies/web/subscription.yaml:9: Subscription/web/web: spec.subscribers[0].weight: "
         "'two' is not of type 'integer'")
     assert proc.stdout.splitlines()[-1].endswith(": 1 errors, 0 warnings")
 
@@ -128,7 +128,7 @@ def test_render_with_a_broken_file_writes_the_rest_and_exits_1(example: Path,
     out = tmp_path / "state"
     proc = gitfleet("render", example, "--out", out)
     assert proc.returncode == 1
-    assert "error: policies/web/subscription.yaml:1: Subscription/web/web:" in proc.stderr
+    assert "error: policies/web/subscription.yaml:9: Subscription/web/web:" in proc.stderr
     files = tree(out)
     assert any(p.startswith("clusters/staging/api/api/") for p in files)
     assert not any("/web/web/" in p for p in files)  # no previous state to keep
