@@ -23,10 +23,11 @@ from gitfleet.model.objects import Cluster, ObjectKey, Propagation, Taint
 from gitfleet.model.problems import Problem
 from gitfleet.render import emit
 from gitfleet.render.overlay import Overlay, choose_clusternet, ordered_steps
+from gitfleet.render.patches import server_fields
 from gitfleet.render.plans import UnitPlan, plan_all, template_id
 from gitfleet.render.previous import CLAIMS_FILE, PreviousDescription, PreviousState
 from gitfleet.render.status import StatusSnapshot
-from gitfleet.render.variants import Variant, VariantCache
+from gitfleet.render.variants import KarmadaStep, Variant, VariantCache
 
 CLUSTER_FILE = "cluster.yaml"
 _SOURCE_PLACEHOLDER = "GITFLEET_SOURCE_COMMIT"
@@ -127,6 +128,7 @@ def render(fleet: Fleet, *, source_commit: str = "",
     ctx.errors.extend(fleet.errors)
     ctx.warnings.extend(fleet.warnings)
     ctx.warnings.extend(ctx.overlay.problems)
+    ctx.warnings.extend(trimmed_field_warnings(fleet))
     unit_plans, claims = plans if plans is not None else \
         plan_all(fleet, ctx.status, ctx.previous)
     wanted = [c for c in fleet.clusters if only_clusters is None or c in only_clusters]
@@ -178,6 +180,38 @@ def render(fleet: Fleet, *, source_commit: str = "",
         files[CLAIMS_FILE] = claims_file(fleet, claims)
     return RenderResult(dict(sorted(files.items())), errors, warnings, summaries,
                         ctx.cache.built)
+
+
+def trimmed_field_warnings(fleet: Fleet) -> list[Problem]:
+    """A template that carries fields a server populates (exported from a live cluster) is
+    trimmed before overrides; say so, since what is in Git is then not what is applied."""
+    found = []
+    for t in fleet.templates.values():
+        paths = [p for p in server_fields(t.body) if _filled(t.body, p)]
+        if paths:
+            listed = ", ".join(".".join(p) for p in paths)
+            found.append(Problem(t.origin.path, t.origin.line,
+                                 f"{t.kind}/{t.namespace + '/' if t.namespace else ''}{t.name}",
+                                 f"carries server-populated fields that are trimmed, not "
+                                 f"applied: {listed}"))
+    return found
+
+
+def _filled(body: Mapping[str, Any], path: tuple[str, ...]) -> bool:
+    """Whether the value at `path` says something: generators (controller-gen) write
+    `creationTimestamp: null` and a status of empty strings and lists, which is no news."""
+    node: Any = body
+    for part in path:
+        node = node[part]
+    return _has_content(node)
+
+
+def _has_content(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_content(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_content(v) for v in value)
+    return value is not None and value != ""
 
 
 _CLUSTER_MARK = re.compile(r"\(cluster ([^)]+)\)")
@@ -271,10 +305,12 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
                 plan, f"{ident[0]} {ident[1] + '/' if ident[1] else ''}{ident[2]}: change "
                 "deferred (ApplyLater) until the Subscription, one of its feeds or its set of "
                 "clusters changes", cluster.name))
-        for p in karmada:
-            key = (p.kind, p.namespace, p.name)
-            applied.setdefault(key, {"kind": p.kind, "namespace": p.namespace, "name": p.name,
-                                     "path": p.origin.path})
+        for step in steps:  # only the policies with a rule for this cluster are in force
+            if isinstance(step, KarmadaStep):
+                p = step.policy
+                applied.setdefault((p.kind, p.namespace, p.name), {
+                    "kind": p.kind, "namespace": p.namespace, "name": p.name,
+                    "path": p.origin.path})
         variants.append(variant)
     if errors:
         return None, "; ".join(errors)
@@ -320,7 +356,7 @@ def _keep_what_broken_files_held(ctx: _Context, drafts: dict[str, dict[str, _Dra
                 if path in broken and \
                         (o.get("kind"), o.get("namespace", ""), o.get("name")) not in now:
                     reasons.append(f"override file {path} is broken")
-        have = {(v.template.kind, v.template.name, v.template.namespace)
+        have = {(v.template.kind, v.template.name, v.namespace)
                 for v in (draft.variants if draft is not None else ())}
         for r in spec.get("resources") or []:
             if r.get("source") in broken and \
@@ -338,7 +374,7 @@ def _resource_fragment(ctx: _Context, v: Variant) -> str:
     text = ctx.fragments.get(id(v))
     if text is None:
         t = v.template
-        entry = {"apiVersion": t.api_version, "kind": t.kind, "namespace": t.namespace,
+        entry = {"apiVersion": t.api_version, "kind": t.kind, "namespace": v.namespace,
                  "name": t.name, "file": v.file, "hash": v.hash, "source": t.origin.path}
         text = ctx.fragments[id(v)] = emit.emit_list_items([entry], "  ")
     return text
@@ -411,7 +447,7 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
         draft = drafts[folder]
         variants = []
         for v in draft.variants:
-            key = v.template.key
+            key = v.key
             if key in owner:
                 ctx.errors.append(ctx.problem(
                     draft.plan, f"{key} is already delivered to this cluster by Description "
