@@ -16,7 +16,7 @@ from typing import Any
 
 from gitfleet import yamlio
 from gitfleet.errors import InputError
-from gitfleet.model import schema
+from gitfleet.model import kubeschema, schema
 from gitfleet.model.objects import (
     CLUSTER_SCOPED_KINDS,
     CLUSTERNET_APPS,
@@ -424,6 +424,11 @@ class _Builder:
         def by_name(o: Any) -> tuple[str, str]:
             return (o.namespace, o.name)
 
+        failed, notes = kubeschema.check_templates(self.templates, self.settings.kubernetes_version)
+        for key, problem in failed:  # schema errors of templates (h3's kubeschema)
+            self.templates.pop(key, None)
+            self.error(Origin(problem.path, problem.line), problem.obj, problem.message)
+        self.warnings.extend(notes)
         self.scope_templates()
         self.check_references()
         return Fleet(
