@@ -380,7 +380,7 @@ class _Builder:
                 kind=kind, namespace=namespace, name=name, priority=spec.get("priority", 0),
                 selectors=tuple(spec["resourceSelectors"]), placement=spec.get("placement") or {},
                 conflict_resolution=spec.get("conflictResolution", "Abort"),
-                api_version=api_version, digest=digest, origin=origin))
+                api_version=api_version, digest=digest, origin=origin, spec=spec))
         elif kind in ("OverridePolicy", "ClusterOverridePolicy"):
             rules: list[tuple[dict[str, Any] | None, dict[str, Any]]] = [
                 (r.get("targetCluster"), r["overriders"]) for r in spec.get("overrideRules") or []]

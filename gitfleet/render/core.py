@@ -22,9 +22,19 @@ from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import Cluster, ObjectKey, Propagation, Taint
 from gitfleet.model.problems import Problem
 from gitfleet.render import emit
+from gitfleet.render.deps import propagate_deps
+from gitfleet.render.karmada_fields import (
+    is_lazy,
+    lazy_plan,
+    lazy_trigger,
+    policy_index,
+    policy_of,
+    preserves_resources,
+    suspended_clusters,
+)
 from gitfleet.render.overlay import Overlay, choose_clusternet, ordered_steps
 from gitfleet.render.patches import server_fields
-from gitfleet.render.plans import UnitPlan, plan_all, template_id
+from gitfleet.render.plans import UnitPlan, plan_all, policy_id, template_id
 from gitfleet.render.previous import CLAIMS_FILE, PreviousDescription, PreviousState
 from gitfleet.render.status import StatusSnapshot
 from gitfleet.render.variants import KarmadaStep, Variant, VariantCache
@@ -82,6 +92,7 @@ class _Context:
     errors: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     basis_overlays: dict[str, Overlay | None] = field(default_factory=dict)
+    policies: dict[tuple[str, str, str], Propagation] = field(default_factory=dict)
     fragments: dict[int, str] = field(default_factory=dict)
     heads: dict[Any, str] = field(default_factory=dict)
 
@@ -131,20 +142,31 @@ def render(fleet: Fleet, *, source_commit: str = "",
     ctx.warnings.extend(trimmed_field_warnings(fleet))
     unit_plans, claims = plans if plans is not None else \
         plan_all(fleet, ctx.status, ctx.previous)
+    ctx.policies = policy_index(fleet)
+    propagate_deps(unit_plans, ctx.policies, fleet.templates)
+    claimed: dict[str, list[ObjectKey]] = {}
+    for key, claimer in claims.items():
+        claimed.setdefault(policy_id(claimer), []).append(key)
     wanted = [c for c in fleet.clusters if only_clusters is None or c in only_clusters]
     drafts: dict[str, dict[str, _Draft]] = {c: {} for c in wanted}
     kept: dict[str, dict[str, dict[str, bytes]]] = {c: {} for c in wanted}
     for plan in sorted(unit_plans, key=lambda p: (p.folder, p.kind)):
+        policy = policy_of(plan, ctx.policies)
+        if policy is not None and is_lazy(policy):
+            plan = _lazy(ctx, plan, policy, claimed.get(policy_id(policy), []))
         for w in plan.warnings:
             ctx.warnings.append(ctx.problem(plan, w))
+        held = suspended_clusters(policy, drafts)
+        if held:
+            _hold(ctx, plan, held, kept)
         if plan.error:
             ctx.errors.append(ctx.problem(plan, plan.error))
             for prev in _previous_of_unit(ctx.previous, plan):
-                if prev.cluster in kept:
+                if prev.cluster in kept and prev.cluster not in held:
                     kept[prev.cluster][prev.folder] = _last_good(prev, [plan.error])
             continue
         for cluster_name, placements in sorted(plan.clusters.items()):
-            if cluster_name not in drafts:
+            if cluster_name not in drafts or cluster_name in held:
                 continue
             draft, error = _draft(ctx, plan, fleet.clusters[cluster_name], placements)
             if error:
@@ -263,11 +285,46 @@ def _previous_of_unit(previous: PreviousState, plan: UnitPlan) -> list[PreviousD
     return [d for (c, f), d in sorted(previous.descriptions.items()) if f == plan.folder]
 
 
+def _lazy(ctx: _Context, plan: UnitPlan, policy: Propagation, claimed: list[ObjectKey]
+          ) -> UnitPlan:
+    """A Lazy policy renders as it stood when one of its templates last changed."""
+    plan.trigger = lazy_trigger(claimed, ctx.fleet)
+    basis = next((prev.fields.get("basisCommit", "") for prev in
+                  _previous_of_unit(ctx.previous, plan)
+                  if prev.fields.get("trigger") == plan.trigger), "")
+    chosen, warning = lazy_plan(plan, policy, fleet=ctx.fleet, claimed=claimed, basis=basis,
+                                source_commit=ctx.source_commit, fleet_at=ctx.fleet_at,
+                                status=ctx.status, previous=ctx.previous)
+    if warning:
+        propagate_deps([chosen], ctx.policies, ctx.fleet.templates)
+        chosen.warnings.append(warning)
+    return chosen
+
+
+def _hold(ctx: _Context, plan: UnitPlan, held: frozenset[str],
+          kept: dict[str, dict[str, dict[str, bytes]]]) -> None:
+    """Suspended dispatching: the held clusters keep exactly the Descriptions they have
+    (none stays none); the warning says what is held back."""
+    had = set()
+    for prev in _previous_of_unit(ctx.previous, plan):
+        if prev.cluster in held and prev.cluster in kept:
+            kept[prev.cluster][prev.folder] = dict(prev.files)
+            had.add(prev.cluster)
+    now = {c for c in plan.clusters if c in held}
+    if not had | now:
+        return
+    parts = [f"{what} for {', '.join(sorted(names))}" for what, names in (
+        ("new Descriptions", now - had), ("removals", had - now),
+        ("updates (if any)", had & now)) if names]
+    ctx.warnings.append(ctx.problem(plan, "suspension: dispatching is suspended; held back: "
+                                    + "; ".join(parts)))
+
+
 def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any]
            ) -> tuple[_Draft | None, str]:
     basis = ctx.source_commit
     basis_overlay: Overlay | None = None
-    if plan.subscription is not None:
+    if plan.trigger:  # a Subscription, or a Lazy propagation policy
         prev = ctx.previous.get(cluster.name, plan.folder)
         if prev is not None and prev.fields.get("trigger") == plan.trigger:
             prev_basis = prev.fields.get("basisCommit", "")
@@ -389,10 +446,12 @@ def _description_head(ctx: _Context, draft: _Draft) -> str:
         return cached
     spec: dict[str, Any] = {"cluster": _CLUSTER_PLACEHOLDER, "deployer": plan.deployer,
                             "source": plan.source, "sourceCommit": _SOURCE_PLACEHOLDER}
-    if plan.subscription is not None:
+    if plan.trigger:
         spec["basisCommit"] = draft.basis
         spec["trigger"] = plan.trigger
     spec["conflictResolution"] = plan.conflict_resolution
+    if preserves_resources(policy_of(plan, ctx.policies)):
+        spec["preserveResourcesOnDeletion"] = True
     spec["renderErrors"] = []
     spec["overrides"] = draft.overrides
     head = emit.emit({"apiVersion": "gitfleet.io/v1alpha1", "kind": "Description",
