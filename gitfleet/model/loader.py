@@ -7,6 +7,7 @@ whatever depended on it. Unaffected objects load as usual.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 from collections import OrderedDict
@@ -416,8 +417,10 @@ class _Builder:
         namespaces = {c.namespace for c in self.clusters.values()}
         for loc in self.localizations:
             if loc.namespace not in namespaces:
+                close = difflib.get_close_matches(loc.namespace, sorted(namespaces), n=1)
+                mean = f" (did you mean `{close[0]}`?)" if close else ""
                 self.warn(loc.origin, f"Localization/{loc.namespace}/{loc.name}",
-                          f"namespace {loc.namespace!r} is no cluster's dedicated namespace; "
+                          f"namespace {loc.namespace!r} is no cluster's dedicated namespace{mean}; "
                           "this Localization applies to no cluster")
 
     def fleet(self) -> Fleet:

@@ -37,6 +37,7 @@ from gitfleet.render.patches import server_fields
 from gitfleet.render.plans import UnitPlan, plan_all, policy_id, template_id
 from gitfleet.render.previous import CLAIMS_FILE, PreviousDescription, PreviousState
 from gitfleet.render.status import StatusSnapshot
+from gitfleet.render.unmatched import unmatched_selectors
 from gitfleet.render.variants import KarmadaStep, Variant, VariantCache
 
 CLUSTER_FILE = "cluster.yaml"
@@ -140,6 +141,7 @@ def render(fleet: Fleet, *, source_commit: str = "",
     ctx.warnings.extend(fleet.warnings)
     ctx.warnings.extend(ctx.overlay.problems)
     ctx.warnings.extend(trimmed_field_warnings(fleet))
+    ctx.warnings.extend(unmatched_selectors(fleet))
     unit_plans, claims = plans if plans is not None else \
         plan_all(fleet, ctx.status, ctx.previous)
     ctx.policies = policy_index(fleet)
