@@ -79,12 +79,12 @@ def propagate_deps(plans: list[UnitPlan], policies: Mapping[tuple[str, str, str]
                    templates: Mapping[ObjectKey, Template]) -> None:
     """Add the dependencies of the workloads of every `propagateDeps` policy's plan, in place
     (idempotent: a plan passed twice gains nothing the second time)."""
+    wanted = [plan for plan in plans if not plan.error and _propagates(plan, policies)]
+    if not wanted:
+        return
     delivered = {(c, p.template.key) for plan in plans for c, placed in plan.clusters.items()
                  for p in placed}
-    for plan in plans:
-        policy = policies.get((plan.kind, plan.namespace, plan.name))
-        if policy is None or policy.spec.get("propagateDeps") is not True or plan.error:
-            continue
+    for plan in wanted:
         missing: set[str] = set()
         for cluster, placed in sorted(plan.clusters.items()):
             for dep in _dependencies(placed, templates, missing):
@@ -92,6 +92,12 @@ def propagate_deps(plans: list[UnitPlan], policies: Mapping[tuple[str, str, str]
                     placed.append(Placement(dep))
                     delivered.add((cluster, dep.key))
         plan.warnings.extend(sorted(missing))
+
+
+def _propagates(plan: UnitPlan, policies: Mapping[tuple[str, str, str], Propagation]) -> bool:
+    policy = policies.get((plan.kind, plan.namespace, plan.name))
+    return plan.subscription is None and policy is not None and \
+        policy.spec.get("propagateDeps") is True
 
 
 def _dependencies(placed: list[Placement], templates: Mapping[ObjectKey, Template],

@@ -8,6 +8,7 @@ clusters x objects.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Sequence
@@ -80,11 +81,12 @@ class Variant:
     error: str = ""
     namespace: str = ""  # where the object lands: the template's, unless an override moved it
 
-    @property
+    @functools.cached_property
     def key(self) -> ObjectKey:
         """What the object is in the cluster (the namespace an override chose)."""
         t = self.template.key
-        return ObjectKey(t.group, t.kind, self.namespace, t.name)
+        return t if t.namespace == self.namespace else \
+            ObjectKey(t.group, t.kind, self.namespace, t.name)
 
 
 def _set_pointer(obj: dict[str, Any], pointer: str, value: Any) -> None:
