@@ -151,6 +151,8 @@ def _field_patch(obj: dict[str, Any], override: Mapping[str, Any], patch: Any, *
     if not isinstance(text, str):
         raise PatchError(f"override {name!r}: fieldPath {pointer} does not hold a string",
                          obj=name)
+    if not text.strip():  # upstream leaves an empty field alone; so does gitfleet, aloud
+        raise LookupError(f"field {pointer} is empty")
     try:
         field, was = json.loads(text), "json"
     except ValueError:
@@ -207,7 +209,8 @@ def apply_override(obj: dict[str, Any], override: Mapping[str, Any], *,
       holding JSON or YAML; it is parsed, patched and written back in ``fieldFormat`` (json
       or yaml, any case; default: the format it was in). JSON is written indented by four,
       keys in order. A missing field, or one that holds no JSON or YAML mapping or list, is a
-      ``PatchError``; a missing path inside the field is a warning like a JSON patch's.
+      ``PatchError``; a missing path inside the field, or an empty field, is a warning like
+      a JSON patch's missing path (the object is left unpatched, as upstream).
     - ``Helm``: the value is merged into the Helm values as a merge patch (later wins,
       ``null`` deletes). With ``overrideChart: true`` it is a merge patch on the HelmChart
       itself, except ``spec.chart`` and ``spec.targetNamespace``, which keep their values.

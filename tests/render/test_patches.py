@@ -413,3 +413,24 @@ def test_trimming_keeps_a_manual_job_selector_and_headless_services() -> None:
     other = {"apiVersion": "example.com/v1", "kind": "Service", "metadata": {"name": "s"},
              "spec": {"clusterIP": "10.0.0.1"}}
     assert trim_server_fields(other)[0] == other  # only the core Service is trimmed
+
+
+# Cases after Clusternet's localizer (pkg/hub/localizer), in our own data: a field patch reads
+# the named string, patches it in its format and writes it back; an empty field is left alone.
+def test_field_patches_as_the_clusternet_localizer_applies_them() -> None:
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "proxy"},
+          "data": {"routes.json": '{"routes": [{"to": "a"}], "timeout": 5}',
+                   "limits.yaml": "rps: 10\nburst: 20\n", "empty.json": ""}}
+    add_route = {"name": "route", "type": "FieldJSONPatch", "fieldPath": "/data/routes.json",
+                 "fieldFormat": "json",
+                 "value": '[{"op": "add", "path": "/routes/-", "value": {"to": "b"}}]'}
+    routes = json.loads(apply_override(cm, add_route).obj["data"]["routes.json"])
+    assert routes == {"routes": [{"to": "a"}, {"to": "b"}], "timeout": 5}
+    raise_rps = {"name": "rps", "type": "FieldMergePatch", "fieldPath": "/data/limits.yaml",
+                 "fieldFormat": "yaml", "value": "rps: 50\nburst: null\n"}
+    limits = apply_override(cm, raise_rps).obj["data"]["limits.yaml"]
+    assert yamlio.load_one(limits, "t") == {"rps": 50}
+    on_empty = {"name": "e", "type": "FieldMergePatch", "fieldPath": "/data/empty.json",
+                "value": '{"a": 1}'}
+    outcome = apply_override(cm, on_empty)
+    assert outcome.obj == cm and "empty" in outcome.warnings[0]
