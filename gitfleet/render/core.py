@@ -24,9 +24,9 @@ from gitfleet.model.problems import Problem
 from gitfleet.render import emit
 from gitfleet.render.deps import propagate_deps
 from gitfleet.render.karmada_fields import (
+    LAZY_FIELD,
     is_lazy,
-    lazy_plan,
-    lazy_trigger,
+    lazy_choice,
     policy_index,
     policy_of,
     preserves_resources,
@@ -94,6 +94,8 @@ class _Context:
     warnings: list[Problem] = field(default_factory=list)
     basis_overlays: dict[str, Overlay | None] = field(default_factory=dict)
     policies: dict[tuple[str, str, str], Propagation] = field(default_factory=dict)
+    lazy_records: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    fleets_at: dict[str, Fleet | None] = field(default_factory=dict)
     fragments: dict[int, str] = field(default_factory=dict)
     heads: dict[Any, str] = field(default_factory=dict)
 
@@ -101,6 +103,18 @@ class _Context:
         where = f" (cluster {cluster})" if cluster else ""
         return Problem(plan.origin.path, plan.origin.line, plan.ident, message + where,
                        unit=plan.ident)
+
+    def fleet_at_commit(self, commit: str) -> Fleet | None:
+        """The fleet at an older source commit (None without history or if unreadable)."""
+        if commit not in self.fleets_at:
+            found = None
+            if self.fleet_at is not None:
+                try:
+                    found = self.fleet_at(commit)
+                except Exception:  # history unreadable: callers fall back to the current
+                    found = None
+            self.fleets_at[commit] = found
+        return self.fleets_at[commit]
 
     def basis_overlay(self, commit: str) -> Overlay | None:
         if commit not in self.basis_overlays:
@@ -289,18 +303,26 @@ def _previous_of_unit(previous: PreviousState, plan: UnitPlan) -> list[PreviousD
 
 def _lazy(ctx: _Context, plan: UnitPlan, policy: Propagation, claimed: list[ObjectKey]
           ) -> UnitPlan:
-    """A Lazy policy renders as it stood when one of its templates last changed."""
-    plan.trigger = lazy_trigger(claimed, ctx.fleet)
-    basis = next((prev.fields.get("basisCommit", "") for prev in
-                  _previous_of_unit(ctx.previous, plan)
-                  if prev.fields.get("trigger") == plan.trigger), "")
-    chosen, warning = lazy_plan(plan, policy, fleet=ctx.fleet, claimed=claimed, basis=basis,
-                                source_commit=ctx.source_commit, fleet_at=ctx.fleet_at,
-                                status=ctx.status, previous=ctx.previous)
-    if warning:
-        propagate_deps([chosen], ctx.policies, ctx.fleet.templates)
-        chosen.warnings.append(warning)
-    return chosen
+    """A Lazy policy: each template renders with the policy as it stood when that template
+    last changed (SEMANTICS: activationPreference)."""
+    specs = [prev.spec for prev in _previous_of_unit(ctx.previous, plan)]
+
+    def policy_at(commit: str) -> Propagation | None:
+        then = ctx.fleet_at_commit(commit)
+        return None if then is None else policy_index(then).get(
+            (policy.kind, policy.namespace, policy.name))
+
+    choice = lazy_choice(plan, policy, fleet=ctx.fleet, claimed=claimed,
+                         previous_specs=specs[:1], source_commit=ctx.source_commit,
+                         policy_at=policy_at, status=ctx.status, previous=ctx.previous)
+    ctx.lazy_records[plan.folder] = choice.records
+    if choice.deferred:
+        propagate_deps([choice.plan], ctx.policies, ctx.fleet.templates)
+        shown = ", ".join(choice.deferred[:5]) + (" ..." if len(choice.deferred) > 5 else "")
+        choice.plan.warnings.append(
+            "activationPreference Lazy: the change of this policy is deferred for "
+            f"{shown} until that template changes")
+    return choice.plan
 
 
 def _hold(ctx: _Context, plan: UnitPlan, held: frozenset[str],
@@ -454,6 +476,8 @@ def _description_head(ctx: _Context, draft: _Draft) -> str:
     spec["conflictResolution"] = plan.conflict_resolution
     if preserves_resources(policy_of(plan, ctx.policies)):
         spec["preserveResourcesOnDeletion"] = True
+    if plan.folder in ctx.lazy_records:
+        spec[LAZY_FIELD] = ctx.lazy_records[plan.folder]
     spec["renderErrors"] = []
     spec["overrides"] = draft.overrides
     head = emit.emit({"apiVersion": "gitfleet.io/v1alpha1", "kind": "Description",

@@ -8,15 +8,16 @@ previous state and history, so the render core applies them around the plans.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Collection, Mapping
+import dataclasses
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import ObjectKey, Propagation
 from gitfleet.render.plans import (
     UnitPlan,
     plan_propagation,
-    policy_id,
     schedulable_clusters,
     template_id,
 )
@@ -61,34 +62,74 @@ def is_lazy(policy: Propagation | None) -> bool:
     return policy is not None and policy.spec.get("activationPreference") == "Lazy"
 
 
-def lazy_trigger(templates: Collection[ObjectKey], fleet: Fleet) -> str:
-    """What changes when one of the policy's templates changes (content, or the set claimed):
-    the only thing that lets a Lazy policy's own changes take effect."""
-    text = "\0".join(f"{template_id(fleet.templates[k])}={fleet.templates[k].digest}"
-                     for k in sorted(templates))
-    return "lazy:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+LAZY_FIELD = "lazyBasis"
 
 
-def lazy_plan(plan: UnitPlan, policy: Propagation, *, fleet: Fleet, claimed: list[ObjectKey],
-              basis: str, source_commit: str, fleet_at: Callable[[str], Fleet] | None,
-              status: StatusSnapshot, previous: PreviousState) -> tuple[UnitPlan, str]:
-    """The plan of a Lazy policy as it stands at `basis` (the commit its Descriptions were
-    last triggered at): scheduled with the policy as it was there, over today's templates.
-    Returns the plan to render and a warning when a change is being deferred ('' if none).
-    Without history (`fleet_at` is None: validate, a plain render) the current policy is used,
-    as ApplyLater overrides are."""
-    if not basis or basis == source_commit or fleet_at is None:
-        return plan, ""
-    try:
-        then = fleet_at(basis)
-    except Exception:  # history unreadable: the current policy, as for ApplyLater
-        return plan, ""
-    old = next((p for p in then.propagations if policy_id(p) == policy_id(policy)), None)
-    if old is None or old.digest == policy.digest:
-        return plan, ""
-    templates = [fleet.templates[k] for k in sorted(claimed)]
-    replanned = plan_propagation(old, templates, fleet, schedulable_clusters(fleet, status),
-                                 status, previous)
-    replanned.trigger = plan.trigger
-    return replanned, ("activationPreference Lazy: the change of this policy is deferred "
-                       "until one of its templates changes")
+@dataclass(frozen=True)
+class LazyChoice:
+    """A Lazy policy's output: the plan to render, the per-template basis records its
+    Descriptions carry (`lazyBasis`), and the templates whose policy change is deferred."""
+
+    plan: UnitPlan
+    records: list[dict[str, str]]
+    deferred: list[str]
+
+
+def lazy_records(previous_specs: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, str]]:
+    """template id -> (digest, basis commit), from the first previous Description of the
+    policy that carries them (every Description of a policy carries the same list)."""
+    for spec in previous_specs:
+        rows = spec.get(LAZY_FIELD)
+        if isinstance(rows, list) and rows:
+            return {str(r.get("template")): (str(r.get("digest", "")),
+                                             str(r.get("basisCommit", "")))
+                    for r in rows if isinstance(r, dict)}
+    return {}
+
+
+def lazy_choice(plan: UnitPlan, policy: Propagation, *, fleet: Fleet, claimed: list[ObjectKey],
+                previous_specs: Sequence[Mapping[str, Any]], source_commit: str,
+                policy_at: Callable[[str], Propagation | None],
+                status: StatusSnapshot, previous: PreviousState) -> LazyChoice:
+    """Each claimed template keeps the commit it last changed at (its basis); a template whose
+    content is unchanged since its basis is scheduled with the policy as it stood there.
+    `policy_at(commit)` reads the policy from history (None when it cannot: then the current
+    policy is used, as ApplyLater overrides are without history)."""
+    known = lazy_records(previous_specs)
+    records: list[dict[str, str]] = []
+    groups: dict[str, list[ObjectKey]] = {}
+    for key in sorted(claimed):
+        t = fleet.templates[key]
+        tid = template_id(t)
+        digest, basis = known.get(tid, ("", ""))
+        if digest != t.digest or not basis:
+            basis = source_commit  # new, or changed: the policy as it is now
+        records.append({"template": tid, "digest": t.digest, "basisCommit": basis})
+        groups.setdefault(basis, []).append(key)
+    older: dict[str, Propagation] = {}
+    for basis in groups:
+        if basis and basis != source_commit:
+            then = policy_at(basis)
+            if then is not None and then.digest != policy.digest:
+                older[basis] = then
+    if not older:
+        return LazyChoice(plan, records, [])
+    combined = dataclasses.replace(plan, clusters={}, warnings=list(plan.warnings))
+    deferred: list[str] = []
+    clusters = schedulable_clusters(fleet, status)
+    for basis, keys in sorted(groups.items()):
+        source = plan
+        if basis in older:
+            source = plan_propagation(older[basis], [fleet.templates[k] for k in keys], fleet,
+                                      clusters, status, previous)
+            deferred.extend(f"{fleet.templates[k].kind} {fleet.templates[k].namespace}/"
+                            f"{k.name}" for k in keys)
+            if source.error:
+                combined.error = source.error
+        wanted = set(keys)
+        for c, placed in source.clusters.items():
+            combined.clusters.setdefault(c, []).extend(
+                p for p in placed if p.template.key in wanted)
+    for placed in combined.clusters.values():
+        placed.sort(key=lambda p: p.template.key)
+    return LazyChoice(combined, records, deferred)

@@ -122,30 +122,38 @@ def test_a_dependency_another_policy_delivers_is_not_delivered_twice():
     assert {"web", "pull", "tls"} <= names("apps/p")
 
 
-def test_a_lazy_policy_change_waits_for_a_template_change():
+def test_a_lazy_policy_change_waits_for_each_template_s_own_change():
     only_m1 = pp([CM], {"clusterAffinity": {"clusterNames": ["m1"]}},
                  activationPreference="Lazy")
     widened = pp([CM], {"clusterAffinity": {"clusterNames": ["m1", "m2"]}},
                  activationPreference="Lazy")
-    v1 = fleet_of(*entries(only_m1, configmap("conf", v="1")))
-    history = {"c1": v1}
-    first = render(v1, source_commit="c1", fleet_at=history.__getitem__)
-    assert set(first.files) >= {"clusters/m1/apps/p/description.yaml"}
-    assert description(first, "m1")["spec"]["basisCommit"] == "c1"
+    history = {"c1": fleet_of(*entries(only_m1, configmap("a", v="1"), configmap("b", v="1")))}
+    first = render(history["c1"], source_commit="c1", fleet_at=history.__getitem__)
+    assert [r["basisCommit"] for r in description(first, "m1")["spec"]["lazyBasis"]] == \
+        ["c1", "c1"]
 
-    policy_only = render(fleet_of(*entries(widened, configmap("conf", v="1"))),
-                         source_commit="c2", previous_files=first.files,
+    history["c2"] = fleet_of(*entries(widened, configmap("a", v="1"), configmap("b", v="1")))
+    policy_only = render(history["c2"], source_commit="c2", previous_files=first.files,
                          fleet_at=history.__getitem__)
     assert "clusters/m2/apps/p/description.yaml" not in policy_only.files
-    assert any("deferred until one of its templates changes" in w.message
-               for w in policy_only.warnings)
+    (deferred,) = [w.message for w in policy_only.warnings if "deferred" in w.message]
+    assert "ConfigMap apps/a, ConfigMap apps/b until that template changes" in deferred
 
-    template_too = render(fleet_of(*entries(widened, configmap("conf", v="2"))),
-                          source_commit="c3", previous_files=policy_only.files,
-                          fleet_at=history.__getitem__)
-    assert objects_in(template_too, "m2")["ConfigMap/apps/conf"]["data"] == {"v": "2"}
-    assert description(template_too, "m1")["spec"]["basisCommit"] == "c3"
-    assert not any("deferred" in w.message for w in template_too.warnings)
+    history["c3"] = fleet_of(*entries(widened, configmap("a", v="1"), configmap("b", v="2")))
+    b_changed = render(history["c3"], source_commit="c3", previous_files=policy_only.files,
+                       fleet_at=history.__getitem__)
+    assert set(objects_in(b_changed, "m2")) == {"ConfigMap/apps/b"}
+    assert set(objects_in(b_changed, "m1")) == {"ConfigMap/apps/a", "ConfigMap/apps/b"}
+    basis = {r["template"]: r["basisCommit"]
+             for r in description(b_changed, "m1")["spec"]["lazyBasis"]}
+    assert basis == {"/ConfigMap/apps/a": "c1", "/ConfigMap/apps/b": "c3"}
+
+
+def test_a_lazy_policy_without_history_renders_as_it_is_now():
+    widened = pp([CM], {"clusterAffinity": {"clusterNames": ["m1", "m2"]}},
+                 activationPreference="Lazy")
+    result = render(fleet_of(*entries(widened, configmap("a", v="1"))), source_commit="c9")
+    assert set(objects_in(result, "m2")) == {"ConfigMap/apps/a"}
 
 
 def test_descriptions_with_these_fields_satisfy_the_description_schema():
@@ -155,5 +163,5 @@ def test_descriptions_with_these_fields_satisfy_the_description_schema():
     result = render(fleet_of(*entries(policy, workload_with_deps(), *deps())),
                     source_commit="c1")
     spec = description(result, "m1")["spec"]
-    assert spec["preserveResourcesOnDeletion"] is True and spec["trigger"].startswith("lazy:")
+    assert spec["preserveResourcesOnDeletion"] is True and spec["lazyBasis"]
     assert schema.problems("Description", description(result, "m1")) == []
