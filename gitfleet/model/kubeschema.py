@@ -275,9 +275,11 @@ def _crds(templates: Iterable[Template]) -> dict[tuple[str, str], Template]:
     for t in templates:
         if t.kind == "CustomResourceDefinition" and t.api_version == "apiextensions.k8s.io/v1":
             spec = t.body.get("spec")
-            names = spec.get("names") if isinstance(spec, dict) else None
+            if not isinstance(spec, dict):
+                continue
+            names = spec.get("names")
             if isinstance(names, dict) and isinstance(names.get("kind"), str):
-                found[(str(spec.get("group", "")), names["kind"])] = t  # type: ignore[union-attr]
+                found[(str(spec.get("group", "")), names["kind"])] = t
     return found
 
 
@@ -290,10 +292,15 @@ def _check_custom(body: Mapping[str, Any], api_version: str, crd: Template) -> t
         if entry.get("served") is False:
             return (f"apiVersion {api_version} is not served by CustomResourceDefinition "
                     f"{crd.name}",)
-        schema = (entry.get("schema") or {}).get("openAPIV3Schema")
+        block = entry.get("schema")
+        schema = block.get("openAPIV3Schema") if isinstance(block, dict) else None
         if not isinstance(schema, dict):
             return ()
-        return _errors(_crd_validator(crd.digest, version, json.dumps(schema)), body)
+        try:
+            return _errors(_crd_validator(crd.digest, version, json.dumps(schema)), body)
+        except (jsonschema.SchemaError, re.error, TypeError, ValueError) as exc:
+            return (f"the openAPIV3Schema of CustomResourceDefinition {crd.name} ({version}) "
+                    f"cannot check it: {str(exc).splitlines()[0][:200]}",)
     served = [e.get("name") for e in spec.get("versions") or () if isinstance(e, dict)]
     return (f"apiVersion {api_version} is not a version of CustomResourceDefinition "
             f"{crd.name} (it has {', '.join(str(s) for s in served)})",)
@@ -303,6 +310,7 @@ def _check_custom(body: Mapping[str, Any], api_version: str, crd: Template) -> t
 def _crd_validator(digest: str, version: str, schema_text: str
                    ) -> jsonschema.Draft202012Validator:
     root = _from_openapi(json.loads(schema_text), root=True)
+    jsonschema.Draft202012Validator.check_schema(root)
     return jsonschema.Draft202012Validator(root)
 
 

@@ -162,3 +162,14 @@ def test_custom_resources_without_a_crd_are_checked_only_structurally():
     gateway = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
                "metadata": {"name": "g", "namespace": "a"}, "spec": {"gatewayClassName": "x"}}
     assert messages(load(gateway)) == []
+
+
+def test_a_crd_whose_schema_cannot_be_used_is_an_error_of_its_resources_not_a_crash():
+    broken = {**CRD, "spec": {**CRD["spec"], "versions": [
+        {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+            "type": "object", "properties": {"spec": {"type": "object", "required": "size",
+                                                      "properties": {}}}}}}]}}
+    crd_problem, widget_problem = messages(load(broken, widget({"size": 1})))
+    assert "openAPIV3Schema.properties.spec.required: \"size\" is not array" in crd_problem
+    assert "the openAPIV3Schema of CustomResourceDefinition widgets.example.com (v1) cannot " \
+        "check it" in widget_problem
