@@ -23,7 +23,7 @@ from gitfleet.layout import (
     RESERVED_NAME_PREFIX,
     is_reserved_object,
 )
-from gitfleet.model import schema
+from gitfleet.model import kubeschema, schema
 from gitfleet.model.objects import (
     CLUSTER_SCOPED_KINDS,
     CLUSTERNET_APPS,
@@ -436,7 +436,7 @@ class _Builder:
                 kind=kind, namespace=namespace, name=name, priority=spec.get("priority", 0),
                 selectors=tuple(spec["resourceSelectors"]), placement=spec.get("placement") or {},
                 conflict_resolution=spec.get("conflictResolution", "Abort"),
-                api_version=api_version, digest=digest, origin=origin))
+                api_version=api_version, digest=digest, origin=origin, spec=spec))
         elif kind in ("OverridePolicy", "ClusterOverridePolicy"):
             rules: list[tuple[dict[str, Any] | None, dict[str, Any]]] = [
                 (r.get("targetCluster"), r["overriders"]) for r in spec.get("overrideRules") or []]
@@ -472,14 +472,21 @@ class _Builder:
         namespaces = {c.namespace for c in self.clusters.values()}
         for loc in self.localizations:
             if loc.namespace not in namespaces:
+                close = difflib.get_close_matches(loc.namespace, sorted(namespaces), n=1)
+                mean = f" (did you mean `{close[0]}`?)" if close else ""
                 self.warn(loc.origin, f"Localization/{loc.namespace}/{loc.name}",
-                          f"namespace {loc.namespace!r} is no cluster's dedicated namespace; "
+                          f"namespace {loc.namespace!r} is no cluster's dedicated namespace{mean}; "
                           "this Localization applies to no cluster")
 
     def fleet(self) -> Fleet:
         def by_name(o: Any) -> tuple[str, str]:
             return (o.namespace, o.name)
 
+        failed, notes = kubeschema.check_templates(self.templates, self.settings.kubernetes_version)
+        for key, problem in failed:  # schema errors of templates (h3's kubeschema)
+            self.templates.pop(key, None)
+            self.error(Origin(problem.path, problem.line), problem.obj, problem.message)
+        self.warnings.extend(notes)
         self.scope_templates()
         self.check_references()
         return Fleet(

@@ -183,6 +183,8 @@ class Propagation:
     api_version: str = ""
     digest: str = ""
     origin: Origin = field(default=Origin(""), compare=False)
+    # the whole spec, for the render's policy-wide fields (suspension, propagateDeps, ...)
+    spec: dict[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
     @property
     def cluster_scoped(self) -> bool:

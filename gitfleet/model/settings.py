@@ -77,6 +77,7 @@ class FleetSettings:
     purge_mode: str = "Gracefully"
     grace_period_seconds: int = 600
     ignore_differences: tuple[IgnoreEntry, ...] = ()
+    kubernetes_version: str = ""  # what templates are checked against; "" = newest known
 
     def interval(self, name: str, default: float) -> float:
         return self.intervals.get(name, default)
@@ -97,4 +98,5 @@ class FleetSettings:
             grace_period_seconds=failover.get("gracePeriodSeconds", 600),
             ignore_differences=tuple(IgnoreEntry.from_dict(e)
                                      for e in data.get("ignoreDifferences") or ()),
+            kubernetes_version=str(data.get("kubernetesVersion", "")),
         )

@@ -23,11 +23,23 @@ from gitfleet.model.objects import Cluster, ObjectKey, Propagation, Taint
 from gitfleet.model.problems import Problem
 from gitfleet.model.settings import IgnoreEntry, autoscaled_entries
 from gitfleet.render import emit
+from gitfleet.render.deps import propagate_deps
+from gitfleet.render.karmada_fields import (
+    LAZY_FIELD,
+    is_lazy,
+    lazy_choice,
+    policy_index,
+    policy_of,
+    preserves_resources,
+    suspended_clusters,
+)
 from gitfleet.render.overlay import Overlay, choose_clusternet, ordered_steps
-from gitfleet.render.plans import UnitPlan, plan_all, template_id
+from gitfleet.render.patches import server_fields
+from gitfleet.render.plans import UnitPlan, plan_all, policy_id, template_id
 from gitfleet.render.previous import CLAIMS_FILE, PreviousDescription, PreviousState
 from gitfleet.render.status import StatusSnapshot
-from gitfleet.render.variants import Variant, VariantCache
+from gitfleet.render.unmatched import unmatched_selectors
+from gitfleet.render.variants import KarmadaStep, Variant, VariantCache
 
 CLUSTER_FILE = "cluster.yaml"
 _SOURCE_PLACEHOLDER = "GITFLEET_SOURCE_COMMIT"
@@ -82,6 +94,9 @@ class _Context:
     errors: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     basis_overlays: dict[str, Overlay | None] = field(default_factory=dict)
+    policies: dict[tuple[str, str, str], Propagation] = field(default_factory=dict)
+    lazy_records: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    fleets_at: dict[str, Fleet | None] = field(default_factory=dict)
     fragments: dict[int, str] = field(default_factory=dict)
     heads: dict[Any, str] = field(default_factory=dict)
 
@@ -89,6 +104,18 @@ class _Context:
         where = f" (cluster {cluster})" if cluster else ""
         return Problem(plan.origin.path, plan.origin.line, plan.ident, message + where,
                        unit=plan.ident)
+
+    def fleet_at_commit(self, commit: str) -> Fleet | None:
+        """The fleet at an older source commit (None without history or if unreadable)."""
+        if commit not in self.fleets_at:
+            found = None
+            if self.fleet_at is not None:
+                try:
+                    found = self.fleet_at(commit)
+                except Exception:  # history unreadable: callers fall back to the current
+                    found = None
+            self.fleets_at[commit] = found
+        return self.fleets_at[commit]
 
     def basis_overlay(self, commit: str) -> Overlay | None:
         if commit not in self.basis_overlays:
@@ -128,22 +155,35 @@ def render(fleet: Fleet, *, source_commit: str = "",
     ctx.errors.extend(fleet.errors)
     ctx.warnings.extend(fleet.warnings)
     ctx.warnings.extend(ctx.overlay.problems)
+    ctx.warnings.extend(trimmed_field_warnings(fleet))
+    ctx.warnings.extend(unmatched_selectors(fleet))
     unit_plans, claims = plans if plans is not None else \
         plan_all(fleet, ctx.status, ctx.previous)
+    ctx.policies = policy_index(fleet)
+    propagate_deps(unit_plans, ctx.policies, fleet.templates)
+    claimed: dict[str, list[ObjectKey]] = {}
+    for key, claimer in claims.items():
+        claimed.setdefault(policy_id(claimer), []).append(key)
     wanted = [c for c in fleet.clusters if only_clusters is None or c in only_clusters]
     drafts: dict[str, dict[str, _Draft]] = {c: {} for c in wanted}
     kept: dict[str, dict[str, dict[str, bytes]]] = {c: {} for c in wanted}
     for plan in sorted(unit_plans, key=lambda p: (p.folder, p.kind)):
+        policy = policy_of(plan, ctx.policies)
+        if policy is not None and is_lazy(policy):
+            plan = _lazy(ctx, plan, policy, claimed.get(policy_id(policy), []))
         for w in plan.warnings:
             ctx.warnings.append(ctx.problem(plan, w))
+        held = suspended_clusters(policy, drafts)
+        if held:
+            _hold(ctx, plan, held, kept)
         if plan.error:
             ctx.errors.append(ctx.problem(plan, plan.error))
             for prev in _previous_of_unit(ctx.previous, plan):
-                if prev.cluster in kept:
+                if prev.cluster in kept and prev.cluster not in held:
                     kept[prev.cluster][prev.folder] = _last_good(prev, [plan.error])
             continue
         for cluster_name, placements in sorted(plan.clusters.items()):
-            if cluster_name not in drafts:
+            if cluster_name not in drafts or cluster_name in held:
                 continue
             draft, error = _draft(ctx, plan, fleet.clusters[cluster_name], placements)
             if error:
@@ -179,6 +219,38 @@ def render(fleet: Fleet, *, source_commit: str = "",
         files[CLAIMS_FILE] = claims_file(fleet, claims)
     return RenderResult(dict(sorted(files.items())), errors, warnings, summaries,
                         ctx.cache.built)
+
+
+def trimmed_field_warnings(fleet: Fleet) -> list[Problem]:
+    """A template that carries fields a server populates (exported from a live cluster) is
+    trimmed before overrides; say so, since what is in Git is then not what is applied."""
+    found = []
+    for t in fleet.templates.values():
+        paths = [p for p in server_fields(t.body) if _filled(t.body, p)]
+        if paths:
+            listed = ", ".join(".".join(p) for p in paths)
+            found.append(Problem(t.origin.path, t.origin.line,
+                                 f"{t.kind}/{t.namespace + '/' if t.namespace else ''}{t.name}",
+                                 f"carries server-populated fields that are trimmed, not "
+                                 f"applied: {listed}"))
+    return found
+
+
+def _filled(body: Mapping[str, Any], path: tuple[str, ...]) -> bool:
+    """Whether the value at `path` says something: generators (controller-gen) write
+    `creationTimestamp: null` and a status of empty strings and lists, which is no news."""
+    node: Any = body
+    for part in path:
+        node = node[part]
+    return _has_content(node)
+
+
+def _has_content(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_content(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_content(v) for v in value)
+    return value is not None and value != ""
 
 
 _CLUSTER_MARK = re.compile(r"\(cluster ([^)]+)\)")
@@ -230,11 +302,54 @@ def _previous_of_unit(previous: PreviousState, plan: UnitPlan) -> list[PreviousD
     return [d for (c, f), d in sorted(previous.descriptions.items()) if f == plan.folder]
 
 
+def _lazy(ctx: _Context, plan: UnitPlan, policy: Propagation, claimed: list[ObjectKey]
+          ) -> UnitPlan:
+    """A Lazy policy: each template renders with the policy as it stood when that template
+    last changed (SEMANTICS: activationPreference)."""
+    specs = [prev.spec for prev in _previous_of_unit(ctx.previous, plan)]
+
+    def policy_at(commit: str) -> Propagation | None:
+        then = ctx.fleet_at_commit(commit)
+        return None if then is None else policy_index(then).get(
+            (policy.kind, policy.namespace, policy.name))
+
+    choice = lazy_choice(plan, policy, fleet=ctx.fleet, claimed=claimed,
+                         previous_specs=specs[:1], source_commit=ctx.source_commit,
+                         policy_at=policy_at, status=ctx.status, previous=ctx.previous)
+    ctx.lazy_records[plan.folder] = choice.records
+    if choice.deferred:
+        propagate_deps([choice.plan], ctx.policies, ctx.fleet.templates)
+        shown = ", ".join(choice.deferred[:5]) + (" ..." if len(choice.deferred) > 5 else "")
+        choice.plan.warnings.append(
+            "activationPreference Lazy: the change of this policy is deferred for "
+            f"{shown} until that template changes")
+    return choice.plan
+
+
+def _hold(ctx: _Context, plan: UnitPlan, held: frozenset[str],
+          kept: dict[str, dict[str, dict[str, bytes]]]) -> None:
+    """Suspended dispatching: the held clusters keep exactly the Descriptions they have
+    (none stays none); the warning says what is held back."""
+    had = set()
+    for prev in _previous_of_unit(ctx.previous, plan):
+        if prev.cluster in held and prev.cluster in kept:
+            kept[prev.cluster][prev.folder] = dict(prev.files)
+            had.add(prev.cluster)
+    now = {c for c in plan.clusters if c in held}
+    if not had | now:
+        return
+    parts = [f"{what} for {', '.join(sorted(names))}" for what, names in (
+        ("new Descriptions", now - had), ("removals", had - now),
+        ("updates (if any)", had & now)) if names]
+    ctx.warnings.append(ctx.problem(plan, "suspension: dispatching is suspended; held back: "
+                                    + "; ".join(parts)))
+
+
 def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any]
            ) -> tuple[_Draft | None, str]:
     basis = ctx.source_commit
     basis_overlay: Overlay | None = None
-    if plan.subscription is not None:
+    if plan.trigger:  # a Subscription, or a Lazy propagation policy
         prev = ctx.previous.get(cluster.name, plan.folder)
         if prev is not None and prev.fields.get("trigger") == plan.trigger:
             prev_basis = prev.fields.get("basisCommit", "")
@@ -272,10 +387,12 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
                 plan, f"{ident[0]} {ident[1] + '/' if ident[1] else ''}{ident[2]}: change "
                 "deferred (ApplyLater) until the Subscription, one of its feeds or its set of "
                 "clusters changes", cluster.name))
-        for p in karmada:
-            key = (p.kind, p.namespace, p.name)
-            applied.setdefault(key, {"kind": p.kind, "namespace": p.namespace, "name": p.name,
-                                     "path": p.origin.path})
+        for step in steps:  # only the policies with a rule for this cluster are in force
+            if isinstance(step, KarmadaStep):
+                p = step.policy
+                applied.setdefault((p.kind, p.namespace, p.name), {
+                    "kind": p.kind, "namespace": p.namespace, "name": p.name,
+                    "path": p.origin.path})
         variants.append(variant)
     if errors:
         return None, "; ".join(errors)
@@ -321,7 +438,7 @@ def _keep_what_broken_files_held(ctx: _Context, drafts: dict[str, dict[str, _Dra
                 if path in broken and \
                         (o.get("kind"), o.get("namespace", ""), o.get("name")) not in now:
                     reasons.append(f"override file {path} is broken")
-        have = {(v.template.kind, v.template.name, v.template.namespace)
+        have = {(v.template.kind, v.template.name, v.namespace)
                 for v in (draft.variants if draft is not None else ())}
         for r in spec.get("resources") or []:
             if r.get("source") in broken and \
@@ -339,7 +456,7 @@ def _resource_fragment(ctx: _Context, v: Variant) -> str:
     text = ctx.fragments.get(id(v))
     if text is None:
         t = v.template
-        entry = {"apiVersion": t.api_version, "kind": t.kind, "namespace": t.namespace,
+        entry = {"apiVersion": t.api_version, "kind": t.kind, "namespace": v.namespace,
                  "name": t.name, "file": v.file, "hash": v.hash, "source": t.origin.path}
         text = ctx.fragments[id(v)] = emit.emit_list_items([entry], "  ")
     return text
@@ -354,10 +471,14 @@ def _description_head(ctx: _Context, draft: _Draft) -> str:
         return cached
     spec: dict[str, Any] = {"cluster": _CLUSTER_PLACEHOLDER, "deployer": plan.deployer,
                             "source": plan.source, "sourceCommit": _SOURCE_PLACEHOLDER}
-    if plan.subscription is not None:
+    if plan.trigger:
         spec["basisCommit"] = draft.basis
         spec["trigger"] = plan.trigger
     spec["conflictResolution"] = plan.conflict_resolution
+    if preserves_resources(policy_of(plan, ctx.policies)):
+        spec["preserveResourcesOnDeletion"] = True
+    if plan.folder in ctx.lazy_records:
+        spec[LAZY_FIELD] = ctx.lazy_records[plan.folder]
     spec["renderErrors"] = []
     spec["overrides"] = draft.overrides
     head = emit.emit({"apiVersion": "gitfleet.io/v1alpha1", "kind": "Description",
@@ -417,7 +538,7 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
         draft = drafts[folder]
         variants = []
         for v in draft.variants:
-            key = v.template.key
+            key = v.key
             if key in owner:
                 ctx.errors.append(ctx.problem(
                     draft.plan, f"{key} is already delivered to this cluster by Description "

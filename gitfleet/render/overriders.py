@@ -32,6 +32,26 @@ _OPERATORS = ("add", "remove", "replace")
 _TAG = re.compile(r"[\w][\w.-]{0,127}")
 _DIGEST = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,}")
 
+# The image reference grammar of the distribution project (docker/distribution
+# reference/regexp.go, as documented there): [domain/]path[:tag][@digest].
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = (rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[0-9a-fA-F:.]+\])"
+           r"(?::[0-9]+)?")
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[_.]|__|-+)[a-z0-9]+)*"
+_NAME = rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*"
+_REFERENCE = re.compile(rf"(?P<name>{_NAME})(?::{_TAG.pattern})?(?:@{_DIGEST.pattern})?")
+_NAME_MAX = 255
+
+
+def is_image_reference(image: str) -> bool:
+    """Whether ``image`` is a valid reference by the distribution grammar (name ≤ 255)."""
+    match = _REFERENCE.fullmatch(image)
+    return match is not None and len(match.group("name")) <= _NAME_MAX
+
+
+class InvalidImage(InputError):
+    """An imageOverrider whose result is not an image reference: the image is kept."""
+
 
 @dataclass(frozen=True)
 class Image:
@@ -73,7 +93,7 @@ class Image:
             return replace(self, tag=value, digest="")
         if _DIGEST.fullmatch(value):
             return replace(self, tag="", digest=value)
-        raise InputError(f"imageOverrider: {value!r} is neither an image tag nor a digest")
+        raise InvalidImage(f"imageOverrider: {value!r} is neither an image tag nor a digest")
 
 
 def override_image(image: str, overrider: Mapping[str, Any]) -> str:
@@ -102,6 +122,9 @@ def override_image(image: str, overrider: Mapping[str, Any]) -> str:
         return str(parts.with_tag_or_digest(current + value if operator == "add" else value))
     raise InputError(f"imageOverrider: component must be Registry, Repository or Tag, "
                      f"not {component!r}")
+
+
+_Applier = Callable[[dict[str, Any], list[Any], list[str]], None]
 
 
 def _text(value: Any) -> str:
@@ -156,7 +179,22 @@ def _pointer(obj: Any, pointer: str, what: str) -> tuple[Any, Any]:
     return node, last
 
 
-def _apply_images(obj: dict[str, Any], overriders: list[Any]) -> None:
+def _checked_image(image: str, overrider: Mapping[str, Any], warnings: list[str]) -> str:
+    """The overridden image, or ``image`` itself (with a warning) when the result would not
+    be a valid reference: a cluster keeps a runnable image rather than get one it cannot pull."""
+    try:
+        result = override_image(image, overrider)
+    except InvalidImage as exc:
+        warnings.append(f"{exc.message}; image {image!r} left unchanged")
+        return image
+    if not is_image_reference(result):
+        warnings.append(f"imageOverrider: {result!r} (from {image!r}) is not a valid image "
+                        "reference; image left unchanged")
+        return image
+    return result
+
+
+def _apply_images(obj: dict[str, Any], overriders: list[Any], warnings: list[str]) -> None:
     for overrider in overriders:
         predicate = overrider.get("predicate") or {}
         if predicate.get("path"):
@@ -164,17 +202,17 @@ def _apply_images(obj: dict[str, Any], overriders: list[Any]) -> None:
             image = parent[key] if isinstance(parent, list) else parent.get(key)
             if not isinstance(image, str):
                 raise InputError(f"imageOverrider: {predicate['path']} is not an image string")
-            parent[key] = override_image(image, overrider)
+            parent[key] = _checked_image(image, overrider, warnings)
             continue
         for container in _pod_containers(obj):
             if isinstance(container.get("image"), str):
-                container["image"] = override_image(container["image"], overrider)
+                container["image"] = _checked_image(container["image"], overrider, warnings)
 
 
-def _command_args(field: str) -> Callable[[dict[str, Any], list[Any]], None]:
+def _command_args(field: str) -> _Applier:
     what = f"{field}Overrider"
 
-    def apply(obj: dict[str, Any], overriders: list[Any]) -> None:
+    def apply(obj: dict[str, Any], overriders: list[Any], warnings: list[str]) -> None:
         for overrider in overriders:
             operator = _operator(overrider, what, ("add", "remove"))
             values = [_text(v) for v in overrider.get("value") or []]
@@ -189,10 +227,10 @@ def _command_args(field: str) -> Callable[[dict[str, Any], list[Any]], None]:
     return apply
 
 
-def _label_like(field: str) -> Callable[[dict[str, Any], list[Any]], None]:
+def _label_like(field: str) -> _Applier:
     what = f"{field}Overrider"
 
-    def apply(obj: dict[str, Any], overriders: list[Any]) -> None:
+    def apply(obj: dict[str, Any], overriders: list[Any], warnings: list[str]) -> None:
         for overrider in overriders:
             operator = _operator(overrider, what)
             value = overrider.get("value") or {}
@@ -226,7 +264,7 @@ def _field_ops(ops: list[Any], what: str) -> list[dict[str, Any]]:
     return result
 
 
-def _apply_fields(obj: dict[str, Any], overriders: list[Any]) -> None:
+def _apply_fields(obj: dict[str, Any], overriders: list[Any], warnings: list[str]) -> None:
     for overrider in overriders:
         pointer = str(overrider.get("fieldPath") or "")
         what = f"fieldOverrider {pointer}"
@@ -256,7 +294,8 @@ def _patch(doc: Any, ops: list[dict[str, Any]], what: str) -> Any:
         raise InputError(f"{what}: {exc.args[0]}") from None
 
 
-def _apply_plaintext(obj: dict[str, Any], overriders: list[Any]) -> None:
+def _apply_plaintext(obj: dict[str, Any], overriders: list[Any], warnings: list[str]
+                     ) -> None:
     ops = []
     for overrider in overriders:
         operator = _operator(overrider, "plaintext")
@@ -273,7 +312,7 @@ def _apply_plaintext(obj: dict[str, Any], overriders: list[Any]) -> None:
         obj.update(patched)
 
 
-_ORDER: tuple[tuple[str, Callable[[dict[str, Any], list[Any]], None]], ...] = (
+_ORDER: tuple[tuple[str, _Applier], ...] = (
     ("imageOverrider", _apply_images),
     ("commandOverrider", _command_args("command")),
     ("argsOverrider", _command_args("args")),
@@ -284,12 +323,14 @@ _ORDER: tuple[tuple[str, Callable[[dict[str, Any], list[Any]], None]], ...] = (
 )
 
 
-def apply_overriders(obj: dict[str, Any], overriders: Mapping[str, Any]) -> dict[str, Any]:
+def apply_overriders(obj: dict[str, Any], overriders: Mapping[str, Any],
+                     warnings: list[str] | None = None) -> dict[str, Any]:
     """Apply one rule's overriders to a copy of ``obj`` in Karmada's fixed order.
 
     - ``imageOverrider``: every container and init container image of a Pod, Deployment,
       ReplicaSet, DaemonSet, StatefulSet or Job, or only the image at ``predicate.path``
-      (which must exist). Other kinds without a predicate are left alone.
+      (which must exist). Other kinds without a predicate are left alone. A result that is
+      not a valid image reference leaves that image unchanged and adds to ``warnings``.
     - ``commandOverrider`` / ``argsOverrider``: the named container (of the same kinds);
       ``add`` appends, ``remove`` drops every entry equal to one given.
     - ``labelsOverrider`` / ``annotationsOverrider`` (as Karmada): ``add`` sets each key,
@@ -304,10 +345,13 @@ def apply_overriders(obj: dict[str, Any], overriders: Mapping[str, Any]) -> dict
     unparsable field); ``obj`` is never changed.
     """
     result: dict[str, Any] = deep_copy(obj)
+    found: list[str] = []
     for key, apply in _ORDER:
         entries = overriders.get(key)
         if entries:
             if not isinstance(entries, list):
                 raise InputError(f"{key} must be a list")
-            apply(result, entries)
+            apply(result, entries, found)
+    if warnings is not None:
+        warnings.extend(found)
     return result

@@ -141,10 +141,18 @@ def _field_patch(obj: dict[str, Any], override: Mapping[str, Any], patch: Any, *
                  name: str, kind: str) -> dict[str, Any]:
     pointer = str(override.get("fieldPath") or "")
     parts = _pointer_parts(pointer, name=name)
-    text = _field_text(obj, parts)
+    try:
+        text = _field_text(obj, parts)
+    except LookupError:
+        # Unlike a JSON patch path, a field patch names the field it rewrites: if it is not
+        # there the override cannot mean anything for this object (an error, as upstream).
+        raise PatchError(f"override {name!r}: fieldPath {pointer} does not exist",
+                         obj=name) from None
     if not isinstance(text, str):
         raise PatchError(f"override {name!r}: fieldPath {pointer} does not hold a string",
                          obj=name)
+    if not text.strip():  # upstream leaves an empty field alone; so does gitfleet, aloud
+        raise LookupError(f"field {pointer} is empty")
     try:
         field, was = json.loads(text), "json"
     except ValueError:
@@ -154,6 +162,9 @@ def _field_patch(obj: dict[str, Any], override: Mapping[str, Any], patch: Any, *
             raise PatchError(f"override {name!r}: field {pointer} holds neither JSON nor YAML: "
                              f"{exc.message}", obj=name) from None
         was = "yaml"
+    if not isinstance(field, (dict, list)):
+        raise PatchError(f"override {name!r}: field {pointer} holds no JSON or YAML document "
+                         f"(a plain {type(field).__name__})", obj=name)
     wanted = str(override.get("fieldFormat") or was).lower()
     if wanted not in ("json", "yaml"):
         raise PatchError(f"override {name!r}: fieldFormat must be json or yaml, not {wanted!r}",
@@ -197,7 +208,9 @@ def apply_override(obj: dict[str, Any], override: Mapping[str, Any], *,
     - ``FieldJSONPatch`` / ``FieldMergePatch``: ``fieldPath`` (a JSON pointer) names a string
       holding JSON or YAML; it is parsed, patched and written back in ``fieldFormat`` (json
       or yaml, any case; default: the format it was in). JSON is written indented by four,
-      keys in order. A missing field is a warning like a missing JSON patch path.
+      keys in order. A missing field, or one that holds no JSON or YAML mapping or list, is a
+      ``PatchError``; a missing path inside the field, or an empty field, is a warning like
+      a JSON patch's missing path (the object is left unpatched, as upstream).
     - ``Helm``: the value is merged into the Helm values as a merge patch (later wins,
       ``null`` deletes). With ``overrideChart: true`` it is a merge patch on the HelmChart
       itself, except ``spec.chart`` and ``spec.targetNamespace``, which keep their values.
@@ -271,3 +284,78 @@ def strip_server_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
         result["metadata"] = {key: value for key, value in metadata.items()
                               if key not in ("managedFields", "uid", "resourceVersion")}
     return result
+
+
+# Fields a server fills in. Templates are often exported from a live cluster (`kubectl get -o
+# yaml`); applying these would fail or fight the server, so they are trimmed before overrides.
+_TRIMMED_METADATA = ("creationTimestamp", "uid", "resourceVersion", "generation", "selfLink",
+                     "managedFields")
+_JOB_UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
+_JOB_TEMPLATE_LABELS = (*_JOB_UID_LABELS, "batch.kubernetes.io/job-name")
+
+
+def server_fields(obj: Mapping[str, Any]) -> tuple[tuple[str, ...], ...]:
+    """The paths of ``obj`` that trimming removes (see ``trim_server_fields``); no copy made,
+    so `validate` can ask it of every template cheaply."""
+    found: list[tuple[str, ...]] = []
+    if "status" in obj:
+        found.append(("status",))
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        found.extend(("metadata", key) for key in _TRIMMED_METADATA if key in meta)
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return tuple(found)
+    kind, api_version = obj.get("kind"), str(obj.get("apiVersion", ""))
+    if kind == "Service" and api_version == "v1":
+        if "clusterIP" in spec and spec["clusterIP"] != "None":
+            found.append(("spec", "clusterIP"))
+        ips = spec.get("clusterIPs")
+        if "clusterIPs" in spec and not (isinstance(ips, list) and "None" in ips):
+            found.append(("spec", "clusterIPs"))
+    elif kind == "Job" and api_version.startswith("batch/"):
+        selector = spec.get("selector")
+        labels = selector.get("matchLabels") if isinstance(selector, dict) else None
+        if isinstance(labels, dict):
+            found.extend(("spec", "selector", "matchLabels", key)
+                         for key in _JOB_UID_LABELS if key in labels)
+        template = spec.get("template")
+        tmeta = template.get("metadata") if isinstance(template, dict) else None
+        if isinstance(tmeta, dict):
+            if "creationTimestamp" in tmeta:
+                found.append(("spec", "template", "metadata", "creationTimestamp"))
+            tlabels = tmeta.get("labels")
+            if isinstance(tlabels, dict):
+                found.extend(("spec", "template", "metadata", "labels", key)
+                             for key in _JOB_TEMPLATE_LABELS if key in tlabels)
+    return tuple(found)
+
+
+def trim_server_fields(obj: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Remove what a server populates, as SEMANTICS "Trimming" lists; return the trimmed copy
+    and the paths removed (dotted, for messages).
+
+    Removed: ``metadata`` creationTimestamp, uid, resourceVersion, generation, selfLink,
+    managedFields; ``status``; a Service's ``spec.clusterIP`` / ``clusterIPs`` unless
+    ``None`` (headless is a choice); a Job's controller-uid selector labels, the controller-uid
+    and job-name labels of its pod template and the template's creationTimestamp (a Job
+    selector left empty goes too: the server generates it). Unlike upstream a Service's
+    ``nodePort`` and ``healthCheckNodePort`` are kept: in a fleet repo they are what a person
+    wrote. ``obj`` is never changed.
+    """
+    result: dict[str, Any] = deep_copy(obj)
+    paths = server_fields(obj)
+    for path in paths:
+        node: Any = result
+        for part in path[:-1]:
+            node = node[part]
+        del node[path[-1]]
+    spec = result.get("spec")
+    if any(p[:3] == ("spec", "selector", "matchLabels") for p in paths) and \
+            isinstance(spec, dict):
+        selector = spec["selector"]
+        if not selector.get("matchLabels"):
+            selector.pop("matchLabels", None)
+            if not selector:
+                del spec["selector"]
+    return result, tuple(".".join(p) for p in paths)

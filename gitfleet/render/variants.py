@@ -8,7 +8,9 @@ clusters x objects.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,9 +18,15 @@ from typing import Any
 from gitfleet import yamlio
 from gitfleet.errors import InputError
 from gitfleet.layout import object_file
-from gitfleet.model.objects import KarmadaOverride, OverrideSet, Template
+from gitfleet.model.objects import KarmadaOverride, ObjectKey, OverrideSet, Template
 from gitfleet.render.overriders import apply_overriders
-from gitfleet.render.patches import PatchError, apply_override, deep_copy, strip_server_fields
+from gitfleet.render.patches import (
+    PatchError,
+    apply_override,
+    deep_copy,
+    strip_server_fields,
+    trim_server_fields,
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,14 @@ class Variant:
     file: str
     warnings: tuple[str, ...]
     error: str = ""
+    namespace: str = ""  # where the object lands: the template's, unless an override moved it
+
+    @functools.cached_property
+    def key(self) -> ObjectKey:
+        """What the object is in the cluster (the namespace an override chose)."""
+        t = self.template.key
+        return t if t.namespace == self.namespace else \
+            ObjectKey(t.group, t.kind, self.namespace, t.name)
 
 
 def _set_pointer(obj: dict[str, Any], pointer: str, value: Any) -> None:
@@ -85,20 +101,36 @@ def _set_pointer(obj: dict[str, Any], pointer: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
 def _check_identity(template: Template, obj: dict[str, Any], who: str) -> None:
-    """Overrides may change anything but what identifies the object (its file, its owner)."""
+    """Overrides may change anything but what identifies the object (its file, its owner).
+
+    The namespace of a namespaced object may change (upstream allows it); where it lands is
+    then checked like any object's (claimed twice in one cluster is an error)."""
     changed = _identity_change(template, obj)
     if changed:
         raise InputError(f"{who} must not change what identifies the object: {changed}")
+    meta = obj.get("metadata")
+    namespace = meta.get("namespace", "") if isinstance(meta, dict) else ""
+    if namespace == template.namespace:
+        return
+    if not template.namespace:
+        raise InputError(f"{who} must not give the cluster-scoped {template.kind} a namespace "
+                         f"({namespace!r})")
+    if not isinstance(namespace, str) or not _DNS_LABEL.fullmatch(namespace):
+        raise InputError(f"{who} sets metadata.namespace to {namespace!r}, which is not a "
+                         "namespace name (a DNS label)")
 
 
 def _identity_change(template: Template, obj: dict[str, Any]) -> str:
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     assert isinstance(meta, dict)
     found = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-             "metadata.name": meta.get("name"), "metadata.namespace": meta.get("namespace", "")}
+             "metadata.name": meta.get("name")}
     wanted = {"apiVersion": template.api_version, "kind": template.kind,
-              "metadata.name": template.name, "metadata.namespace": template.namespace}
+              "metadata.name": template.name}
     return ", ".join(f"{k} became {found[k]!r} (template: {wanted[k]!r})"
                      for k in wanted if found[k] != wanted[k])
 
@@ -120,7 +152,7 @@ class VariantCache:
         return variant
 
     def _build(self, template: Template, steps: Sequence[Step]) -> Variant:
-        obj: dict[str, Any] = deep_copy(template.body)
+        obj, _ = trim_server_fields(template.body)
         meta = obj.setdefault("metadata", {})
         if template.namespace:
             meta["namespace"] = template.namespace
@@ -154,16 +186,22 @@ class VariantCache:
                 else:
                     rule_target, overriders = step.policy.rules[step.rule]
                     who = f"{step.policy.kind} {step.policy.namespace + '/' if step.policy.namespace else ''}{step.policy.name} overrideRules[{step.rule}]"  # noqa: E501
+                    found: list[str] = []
                     try:
-                        obj = apply_overriders(obj, overriders)
+                        obj = apply_overriders(obj, overriders, found)
                     except InputError as exc:
                         raise InputError(f"{who}: {exc.message}") from None
+                    warnings.extend(f"{who}: {w}" for w in found)
                     _check_identity(template, obj, who)
         except InputError as exc:
             return Variant(template, None, b"", "", file, tuple(warnings), error=exc.message)
         if template.is_helm_chart and values:
             obj.setdefault("spec", {})["values"] = values
         obj = strip_server_fields(obj)
+        namespace = str(obj.get("metadata", {}).get("namespace", ""))
+        if namespace != template.namespace:
+            file = object_file(template.api_version, template.kind, namespace, template.name)
         digest = hashlib.sha256(yamlio.canonical_json(obj).encode()).hexdigest()
         text = yamlio.dump(obj).encode()
-        return Variant(template, obj, text, f"sha256:{digest}", file, tuple(warnings))
+        return Variant(template, obj, text, f"sha256:{digest}", file, tuple(warnings),
+                       namespace=namespace)

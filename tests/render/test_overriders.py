@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from gitfleet import yamlio
 from gitfleet.errors import InputError
-from gitfleet.render.overriders import Image, apply_overriders, override_image
+from gitfleet.render.overriders import Image, apply_overriders, is_image_reference, override_image
 from tests.conftest import CONFORMANCE
 
 KARMADA = CONFORMANCE / "karmada"
@@ -342,3 +342,36 @@ def test_non_string_yaml_scalars_become_kubernetes_strings() -> None:
     assert result["metadata"]["labels"]["enabled"] == "true"
     assert result["metadata"]["labels"]["n"] == "3"
     assert web(result)["args"][-2:] == ["8080", "false"]
+
+
+# References as the distribution grammar reads them (cases in the spirit of its own table).
+@pytest.mark.parametrize("image,valid", [
+    ("nginx", True),
+    ("library/nginx:1.25", True),
+    ("registry.k8s.io/kube-apiserver:v1.30.1", True),
+    ("localhost:5000/team/app@sha256:" + "ab" * 32, True),
+    ("[::1]:5000/app:v1", True),
+    ("a.b-c.example:443/x__y/z-q:tag_1.0", True),
+    ("Nginx", False),                      # upper case in a path component
+    ("nginx:", False),                     # empty tag
+    ("nginx:-rc", False),                  # a tag starts with a word character
+    ("mirror.example:https/nginx", False),  # port not numeric
+    ("app:" + "t" * 129, False),           # tag longer than 128
+    ("nginx@sha256:abc", False),           # digest too short
+    ("/nginx", False),
+    ("a" * 256, False),                    # name longer than 255
+])
+def test_image_references(image: str, valid: bool) -> None:
+    assert is_image_reference(image) is valid
+
+
+def test_an_image_override_giving_an_invalid_reference_keeps_the_image_with_a_warning() -> None:
+    warnings: list[str] = []
+    result = apply_overriders(workload(), {"imageOverrider": [
+        {"component": "Repository", "operator": "replace", "value": "Team/App"}]}, warnings)
+    assert images(result) == images(workload())
+    assert len(warnings) == 3 and all("left unchanged" in w for w in warnings)
+    warnings.clear()
+    result = apply_overriders(workload(), {"imageOverrider": [
+        {"component": "Tag", "operator": "add", "value": "!"}]}, warnings)
+    assert images(result) == images(workload()) and len(warnings) == 3

@@ -18,6 +18,7 @@ from gitfleet.render.patches import (
     deep_copy,
     merge_patch,
     strip_server_fields,
+    trim_server_fields,
 )
 from tests.conftest import CONFORMANCE
 
@@ -270,8 +271,27 @@ def test_field_patch_escaped_pointer_and_missing_field() -> None:
                 "value": '{"y": 2}'}
     assert json.loads(apply_override(cm, override).obj["data"]["a/b.json"]) == {"x": 1, "y": 2}
     missing = {**override, "fieldPath": "/data/nothere"}
-    outcome = apply_override(cm, missing)
-    assert outcome.obj == cm and "'esc'" in outcome.warnings[0]
+    with pytest.raises(InputError, match="'esc'.*/data/nothere does not exist"):
+        apply_override(cm, missing)
+    for kind in ("FieldJSONPatch", "FieldMergePatch"):
+        with pytest.raises(InputError, match="does not exist"):
+            apply_override(cm, {**missing, "type": kind, "value": "[]"})
+
+
+def test_field_patch_on_plain_text_fails_the_override() -> None:
+    cm = {"data": {"motd": "hello world"}}
+    for kind, value in (("FieldMergePatch", "{}"), ("FieldJSONPatch", "[]")):
+        override = {"name": "txt", "type": kind, "fieldPath": "/data/motd", "value": value}
+        with pytest.raises(InputError, match="'txt'.*no JSON or YAML document"):
+            apply_override(cm, override)
+
+
+def test_field_json_patch_on_a_missing_path_inside_the_field_warns() -> None:
+    cm = {"data": {"app.json": '{"a": 1}'}}
+    override = {"name": "deep", "type": "FieldJSONPatch", "fieldPath": "/data/app.json",
+                "value": '[{"op": "replace", "path": "/b/c", "value": 2}]'}
+    outcome = apply_override(cm, override)
+    assert outcome.obj == cm and "'deep'" in outcome.warnings[0]
 
 
 def test_field_patch_errors_name_the_override() -> None:
@@ -365,3 +385,52 @@ def test_strip_server_fields() -> None:
                                      "creationTimestamp": "2024-01-01T00:00:00Z"},
                         "data": {"k": "v"}}
     assert "uid" in live["metadata"] and "status" in live
+
+
+def test_trimming_a_job_exported_from_a_cluster() -> None:
+    uid = "8b3a7e6c-0000-4000-8000-000000000001"
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "migrate"},
+           "spec": {"selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": uid,
+                                                 "controller-uid": uid}},
+                    "template": {"metadata": {"creationTimestamp": None, "labels": {
+                        "batch.kubernetes.io/controller-uid": uid, "controller-uid": uid,
+                        "batch.kubernetes.io/job-name": "migrate", "app": "db"}},
+                        "spec": {"restartPolicy": "Never"}}}}
+    trimmed, removed = trim_server_fields(job)
+    assert "selector" not in trimmed["spec"]
+    assert trimmed["spec"]["template"]["metadata"] == {"labels": {"app": "db"}}
+    assert "spec.template.metadata.labels.batch.kubernetes.io/job-name" in removed
+    assert job["spec"]["selector"]["matchLabels"]["controller-uid"] == uid  # input untouched
+
+
+def test_trimming_keeps_a_manual_job_selector_and_headless_services() -> None:
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+           "spec": {"manualSelector": True, "selector": {"matchLabels": {"app": "j"}}}}
+    assert trim_server_fields(job) == (job, ())
+    headless = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+                "spec": {"clusterIP": "None", "clusterIPs": ["None"], "ports": [{"port": 1}]}}
+    assert trim_server_fields(headless) == (headless, ())
+    other = {"apiVersion": "example.com/v1", "kind": "Service", "metadata": {"name": "s"},
+             "spec": {"clusterIP": "10.0.0.1"}}
+    assert trim_server_fields(other)[0] == other  # only the core Service is trimmed
+
+
+# Cases after Clusternet's localizer (pkg/hub/localizer), in our own data: a field patch reads
+# the named string, patches it in its format and writes it back; an empty field is left alone.
+def test_field_patches_as_the_clusternet_localizer_applies_them() -> None:
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "proxy"},
+          "data": {"routes.json": '{"routes": [{"to": "a"}], "timeout": 5}',
+                   "limits.yaml": "rps: 10\nburst: 20\n", "empty.json": ""}}
+    add_route = {"name": "route", "type": "FieldJSONPatch", "fieldPath": "/data/routes.json",
+                 "fieldFormat": "json",
+                 "value": '[{"op": "add", "path": "/routes/-", "value": {"to": "b"}}]'}
+    routes = json.loads(apply_override(cm, add_route).obj["data"]["routes.json"])
+    assert routes == {"routes": [{"to": "a"}, {"to": "b"}], "timeout": 5}
+    raise_rps = {"name": "rps", "type": "FieldMergePatch", "fieldPath": "/data/limits.yaml",
+                 "fieldFormat": "yaml", "value": "rps: 50\nburst: null\n"}
+    limits = apply_override(cm, raise_rps).obj["data"]["limits.yaml"]
+    assert yamlio.load_one(limits, "t") == {"rps": 50}
+    on_empty = {"name": "e", "type": "FieldMergePatch", "fieldPath": "/data/empty.json",
+                "value": '{"a": 1}'}
+    outcome = apply_override(cm, on_empty)
+    assert outcome.obj == cm and "empty" in outcome.warnings[0]

@@ -1,0 +1,367 @@
+"""Templates checked against the Kubernetes API schema of their kind, before anything renders.
+
+A typo (`containres`) or a wrong type in a template would otherwise reach every cluster and
+fail there, once per cluster, long after the commit. Built-in kinds are checked against the
+OpenAPI schemas that the `kubernetes-validate` package ships per Kubernetes minor version (its
+"strict" variant: unknown fields are errors); the version is `fleet.yaml: kubernetesVersion`,
+by default the newest the package knows. An apiVersion that version no longer serves
+(`extensions/v1beta1` Ingress) is an error naming what serves the kind now. A custom resource
+is checked against the `openAPIV3Schema` of a CustomResourceDefinition in the fleet when there
+is one, and otherwise only structurally (what the loader already does).
+
+Each distinct template content is checked once per process (cached by digest): a hub renders
+the same templates every round.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import jsonschema
+
+from gitfleet.model.objects import ObjectKey, Template, group_of
+from gitfleet.model.problems import Problem
+
+_PACKAGE = "kubernetes_validate"
+_SCHEMA_DIR = "kubernetes-json-schema"
+_DEFINITIONS = "_definitions.json"
+_VERSION_DIR = re.compile(r"v(\d+)\.(\d+)\.\d+-local-strict")
+_WANTED = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?")
+_MAX_ERRORS = 5
+_CACHE_LIMIT = 50_000
+
+
+@dataclass(frozen=True)
+class _Version:
+    """One Kubernetes minor version the package ships schemas for."""
+
+    minor: tuple[int, int]
+    directory: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.minor[0]}.{self.minor[1]}"
+
+
+@functools.cache
+def known_versions() -> tuple[_Version, ...]:
+    """The Kubernetes minor versions with schemas, oldest first."""
+    root = resources.files(_PACKAGE).joinpath(_SCHEMA_DIR)
+    found = []
+    for entry in root.iterdir():
+        match = _VERSION_DIR.fullmatch(entry.name)
+        if match:
+            found.append(_Version((int(match[1]), int(match[2])), entry.name))
+    return tuple(sorted(found, key=lambda v: v.minor))
+
+
+def pick_version(wanted: str) -> tuple[_Version, str]:
+    """The schema version for `fleet.yaml: kubernetesVersion` ('' = newest) and a warning
+    ('' if none): a version newer than the package knows uses the newest, an older one the
+    oldest."""
+    versions = known_versions()
+    if not wanted:
+        return versions[-1], ""
+    match = _WANTED.fullmatch(wanted.strip())
+    if match is None:
+        return versions[-1], (f"kubernetesVersion {wanted!r} is not a version like 1.30; "
+                              f"templates are checked against Kubernetes {versions[-1].name}")
+    minor = (int(match[1]), int(match[2]))
+    fitting = [v for v in versions if v.minor <= minor]
+    if not fitting:
+        return versions[0], (f"kubernetesVersion {wanted} is older than the schemas gitfleet "
+                             f"has; templates are checked against Kubernetes {versions[0].name}")
+    return fitting[-1], ""
+
+
+class _Schemas:
+    """The definitions of one Kubernetes version, indexed by group/version/kind."""
+
+    def __init__(self, version: _Version) -> None:
+        self.version = version
+        path = resources.files(_PACKAGE).joinpath(_SCHEMA_DIR, version.directory, _DEFINITIONS)
+        self.defs: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))["$defs"]
+        self.by_gvk: dict[tuple[str, str, str], str] = {}
+        self.versions_of: dict[str, list[str]] = {}  # kind -> apiVersions serving it
+        self.groups: set[str] = set()
+        for name, definition in self.defs.items():
+            for gvk in definition.get("x-kubernetes-group-version-kind") or ():
+                group, ver, kind = gvk.get("group", ""), gvk["version"], gvk["kind"]
+                if not _is_object_kind(definition, kind):
+                    continue
+                self.by_gvk[(group, ver, kind)] = name
+                self.versions_of.setdefault(kind, []).append(f"{group}/{ver}" if group else ver)
+                self.groups.add(group)
+        self._validators: dict[str, jsonschema.Draft202012Validator] = {}
+
+    def validator(self, name: str) -> jsonschema.Draft202012Validator:
+        found = self._validators.get(name)
+        if found is None:
+            root = {"$defs": self.defs, "$ref": f"#/$defs/{name}"}
+            found = self._validators[name] = jsonschema.Draft202012Validator(root)
+        return found
+
+    def is_builtin_group(self, group: str) -> bool:
+        """Whether `group` belongs to Kubernetes itself: a CRD's group needs a dot, so an
+        undotted one (`extensions`) is built-in, and a dotted one is if this version serves
+        any kind of it."""
+        return "." not in group or group in self.groups
+
+
+def _is_object_kind(definition: Mapping[str, Any], kind: str) -> bool:
+    """A top-level kind (not a List, not an options/event type without metadata)."""
+    props = definition.get("properties") or {}
+    return "metadata" in props and not kind.endswith("List")
+
+
+@functools.cache
+def _schemas(directory: str) -> _Schemas:
+    for v in known_versions():
+        if v.directory == directory:
+            return _Schemas(v)
+    raise LookupError(directory)
+
+
+_RESULTS: dict[tuple[str, str], tuple[str, ...]] = {}
+
+
+def check_templates(templates: Mapping[ObjectKey, Template], kubernetes_version: str = ""
+                    ) -> tuple[list[tuple[ObjectKey, Problem]], list[Problem]]:
+    """The templates that fail their kind's schema (each with one problem naming every field
+    at fault), and warnings about the version itself. Called by the loader once every
+    template (and so every CRD) is read."""
+    version, note = pick_version(kubernetes_version)
+    schemas = _schemas(version.directory)
+    warnings = [Problem("fleet.yaml", None, "FleetSettings", note)] if note else []
+    crds = _crds(templates.values())
+    failed = []
+    for key, t in templates.items():
+        messages = _check(schemas, t, crds)
+        if messages:
+            who = f"{t.kind}/{t.namespace + '/' if t.namespace else ''}{t.name}"
+            failed.append((key, Problem(t.origin.path, t.origin.line, who,
+                                        "; ".join(messages))))
+    return failed, warnings
+
+
+def _check(schemas: _Schemas, t: Template, crds: Mapping[tuple[str, str], Template]
+           ) -> tuple[str, ...]:
+    group = group_of(t.api_version)
+    crd = crds.get((group, t.kind))
+    basis = crd.digest if crd is not None else ""
+    cache_key = (schemas.version.directory, f"{t.digest}:{basis}")
+    if t.digest and cache_key in _RESULTS:
+        return _RESULTS[cache_key]
+    # Not checked: SOPS metadata (travels with an encrypted file) and status (trimmed before
+    # anything is applied: an exported object's status is no error of the template).
+    body = {k: v for k, v in t.body.items()
+            if k != "status" and not (k == "sops" and isinstance(v, dict))}
+    if schemas.is_builtin_group(group):
+        result = _check_builtin(schemas, body, group, t.api_version, t.kind)
+    elif crd is not None:
+        result = _check_custom(body, t.api_version, crd)
+    else:
+        result = ()
+    if t.digest:
+        if len(_RESULTS) > _CACHE_LIMIT:
+            _RESULTS.clear()
+        _RESULTS[cache_key] = result
+    return result
+
+
+def _check_builtin(schemas: _Schemas, body: Mapping[str, Any], group: str, api_version: str,
+                   kind: str) -> tuple[str, ...]:
+    version = api_version.rsplit("/", 1)[-1]
+    name = schemas.by_gvk.get((group, version, kind))
+    if name is None:
+        k8s = schemas.version.name
+        served = schemas.versions_of.get(kind)
+        if served:
+            best = _preferred(served, group)
+            return (f"apiVersion {api_version} of {kind} is not served by Kubernetes {k8s}; "
+                    f"use {best}",)
+        return (f"Kubernetes {k8s} serves no kind {kind} in {api_version}",)
+    return _errors(schemas.validator(name), body)
+
+
+_VERSION_ORDER = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
+
+
+def _preferred(served: list[str], group: str) -> str:
+    """The apiVersion to suggest: the kind's own group if it still has one, its most stable
+    version (v2 > v1 > v1beta2 > v1beta1 > alpha), as Kubernetes orders versions."""
+    def rank(api_version: str) -> tuple[int, int, int, int]:
+        g = group_of(api_version)
+        match = _VERSION_ORDER.fullmatch(api_version.rsplit("/", 1)[-1])
+        if match is None:
+            return (g == group, -1, 0, 0)
+        stability = {None: 2, "beta": 1, "alpha": 0}[match[2]]
+        return (g == group, stability, int(match[1]), int(match[3] or 0))
+    return max(served, key=rank)
+
+
+def _errors(validator: jsonschema.Draft202012Validator, body: Any) -> tuple[str, ...]:
+    # A missing required field is left to the API server: SEMANTICS asks for unknown fields
+    # and wrong types, and partial objects (a Deployment without a selector) are common in
+    # fleets whose overrides complete them per cluster.
+    found = sorted((e for e in validator.iter_errors(body) if e.validator != "required"),
+                   key=lambda e: [str(p) for p in e.absolute_path])
+    messages: list[str] = []
+    for error in found:
+        for message in _describe(error):
+            if message not in messages:
+                messages.append(message)
+    if len(messages) > _MAX_ERRORS:
+        messages = [*messages[:_MAX_ERRORS], f"and {len(messages) - _MAX_ERRORS} more"]
+    return tuple(messages)
+
+
+def _describe(error: jsonschema.ValidationError) -> Iterator[str]:
+    where = _path(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = list((error.schema.get("properties") or {}) if isinstance(error.schema, dict)
+                     else ())
+        for extra in sorted(set(error.instance) - set(known)):
+            at = f"{where}.{extra}" if where else str(extra)
+            close = difflib.get_close_matches(str(extra), known, n=1, cutoff=0.6)
+            hint = f" (did you mean `{close[0]}`?)" if close else ""
+            yield f"{at}: unknown field{hint}"
+        return
+    if error.validator in ("oneOf", "anyOf", "allOf") and error.context and \
+            all(sub.validator == "required" for sub in error.context):
+        return  # every alternative only lacks a required field: left to the API server
+    if error.validator == "type":
+        wanted = error.validator_value
+        wanted = [w for w in wanted if w != "null"] if isinstance(wanted, list) else [wanted]
+        yield f"{where or '(object)'}: {_shown(error.instance)} is not {' or '.join(wanted)}"
+        return
+    if error.validator == "oneOf" and isinstance(error.schema, dict):
+        kinds = [t for alt in error.schema.get("oneOf") or () if isinstance(alt, dict)
+                 for t in _types(alt.get("type")) if t != "null"]
+        if kinds:
+            yield f"{where or '(object)'}: {_shown(error.instance)} is not {' or '.join(kinds)}"
+            return
+    yield f"{where or '(object)'}: {error.message[:200]}"
+
+
+def _types(value: Any) -> list[str]:
+    return value if isinstance(value, list) else [value] if isinstance(value, str) else []
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _path(parts: Iterable[Any]) -> str:
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+# -- custom resources ---------------------------------------------------------------------
+
+
+def _crds(templates: Iterable[Template]) -> dict[tuple[str, str], Template]:
+    found = {}
+    for t in templates:
+        if t.kind == "CustomResourceDefinition" and t.api_version == "apiextensions.k8s.io/v1":
+            spec = t.body.get("spec")
+            if not isinstance(spec, dict):
+                continue
+            names = spec.get("names")
+            if isinstance(names, dict) and isinstance(names.get("kind"), str):
+                found[(str(spec.get("group", "")), names["kind"])] = t
+    return found
+
+
+def _check_custom(body: Mapping[str, Any], api_version: str, crd: Template) -> tuple[str, ...]:
+    version = api_version.rsplit("/", 1)[-1]
+    spec = crd.body.get("spec") or {}
+    for entry in spec.get("versions") or ():
+        if not isinstance(entry, dict) or entry.get("name") != version:
+            continue
+        if entry.get("served") is False:
+            return (f"apiVersion {api_version} is not served by CustomResourceDefinition "
+                    f"{crd.name}",)
+        block = entry.get("schema")
+        schema = block.get("openAPIV3Schema") if isinstance(block, dict) else None
+        if not isinstance(schema, dict):
+            return ()
+        try:
+            return _errors(_crd_validator(crd.digest, version, json.dumps(schema)), body)
+        except (jsonschema.SchemaError, re.error, TypeError, ValueError) as exc:
+            return (f"the openAPIV3Schema of CustomResourceDefinition {crd.name} ({version}) "
+                    f"cannot check it: {str(exc).splitlines()[0][:200]}",)
+    served = [e.get("name") for e in spec.get("versions") or () if isinstance(e, dict)]
+    return (f"apiVersion {api_version} is not a version of CustomResourceDefinition "
+            f"{crd.name} (it has {', '.join(str(s) for s in served)})",)
+
+
+@functools.lru_cache(maxsize=256)
+def _crd_validator(digest: str, version: str, schema_text: str
+                   ) -> jsonschema.Draft202012Validator:
+    root = _from_openapi(json.loads(schema_text), root=True)
+    jsonschema.Draft202012Validator.check_schema(root)
+    return jsonschema.Draft202012Validator(root)
+
+
+_OPENAPI_KEPT = frozenset({
+    "type", "properties", "required", "items", "additionalProperties", "enum", "format",
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
+    "pattern", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties",
+    "allOf", "anyOf", "oneOf", "not", "multipleOf",
+})
+
+
+def _from_openapi(schema: Any, *, root: bool = False) -> Any:
+    """A CRD's structural OpenAPI v3 schema as JSON Schema, with the API server's rules:
+    an object with `properties` takes no other fields (they would be pruned or, with strict
+    field validation, refused) unless `x-kubernetes-preserve-unknown-fields`; `nullable`
+    admits null; `x-kubernetes-int-or-string` admits both; the root always admits apiVersion,
+    kind and metadata."""
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key not in _OPENAPI_KEPT:
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {k: _from_openapi(v) for k, v in value.items()}
+        elif key in ("items", "additionalProperties", "not") and isinstance(value, dict):
+            out[key] = _from_openapi(value)
+        elif key in ("allOf", "anyOf", "oneOf") and isinstance(value, list):
+            out[key] = [_from_openapi(v) for v in value]
+        elif key in ("exclusiveMinimum", "exclusiveMaximum") and isinstance(value, bool):
+            bound = schema.get("minimum" if key == "exclusiveMinimum" else "maximum")
+            if value and bound is not None:
+                out[key] = bound
+        else:
+            out[key] = value
+    for key in ("exclusiveMinimum", "exclusiveMaximum"):
+        if key in out and isinstance(schema.get(key), bool):
+            out.pop("minimum" if key == "exclusiveMinimum" else "maximum", None)
+    if schema.get("x-kubernetes-int-or-string"):
+        out.pop("type", None)
+        out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+    if schema.get("nullable") and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    if root:
+        props = out.setdefault("properties", {})
+        props.setdefault("apiVersion", {"type": "string"})
+        props.setdefault("kind", {"type": "string"})
+        props.setdefault("metadata", {"type": "object"})
+        if props["metadata"].get("type") == "object" and "properties" not in props["metadata"]:
+            props["metadata"] = {"type": "object"}
+    if "properties" in out and "additionalProperties" not in out and \
+            not schema.get("x-kubernetes-preserve-unknown-fields"):
+        out["additionalProperties"] = False
+    return out
