@@ -87,6 +87,7 @@ class Git:
         self.settings = settings or GitSettings()
         self._env = _clean_env(identity, inherit_config=inherit_config)
         self._objects_dir: Path | None = None
+        self._git_dir: Path | None = None
 
     def __repr__(self) -> str:
         return f"Git({str(self.path)!r})"
@@ -262,6 +263,13 @@ class Git:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+    def git_dir(self) -> Path:
+        """The repository's common Git folder (where refs, locks and objects live)."""
+        if self._git_dir is None:
+            out = self.run("rev-parse", "--git-common-dir").decode().strip()
+            self._git_dir = (self.path / out).resolve()
+        return self._git_dir
 
     def _objects(self) -> Path:
         if self._objects_dir is None:
