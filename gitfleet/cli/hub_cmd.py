@@ -51,9 +51,9 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--backoff-max", default="10s",
                    help="longest wait between rounds after failures, with jitter; a webhook or "
                    "ref event ends the wait (default 10s)")
-    p.add_argument("--stale-after", default="30s",
+    p.add_argument("--stale-after", default="10s",
                    help="lock and temporary files a killed Git process left, older than this "
-                   "and with no live Git process that could own them, are removed (default 30s)")
+                   "and with no live Git process that could own them, are removed (default 10s)")
     p.add_argument("--git-config", action="store_true",
                    help="let your Git configuration (credential helpers, insteadOf) apply to "
                    "fetch and push of a remote (by default gitfleet runs Git without it)")

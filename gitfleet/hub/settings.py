@@ -33,7 +33,7 @@ class HubSettings:
     fold_delay_max: float = 5.0        # longest that pushes in a row may delay status folding
     fold_quiet: float = 0.2            # quiet time after a render before statuses are folded
     basis_fleets_kept: int = 32        # fleets of ApplyLater bases kept (~3 MB per 1,000 clusters)
-    stale_after: float = 30.0          # lock/temporary files of a dead Git process older than
+    stale_after: float = 10.0          # lock/temporary files of a dead Git process older than
                                        # this are removed (on start and after a failed round)
 
     def backoff(self, attempt: int, rng: random.Random | None = None) -> float:

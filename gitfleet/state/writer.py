@@ -218,24 +218,21 @@ class StateWriter:
 
     def _missing(self, build: TreeBuild) -> dict[str, tuple[int, bytes]]:
         """The new objects of `build` the repository lacks, walking down only into missing
-        trees. Under a level that was missing entirely, a level wider than `check_limit` is
-        written without asking when a sample of it is missing too (a first write: an object
-        written twice costs some disk, asking costs more time); otherwise every level is
-        checked (a restarted writer finds nearly everything present and writes only what a
-        running one would)."""
+        trees, level by level. A level wider than `check_limit` whose sample is all missing
+        is taken as new without asking about the rest (a first write: an object written twice
+        costs some disk, asking costs more time); otherwise the level is checked, so a
+        restarted writer, which knows nothing of what is present, writes only what a running
+        one would."""
         out: dict[str, tuple[int, bytes]] = {}
         level = [build.root]
-        all_missing = True
         while level:
             unknown = [sha for sha in dict.fromkeys(level)
                        if sha not in self._present and sha in build.objects]
-            if all_missing and len(unknown) > self.check_limit and self._all_missing(unknown):
-                out.update((sha, obj) for sha, obj in build.objects.items()
-                           if sha not in self._present)
-                return out
-            missing = self.git.missing_objects(unknown)
-            self._present.update(sha for sha in unknown if sha not in missing)
-            all_missing = len(missing) == len(set(level))
+            if len(unknown) > self.check_limit and self._all_missing(unknown):
+                missing = set(unknown)
+            else:
+                missing = self.git.missing_objects(unknown)
+                self._present.update(sha for sha in unknown if sha not in missing)
             next_level = []
             for sha in missing:
                 kind, body = build.objects[sha]
@@ -244,7 +241,6 @@ class StateWriter:
                     next_level += [child for _, _, child in decode_tree(body)]
             level = next_level
         return out
-
 
     def _all_missing(self, shas: list[str]) -> bool:
         """Whether a sample of 64 of `shas` is all missing (then the rest very likely is)."""
