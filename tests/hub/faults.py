@@ -8,6 +8,7 @@ import contextlib
 import os
 import random
 import signal
+import socket
 import subprocess
 import time
 from dataclasses import dataclass
@@ -116,3 +117,47 @@ def violations(repo: Path, sources: list[str], *, prefix: str = "gitfleet") -> l
 def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
                           text=True).stdout
+
+
+class Remote:
+    """`git daemon` serving `base` on a fixed 127.0.0.1 port that can go down and come back
+    (the same URL throughout): a Git remote outage. Always stopped by `down()`/`close()`."""
+
+    def __init__(self, base: Path, port: int) -> None:
+        self.base = base
+        self.port = port
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"git://127.0.0.1:{self.port}"
+
+    def up(self, *, timeout: float = 10.0) -> None:
+        self.proc = subprocess.Popen(
+            ["git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={self.port}",
+             f"--base-path={self.base}", "--export-all", "--enable=receive-pack",
+             str(self.base)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.down()
+                    raise RuntimeError("git daemon did not start") from None
+                time.sleep(0.02)
+
+    def down(self) -> None:
+        if self.proc is None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+        self.proc = None
+
+    def close(self) -> None:
+        self.down()
