@@ -84,7 +84,7 @@ def in_process(work: Path, repeats: int) -> dict[str, object]:
         t = time.perf_counter()
         assert hub.run_once() is None
         noops.append(time.perf_counter() - t)
-    ones, renders, writes, moved = [], [], [], []
+    ones, renders, writes, moved, written = [], [], [], [], []
     for n in range(repeats):
         before = refs(work)
         change_one(work, n)
@@ -94,6 +94,7 @@ def in_process(work: Path, repeats: int) -> dict[str, object]:
         assert report is not None and report.wrote
         renders.append(report.render_seconds)
         writes.append(report.write_seconds)
+        written.append(report.objects_written)
         after = refs(work)
         moved.append(sorted(r.rsplit("/", 1)[1] for r in after if after[r] != before.get(r)
                             and "/clusters/" in r))
@@ -104,6 +105,14 @@ def in_process(work: Path, repeats: int) -> dict[str, object]:
     report = restarted.run_once()
     restart_s = time.perf_counter() - t
     assert report is not None and report.wrote and len(report.moved) == 1
+    restart_mode, restart_written = report.mode, report.objects_written
+    change_one(work, repeats + 1)
+    t = time.perf_counter()
+    once = subprocess.run([sys.executable, "-m", "gitfleet", "hub", "--repo", str(work),
+                           "--once", "--no-fleet-status"], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    once_s = time.perf_counter() - t
+    assert once.returncode == 0 and "1 cluster branches moved" in once.stdout, once.stderr
     return {"first_round_s": first_s, "first_render_s": first.render_seconds,
             "first_write_s": first.write_seconds, "objects": first.result.objects,
             "noop_round_median_s": statistics.median(noops),
@@ -111,7 +120,11 @@ def in_process(work: Path, repeats: int) -> dict[str, object]:
             "one_change_render_median_s": statistics.median(renders),
             "one_change_write_median_s": statistics.median(writes),
             "moved_per_change": "1 cluster branch + state",
-            "restarted_hub_change_round_s": restart_s}
+            "one_change_objects_written_median": statistics.median(written),
+            "restarted_hub_change_round_s": restart_s,
+            "restarted_hub_mode": restart_mode,
+            "restarted_hub_objects_written": restart_written,
+            "cold_cli_hub_once_one_change_s": once_s}
 
 
 def latency(work: Path, tmp: Path, pushes: int) -> dict[str, object]:

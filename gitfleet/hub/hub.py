@@ -58,6 +58,7 @@ class RenderReport:
     mode: str = "full"          # full, incremental (from this hub's last render) or
                                 # restart (incremental from the state a previous hub wrote)
     changed_paths: int = 0      # source files changed since the render it started from
+    objects_written: int = 0    # Git objects the write added
 
 
 class Hub:
@@ -215,7 +216,7 @@ class Hub:
         if key == self._done_key:
             return None
         started = time.perf_counter()
-        previous_files = self._previous_files(heads)
+        previous_files = self._previous_files(heads, branches)
         self._mode = ("full", 0)
         result = self._incremental(source, fleet, heads, previous_files, snapshot, status_key)
         if result is None:
@@ -237,7 +238,8 @@ class Hub:
         report = RenderReport(source=source, state=write.state, wrote=write.changed,
                               moved=write.moved, result=result,
                               render_seconds=rendered - started, write_seconds=done - rendered,
-                              mode=self._mode[0], changed_paths=self._mode[1])
+                              mode=self._mode[0], changed_paths=self._mode[1],
+                              objects_written=write.objects_written)
         self._report(report, write)
         return report
 
@@ -293,12 +295,13 @@ class Hub:
         else:
             self._clean_due = False      # nothing old enough yet: look again after a failure
 
-    def _previous_files(self, heads: StateHeads) -> Mapping[str, bytes] | None:
+    def _previous_files(self, heads: StateHeads,
+                        branches: Branches) -> Mapping[str, bytes] | None:
         if heads.state is None:
             return None
         if self._previous is not None and self._previous[0] == heads.state:
             return self._previous[1]
-        files = self.store.git.read_files(heads.state)
+        files = self._writer(branches).load(heads.state)
         self._previous = (heads.state, files)
         return files
 

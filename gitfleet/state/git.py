@@ -170,6 +170,20 @@ class Git:
                 result[path.decode()] = sha.decode()
         return result
 
+    def ls_tree_all(self, rev: str) -> list[tuple[str, str, str]]:
+        """Every tree and plain file under `rev` as (kind, sha, path); a blob whose mode is not
+        a plain file (executable, symlink) is listed with kind "other"."""
+        out = self.run("ls-tree", "-r", "-t", "-z", "--full-tree", rev)
+        result = []
+        for entry in out.split(b"\0"):
+            if not entry:
+                continue
+            meta, _, path = entry.partition(b"\t")
+            mode, kind, sha = meta.split(b" ")
+            plain = kind == b"tree" or (kind == b"blob" and mode == b"100644")
+            result.append((kind.decode() if plain else "other", sha.decode(), path.decode()))
+        return result
+
     def read_objects(self, shas: Iterable[str]) -> dict[str, bytes]:
         """Contents of the given objects (missing ones are left out), in one `cat-file` call."""
         wanted = list(dict.fromkeys(shas))

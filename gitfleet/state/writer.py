@@ -211,6 +211,22 @@ class StateWriter:
                           updates=tuple(updates), objects_written=written,
                           heads=StateHeads(state=state, clusters=new_heads))
 
+    def load(self, commit: str) -> dict[str, bytes]:
+        """The files of state `commit`, read in two Git calls; a writer that has built nothing
+        yet (a restarted hub) also takes that tree as its index, so its next write hashes only
+        what changed rather than the whole state."""
+        listing = self.git.ls_tree_all(commit)
+        blobs = {path: sha for kind, sha, path in listing if kind == "blob"}
+        contents = self.git.read_objects(blobs.values())
+        files = {path: contents[sha] for path, sha in blobs.items()}
+        if not self._index.files:
+            root = self._tree_of(commit)
+            index = TreeIndex.from_listing(files, root, listing) if root else None
+            if index is not None:
+                self._index = index
+                self._present.update(index.trees.values())
+        return files
+
     def _tree_of(self, commit: str | None) -> str | None:
         if commit is None:
             return None

@@ -12,7 +12,7 @@ from gitfleet.clock import FakeClock
 from gitfleet.errors import RefConflict
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, init_repo
-from gitfleet.state.objects import EMPTY_TREE
+from gitfleet.state.objects import EMPTY_TREE, TreeIndex
 from gitfleet.state.store import RemoteStore
 from gitfleet.state.writer import RenderSummary, StateWriter, read_heads
 from tests.gitserver import git_daemon, init_bare
@@ -257,3 +257,20 @@ def test_a_restarted_writer_writes_no_more_objects_than_a_running_one(tmp_path: 
 
 def count_objects(repo: Git) -> int:
     return len(git(repo.path, "cat-file", "--batch-all-objects", "--batch-check").splitlines())
+
+
+def test_a_state_loaded_back_from_git_is_the_index_a_build_makes(repo: Git) -> None:
+    files = state_files({"c1": 1, "c2": 1, "c3": 1})
+    StateWriter(repo, clock=FakeClock()).write(files, source_commit=SRC,
+                                               heads=read_heads(repo, B))
+    restarted = StateWriter(repo, clock=FakeClock())
+    assert restarted.load(B.state) == files
+    built = TreeIndex().update(files)[0]
+    assert restarted.index.trees == built.trees and restarted.index.folders == built.folders
+    # the next write rehashes only the changed path: one blob and the trees above it
+    changed = state_files({"c1": 1, "c2": 2, "c3": 1})
+    _, build = restarted.index.update(changed)
+    assert build.root == TreeIndex().update(changed)[1].root
+    assert len(build.objects) == 1 + 5       # blob; web/, default/, c2/, clusters/, root
+    w = restarted.write(changed, source_commit="b" * 40, heads=read_heads(repo, B))
+    assert w.moved == ("c2",) and repo.read_files(B.state) == changed
