@@ -4,6 +4,11 @@
 loop`) runs it on triggers. Everything the hub knows is in Git, so a restarted or a second hub
 picks up where the first stopped: a lost ref race (`RefConflict`) is answered by re-reading,
 re-rendering and retrying, so no update is lost and none is applied twice.
+
+A hub killed at any instant needs nothing from a person: the next start removes the lock and
+temporary files the dead Git processes left (`gitfleet.state.leftovers`), renders incrementally
+from the state in Git (its Source-Commit and Status-Input trailers), and its first write
+completes cluster branches left behind or ahead of the state (`gitfleet.state.writer`).
 """
 
 from __future__ import annotations
@@ -288,12 +293,11 @@ class Hub:
         `stale_after` setting, with no live Git process that could own them)."""
         prefix = (self.branches or Branches()).prefix
         removed = self.store.clean(prefix=prefix, stale_after=self.settings.stale_after)
+        self._clean_due = False          # a young leftover is looked at again after a failure
         if removed:
             log(LOG, logging.WARNING, "cleaned up after a killed writer",
                 locks=sum(1 for r in removed if r.kind == "lock"),
                 temporary_files=sum(1 for r in removed if r.kind == "tmp"))
-        else:
-            self._clean_due = False      # nothing old enough yet: look again after a failure
 
     def _previous_files(self, heads: StateHeads,
                         branches: Branches) -> Mapping[str, bytes] | None:
