@@ -18,7 +18,18 @@ from gitfleet.render.core import render
 from gitfleet.render.status import StatusSnapshot
 from gitfleet.state.snapshot import SourceReader
 from gitfleet.state.store import open_store
-from tests.hub.fleet import STATE, commit, consistent, edit, example_repo, git, refs, run_hub
+from tests.gitserver import git_daemon
+from tests.hub.fleet import (
+    STATE,
+    commit,
+    consistent,
+    edit,
+    example_repo,
+    git,
+    refs,
+    run_hub,
+    source_of,
+)
 
 API = "policies/api/localization-staging.yaml"
 EAST = "refs/heads/gitfleet/clusters/prod-east"
@@ -131,3 +142,28 @@ def test_a_state_without_trailers_is_rendered_in_full(rendered: Path) -> None:
     report = hub_for(rendered).run_once()
     assert report is not None and report.mode == "full"
     assert consistent(rendered)
+
+
+def test_stale_locks_in_the_mirror_of_a_remote_are_removed(tmp_path: Path) -> None:
+    work = example_repo(tmp_path / "work")
+    (tmp_path / "served").mkdir()
+    bare = tmp_path / "served" / "fleet.git"
+    git(tmp_path, "clone", "-q", "--bare", str(work), str(bare))
+    git(work, "remote", "add", "origin", str(bare))
+    cache = tmp_path / "cache"
+    with git_daemon(bare.parent) as prefix:
+        url = f"{prefix}/fleet.git"
+        assert run_hub("--repo", url, "--once", "--cache-dir", str(cache)).returncode == 0
+        mirror = next(p for p in cache.iterdir() if (p / "gitfleet-remote").exists())
+        locks = [mirror / "packed-refs.lock", mirror / "refs/heads/main.lock"]
+        for lock in locks:
+            lock.write_text("x")
+            age(lock, 3600)
+        edit(work, API, '"value": 1}', '"value": 2}')
+        pushed = commit(work, "staging api: 2 replicas")
+        git(work, "push", "-q", "origin", "main")
+        done = run_hub("--repo", url, "--once", "--cache-dir", str(cache))
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.count("removed a stale lock") == 2
+        assert not any(lock.exists() for lock in locks)
+        assert source_of(bare) == pushed and consistent(bare)
