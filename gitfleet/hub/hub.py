@@ -168,7 +168,7 @@ class Hub:
                 self.metrics.ref_conflicts += 1
                 if attempt == self.settings.conflict_retries:
                     raise TransientError(f"gave up after {attempt + 1} lost ref races: "
-                                         f"{exc}") from exc
+                                         f"{exc}{self._lock_hint(str(exc))}") from exc
                 delay = self.settings.backoff(attempt, self.rng)
                 log(LOG, logging.INFO, "lost a ref race; re-reading", attempt=attempt + 1,
                     retry_in=round(delay, 3))
@@ -287,6 +287,13 @@ class Hub:
                 self.store.git.resolve(f"{base}^{{commit}}") != base:
             return None
         return base, heads.state, trailers[STATUS_INPUT]
+
+    def _lock_hint(self, error: str) -> str:
+        """When a lost race is a lock file, say when the hub will take it for stale."""
+        if ".lock" not in error:
+            return ""
+        return (f" (a lock file of another writer; if that writer is dead, the hub removes it "
+                f"once it is older than --stale-after, {self.settings.stale_after:g}s)")
 
     def _clean(self) -> None:
         """Remove the lock and temporary files a killed Git process left (older than the

@@ -80,6 +80,7 @@ def test_a_young_lock_is_not_taken_for_stale(rendered: Path) -> None:
                    "--stale-after", "1h", "--conflict-retries", "1")
     assert done.returncode == 1
     assert "staging.lock" in done.stderr and "Traceback" not in done.stderr
+    assert "older than --stale-after, 3600s" in done.stderr
     assert lock.exists()
     assert refs(rendered) == before       # nothing published: not half of the render
 
