@@ -13,13 +13,16 @@ completes cluster branches left behind or ahead of the state (`gitfleet.state.wr
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
+import gitfleet
 from gitfleet.backoff import Retry
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import RefConflict, TransientError
@@ -36,6 +39,7 @@ from gitfleet.render.status import StatusSnapshot
 from gitfleet.state.snapshot import SOURCE_PATHS, SourceReader
 from gitfleet.state.store import Store
 from gitfleet.state.writer import (
+    RENDERER,
     STATUS_INPUT,
     RenderSummary,
     StateHeads,
@@ -234,7 +238,7 @@ class Hub:
                                 warnings=len(result.warnings))
         write = self._writer(branches).write(result.files, source_commit=source, heads=heads,
                                              summary=summary, clusters=fleet.clusters,
-                                             status_input=status_key)
+                                             status_input=status_key, renderer=renderer_id())
         done = time.perf_counter()
         self._previous = (write.state, result.files)
         self._rendered = (source, write.state, status_key)
@@ -278,13 +282,14 @@ class Hub:
 
     def _rendered_by_state(self, heads: StateHeads) -> tuple[str, str | None, object] | None:
         """(source, state, status digest) the state in Git was rendered from, when its
-        trailers say so and the source commit is still in the repository."""
+        trailers say so, this very code rendered it, and the source commit is still in the
+        repository."""
         if heads.state is None:
             return None
         trailers = state_trailers(self.store.git, heads.state)
         base = trailers.get("Source-Commit", "")
-        if STATUS_INPUT not in trailers or not base or \
-                self.store.git.resolve(f"{base}^{{commit}}") != base:
+        if STATUS_INPUT not in trailers or trailers.get(RENDERER) != renderer_id() or \
+                not base or self.store.git.resolve(f"{base}^{{commit}}") != base:
             return None
         return base, heads.state, trailers[STATUS_INPUT]
 
@@ -371,6 +376,19 @@ class Hub:
                                  state_commit=self._previous[0], recheck=self.interval())
         if wrote:
             log(LOG, logging.INFO, "fleet status written", commit=wrote[:12])
+
+
+@functools.cache
+def renderer_id() -> str:
+    """The code that renders: gitfleet's version and a digest of its package files. A state
+    written by another build (an upgrade) is not trusted for an incremental restart: what the
+    change does not touch might render differently now."""
+    root = Path(gitfleet.__file__).parent
+    h = hashlib.sha1()
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".json") and path.is_file():
+            h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return f"gitfleet {gitfleet.__version__} {h.hexdigest()[:12]}"
 
 
 def _digest(heads: StateHeads) -> str:

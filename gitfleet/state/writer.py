@@ -38,6 +38,7 @@ from gitfleet.state.objects import (
 LOG = logging.getLogger("gitfleet.state.writer")
 CLUSTERS = "clusters/"
 STATUS_INPUT = "Status-Input"
+RENDERER = "Renderer"
 
 
 @dataclass(frozen=True)
@@ -147,13 +148,15 @@ class StateWriter:
 
     def write(self, files: Mapping[str, bytes], *, source_commit: str, heads: StateHeads,
               summary: RenderSummary | None = None,
-              clusters: Iterable[str] = (), status_input: str | None = None) -> StateWrite:
+              clusters: Iterable[str] = (), status_input: str | None = None,
+              renderer: str | None = None) -> StateWrite:
         """Write `files` (the whole state tree) on top of `heads` and publish it: the cluster
         branches that moved first, then the state.
 
         `clusters` names clusters that should have a branch even with nothing to deploy;
         `status_input` is a digest of the cluster status the render took (a trailer, so that a
-        restarted hub knows whether it may render incrementally from this state).
+        restarted hub knows whether it may render incrementally from this state), `renderer`
+        names the code that rendered it (a restarted hub of another build renders in full).
         Nothing changed -> nothing written. Raises RefConflict if `heads` no longer hold.
         """
         started = time.perf_counter()
@@ -181,7 +184,7 @@ class StateWriter:
         state_update = []
         if state_changes:
             message = _state_message(source_commit, summary or RenderSummary.of_index(index),
-                                     status_input)
+                                     status_input, renderer)
             state, body = self.git.commit_object(
                 build.root, [heads.state] if heads.state else [], message, when=when)
             new_objects[state] = (OBJ_COMMIT, body)
@@ -264,18 +267,22 @@ class StateWriter:
         return len(self.git.missing_objects(sample)) == len(set(sample))
 
 
-def _state_message(source_commit: str, summary: RenderSummary, status_input: str | None) -> str:
+def _state_message(source_commit: str, summary: RenderSummary, status_input: str | None,
+                   renderer: str | None) -> str:
     text = (f"Render {source_commit[:12]}: {summary.line()}\n\n"
             f"Source-Commit: {source_commit}\n"
             f"Render-Summary: clusters={summary.clusters} descriptions={summary.descriptions} "
             f"objects={summary.objects} errors={summary.errors} warnings={summary.warnings}\n")
     if status_input is not None:
         text += f"{STATUS_INPUT}: {status_input}\n"
+    if renderer is not None:
+        text += f"{RENDERER}: {renderer}\n"
     return text
 
 
 def state_trailers(git: Git, commit: str) -> dict[str, str]:
-    """The trailers of a state commit (Source-Commit, Render-Summary, Status-Input)."""
+    """The trailers of a state commit (Source-Commit, Render-Summary, Status-Input,
+    Renderer)."""
     body = git.read_objects([commit]).get(commit, b"").decode(errors="replace")
     message = body.partition("\n\n")[2]
     last = message.rstrip("\n").rpartition("\n\n")[2]

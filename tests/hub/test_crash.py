@@ -133,10 +133,19 @@ def test_a_restarted_hub_renders_incrementally_and_writes_what_a_running_one_doe
     assert consistent(copy)
 
 
-def test_a_state_without_trailers_is_rendered_in_full(rendered: Path) -> None:
-    # a state another writer made (no Status-Input trailer): no incremental guess
+@pytest.mark.parametrize("message", [
+    "hand-made state",                                          # no trailers at all
+    "Render\n\nSource-Commit: {src}\nStatus-Input: {status}\n",  # no Renderer
+    "Render\n\nSource-Commit: {src}\nStatus-Input: {status}\nRenderer: gitfleet 0.0.1 0\n",
+])
+def test_a_state_another_build_wrote_is_rendered_in_full(rendered: Path, message: str) -> None:
+    # a state another writer or an older gitfleet made: no incremental guess on restart
+    trailers = dict(line.split(": ", 1) for line in git(
+        rendered, "log", "-1", "--format=%(trailers:only,unfold)", STATE).splitlines() if line)
+    assert "Renderer" in trailers and "Status-Input" in trailers
     tree = git(rendered, "rev-parse", f"{STATE}^{{tree}}").strip()
-    bare = git(rendered, "commit-tree", "-p", STATE, "-m", "hand-made state", tree).strip()
+    text = message.format(src=trailers["Source-Commit"], status=trailers["Status-Input"])
+    bare = git(rendered, "commit-tree", "-p", STATE, "-m", text, tree).strip()
     git(rendered, "update-ref", STATE, bare)
     edit(rendered, API, '"value": 1}', '"value": 2}')
     commit(rendered, "staging api: 2 replicas")
