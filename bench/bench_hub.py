@@ -132,6 +132,19 @@ def in_process(work: Path, repeats: int) -> dict[str, object]:
     once_s = time.perf_counter() - t
     once_cpu = cpu() - c
     assert once.returncode == 0 and "1 cluster branches moved" in once.stdout, once.stderr
+    # a fleet-wide change (one image in a template every cluster receives): objects added by
+    # the warm hub, then by a freshly started one for the same kind of change
+    wide = []
+    for n, hub_ in enumerate((restarted, Hub(open_store(str(work)), settings=HubSettings()))):
+        objects = work / "templates" / "app000" / "objects.yaml"
+        text = objects.read_text()
+        objects.write_text(text.replace("/d0:1.0" if n == 0 else "/d0:1.0-wide0",
+                                        f"/d0:1.0-wide{n}", 1))
+        git(work, "commit", "-q", "-am", f"fleet-wide image {n}")
+        o = stored_objects(work)
+        report = hub_.run_once()
+        assert report is not None and report.wrote
+        wide.append(stored_objects(work) - o)
     return {"first_round_s": first_s, "first_render_s": first.render_seconds,
             "first_write_s": first.write_seconds, "objects": first.result.objects,
             "noop_round_median_s": statistics.median(noops),
@@ -145,6 +158,8 @@ def in_process(work: Path, repeats: int) -> dict[str, object]:
             "restarted_hub_change_round_cpu_s": restart_cpu,
             "restarted_hub_mode": restart_mode,
             "restarted_hub_objects_written": restart_written,
+            "fleet_wide_change_objects_running_hub": wide[0],
+            "fleet_wide_change_objects_restarted_hub": wide[1],
             "cold_cli_hub_once_one_change_s": once_s,
             "cold_cli_hub_once_one_change_cpu_s": once_cpu}
 
