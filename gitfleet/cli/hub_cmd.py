@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gitfleet.durations import parse_duration
+from gitfleet.durations import duration_arg, parse_duration
 from gitfleet.errors import GitfleetError, TransientError
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.loop import HubDaemon
@@ -48,10 +48,10 @@ def add_parser(subparsers: Any) -> None:
                    "(default ~/.cache/gitfleet/hub)")
     p.add_argument("--conflict-retries", type=int, default=HubSettings.conflict_retries,
                    help="lost ref races retried within one round (default %(default)s)")
-    p.add_argument("--backoff-max", default="10s",
+    p.add_argument("--backoff-max", type=duration_arg, default=HubSettings.backoff_max,
                    help="longest wait between rounds after failures, with jitter; a webhook or "
                    "ref event ends the wait (default 10s)")
-    p.add_argument("--stale-after", default="10s",
+    p.add_argument("--stale-after", type=duration_arg, default=HubSettings.stale_after,
                    help="lock and temporary files a killed Git process left, older than this "
                    "and with no live Git process that could own them, are removed (default 10s)")
     p.add_argument("--git-config", action="store_true",
@@ -69,8 +69,6 @@ def settings_of(args: argparse.Namespace) -> HubSettings:
     try:
         interval = parse_duration(args.interval) if args.interval else None
         debounce = parse_duration(args.debounce)
-        backoff_max = parse_duration(args.backoff_max)
-        stale_after = parse_duration(args.stale_after)
         if args.listen:
             parse_listen(args.listen)
     except ValueError as exc:
@@ -79,8 +77,8 @@ def settings_of(args: argparse.Namespace) -> HubSettings:
                        conflict_retries=args.conflict_retries,
                        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
                        listen=args.listen or None, webhook_secret=secret,
-                       fleet_status=not args.no_fleet_status, backoff_max=backoff_max,
-                       stale_after=stale_after)
+                       fleet_status=not args.no_fleet_status, backoff_max=args.backoff_max,
+                       stale_after=args.stale_after)
 
 
 def run(args: argparse.Namespace) -> int:

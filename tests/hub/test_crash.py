@@ -78,7 +78,7 @@ def test_a_young_lock_is_not_taken_for_stale(rendered: Path) -> None:
     before = refs(rendered)
     done = run_hub("--repo", str(rendered), "--once", "--no-fleet-status",
                    "--stale-after", "1h", "--conflict-retries", "1")
-    assert done.returncode == 1
+    assert done.returncode != 0
     assert "staging.lock" in done.stderr and "Traceback" not in done.stderr
     assert "older than --stale-after, 3600s" in done.stderr
     assert lock.exists()
