@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -73,6 +74,20 @@ def refs(repo: Path) -> dict[str, str]:
     return dict(line.split() for line in out.splitlines())
 
 
+def cpu() -> float:
+    """CPU seconds used so far by this process and its finished children (Git): a figure that
+    holds on a machine shared with other work, where wall-clock times do not."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def stored_objects(repo: Path) -> int:
+    """Objects in the repository (loose and packed, duplicates across packs counted)."""
+    out = dict(line.split(": ") for line in git(repo, "count-objects", "-v").splitlines())
+    return int(out["count"]) + int(out["in-pack"])
+
+
 def in_process(work: Path, repeats: int) -> dict[str, object]:
     hub = Hub(open_store(str(work)), settings=HubSettings())
     t = time.perf_counter()
@@ -84,13 +99,15 @@ def in_process(work: Path, repeats: int) -> dict[str, object]:
         t = time.perf_counter()
         assert hub.run_once() is None
         noops.append(time.perf_counter() - t)
-    ones, renders, writes, moved = [], [], [], []
+    ones, renders, writes, moved, written, ones_cpu = [], [], [], [], [], []
     for n in range(repeats):
         before = refs(work)
         change_one(work, n)
-        t = time.perf_counter()
+        t, c, o = time.perf_counter(), cpu(), stored_objects(work)
         report = hub.run_once()
         ones.append(time.perf_counter() - t)
+        ones_cpu.append(cpu() - c)
+        written.append(stored_objects(work) - o)
         assert report is not None and report.wrote
         renders.append(report.render_seconds)
         writes.append(report.write_seconds)
@@ -100,10 +117,34 @@ def in_process(work: Path, repeats: int) -> dict[str, object]:
     assert all(m == [cluster_name(0)] for m in moved), moved
     restarted = Hub(open_store(str(work)), settings=HubSettings())   # cold: reads the state back
     change_one(work, repeats)
-    t = time.perf_counter()
+    t, c, o = time.perf_counter(), cpu(), stored_objects(work)
     report = restarted.run_once()
     restart_s = time.perf_counter() - t
+    restart_cpu = cpu() - c
+    restart_written = stored_objects(work) - o
     assert report is not None and report.wrote and len(report.moved) == 1
+    restart_mode = getattr(report, "mode", "full")
+    change_one(work, repeats + 1)
+    t, c = time.perf_counter(), cpu()
+    once = subprocess.run([sys.executable, "-m", "gitfleet", "hub", "--repo", str(work),
+                           "--once", "--no-fleet-status"], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    once_s = time.perf_counter() - t
+    once_cpu = cpu() - c
+    assert once.returncode == 0 and "1 cluster branches moved" in once.stdout, once.stderr
+    # a fleet-wide change (one image in a template every cluster receives): objects added by
+    # the warm hub, then by a freshly started one for the same kind of change
+    wide = []
+    for n, hub_ in enumerate((restarted, Hub(open_store(str(work)), settings=HubSettings()))):
+        objects = work / "templates" / "app000" / "objects.yaml"
+        text = objects.read_text()
+        objects.write_text(text.replace("/d0:1.0" if n == 0 else "/d0:1.0-wide0",
+                                        f"/d0:1.0-wide{n}", 1))
+        git(work, "commit", "-q", "-am", f"fleet-wide image {n}")
+        o = stored_objects(work)
+        report = hub_.run_once()
+        assert report is not None and report.wrote
+        wide.append(stored_objects(work) - o)
     return {"first_round_s": first_s, "first_render_s": first.render_seconds,
             "first_write_s": first.write_seconds, "objects": first.result.objects,
             "noop_round_median_s": statistics.median(noops),
@@ -111,7 +152,16 @@ def in_process(work: Path, repeats: int) -> dict[str, object]:
             "one_change_render_median_s": statistics.median(renders),
             "one_change_write_median_s": statistics.median(writes),
             "moved_per_change": "1 cluster branch + state",
-            "restarted_hub_change_round_s": restart_s}
+            "one_change_round_cpu_median_s": statistics.median(ones_cpu),
+            "one_change_objects_written_median": statistics.median(written),
+            "restarted_hub_change_round_s": restart_s,
+            "restarted_hub_change_round_cpu_s": restart_cpu,
+            "restarted_hub_mode": restart_mode,
+            "restarted_hub_objects_written": restart_written,
+            "fleet_wide_change_objects_running_hub": wide[0],
+            "fleet_wide_change_objects_restarted_hub": wide[1],
+            "cold_cli_hub_once_one_change_s": once_s,
+            "cold_cli_hub_once_one_change_cpu_s": once_cpu}
 
 
 def latency(work: Path, tmp: Path, pushes: int) -> dict[str, object]:

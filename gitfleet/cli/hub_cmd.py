@@ -48,6 +48,12 @@ def add_parser(subparsers: Any) -> None:
                    "(default ~/.cache/gitfleet/hub)")
     p.add_argument("--conflict-retries", type=int, default=HubSettings.conflict_retries,
                    help="lost ref races retried within one round (default %(default)s)")
+    p.add_argument("--backoff-max", type=duration_arg, default=HubSettings.backoff_max,
+                   help="longest wait between rounds after failures, with jitter; a webhook or "
+                   "ref event ends the wait (default 10s)")
+    p.add_argument("--stale-after", type=duration_arg, default=HubSettings.stale_after,
+                   help="lock and temporary files a killed Git process left, older than this "
+                   "and with no live Git process that could own them, are removed (default 10s)")
     p.add_argument("--git-config", action="store_true",
                    help="let your Git configuration (credential helpers, insteadOf) apply to "
                    "fetch and push of a remote (by default gitfleet runs Git without it)")
@@ -71,7 +77,8 @@ def settings_of(args: argparse.Namespace) -> HubSettings:
                        conflict_retries=args.conflict_retries,
                        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
                        listen=args.listen or None, webhook_secret=secret,
-                       fleet_status=not args.no_fleet_status)
+                       fleet_status=not args.no_fleet_status, backoff_max=args.backoff_max,
+                       stale_after=args.stale_after)
 
 
 def run(args: argparse.Namespace) -> int:

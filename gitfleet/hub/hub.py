@@ -4,17 +4,26 @@
 loop`) runs it on triggers. Everything the hub knows is in Git, so a restarted or a second hub
 picks up where the first stopped: a lost ref race (`RefConflict`) is answered by re-reading,
 re-rendering and retrying, so no update is lost and none is applied twice.
+
+A hub killed at any instant needs nothing from a person: the next start removes the lock and
+temporary files the dead Git processes left (`gitfleet.state.leftovers`), renders incrementally
+from the state in Git (its Source-Commit and Status-Input trailers), and its first write
+completes cluster branches left behind or ahead of the state (`gitfleet.state.writer`).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
+import gitfleet
+from gitfleet.backoff import Retry
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import RefConflict, TransientError
 from gitfleet.hub.fleetstatus import FleetStatus
@@ -29,7 +38,16 @@ from gitfleet.render.incremental import render_incremental
 from gitfleet.render.status import StatusSnapshot
 from gitfleet.state.snapshot import SOURCE_PATHS, SourceReader
 from gitfleet.state.store import Store
-from gitfleet.state.writer import RenderSummary, StateHeads, StateWrite, StateWriter, read_heads
+from gitfleet.state.writer import (
+    RENDERER,
+    STATUS_INPUT,
+    RenderSummary,
+    StateHeads,
+    StateWrite,
+    StateWriter,
+    read_heads,
+    state_trailers,
+)
 
 LOG = logging.getLogger("gitfleet.hub")
 DEFAULT_SOURCE_BRANCH = "main"
@@ -46,6 +64,10 @@ class RenderReport:
     result: RenderResult
     render_seconds: float
     write_seconds: float
+    mode: str = "full"          # full, incremental (from this hub's last render) or
+                                # restart (incremental from the state a previous hub wrote)
+    changed_paths: int = 0      # source files changed since the render it started from
+    objects_written: int = 0    # Git objects the write added
 
 
 class Hub:
@@ -73,9 +95,21 @@ class Hub:
         self._done_key: tuple[object, ...] | None = None
         self._registrations_key: tuple[object, ...] | None = None
         self.wants_rerun = False                  # a round moved refs that need another round
-        self.consecutive_failures = 0
+        self.retry = Retry(self.settings.retry_backoff())   # failed rounds in a row
+        self._clean_due = True                    # look for a dead writer's leftovers
+        self._mode: tuple[str, int] = ("full", 0)
         self.branches: Branches | None = None     # where the last round read and wrote
         self._fleet_branch: str | None = None     # fleet.yaml's sourceBranch, once read
+
+    @property
+    def consecutive_failures(self) -> int:
+        return self.retry.failures
+
+    def failed(self) -> float:
+        """Count a failed round; returns the (capped, jittered) delay before the next."""
+        self.metrics.step_failures += 1
+        self._clean_due = True
+        return self.retry.failed(self.clock.now(), self.rng)
 
     # -- one round ---------------------------------------------------------------------------
 
@@ -88,13 +122,13 @@ class Hub:
         try:
             self.run_once()
         except TransientError as exc:
-            self.consecutive_failures += 1
-            self.metrics.step_failures += 1
-            delay = self.settings.backoff(self.consecutive_failures - 1, self.rng)
+            delay = self.failed()
             log(LOG, logging.WARNING, "step failed, retrying", error=str(exc),
-                retry_in=round(delay, 2))
+                failures=self.retry.failures, retry_in=round(delay, 2))
             return delay
-        self.consecutive_failures = 0
+        if self.retry.failures:
+            log(LOG, logging.INFO, "recovered", after_failures=self.retry.failures)
+        self.retry.succeeded()
         self.metrics.last_success_time = self.clock.now()
         if self.wants_rerun:
             self.wants_rerun = False
@@ -118,6 +152,8 @@ class Hub:
 
         Returns the render that ran, or None when no input had changed.
         """
+        if self._clean_due and self.store.remote is not None:
+            self._clean()        # a dead fetch's locks in the mirror would fail the refresh
         self.store.refresh()
         for attempt in range(self.settings.conflict_retries + 1):
             try:
@@ -136,11 +172,12 @@ class Hub:
                 self.metrics.ref_conflicts += 1
                 if attempt == self.settings.conflict_retries:
                     raise TransientError(f"gave up after {attempt + 1} lost ref races: "
-                                         f"{exc}") from exc
+                                         f"{exc}{self._lock_hint(str(exc))}") from exc
                 delay = self.settings.backoff(attempt, self.rng)
                 log(LOG, logging.INFO, "lost a ref race; re-reading", attempt=attempt + 1,
                     retry_in=round(delay, 3))
                 self.clock.sleep(delay)
+                self._clean_due = True
                 self.store.refresh()
         return None  # pragma: no cover - the loop returns or raises
 
@@ -180,15 +217,19 @@ class Hub:
         source, fleet = found
         branches = Branches(fleet.settings.branch_prefix)
         self.status.branches = self.branches = branches
+        if self._clean_due:
+            self._clean()
         heads = read_heads(self.store.git, branches)
         snapshot, status_key = self.status.render_inputs()
         key = (source, branches.prefix, heads.state, _digest(heads), status_key)
         if key == self._done_key:
             return None
         started = time.perf_counter()
-        previous_files = self._previous_files(heads)
+        previous_files = self._previous_files(heads, branches)
+        self._mode = ("full", 0)
         result = self._incremental(source, fleet, heads, previous_files, snapshot, status_key)
         if result is None:
+            self._mode = ("full", 0)
             result = render(fleet, source_commit=source, previous_files=previous_files,
                             status=snapshot, fleet_at=self.reader.fleet_at)
         rendered = time.perf_counter()
@@ -196,7 +237,8 @@ class Hub:
                                 objects=result.objects, errors=len(result.errors),
                                 warnings=len(result.warnings))
         write = self._writer(branches).write(result.files, source_commit=source, heads=heads,
-                                             summary=summary, clusters=fleet.clusters)
+                                             summary=summary, clusters=fleet.clusters,
+                                             status_input=status_key, renderer=renderer_id())
         done = time.perf_counter()
         self._previous = (write.state, result.files)
         self._rendered = (source, write.state, status_key)
@@ -204,7 +246,9 @@ class Hub:
         self._done_key = (source, branches.prefix, write.state, _digest(write.heads), status_key)
         report = RenderReport(source=source, state=write.state, wrote=write.changed,
                               moved=write.moved, result=result,
-                              render_seconds=rendered - started, write_seconds=done - rendered)
+                              render_seconds=rendered - started, write_seconds=done - rendered,
+                              mode=self._mode[0], changed_paths=self._mode[1],
+                              objects_written=write.objects_written)
         self._report(report, write)
         return report
 
@@ -212,25 +256,68 @@ class Hub:
                      previous_files: Mapping[str, bytes] | None, snapshot: StatusSnapshot,
                      status_key: object) -> RenderResult | None:
         """Render only what changed since the source this hub last rendered, when the state
-        is still the one it wrote from it and the cluster status is the same."""
-        if self._rendered is None or previous_files is None:
+        is still the one it wrote from it and the cluster status is the same. A hub that has
+        not rendered yet starts from the state in Git: its Source-Commit and Status-Input
+        trailers say what it was rendered from."""
+        if previous_files is None:
             return None
-        base, state, key = self._rendered
-        if state != heads.state or key != status_key or base == source:
+        mode = "incremental"
+        if self._rendered is None:
+            found = self._rendered_by_state(heads)
+            if found is None:
+                return None
+            mode = "restart"
+            base, state, key = found
+        else:
+            base, state, key = self._rendered
+        if state != heads.state or key != status_key or (base == source and mode != "restart"):
             return None
         listed = self.store.git.run("diff-tree", "-r", "--name-only", "--no-renames", base,
                                     source, "--", *SOURCE_PATHS).decode().splitlines()
         paths = frozenset(p for p in listed if relevant(p))
+        self._mode = (mode, len(paths))
         return render_incremental(self.reader.fleet_at(base), fleet, paths=paths,
                                   previous_files=previous_files, source_commit=source,
                                   status=snapshot, fleet_at=self.reader.fleet_at)
 
-    def _previous_files(self, heads: StateHeads) -> Mapping[str, bytes] | None:
+    def _rendered_by_state(self, heads: StateHeads) -> tuple[str, str | None, object] | None:
+        """(source, state, status digest) the state in Git was rendered from, when its
+        trailers say so, this very code rendered it, and the source commit is still in the
+        repository."""
+        if heads.state is None:
+            return None
+        trailers = state_trailers(self.store.git, heads.state)
+        base = trailers.get("Source-Commit", "")
+        if STATUS_INPUT not in trailers or trailers.get(RENDERER) != renderer_id() or \
+                not base or self.store.git.resolve(f"{base}^{{commit}}") != base:
+            return None
+        return base, heads.state, trailers[STATUS_INPUT]
+
+    def _lock_hint(self, error: str) -> str:
+        """When a lost race is a lock file, say when the hub will take it for stale."""
+        if ".lock" not in error:
+            return ""
+        return (f" (a lock file of another writer; if that writer is dead, the hub removes it "
+                f"once it is older than --stale-after, {self.settings.stale_after:g}s)")
+
+    def _clean(self) -> None:
+        """Remove the lock and temporary files a killed Git process left (older than the
+        `stale_after` setting, with no live Git process that could own them)."""
+        prefix = (self.branches or Branches()).prefix
+        removed = self.store.clean(prefix=prefix, stale_after=self.settings.stale_after)
+        self._clean_due = False          # a young leftover is looked at again after a failure
+        if removed:
+            log(LOG, logging.WARNING, "cleaned up after a killed writer",
+                locks=sum(1 for r in removed if r.kind == "lock"),
+                temporary_files=sum(1 for r in removed if r.kind == "tmp"))
+
+    def _previous_files(self, heads: StateHeads,
+                        branches: Branches) -> Mapping[str, bytes] | None:
         if heads.state is None:
             return None
         if self._previous is not None and self._previous[0] == heads.state:
             return self._previous[1]
-        files = self.store.git.read_files(heads.state)
+        files = self._writer(branches).load(heads.state)
         self._previous = (heads.state, files)
         return files
 
@@ -242,7 +329,8 @@ class Hub:
                               source=report.source, state=report.state or "", wrote=report.wrote,
                               clusters=len(result.clusters), now=self.clock.now())
         log(LOG, logging.INFO, "render", source=report.source[:12],
-            state=(report.state or "")[:12], wrote=report.wrote, moved=len(report.moved),
+            state=(report.state or "")[:12], mode=report.mode,
+            changed_files=report.changed_paths, wrote=report.wrote, moved=len(report.moved),
             clusters=len(result.clusters), descriptions=result.descriptions,
             objects=result.objects, errors=len(result.errors), warnings=len(result.warnings),
             render_s=round(report.render_seconds, 3), write_s=round(report.write_seconds, 3),
@@ -289,6 +377,19 @@ class Hub:
         self.metrics.watch_clusters(self.store.git, self.branches, clock=self.clock)
         if wrote:
             log(LOG, logging.INFO, "fleet status written", commit=wrote[:12])
+
+
+@functools.cache
+def renderer_id() -> str:
+    """The code that renders: gitfleet's version and a digest of its package files. A state
+    written by another build (an upgrade) is not trusted for an incremental restart: what the
+    change does not touch might render differently now."""
+    root = Path(gitfleet.__file__).parent
+    h = hashlib.sha1()
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".json") and path.is_file():
+            h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return f"gitfleet {gitfleet.__version__} {h.hexdigest()[:12]}"
 
 
 def _digest(heads: StateHeads) -> str:

@@ -84,6 +84,7 @@ class HubDaemon:
                 if self.stopping.is_set():
                     break
                 if reasons:
+                    self.hub.retry.short_circuit()   # a trigger says: the remote may be back
                     reasons += self.wake.settle(self.hub.settings.debounce,
                                                 longest=10 * self.hub.settings.debounce)
                 for reason in set(reasons) - {"stop"}:
@@ -103,9 +104,7 @@ class HubDaemon:
         try:
             delay = self.hub.step()
         except Exception as exc:  # a bug must not kill the daemon: log it and back off
-            self.hub.consecutive_failures += 1
-            self.hub.metrics.step_failures += 1
-            delay = self.hub.settings.backoff(self.hub.consecutive_failures - 1, self.hub.rng)
+            delay = self.hub.failed()
             LOG.exception("step crashed", extra={"fields": {"error": repr(exc),
                                                              "retry_in": round(delay, 2)}})
         if self.hub.branches is not None:

@@ -23,7 +23,8 @@ class HubSettings:
     debounce: float = 0.05             # quiet time after a trigger before rendering
     conflict_retries: int = 8          # lost ref races retried within one step
     backoff_base: float = 0.2          # first retry delay after a fault, doubled each time
-    backoff_max: float = 60.0
+    backoff_max: float = 10.0          # longest wait after failures (a remote back is seen
+                                       # within this; a webhook or ref event cuts it short)
     jitter: float = 0.25               # +/- share of random spread on every retry delay
     cache_dir: Path | None = None      # remote repos' mirrors (default ~/.cache/gitfleet/hub)
     listen: str | None = None          # "127.0.0.1:8080": webhooks, /healthz, /metrics
@@ -32,10 +33,15 @@ class HubSettings:
     fold_delay_max: float = 5.0        # longest that pushes in a row may delay status folding
     fold_quiet: float = 0.2            # quiet time after a render before statuses are folded
     basis_fleets_kept: int = 32        # fleets of ApplyLater bases kept (~3 MB per 1,000 clusters)
+    stale_after: float = 10.0          # lock/temporary files of a dead Git process older than
+                                       # this are removed (on start and after a failed round)
 
     def backoff(self, attempt: int, rng: random.Random | None = None) -> float:
         """Delay before retry number `attempt` (0-based): exponential, capped, jittered."""
-        return Backoff(self.backoff_base, self.backoff_max, self.jitter).delay(attempt + 1, rng)
+        return self.retry_backoff().delay(attempt + 1, rng)
+
+    def retry_backoff(self) -> Backoff:
+        return Backoff(self.backoff_base, self.backoff_max, self.jitter)
 
 
 def parse_listen(text: str) -> tuple[str, int]:

@@ -87,6 +87,7 @@ class Git:
         self.settings = settings or GitSettings()
         self._env = _clean_env(identity, inherit_config=inherit_config)
         self._objects_dir: Path | None = None
+        self._git_dir: Path | None = None
 
     def __repr__(self) -> str:
         return f"Git({str(self.path)!r})"
@@ -167,6 +168,20 @@ class Git:
             _mode, kind, sha = meta.split(b" ")
             if kind == b"blob":
                 result[path.decode()] = sha.decode()
+        return result
+
+    def ls_tree_all(self, rev: str) -> list[tuple[str, str, str]]:
+        """Every tree and plain file under `rev` as (kind, sha, path); a blob whose mode is not
+        a plain file (executable, symlink) is listed with kind "other"."""
+        out = self.run("ls-tree", "-r", "-t", "-z", "--full-tree", rev)
+        result = []
+        for entry in out.split(b"\0"):
+            if not entry:
+                continue
+            meta, _, path = entry.partition(b"\t")
+            mode, kind, sha = meta.split(b" ")
+            plain = kind == b"tree" or (kind == b"blob" and mode == b"100644")
+            result.append((kind.decode() if plain else "other", sha.decode(), path.decode()))
         return result
 
     def read_objects(self, shas: Iterable[str]) -> dict[str, bytes]:
@@ -262,6 +277,13 @@ class Git:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+    def git_dir(self) -> Path:
+        """The repository's common Git folder (where refs, locks and objects live)."""
+        if self._git_dir is None:
+            out = self.run("rev-parse", "--git-common-dir").decode().strip()
+            self._git_dir = (self.path / out).resolve()
+        return self._git_dir
 
     def _objects(self) -> Path:
         if self._objects_dir is None:

@@ -108,6 +108,30 @@ class TreeIndex:
     def root(self) -> str:
         return self.trees[""]
 
+    @classmethod
+    def from_listing(cls, files: Mapping[str, bytes], root: str,
+                     listing: Iterable[tuple[str, str, str]]) -> TreeIndex | None:
+        """The index of a tree already in Git, from `ls-tree -r -t` (kind, sha, path) and the
+        blobs' contents, without hashing anything; None when the tree holds anything but
+        plain files and folders (then a full build decides)."""
+        folders: dict[str, Entries] = {"": {}}
+        trees = {"": root}
+        blobs: dict[str, bytes] = {}
+        for kind, sha, path in listing:
+            folder, _, name = path.rpartition("/")
+            if kind == "tree":
+                folders.setdefault(path, {})
+                trees[path] = sha
+                folders.setdefault(folder, {})[name] = (MODE_TREE, bytes.fromhex(sha))
+            elif kind == "blob" and path in files:
+                blobs[path] = bytes.fromhex(sha)
+                folders.setdefault(folder, {})[name] = (MODE_FILE, blobs[path])
+            else:
+                return None
+        if blobs.keys() != files.keys():
+            return None
+        return cls(files=dict(files), blobs=blobs, folders=folders, trees=trees)
+
     def update(self, files: Mapping[str, bytes], *,
                full_ratio: float = 0.25) -> tuple[TreeIndex, TreeBuild]:
         """The index of `files` and the build that produced it (new objects only).

@@ -19,6 +19,7 @@ from typing import Protocol
 
 from gitfleet.errors import InputError, RefConflict
 from gitfleet.state.git import Git, RefUpdate, init_repo
+from gitfleet.state.leftovers import Leftover, remove_leftovers
 
 _URL_RE = re.compile(r"^([a-z][a-z0-9+.-]*://|[^/]+@[^/]+:)", re.IGNORECASE)
 MIRROR = "+refs/heads/*:refs/heads/*"
@@ -48,6 +49,10 @@ class Store(Protocol):
     def publish(self, updates: Sequence[RefUpdate]) -> None:
         """Move refs all together, or raise RefConflict."""
 
+    def clean(self, *, prefix: str, stale_after: float) -> list[Leftover]:
+        """Remove lock and temporary files a killed Git process left in the hub's repository
+        (ref locks only under refs/heads/<prefix>/ where the repository is not the hub's own)."""
+
 
 @dataclass
 class LocalStore:
@@ -61,6 +66,10 @@ class LocalStore:
 
     def publish(self, updates: Sequence[RefUpdate]) -> None:
         self.git.update_refs(updates)
+
+    def clean(self, *, prefix: str, stale_after: float) -> list[Leftover]:
+        return remove_leftovers(self.git.git_dir(), ref_prefixes=[f"refs/heads/{prefix}/"],
+                                whole_repo=False, stale_after=stale_after)
 
 
 @dataclass
@@ -90,6 +99,11 @@ class RemoteStore:
             self.git.update_refs(updates)
         except RefConflict:
             self.refresh()
+
+    def clean(self, *, prefix: str, stale_after: float) -> list[Leftover]:
+        # the mirror is written by the hub alone: every lock in it is the hub's
+        return remove_leftovers(self.git.git_dir(), ref_prefixes=(), whole_repo=True,
+                                stale_after=stale_after)
 
 
 def open_store(repo: str, *, cache_dir: Path | None = None,

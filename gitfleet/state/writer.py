@@ -1,5 +1,11 @@
 """The state writer: one render becomes one commit on `gitfleet/state` and a commit on each
-cluster branch whose subtree changed, all published in one atomic ref transaction.
+cluster branch whose subtree changed.
+
+Publishing is ordered so that the state is the commit point: first the cluster branches move
+(one transaction, or one atomic push), then the state. A reader therefore never sees the state
+claim a render whose cluster branches are not all published. A writer killed between the two
+leaves cluster branches ahead of the state; the next write (which compares every cluster
+branch's tree with the one it wants) completes or corrects them before moving the state.
 
 A cluster branch's commit has as its tree the very tree object `clusters/<name>/` of the state
 commit, so it costs no storage and an agent whose cluster did not change sees no new commit.
@@ -31,6 +37,8 @@ from gitfleet.state.objects import (
 
 LOG = logging.getLogger("gitfleet.state.writer")
 CLUSTERS = "clusters/"
+STATUS_INPUT = "Status-Input"
+RENDERER = "Renderer"
 
 
 @dataclass(frozen=True)
@@ -98,7 +106,7 @@ class StateWrite:
     state: str | None                 # state commit after the write
     tree: str                         # its tree
     moved: tuple[str, ...]            # clusters whose branch moved
-    updates: tuple[RefUpdate, ...]    # the ref transaction that was published
+    updates: tuple[RefUpdate, ...]    # the ref updates published (cluster branches, then state)
     objects_written: int = 0
     heads: StateHeads | None = field(default=None, repr=False)
 
@@ -140,10 +148,15 @@ class StateWriter:
 
     def write(self, files: Mapping[str, bytes], *, source_commit: str, heads: StateHeads,
               summary: RenderSummary | None = None,
-              clusters: Iterable[str] = ()) -> StateWrite:
-        """Write `files` (the whole state tree) on top of `heads` and publish it atomically.
+              clusters: Iterable[str] = (), status_input: str | None = None,
+              renderer: str | None = None) -> StateWrite:
+        """Write `files` (the whole state tree) on top of `heads` and publish it: the cluster
+        branches that moved first, then the state.
 
-        `clusters` names clusters that should have a branch even with nothing to deploy.
+        `clusters` names clusters that should have a branch even with nothing to deploy;
+        `status_input` is a digest of the cluster status the render took (a trailer, so that a
+        restarted hub knows whether it may render incrementally from this state), `renderer`
+        names the code that rendered it (a restarted hub of another build renders in full).
         Nothing changed -> nothing written. Raises RefConflict if `heads` no longer hold.
         """
         started = time.perf_counter()
@@ -168,13 +181,15 @@ class StateWriter:
         if EMPTY_TREE in {wanted[n] for n in moving}:
             new_objects.setdefault(EMPTY_TREE, (OBJ_TREE, b""))
         state = heads.state
-        updates = []
+        state_update = []
         if state_changes:
-            message = _state_message(source_commit, summary or RenderSummary.of_index(index))
+            message = _state_message(source_commit, summary or RenderSummary.of_index(index),
+                                     status_input, renderer)
             state, body = self.git.commit_object(
                 build.root, [heads.state] if heads.state else [], message, when=when)
             new_objects[state] = (OBJ_COMMIT, body)
-            updates.append(RefUpdate(self.branches.state, state, heads.state))
+            state_update.append(RefUpdate(self.branches.state, state, heads.state))
+        updates: list[RefUpdate] = []
         new_heads = dict(heads.clusters)
         for name in moving:
             old = heads.clusters.get(name, (None, None))[0]
@@ -186,7 +201,11 @@ class StateWriter:
             new_heads[name] = (sha, wanted[name])
         written = self.git.write_objects(new_objects, check_existing=False)
         self._index = index
-        self.publish(updates)
+        if updates:
+            self.publish(updates)
+        if state_update:
+            self.publish(state_update)     # the commit point, last
+        updates += state_update
         self._present.update(sha for sha, (kind, _) in new_objects.items() if kind == OBJ_TREE)
         log(LOG, logging.DEBUG, "state written", state=state, source=source_commit,
             clusters_moved=len(moving), objects_written=written,
@@ -195,6 +214,22 @@ class StateWriter:
                           updates=tuple(updates), objects_written=written,
                           heads=StateHeads(state=state, clusters=new_heads))
 
+    def load(self, commit: str) -> dict[str, bytes]:
+        """The files of state `commit`, read in two Git calls; a writer that has built nothing
+        yet (a restarted hub) also takes that tree as its index, so its next write hashes only
+        what changed rather than the whole state."""
+        listing = self.git.ls_tree_all(commit)
+        blobs = {path: sha for kind, sha, path in listing if kind == "blob"}
+        contents = self.git.read_objects(blobs.values())
+        files = {path: contents[sha] for path, sha in blobs.items()}
+        if not self._index.files:
+            root = self._tree_of(commit)
+            index = TreeIndex.from_listing(files, root, listing) if root else None
+            if index is not None:
+                self._index = index
+                self._present.update(index.trees.values())
+        return files
+
     def _tree_of(self, commit: str | None) -> str | None:
         if commit is None:
             return None
@@ -202,23 +237,21 @@ class StateWriter:
 
     def _missing(self, build: TreeBuild) -> dict[str, tuple[int, bytes]]:
         """The new objects of `build` the repository lacks, walking down only into missing
-        trees. Under a level that was missing entirely, a level wider than `check_limit` is
-        written without asking (a first write: an object written twice costs some disk,
-        asking costs more time); otherwise every level is checked (a restarted writer finds
-        nearly everything present)."""
+        trees, level by level. A level wider than `check_limit` whose sample is all missing
+        is taken as new without asking about the rest (a first write: an object written twice
+        costs some disk, asking costs more time); otherwise the level is checked, so a
+        restarted writer, which knows nothing of what is present, writes only what a running
+        one would."""
         out: dict[str, tuple[int, bytes]] = {}
         level = [build.root]
-        all_missing = True
         while level:
             unknown = [sha for sha in dict.fromkeys(level)
                        if sha not in self._present and sha in build.objects]
-            if all_missing and len(unknown) > self.check_limit:
-                out.update((sha, obj) for sha, obj in build.objects.items()
-                           if sha not in self._present)
-                return out
-            missing = self.git.missing_objects(unknown)
-            self._present.update(sha for sha in unknown if sha not in missing)
-            all_missing = len(missing) == len(set(level))
+            if len(unknown) > self.check_limit and self._all_missing(unknown):
+                missing = set(unknown)
+            else:
+                missing = self.git.missing_objects(unknown)
+                self._present.update(sha for sha in unknown if sha not in missing)
             next_level = []
             for sha in missing:
                 kind, body = build.objects[sha]
@@ -228,12 +261,37 @@ class StateWriter:
             level = next_level
         return out
 
+    def _all_missing(self, shas: list[str]) -> bool:
+        """Whether a sample of 64 of `shas` is all missing (then the rest very likely is)."""
+        sample = shas[::max(1, len(shas) // 64)]
+        return len(self.git.missing_objects(sample)) == len(set(sample))
 
-def _state_message(source_commit: str, summary: RenderSummary) -> str:
-    return (f"Render {source_commit[:12]}: {summary.line()}\n\n"
+
+def _state_message(source_commit: str, summary: RenderSummary, status_input: str | None,
+                   renderer: str | None) -> str:
+    text = (f"Render {source_commit[:12]}: {summary.line()}\n\n"
             f"Source-Commit: {source_commit}\n"
             f"Render-Summary: clusters={summary.clusters} descriptions={summary.descriptions} "
             f"objects={summary.objects} errors={summary.errors} warnings={summary.warnings}\n")
+    if status_input is not None:
+        text += f"{STATUS_INPUT}: {status_input}\n"
+    if renderer is not None:
+        text += f"{RENDERER}: {renderer}\n"
+    return text
+
+
+def state_trailers(git: Git, commit: str) -> dict[str, str]:
+    """The trailers of a state commit (Source-Commit, Render-Summary, Status-Input,
+    Renderer)."""
+    body = git.read_objects([commit]).get(commit, b"").decode(errors="replace")
+    message = body.partition("\n\n")[2]
+    last = message.rstrip("\n").rpartition("\n\n")[2]
+    out = {}
+    for line in last.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key and " " not in key:
+            out[key] = value.strip()
+    return out
 
 
 def _cluster_message(cluster: str, source_commit: str, state: str | None, empty: bool) -> str:

@@ -12,7 +12,7 @@ from gitfleet.clock import FakeClock
 from gitfleet.errors import RefConflict
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, init_repo
-from gitfleet.state.objects import EMPTY_TREE
+from gitfleet.state.objects import EMPTY_TREE, TreeIndex
 from gitfleet.state.store import RemoteStore
 from gitfleet.state.writer import RenderSummary, StateWriter, read_heads
 from tests.gitserver import git_daemon, init_bare
@@ -179,3 +179,98 @@ def test_two_writers_racing_on_one_remote_lose_nothing(tmp_path: Path) -> None:
         assert Git(remote).resolve(f"{B.cluster(c)}^{{tree}}") == Git(remote).resolve(
             f"{B.state}:clusters/{c}")
     git(remote, "fsck", "--strict")
+
+
+def test_cluster_branches_are_published_before_the_state(repo: Git) -> None:
+    published: list[list[str]] = []
+
+    def publish(updates: object) -> None:
+        assert isinstance(updates, list | tuple)
+        published.append([u.ref for u in updates])
+        repo.update_refs(updates)
+
+    writer = StateWriter(repo, clock=FakeClock(), publish=publish)
+    writer.write(state_files({"c1": 1, "c2": 1}), source_commit=SRC, heads=read_heads(repo, B))
+    assert published == [[B.cluster("c1"), B.cluster("c2")], [B.state]]
+
+
+def test_a_writer_killed_before_the_state_is_completed_by_the_next(repo: Git) -> None:
+    first = StateWriter(repo, clock=FakeClock())
+    first.write(state_files({"c1": 1, "c2": 1}), source_commit=SRC, heads=read_heads(repo, B))
+    old_state = repo.resolve(B.state)
+
+    class Killed(Exception):
+        pass
+
+    def dies_at_state(updates: object) -> None:
+        assert isinstance(updates, list | tuple)
+        if any(u.ref == B.state for u in updates):
+            raise Killed
+        repo.update_refs(updates)
+
+    files = state_files({"c1": 2, "c2": 2})
+    with pytest.raises(Killed):
+        StateWriter(repo, clock=FakeClock(), publish=dies_at_state).write(
+            files, source_commit="b" * 40, heads=read_heads(repo, B))
+    # the state did not move: a reader sees cluster branches ahead of it, never behind
+    assert repo.resolve(B.state) == old_state
+    ahead = {c: repo.resolve(B.cluster(c)) for c in ("c1", "c2")}
+    restarted = StateWriter(repo, clock=FakeClock())
+    w = restarted.write(files, source_commit="b" * 40, heads=read_heads(repo, B))
+    assert w.changed and w.moved == ()                   # the branches were already right
+    assert repo.resolve(B.state) == w.state != old_state
+    assert {c: repo.resolve(B.cluster(c)) for c in ("c1", "c2")} == ahead
+    assert repo.read_files(B.state) == files
+
+
+def test_a_restarted_writer_writes_no_more_objects_than_a_running_one(tmp_path: Path) -> None:
+    names = [f"c{n:03d}" for n in range(120)]
+
+    def fleet(version: int) -> dict[str, bytes]:     # every cluster's files differ
+        files = {}
+        for c in names:
+            files[f"clusters/{c}/default/web/app.yaml"] = f"{c}: {version}\n".encode()
+            files[f"clusters/{c}/_cluster/ns/ns.yaml"] = f"{c}: ns\n".encode()
+        return files
+
+    running_repo = init_repo(tmp_path / "running.git")
+    running = StateWriter(running_repo, clock=FakeClock(), check_limit=20)
+    running.write(fleet(1), source_commit=SRC, heads=read_heads(running_repo, B))
+    subprocess.run(["cp", "-a", str(running_repo.path), str(tmp_path / "restarted.git")],
+                   check=True)
+    restarted_repo = Git(tmp_path / "restarted.git")
+    before = count_objects(restarted_repo)
+    changed = fleet(2)                                   # a fleet-wide change
+    by_running = running.write(changed, source_commit="b" * 40,
+                               heads=read_heads(running_repo, B))
+    restarted = StateWriter(restarted_repo, clock=FakeClock(), check_limit=20)
+    by_restarted = restarted.write(changed, source_commit="b" * 40,
+                                   heads=read_heads(restarted_repo, B))
+    assert by_running.moved == by_restarted.moved == tuple(names)
+    # per cluster at least a commit, its tree, default/, default/web/ and the blob; plus the
+    # state commit, the root and clusters/ (the unchanged _cluster/ folders are not new)
+    assert by_restarted.objects_written <= by_running.objects_written
+    # and no object twice: as many written as the repository gained
+    assert by_restarted.objects_written == count_objects(restarted_repo) - before
+    assert by_restarted.objects_written >= 5 * 120 + 3
+
+
+def count_objects(repo: Git) -> int:
+    return len(git(repo.path, "cat-file", "--batch-all-objects", "--batch-check").splitlines())
+
+
+def test_a_state_loaded_back_from_git_is_the_index_a_build_makes(repo: Git) -> None:
+    files = state_files({"c1": 1, "c2": 1, "c3": 1})
+    StateWriter(repo, clock=FakeClock()).write(files, source_commit=SRC,
+                                               heads=read_heads(repo, B))
+    restarted = StateWriter(repo, clock=FakeClock())
+    assert restarted.load(B.state) == files
+    built = TreeIndex().update(files)[0]
+    assert restarted.index.trees == built.trees and restarted.index.folders == built.folders
+    # the next write rehashes only the changed path: one blob and the trees above it
+    changed = state_files({"c1": 1, "c2": 2, "c3": 1})
+    _, build = restarted.index.update(changed)
+    assert build.root == TreeIndex().update(changed)[1].root
+    assert len(build.objects) == 1 + 5       # blob; web/, default/, c2/, clusters/, root
+    w = restarted.write(changed, source_commit="b" * 40, heads=read_heads(repo, B))
+    assert w.moved == ("c2",) and repo.read_files(B.state) == changed
