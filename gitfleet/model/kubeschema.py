@@ -260,6 +260,23 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+_FIELD = re.compile(r"^([A-Za-z0-9_$@/.\-]+(?:\[\d+\][A-Za-z0-9_$@/.\-]*)*): ")
+
+
+def first_field(message: str) -> tuple[str | int, ...]:
+    """The JSON path of the first field a problem message names (`spec.template.spec.
+    containres: unknown field` -> ("spec", "template", "spec", "containres")), or () when it
+    names none; the loader turns it into the field's line. Keys holding dots split wrongly and
+    then point at their parent, which is still the right neighbourhood."""
+    match = _FIELD.match(message)
+    if match is None:
+        return ()
+    parts: list[str | int] = []
+    for token in re.findall(r"\[(\d+)\]|([^.\[\]]+)", match[1]):
+        parts.append(int(token[0]) if token[0] else token[1])
+    return tuple(parts)
+
+
 def _path(parts: Iterable[Any]) -> str:
     text = ""
     for part in parts:

@@ -174,6 +174,8 @@ class _Builder:
         self.crd_scopes: dict[tuple[str, str], str] = {}
         # The bytes and document index being loaded: a problem's line is looked up in them.
         self.source: tuple[bytes, int] = (b"", 0)
+        # Where each template was read, for the lines of its Kubernetes schema problems.
+        self.template_sources: dict[ObjectKey, tuple[bytes, int]] = {}
 
     def error(self, origin: Origin, obj: str, message: str) -> None:
         self.errors.append(Problem(origin.path, origin.line, obj, message))
@@ -387,6 +389,7 @@ class _Builder:
             return
         self.templates[key] = Template(api_version, kind, namespace, name, body, origin,
                                        digest_of(body))
+        self.template_sources[key] = self.source
 
     def load_policy(self, body: dict[str, Any], api_version: str, kind: str, namespace: str,
                     name: str, origin: Origin, who: str) -> None:
@@ -485,7 +488,12 @@ class _Builder:
         failed, notes = kubeschema.check_templates(self.templates, self.settings.kubernetes_version)
         for key, problem in failed:  # schema errors of templates (h3's kubeschema)
             self.templates.pop(key, None)
-            self.error(Origin(problem.path, problem.line), problem.obj, problem.message)
+            line = None
+            source = self.template_sources.get(key)
+            where = kubeschema.first_field(problem.message)
+            if source is not None and where:
+                line = yamlio.line_of(source[0], source[1], where)
+            self.error(Origin(problem.path, line or problem.line), problem.obj, problem.message)
         self.warnings.extend(notes)
         self.scope_templates()
         self.check_references()

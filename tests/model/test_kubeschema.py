@@ -39,7 +39,7 @@ def test_a_misspelt_field_is_an_error_of_that_template_naming_its_path_and_the_f
     good = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
     fleet = load(bad, good)
     assert messages(fleet) == [
-        "templates/t0.yaml:1: Deployment/apps/web: spec.template.spec.containres: unknown "
+        "templates/t0.yaml:16: Deployment/apps/web: spec.template.spec.containres: unknown "
         "field (did you mean `containers`?)"]
     assert [k.name for k in fleet.templates] == ["c"]
     assert "templates/t0.yaml" in fleet.broken_paths  # its last good output is kept
@@ -173,3 +173,23 @@ def test_a_crd_whose_schema_cannot_be_used_is_an_error_of_its_resources_not_a_cr
     assert "openAPIV3Schema.properties.spec.required: \"size\" is not array" in crd_problem
     assert "the openAPIV3Schema of CustomResourceDefinition widgets.example.com (v1) cannot " \
         "check it" in widget_problem
+
+
+def test_a_schema_problem_points_at_the_line_of_the_offending_field():
+    text = (b"# exported from a cluster\n"
+            b"apiVersion: apps/v1\n"
+            b"kind: Deployment\n"
+            b"metadata: {name: web, namespace: apps}\n"
+            b"spec:\n"
+            b"  selector: {matchLabels: {app: web}}\n"
+            b"  template:\n"
+            b"    metadata: {labels: {app: web}}\n"
+            b"    spec:\n"
+            b"      containers:\n"
+            b"      - name: main\n"
+            b"        image: nginx\n"
+            b"        imagePullPolicyy: Always\n")
+    fleet = load_fleet({"templates/web.yaml": text})
+    assert [(p.path, p.line) for p in fleet.errors] == [("templates/web.yaml", 13)]
+    assert "spec.template.spec.containers[0].imagePullPolicyy: unknown field" in \
+        fleet.errors[0].message

@@ -36,7 +36,7 @@ def test_a_misspelt_template_field_fails_validate_with_its_path(tmp_path: Path) 
     web.write_text(web.read_text().replace("      containers:\n", "      containres:\n", 1))
     out = validate(repo)
     assert out.returncode == 1, out.stdout + out.stderr
-    assert "templates/web/web.yaml:1: Deployment/web/web: spec.template.spec.containres: " \
+    assert "templates/web/web.yaml:18: Deployment/web/web: spec.template.spec.containres: " \
         "unknown field (did you mean `containers`?)" in out.stdout
     assert "Traceback" not in out.stderr
 
