@@ -24,6 +24,7 @@ from gitfleet.model.objects import (
     GITFLEET,
     KARMADA_AUTOSCALING,
     KARMADA_POLICY,
+    REBALANCE_ANNOTATION,
     Autoscaler,
     Cluster,
     Feed,
@@ -348,6 +349,8 @@ class _Builder:
             return
         spec = body.get("spec") or {}
         digest = digest_of(spec)
+        annotations = (body.get("metadata") or {}).get("annotations") or {}
+        rebalance = str(annotations.get(REBALANCE_ANNOTATION) or "")
         if kind == "Subscription":
             feeds = tuple(Feed(f["apiVersion"], f["kind"], f["name"], f.get("namespace", ""))
                           for f in spec["feeds"])
@@ -359,7 +362,7 @@ class _Builder:
                 feeds=feeds, strategy=spec.get("schedulingStrategy", "Replication"),
                 dividing_type=dividing.get("type", "Static"),
                 tolerations=tuple(spec.get("clusterTolerations") or ()),
-                api_version=api_version, digest=digest, origin=origin))
+                api_version=api_version, digest=digest, origin=origin, rebalance=rebalance))
         elif kind in ("Localization", "Globalization"):
             f = spec["feed"]
             feed = Feed(f["apiVersion"], f["kind"], f["name"], f.get("namespace", ""))
@@ -380,7 +383,7 @@ class _Builder:
                 kind=kind, namespace=namespace, name=name, priority=spec.get("priority", 0),
                 selectors=tuple(spec["resourceSelectors"]), placement=spec.get("placement") or {},
                 conflict_resolution=spec.get("conflictResolution", "Abort"),
-                api_version=api_version, digest=digest, origin=origin))
+                api_version=api_version, digest=digest, origin=origin, rebalance=rebalance))
         elif kind in ("OverridePolicy", "ClusterOverridePolicy"):
             rules: list[tuple[dict[str, Any] | None, dict[str, Any]]] = [
                 (r.get("targetCluster"), r["overriders"]) for r in spec.get("overrideRules") or []]

@@ -30,6 +30,7 @@ CLUSTER_SCOPED_KINDS = frozenset({
 # Kinds whose replicas live at /spec/replicas.
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet"})
 REPLICAS_PATH_ANNOTATION = "gitfleet.io/replicas-path"
+REBALANCE_ANNOTATION = "gitfleet.io/rebalance"
 
 
 def group_of(api_version: str) -> str:
@@ -147,6 +148,7 @@ class Subscription:
     api_version: str
     digest: str  # hash of the spec: a change is an ApplyLater trigger
     origin: Origin = field(compare=False)
+    rebalance: str = ""  # the gitfleet.io/rebalance annotation: a new value divides afresh
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,7 @@ class Propagation:
     api_version: str = ""
     digest: str = ""
     origin: Origin = field(default=Origin(""), compare=False)
+    rebalance: str = ""  # the gitfleet.io/rebalance annotation: a new value divides afresh
 
     @property
     def cluster_scoped(self) -> bool:

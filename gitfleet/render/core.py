@@ -135,6 +135,8 @@ def render(fleet: Fleet, *, source_commit: str = "",
     for plan in sorted(unit_plans, key=lambda p: (p.folder, p.kind)):
         for w in plan.warnings:
             ctx.warnings.append(ctx.problem(plan, w))
+        for e in plan.failures:
+            ctx.errors.append(ctx.problem(plan, e))
         if plan.error:
             ctx.errors.append(ctx.problem(plan, plan.error))
             for prev in _previous_of_unit(ctx.previous, plan):
@@ -356,6 +358,8 @@ def _description_head(ctx: _Context, draft: _Draft) -> str:
     if plan.subscription is not None:
         spec["basisCommit"] = draft.basis
         spec["trigger"] = plan.trigger
+    if plan.rebalance:
+        spec["rebalance"] = plan.rebalance
     spec["conflictResolution"] = plan.conflict_resolution
     spec["renderErrors"] = []
     spec["overrides"] = draft.overrides

@@ -18,7 +18,7 @@ from gitfleet import yamlio
 from gitfleet.layout import DESCRIPTION_FILE
 
 CLAIMS_FILE = "claims.yaml"
-_FIELD = re.compile(r"^  (sourceCommit|basisCommit|trigger): (.*)$", re.M)
+_FIELD = re.compile(r"^  (sourceCommit|basisCommit|trigger|rebalance): (.*)$", re.M)
 
 
 @dataclass
@@ -104,6 +104,30 @@ class PreviousState:
 
     def get(self, cluster: str, folder: str) -> PreviousDescription | None:
         return self.descriptions.get((cluster, folder))
+
+    @cached_property
+    def by_folder(self) -> dict[str, list[PreviousDescription]]:
+        """Description folders (a unit's, one per cluster), with every cluster holding one."""
+        found: dict[str, list[PreviousDescription]] = {}
+        for (_, folder), d in sorted(self.descriptions.items()):
+            found.setdefault(folder, []).append(d)
+        return found
+
+    def rebalance_tokens(self, folder: str) -> set[str]:
+        """The `gitfleet.io/rebalance` tokens the unit's previous Descriptions were divided with
+        ('' for none): each Description records it, so a new token is seen by comparing."""
+        return {d.fields.get("rebalance", "") for d in self.by_folder.get(folder, ())}
+
+    def replicas(self, cluster: str, folder: str, file: str, path: str) -> int | None:
+        """The replica count an object of the previous state had at `path` (a JSON pointer),
+        None when the object or the field is absent."""
+        prev = self.get(cluster, folder)
+        node: Any = prev.object_body(file) if prev is not None else None
+        for part in path.lstrip("/").split("/"):
+            node = node.get(part.replace("~1", "/").replace("~0", "~")) \
+                if isinstance(node, dict) else None
+        return node if isinstance(node, int) and not isinstance(node, bool) and node >= 0 \
+            else None
 
     def of_cluster(self, cluster: str) -> list[PreviousDescription]:
         return [d for (c, _), d in sorted(self.descriptions.items()) if c == cluster]
