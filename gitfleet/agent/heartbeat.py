@@ -34,7 +34,7 @@ def _sum(maps: Iterable[Mapping[str, Any]]) -> dict[str, Decimal]:
     total = {"cpu": Decimal(0), "memory": Decimal(0), "gpu": Decimal(0)}
     for m in maps:
         for name, value in (m or {}).items():
-            q = quantity(value)
+            q = value if isinstance(value, Decimal) else quantity(value)
             if q is None:
                 continue
             total[name] = total.get(name, Decimal(0)) + q

@@ -8,6 +8,7 @@ large fleet does not parse every previous Description.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,8 @@ from gitfleet import yamlio
 from gitfleet.layout import DESCRIPTION_FILE
 
 CLAIMS_FILE = "claims.yaml"
-_FIELD = re.compile(r"^  (sourceCommit|basisCommit|trigger|rebalance): (.*)$", re.M)
+_FIELD = re.compile(r"^  (sourceCommit|basisCommit|trigger): (.*)$", re.M)
+_REBALANCE = re.compile(r"^  rebalance: (.*)$", re.M)
 
 
 @dataclass
@@ -41,6 +43,20 @@ class PreviousDescription:
             value = m.group(2).strip()
             out[m.group(1)] = value.strip('"')
         return out
+
+    @property
+    def rebalance(self) -> str:
+        """The rebalance token, exactly (gitfleet writes a quoted scalar as a JSON string)."""
+        m = _REBALANCE.search(self.text.split("\n  resources:", 1)[0])
+        if not m:
+            return ""
+        raw = m.group(1).strip()
+        if raw.startswith('"'):
+            try:
+                return str(json.loads(raw))
+            except ValueError:
+                return raw
+        return raw
 
     @cached_property
     def data(self) -> dict[str, Any]:
@@ -116,7 +132,7 @@ class PreviousState:
     def rebalance_tokens(self, folder: str) -> set[str]:
         """The `gitfleet.io/rebalance` tokens the unit's previous Descriptions were divided with
         ('' for none): each Description records it, so a new token is seen by comparing."""
-        return {d.fields.get("rebalance", "") for d in self.by_folder.get(folder, ())}
+        return {d.rebalance for d in self.by_folder.get(folder, ())}
 
     def replicas(self, cluster: str, folder: str, file: str, path: str) -> int | None:
         """The replica count an object of the previous state had at `path` (a JSON pointer),
