@@ -22,7 +22,7 @@ from gitfleet.model.objects import (
 )
 from gitfleet.render import division, selection
 from gitfleet.render.previous import PreviousState
-from gitfleet.render.status import StatusSnapshot, available_replicas
+from gitfleet.render.status import StatusSnapshot, available_replicas, pod_requests, room_for
 from gitfleet.render.variants import SetReplicas
 
 HELM_SUFFIX = "@helm"
@@ -174,7 +174,8 @@ def _room(t: Template, clusters: list[str], total: int, status: StatusSnapshot,
             plan.warnings.append(f"{_template_name(t)}: no bound cluster has reported its "
                                  "capacity yet; replicas divided equally until they do")
         return dict.fromkeys(clusters, total)
-    room = {c: available_replicas(t, status.capacity.get(c)) for c in clusters}
+    requests = pod_requests(t)
+    room = {c: room_for(requests, status.capacity.get(c)) for c in clusters}
     return {c: (total if r is None else r) for c, r in room.items()}
 
 

@@ -87,11 +87,43 @@ class PreviousDescription:
         return body if isinstance(body, dict) else None
 
 
+_INT = re.compile(r"(0|[1-9][0-9]*)")
+
+
+def _scan_int(raw: bytes, path: str) -> int | None:
+    """A non-negative integer at a JSON-pointer path of block YAML as gitfleet's emitter writes
+    it (two spaces per level, plain keys); None when the text is not in that shape."""
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in path.lstrip("/").split("/")]
+    lines = raw.decode("utf-8", "replace").split("\n")
+    i = 0
+    for depth, part in enumerate(parts):
+        indent = "  " * depth
+        last = depth == len(parts) - 1
+        want = f"{indent}{part}:"
+        while i < len(lines):
+            line = lines[i]
+            i += 1
+            if line.startswith(want):
+                rest = line[len(want):]
+                if last:
+                    m = _INT.fullmatch(rest.strip())
+                    return int(m.group(1)) if m and rest.startswith(" ") else None
+                if rest.strip():
+                    return None
+                break
+            if line and not line.startswith(indent):
+                return None  # left the enclosing mapping
+        else:
+            return None
+    return None
+
+
 class PreviousState:
     """Index of a previous state tree (path -> bytes)."""
 
     def __init__(self, files: Mapping[str, bytes] | None) -> None:
         self.files: Mapping[str, bytes] = files or {}
+        self._replicas: dict[tuple[bytes, str], int | None] = {}
 
     @cached_property
     def descriptions(self) -> dict[tuple[str, str], PreviousDescription]:
@@ -136,14 +168,24 @@ class PreviousState:
 
     def replicas(self, cluster: str, folder: str, file: str, path: str) -> int | None:
         """The replica count an object of the previous state had at `path` (a JSON pointer),
-        None when the object or the field is absent."""
+        None when the object or the field is absent. Steady division asks this for every
+        bound cluster, so the text gitfleet wrote is scanned rather than parsed; many clusters
+        hold the same bytes, so answers are cached by content."""
         prev = self.get(cluster, folder)
-        node: Any = prev.object_body(file) if prev is not None else None
-        for part in path.lstrip("/").split("/"):
-            node = node.get(part.replace("~1", "/").replace("~0", "~")) \
-                if isinstance(node, dict) else None
-        return node if isinstance(node, int) and not isinstance(node, bool) and node >= 0 \
-            else None
+        raw = prev.files.get(file) if prev is not None else None
+        if raw is None:
+            return None
+        key = (raw, path)
+        if key not in self._replicas:
+            self._replicas[key] = _scan_int(raw, path)
+            if self._replicas[key] is None:  # not in the shape gitfleet writes: parse it
+                node: Any = prev.object_body(file) if prev is not None else None
+                for part in path.lstrip("/").split("/"):
+                    node = node.get(part.replace("~1", "/").replace("~0", "~")) \
+                        if isinstance(node, dict) else None
+                self._replicas[key] = node if isinstance(node, int) and \
+                    not isinstance(node, bool) and node >= 0 else None
+        return self._replicas[key]
 
     def of_cluster(self, cluster: str) -> list[PreviousDescription]:
         return [d for (c, _), d in sorted(self.descriptions.items()) if c == cluster]

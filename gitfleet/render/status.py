@@ -28,7 +28,7 @@ class ClusterCapacity:
         try:
             used = parse_quantity(self.requested.get(resource, "0"))
             return max(Fraction(0), parse_quantity(self.allocatable[resource]) - used)
-        except ValueError:
+        except (ValueError, TypeError):
             return None
 
 
@@ -68,7 +68,12 @@ def available_replicas(template: Template, capacity: ClusterCapacity | None) -> 
     resources and pods of floor(free / per-replica). None = no limit known (the template
     requests nothing and the cluster reports no pod count); 0 when the cluster never reported
     capacity."""
-    requests = pod_requests(template)
+    return room_for(pod_requests(template), capacity)
+
+
+def room_for(requests: Mapping[str, Fraction], capacity: ClusterCapacity | None) -> int | None:
+    """`available_replicas` for a replica's effective requests computed once (a template is
+    compared with every bound cluster)."""
     if capacity is None:
         return 0 if requests else None
     fits: list[int] = []
