@@ -294,3 +294,49 @@ def karmada_steady(total: int, *, room: Mapping[str, int], current: Mapping[str,
         weights = chosen
     added = divide_webster(target, weights, tie_key=tie_key)
     return {name: base.get(name, 0) + added.get(name, 0) for name in room}
+
+
+def karmada_overflow(total: int, *, tiers: list[list[str]], room: Mapping[str, int],
+                     current: Mapping[str, int], tie_key: str, aggregated: bool,
+                     fresh: bool = False) -> dict[str, int] | None:
+    """Karmada ``overflowAffinities``: ordered tiers of clusters (primary first), steadily.
+
+    Scale up: the extra replicas go to the first tier up to its free room, what does not fit
+    to the next, and so on; inside a tier they are divided as ``karmada_steady`` divides them.
+    Scale down: the last tier holding replicas is emptied first. An unchanged total moves
+    nothing. Fresh: tiers are filled in order up to their room plus their own replicas.
+    None when the tiers together cannot hold what must be placed.
+    """
+    _check(total, room, "available replicas")
+    held = _with_current(room, current)
+    kept = sum(held.values())
+    if fresh:
+        capacity = [sum(room[c] + held[c] for c in tier) for tier in tiers]
+        if sum(capacity) < total:
+            return None
+        targets, left = [], total
+        for cap in capacity:
+            targets.append(min(left, cap))
+            left -= targets[-1]
+    else:
+        if total - kept > sum(room.values()):
+            return None
+        targets = [sum(held[c] for c in tier) for tier in tiers]
+        delta = total - kept
+        order = range(len(tiers)) if delta >= 0 else reversed(range(len(tiers)))
+        for i in order:
+            if delta > 0:
+                step = min(delta, sum(room[c] for c in tiers[i]))
+            else:
+                step = -min(-delta, targets[i])
+            targets[i] += step
+            delta -= step
+    result = dict.fromkeys(room, 0)
+    for tier, target in zip(tiers, targets, strict=True):
+        part = karmada_steady(target, room={c: room[c] for c in tier},
+                              current={c: held[c] for c in tier if held[c]}, tie_key=tie_key,
+                              aggregated=aggregated, fresh=fresh)
+        if part is None:  # cannot happen: each tier's target fits its room
+            return None
+        result.update(part)
+    return result

@@ -285,13 +285,23 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
                     policy.origin, conflict_resolution=policy.conflict_resolution,
                     rebalance=policy.rebalance)
     placement = policy.placement
-    candidates, _ = selection.karmada_candidates(placement, clusters, status.taints)
+    tiers, _ = selection.karmada_tiers(placement, clusters, status.taints)
+    candidates = sorted(c for tier in tiers for c in tier)
     rs = placement.get("replicaScheduling") or {}
     divided = rs.get("replicaSchedulingType", "Duplicated") == "Divided"
     weight_pref = rs.get("weightPreference") or {}
     dynamic = divided and (rs.get("replicaDivisionPreference") == "Aggregated" or
                            weight_pref.get("dynamicWeight") == "AvailableReplicas")
     static = divided and not dynamic
+    if len(tiers) > 1 and not dynamic:
+        plan.error = ("placement.clusterAffinities[].overflowAffinities: not supported by "
+                      "gitfleet without dynamic division (replicaDivisionPreference: Aggregated "
+                      "or dynamicWeight: AvailableReplicas): overflow follows available room")
+        return plan
+    if len(tiers) > 1 and placement.get("spreadConstraints"):
+        plan.error = ("placement.clusterAffinities[].overflowAffinities: not supported by "
+                      "gitfleet together with spreadConstraints")
+        return plan
     # Spread constraints do not apply to static weights (as upstream).
     if placement.get("spreadConstraints") and not static:
         workload = next((t for t in templates if t.replicas_path()), None)
@@ -318,9 +328,10 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
         total = template_replicas(t, path, status)
         tie_key = template_id(t)
         if dynamic:
-            counts = _karmada_dynamic(t, path, total, candidates, status, previous, plan,
-                                      aggregated=rs.get("replicaDivisionPreference") ==
-                                      "Aggregated", fresh=fresh)
+            counts = _karmada_dynamic(t, path, total, tiers if len(tiers) > 1 else [candidates],
+                                      status, previous, plan, aggregated=rs.get(
+                                          "replicaDivisionPreference") == "Aggregated",
+                                      fresh=fresh)
         else:
             if static_weights is None:  # the same for every template of this policy
                 rules = weight_pref.get("staticWeightList") or []
@@ -335,14 +346,20 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
     return plan
 
 
-def _karmada_dynamic(t: Template, path: str, total: int, candidates: list[str],
+def _karmada_dynamic(t: Template, path: str, total: int, tiers: list[list[str]],
                      status: StatusSnapshot, previous: PreviousState, plan: UnitPlan, *,
                      aggregated: bool, fresh: bool) -> dict[str, int]:
+    candidates = sorted(c for tier in tiers for c in tier)
     room = _room(t, candidates, total, status, plan)
     current = _current(previous, plan.folder, t, path, candidates)
-    counts = division.karmada_steady(total, room=room, current=current,
-                                     tie_key=template_id(t), aggregated=aggregated,
-                                     fresh=fresh)
+    if len(tiers) > 1:
+        counts = division.karmada_overflow(total, tiers=tiers, room=room, current=current,
+                                           tie_key=template_id(t), aggregated=aggregated,
+                                           fresh=fresh)
+    else:
+        counts = division.karmada_steady(total, room=room, current=current,
+                                         tie_key=template_id(t), aggregated=aggregated,
+                                         fresh=fresh)
     if counts is not None:
         return counts
     # Unschedulable: nothing moves; the fleet's room counts what it already runs of `t`.

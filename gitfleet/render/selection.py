@@ -106,20 +106,36 @@ def karmada_candidates(placement: Mapping[str, Any], clusters: Mapping[str, Clus
     """Clusters a Karmada placement selects, and the name of the affinity term that chose them.
 
     `clusterAffinities` are ordered fallbacks: the next is tried only when the current one
-    yields no cluster. Tolerations filter tainted clusters out.
+    yields no cluster. Tolerations filter tainted clusters out. A term's overflow tiers are
+    part of what it yields (see `karmada_tiers`).
     """
+    tiers, name = karmada_tiers(placement, clusters, taints)
+    return sorted(c for tier in tiers for c in tier), name
+
+
+def karmada_tiers(placement: Mapping[str, Any], clusters: Mapping[str, Cluster],
+                  taints: Mapping[str, Sequence[Taint]]) -> tuple[list[list[str]], str]:
+    """The chosen affinity term's clusters as ordered tiers: the term's own clusters, then one
+    tier per `overflowAffinities` entry; a cluster in several tiers belongs to the first.
+    Without overflow affinities there is one tier. Empty tiers are kept (their position is
+    their order)."""
     tolerations = placement.get("clusterTolerations") or ()
     terms: list[tuple[str, Mapping[str, Any] | None]]
     if placement.get("clusterAffinities"):
         terms = [(t.get("affinityName", ""), t) for t in placement["clusterAffinities"]]
     else:
         terms = [("", placement.get("clusterAffinity"))]
+    usable = [n for n in sorted(clusters)
+              if schedulable(clusters[n], tolerations, taints.get(n, ()))]
     for term_name, affinity in terms:
-        chosen = [n for n in sorted(clusters)
-                  if matches_affinity(affinity, clusters[n])
-                  and schedulable(clusters[n], tolerations, taints.get(n, ()))]
-        if chosen:
-            return chosen, term_name
+        seen: set[str] = set()
+        tiers: list[list[str]] = []
+        for group in (affinity, *((affinity or {}).get("overflowAffinities") or ())):
+            tier = [n for n in usable if n not in seen and matches_affinity(group, clusters[n])]
+            seen.update(tier)
+            tiers.append(tier)
+        if seen:
+            return tiers, term_name
     return [], ""
 
 
