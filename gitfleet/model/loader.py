@@ -357,12 +357,14 @@ class _Builder:
             dividing = spec.get("dividingScheduling") or {}
             self.subscriptions.append(Subscription(
                 namespace=namespace, name=name,
-                subscribers=tuple(Subscriber(s.get("clusterAffinity") or {}, s.get("weight", 0))
+                subscribers=tuple(Subscriber(s.get("clusterAffinity") or {}, s.get("weight", 0),
+                                             (s.get("subGroupStrategy") or {}).get("minClusters"))
                                   for s in spec["subscribers"]),
                 feeds=feeds, strategy=spec.get("schedulingStrategy", "Replication"),
                 dividing_type=dividing.get("type", "Static"),
                 tolerations=tuple(spec.get("clusterTolerations") or ()),
-                api_version=api_version, digest=digest, origin=origin, rebalance=rebalance))
+                api_version=api_version, digest=digest, origin=origin, rebalance=rebalance,
+                by_subgroup=spec.get("schedulingBySubGroup") is True))
         elif kind in ("Localization", "Globalization"):
             f = spec["feed"]
             feed = Feed(f["apiVersion"], f["kind"], f["name"], f.get("namespace", ""))

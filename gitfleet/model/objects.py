@@ -134,6 +134,7 @@ class Feed:
 class Subscriber:
     selector: dict[str, Any] = field(hash=False)
     weight: int = 0
+    min_clusters: int | None = None  # subGroupStrategy.minClusters (schedulingBySubGroup)
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,7 @@ class Subscription:
     digest: str  # hash of the spec: a change is an ApplyLater trigger
     origin: Origin = field(compare=False)
     rebalance: str = ""  # the gitfleet.io/rebalance annotation: a new value divides afresh
+    by_subgroup: bool = False  # spec.schedulingBySubGroup
 
 
 @dataclass(frozen=True)

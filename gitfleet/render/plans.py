@@ -119,7 +119,9 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
             missing.append(f"{feed.api_version} {feed.kind} {ns}/{feed.name}")
         else:
             feeds.append(template)
-    weights = selection.subscription_weights(sub, clusters, status.taints)
+    weights = selection.subscription_weights(
+        sub, clusters, status.taints,
+        _subgroup_room(sub, feeds, clusters, status, previous, generic.folder))
     trigger = _digest(sub.digest, *(t.digest for t in feeds), *sorted(weights))
     plans = [p for p in (generic, helm)
              if p.deployer == "generic" and any(not t.is_helm_chart for t in feeds) or
@@ -129,6 +131,13 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
     if missing:
         for p in plans:
             p.error = "feed not found: " + ", ".join(missing)
+        return plans
+    no_min = selection.missing_min_clusters(sub)
+    if no_min:
+        for p in plans:
+            p.error = ("schedulingBySubGroup: " + ", ".join(
+                f"spec.subscribers[{i}].subGroupStrategy.minClusters" for i in no_min) +
+                " must be given (a count >= 0)")
         return plans
     if not weights:
         generic.warnings.append("no cluster matches the subscribers")
@@ -158,6 +167,24 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
                 step = SetReplicas(t.replicas_path() or "", status.replicas[t.key])
             plan.clusters.setdefault(cluster, []).append(Placement(t, step))
     return plans
+
+
+def _subgroup_room(sub: Subscription, feeds: list[Template], clusters: Mapping[str, Cluster],
+                   status: StatusSnapshot, previous: PreviousState,
+                   folder: str) -> dict[str, int] | None:
+    """Available replicas of the Subscription's first workload feed, the sub-group score's
+    second key. The workload's own replicas count as room, so that its pods do not push the
+    binding to another cluster at the next render (clusters that know no limit rank first)."""
+    if not sub.by_subgroup:
+        return None
+    workload = next((t for t in feeds if t.replicas_path()), None)
+    if workload is None:
+        return None
+    requests = pod_requests(workload)
+    room = {c: room_for(requests, status.capacity.get(c)) for c in clusters}
+    most = max((r for r in room.values() if r is not None), default=0) + 1
+    own = _current(previous, folder, workload, workload.replicas_path() or "", list(clusters))
+    return {c: (most if r is None else r) + own.get(c, 0) for c, r in room.items()}
 
 
 def _template_name(t: Template) -> str:

@@ -62,17 +62,53 @@ def schedulable(cluster: Cluster, tolerations: Sequence[Mapping[str, Any]],
 
 
 def subscription_weights(sub: Subscription, clusters: Mapping[str, Cluster],
-                         taints: Mapping[str, Sequence[Taint]]) -> dict[str, int]:
-    """Bound clusters of a Subscription with their weight (sum over matching subscribers)."""
+                         taints: Mapping[str, Sequence[Taint]],
+                         room: Mapping[str, int] | None = None) -> dict[str, int]:
+    """Bound clusters of a Subscription with their weight (sum over matching subscribers).
+
+    With `schedulingBySubGroup`, each subscriber binds only the first `minClusters` of the
+    clusters it matches, in score order (see `subgroup_order`; `room` is each cluster's
+    available replicas for the workload, none = all equal), and a cluster's weight sums the
+    subscribers that bound it. A subscriber without minClusters binds nothing here: the
+    planner reports it (`missing_min_clusters`).
+    """
+    usable = {name: clusters[name] for name in sorted(clusters)
+              if schedulable(clusters[name], sub.tolerations, taints.get(name, ()))}
     weights: dict[str, int] = {}
-    for name in sorted(clusters):
-        cluster = clusters[name]
-        matched = [s.weight for s in sub.subscribers
-                   if matches_selector(s.selector, cluster.labels)]
-        if not matched or not schedulable(cluster, sub.tolerations, taints.get(name, ())):
-            continue
-        weights[name] = sum(matched)
+    if sub.by_subgroup:
+        for s in sub.subscribers:
+            matched = [n for n in usable if matches_selector(s.selector, usable[n].labels)]
+            ranked = subgroup_order(matched, usable, sub.tolerations, taints, room or {})
+            for name in ranked[:max(0, s.min_clusters or 0)]:
+                weights[name] = weights.get(name, 0) + s.weight
+        return dict(sorted(weights.items()))
+    for name, cluster in usable.items():
+        matched_weights = [s.weight for s in sub.subscribers
+                           if matches_selector(s.selector, cluster.labels)]
+        if matched_weights:
+            weights[name] = sum(matched_weights)
     return weights
+
+
+def subgroup_order(names: Sequence[str], clusters: Mapping[str, Cluster],
+                   tolerations: Sequence[Mapping[str, Any]],
+                   taints: Mapping[str, Sequence[Taint]],
+                   room: Mapping[str, int]) -> list[str]:
+    """Clusters in sub-group score order: fewest untolerated PreferNoSchedule taints, then most
+    available replicas, then name."""
+    def untolerated(name: str) -> int:
+        return sum(1 for t in (*clusters[name].taints, *taints.get(name, ()))
+                   if t.effect == "PreferNoSchedule" and not tolerates(tolerations, t))
+    return sorted(names, key=lambda n: (untolerated(n), -room.get(n, 0), n))
+
+
+def missing_min_clusters(sub: Subscription) -> list[int]:
+    """Indexes of subscribers without `subGroupStrategy.minClusters` (or a negative one) in a
+    Subscription scheduled by sub-group."""
+    if not sub.by_subgroup:
+        return []
+    return [i for i, s in enumerate(sub.subscribers)
+            if s.min_clusters is None or s.min_clusters < 0]
 
 
 def _field_value(cluster: Cluster, key: str) -> str:
