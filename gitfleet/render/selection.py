@@ -72,21 +72,23 @@ def subscription_weights(sub: Subscription, clusters: Mapping[str, Cluster],
     subscribers that bound it. A subscriber without minClusters binds nothing here: the
     planner reports it (`missing_min_clusters`).
     """
-    usable = {name: clusters[name] for name in sorted(clusters)
-              if schedulable(clusters[name], sub.tolerations, taints.get(name, ()))}
     weights: dict[str, int] = {}
     if sub.by_subgroup:
+        usable = {name: clusters[name] for name in sorted(clusters)
+                  if schedulable(clusters[name], sub.tolerations, taints.get(name, ()))}
         for s in sub.subscribers:
             matched = [n for n in usable if matches_selector(s.selector, usable[n].labels)]
             ranked = subgroup_order(matched, usable, sub.tolerations, taints, room or {})
             for name in ranked[:max(0, s.min_clusters or 0)]:
                 weights[name] = weights.get(name, 0) + s.weight
         return dict(sorted(weights.items()))
-    for name, cluster in usable.items():
-        matched_weights = [s.weight for s in sub.subscribers
-                           if matches_selector(s.selector, cluster.labels)]
-        if matched_weights:
-            weights[name] = sum(matched_weights)
+    for name in sorted(clusters):
+        cluster = clusters[name]
+        matched = [s.weight for s in sub.subscribers
+                   if matches_selector(s.selector, cluster.labels)]
+        if not matched or not schedulable(cluster, sub.tolerations, taints.get(name, ())):
+            continue
+        weights[name] = sum(matched)
     return weights
 
 
