@@ -84,11 +84,11 @@ def subscription_weights(sub: Subscription, clusters: Mapping[str, Cluster],
         return dict(sorted(weights.items()))
     for name in sorted(clusters):
         cluster = clusters[name]
-        matched = [s.weight for s in sub.subscribers
-                   if matches_selector(s.selector, cluster.labels)]
-        if not matched or not schedulable(cluster, sub.tolerations, taints.get(name, ())):
+        hits = [s.weight for s in sub.subscribers
+                if matches_selector(s.selector, cluster.labels)]
+        if not hits or not schedulable(cluster, sub.tolerations, taints.get(name, ())):
             continue
-        weights[name] = sum(matched)
+        weights[name] = sum(hits)
     return weights
 
 
