@@ -169,6 +169,21 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
     return plans
 
 
+def keeps_placement(fleet: Fleet) -> bool:
+    """Whether some unit's scheduling depends on the previous state's placement (steady
+    division, sub-group binding): then a render needs the previous state of every cluster."""
+    for sub in fleet.subscriptions:
+        if sub.by_subgroup or sub.strategy == "Dividing" and sub.dividing_type == "Dynamic":
+            return True
+    for p in fleet.propagations:
+        rs = p.placement.get("replicaScheduling") or {}
+        if rs.get("replicaSchedulingType") == "Divided" and (
+                rs.get("replicaDivisionPreference") == "Aggregated" or
+                (rs.get("weightPreference") or {}).get("dynamicWeight") == "AvailableReplicas"):
+            return True
+    return False
+
+
 def _subgroup_room(sub: Subscription, feeds: list[Template], clusters: Mapping[str, Cluster],
                    status: StatusSnapshot, previous: PreviousState,
                    folder: str) -> dict[str, int] | None:
