@@ -15,6 +15,7 @@ ties between equal shares are settled by name in gitfleet (upstream: slice order
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from hypothesis import assume, given, settings
@@ -24,6 +25,7 @@ from gitfleet.render.division import (
     clusternet_steady,
     divide_dynamic,
     divide_webster,
+    karmada_overflow,
     karmada_steady,
 )
 
@@ -305,3 +307,43 @@ def test_karmada_sums_and_room(placement: tuple[dict[str, int], dict[str, int]],
         assert all(held[c] <= got[c] <= held[c] + room[c] for c in room)
     else:
         assert all(got[c] <= held[c] for c in room)
+
+
+@settings(max_examples=300, deadline=None)
+@given(placements(), st.integers(min_value=0, max_value=150), st.booleans(), st.booleans(),
+       st.integers(min_value=1, max_value=3), st.randoms(use_true_random=False))
+def test_overflow_tiers_sums_room_and_order(placement: tuple[dict[str, int], dict[str, int]],
+                                            total: int, aggregated: bool, fresh: bool,
+                                            n_tiers: int, rnd: Any) -> None:
+    room, current = placement
+    names = sorted(room)
+    rnd.shuffle(names)
+    tiers: list[list[str]] = [[] for _ in range(n_tiers)]
+    for i, name in enumerate(names):
+        tiers[i % n_tiers].append(name)
+    held = {c: current.get(c, 0) for c in room}
+    kept = sum(held.values())
+    got = karmada_overflow(total, tiers=tiers, room=room, current=current, tie_key=TIE_KEY,
+                           aggregated=aggregated, fresh=fresh)
+    fits = sum(room.values()) + kept >= total if fresh else total - kept <= sum(room.values())
+    if not fits:
+        assert got is None
+        return
+    assert got is not None and sum(got.values()) == total
+    if fresh:
+        assert all(got[c] <= room[c] + held[c] for c in room)
+        return
+    if total == kept:
+        assert got == held
+    elif total > kept:
+        assert all(held[c] <= got[c] <= held[c] + room[c] for c in room)
+        # a later tier gains only when every earlier tier's room is used up
+        for i, tier in enumerate(tiers):
+            if any(got[c] > held[c] for c in tier):
+                assert all(got[c] == held[c] + room[c] for t in tiers[:i] for c in t)
+    else:
+        assert all(got[c] <= held[c] for c in room)
+        # an earlier tier loses only when every later tier is empty
+        for i, tier in enumerate(tiers):
+            if any(got[c] < held[c] for c in tier):
+                assert all(got[c] == 0 for t in tiers[i + 1:] for c in t)
