@@ -121,7 +121,7 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
             feeds.append(template)
     weights = selection.subscription_weights(
         sub, clusters, status.taints,
-        _subgroup_room(sub, feeds, clusters, status, previous, generic.folder))
+        room=_subgroup_room(sub, feeds, clusters, status, previous, generic.folder))
     trigger = _digest(sub.digest, *(t.digest for t in feeds), *sorted(weights))
     plans = [p for p in (generic, helm)
              if p.deployer == "generic" and any(not t.is_helm_chart for t in feeds) or

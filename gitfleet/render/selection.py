@@ -62,7 +62,7 @@ def schedulable(cluster: Cluster, tolerations: Sequence[Mapping[str, Any]],
 
 
 def subscription_weights(sub: Subscription, clusters: Mapping[str, Cluster],
-                         taints: Mapping[str, Sequence[Taint]],
+                         taints: Mapping[str, Sequence[Taint]], *,
                          room: Mapping[str, int] | None = None) -> dict[str, int]:
     """Bound clusters of a Subscription with their weight (sum over matching subscribers).
 
@@ -78,7 +78,8 @@ def subscription_weights(sub: Subscription, clusters: Mapping[str, Cluster],
                   if schedulable(clusters[name], sub.tolerations, taints.get(name, ()))}
         for s in sub.subscribers:
             matched = [n for n in usable if matches_selector(s.selector, usable[n].labels)]
-            ranked = subgroup_order(matched, usable, sub.tolerations, taints, room or {})
+            ranked = subgroup_order(matched, clusters=usable, tolerations=sub.tolerations,
+                                    taints=taints, room=room or {})
             for name in ranked[:max(0, s.min_clusters or 0)]:
                 weights[name] = weights.get(name, 0) + s.weight
         return dict(sorted(weights.items()))
@@ -92,7 +93,7 @@ def subscription_weights(sub: Subscription, clusters: Mapping[str, Cluster],
     return weights
 
 
-def subgroup_order(names: Sequence[str], clusters: Mapping[str, Cluster],
+def subgroup_order(names: Sequence[str], *, clusters: Mapping[str, Cluster],
                    tolerations: Sequence[Mapping[str, Any]],
                    taints: Mapping[str, Sequence[Taint]],
                    room: Mapping[str, int]) -> list[str]:
