@@ -67,6 +67,7 @@ class _Draft:
     basis: str
     variants: list[Variant]
     overrides: list[dict[str, Any]]
+    divided: dict[ObjectKey, int] = field(default_factory=dict)  # steady division: counts
 
 
 @dataclass
@@ -281,7 +282,9 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
     if errors:
         return None, "; ".join(errors)
     overrides = [applied[k] for k in sorted(applied)]
-    return _Draft(plan, basis, variants, overrides), ""
+    divided = {p.template.key: p.replicas.count for p in placements
+               if p.recorded and p.replicas is not None}
+    return _Draft(plan, basis, variants, overrides, divided), ""
 
 
 def _last_good(prev: PreviousDescription, reasons: list[str]) -> dict[str, bytes]:
@@ -375,7 +378,10 @@ def _description_text(ctx: _Context, cluster: str, draft: _Draft,
     head = _description_head(ctx, draft).replace(_CLUSTER_PLACEHOLDER, emit.scalar(cluster), 1)
     if not variants:
         return head + "  resources: []\n"
-    return head + "  resources:\n" + "".join(_resource_fragment(ctx, v) for v in variants)
+    return head + "  resources:\n" + "".join(
+        _resource_fragment(ctx, v) + (f"    divided: {draft.divided[v.template.key]}\n"
+                                      if v.template.key in draft.divided else "")
+        for v in variants)
 
 
 _CLUSTER_FILES: dict[tuple[object, ...], bytes] = {}

@@ -34,6 +34,7 @@ class Placement:
 
     template: Template
     replicas: SetReplicas | None = None
+    recorded: bool = False  # steady division: the count is remembered in the Description
 
 
 @dataclass
@@ -159,13 +160,15 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
         for t in feeds:
             plan = helm if t.is_helm_chart else generic
             step = None
+            recorded = False
             if t.key in counts:
                 path = t.replicas_path()
                 assert path is not None
                 step = SetReplicas(path, counts[t.key].get(cluster, 0))
+                recorded = sub.dividing_type == "Dynamic"
             elif t.key in status.replicas and t.replicas_path():
                 step = SetReplicas(t.replicas_path() or "", status.replicas[t.key])
-            plan.clusters.setdefault(cluster, []).append(Placement(t, step))
+            plan.clusters.setdefault(cluster, []).append(Placement(t, step, recorded))
     return plans
 
 
@@ -384,7 +387,8 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
             counts = division.divide_webster(total, static_weights, tie_key=tie_key)
         for c in candidates:
             if counts.get(c, 0) > 0:
-                plan.clusters.setdefault(c, []).append(Placement(t, SetReplicas(path, counts[c])))
+                plan.clusters.setdefault(c, []).append(
+                    Placement(t, SetReplicas(path, counts[c]), recorded=dynamic))
     return plan
 
 

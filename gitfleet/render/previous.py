@@ -21,6 +21,7 @@ from gitfleet.layout import DESCRIPTION_FILE
 CLAIMS_FILE = "claims.yaml"
 _FIELD = re.compile(r"^  (sourceCommit|basisCommit|trigger): (.*)$", re.M)
 _REBALANCE = re.compile(r"^  rebalance: (.*)$", re.M)
+_DIVIDED = re.compile(r"^    divided: (0|[1-9][0-9]*)$", re.M)
 
 
 @dataclass
@@ -43,6 +44,19 @@ class PreviousDescription:
             value = m.group(2).strip()
             out[m.group(1)] = value.strip('"')
         return out
+
+    def divided(self, file: str) -> int | None:
+        """The `divided` count the Description recorded for the resource in `file`."""
+        text = self.text
+        for written in (file, json.dumps(file)):
+            start = text.find(f"\n    file: {written}\n")
+            if start >= 0:
+                break
+        else:
+            return None
+        end = text.find("\n  - ", start + 1)
+        m = _DIVIDED.search(text, start, end if end >= 0 else len(text))
+        return int(m.group(1)) if m else None
 
     @property
     def rebalance(self) -> str:
@@ -167,12 +181,19 @@ class PreviousState:
         return {d.rebalance for d in self.by_folder.get(folder, ())}
 
     def replicas(self, cluster: str, folder: str, file: str, path: str) -> int | None:
-        """The replica count an object of the previous state had at `path` (a JSON pointer),
-        None when the object or the field is absent. Steady division asks this for every
-        bound cluster, so the text gitfleet wrote is scanned rather than parsed; many clusters
-        hold the same bytes, so answers are cached by content."""
+        """The replica count division gave an object in the previous state: what its
+        Description recorded (`divided`; an override may have changed the object after
+        division), else what the object holds at `path` (a JSON pointer); None when absent.
+        Steady division asks this for every bound cluster, so the text gitfleet wrote is
+        scanned rather than parsed; many clusters hold the same bytes, so answers are cached
+        by content."""
         prev = self.get(cluster, folder)
-        raw = prev.files.get(file) if prev is not None else None
+        if prev is None:
+            return None
+        divided = prev.divided(file)
+        if divided is not None:
+            return divided
+        raw = prev.files.get(file)
         if raw is None:
             return None
         key = (raw, path)

@@ -10,7 +10,16 @@ import yaml
 from gitfleet.model.loader import Fleet
 from gitfleet.render.core import RenderResult, render
 from gitfleet.render.status import ClusterCapacity, StatusSnapshot
-from tests.render.conftest import cluster, deployment, feed, fleet_of, replicas, subscription
+from tests.render.conftest import (
+    cluster,
+    deployment,
+    feed,
+    fleet_of,
+    merge,
+    override_set,
+    replicas,
+    subscription,
+)
 from tests.render.test_karmada import pp
 
 PROD = {"matchLabels": {"env": "prod"}}
@@ -181,3 +190,44 @@ def test_a_token_that_needs_quoting_is_remembered_exactly() -> None:
     assert placed(fresh) == {"a": 4, "b": 1, "c": 1}
     settled = again(clusternet(6, rebalance=token), fresh, cpu_room(a=0, b=9, c=9))
     assert settled.files == fresh.files
+
+
+def test_an_override_of_replicas_is_not_read_back_as_the_placement() -> None:
+    # A Localization above division's priority 500 sets cluster a's replicas to 10; the
+    # Description records what division gave a (2), so the next render keeps b and c at 2.
+    local = override_set("Localization", "more-on-a", {**DEPLOY, "namespace": "apps"},
+                         [merge("replicas", {"spec": {"replicas": 10}})],
+                         namespace="gitfleet-a", priority=600)
+    sub = subscription("s", [feed("Deployment", "web")], [{"clusterAffinity": PROD}],
+                       schedulingStrategy="Dividing", dividingScheduling={"type": "Dynamic"})
+    fleet = fleet_of(*(cluster(n, {"env": "prod"}) for n in NAMES),
+                     ("templates/d.yaml", deployment("web", replicas=6, cpu="1")),
+                     ("policies/s.yaml", sub), ("policies/l.yaml", local))
+    first = render(fleet, status=cpu_room(a=10, b=10, c=10))
+    assert placed(first) == {"a": 10, "b": 2, "c": 2}
+    description = yaml.safe_load(first.files["clusters/a/apps/s/description.yaml"])
+    assert description["spec"]["resources"][0]["divided"] == 2
+    later = again(fleet, first, cpu_room(a=0, b=0, c=0))
+    assert later.files == first.files
+
+
+def test_a_karmada_override_of_replicas_is_not_read_back_either() -> None:
+    override = {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "OverridePolicy",
+                "metadata": {"name": "o", "namespace": "apps"},
+                "spec": {"resourceSelectors": [DEPLOY], "overrideRules": [{
+                    "targetCluster": {"clusterNames": ["a"]},
+                    "overriders": {"plaintext": [{"path": "/spec/replicas",
+                                                  "operator": "replace", "value": 9}]}}]}}
+    policy = pp("p", [DEPLOY], {"clusterAffinity": {"labelSelector": PROD},
+                                "replicaScheduling": {
+                                    "replicaSchedulingType": "Divided",
+                                    "replicaDivisionPreference": "Weighted",
+                                    "weightPreference": {"dynamicWeight": "AvailableReplicas"}}})
+    fleet = fleet_of(*(cluster(n, {"env": "prod"}) for n in NAMES),
+                     ("templates/d.yaml", deployment("web", replicas=6, cpu="1")),
+                     ("policies/p.yaml", policy), ("policies/o.yaml", override))
+    first = render(fleet, status=cpu_room(a=2, b=2, c=2))
+    assert placed(first) == {"a": 9, "b": 2, "c": 2}
+    later = again(fleet, first, cpu_room(a=0, b=0, c=0))
+    assert later.files == first.files
+    assert not later.errors
