@@ -21,7 +21,9 @@ from gitfleet.layout import DESCRIPTION_FILE
 CLAIMS_FILE = "claims.yaml"
 _FIELD = re.compile(r"^  (sourceCommit|basisCommit|trigger): (.*)$", re.M)
 _REBALANCE = re.compile(r"^  rebalance: (.*)$", re.M)
-_DIVIDED = re.compile(r"^    divided: (0|[1-9][0-9]*)$", re.M)
+# a resource entry as gitfleet writes it: `file:` then other keys, `divided:` last
+_DIVIDED = re.compile(r"^    file: (.*)\n(?:    (?!file: ).*\n)*?    divided: (0|[1-9][0-9]*)$",
+                      re.M)
 
 
 @dataclass
@@ -47,16 +49,23 @@ class PreviousDescription:
 
     def divided(self, file: str) -> int | None:
         """The `divided` count the Description recorded for the resource in `file`."""
+        return self._divided.get(file)
+
+    @cached_property
+    def _divided(self) -> dict[str, int]:
+        found: dict[str, int] = {}
         text = self.text
-        for written in (file, json.dumps(file)):
-            start = text.find(f"\n    file: {written}\n")
-            if start >= 0:
-                break
-        else:
-            return None
-        end = text.find("\n  - ", start + 1)
-        m = _DIVIDED.search(text, start, end if end >= 0 else len(text))
-        return int(m.group(1)) if m else None
+        if "\n    divided: " not in text:
+            return found
+        for m in _DIVIDED.finditer(text):
+            raw = m.group(1)
+            if raw.startswith('"'):
+                try:
+                    raw = str(json.loads(raw))
+                except ValueError:
+                    continue
+            found[raw] = int(m.group(2))
+        return found
 
     @property
     def rebalance(self) -> str:
