@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
+from functools import lru_cache
 
 _SUFFIX = {
     "": Fraction(1), "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000),
@@ -16,8 +17,10 @@ _SUFFIX = {
 _QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)([numkMGTPE]i?|)$")
 
 
+@lru_cache(maxsize=4096)
 def parse_quantity(value: str | int | float) -> Fraction:
-    """Exact value of a quantity; raises ValueError for text that is not one."""
+    """Exact value of a quantity; raises ValueError for text that is not one. Cached: a render
+    compares the same few quantities for every cluster."""
     if isinstance(value, bool):
         raise ValueError(f"not a quantity: {value!r}")
     if isinstance(value, int):
@@ -37,6 +40,6 @@ def parse_quantity(value: str | int | float) -> Fraction:
 def same_quantity(a: object, b: object) -> bool:
     """True when both parse as quantities of equal value (`1000m` == `1`)."""
     try:
-        return parse_quantity(a) == parse_quantity(b)  # type: ignore[arg-type]
+        return parse_quantity(a) == parse_quantity(b)
     except (ValueError, TypeError):
         return False

@@ -1,5 +1,10 @@
 """A heartbeat from raw cluster facts: node counts and sums of capacity, allocatable, requests.
 
+Every resource is reported by its own name (cpu, memory, pods, ephemeral-storage and extended
+resources such as ``nvidia.com/gpu``), so the hub can compute a workload's available replicas as
+the scheduler would; ``requested`` sums the effective requests of the pods that hold node
+resources (bound, not terminated) and counts them under ``pods``.
+
 Pure arithmetic over node and pod objects, so the hub's scheduling figures (what a cluster has
 room for) come out the same whoever reads them. Quantities are written back in Kubernetes
 notation: CPU in cores or millicores, memory in the largest binary unit that divides it.
@@ -14,20 +19,26 @@ from typing import Any
 from gitfleet import __version__
 from gitfleet.agent.drift import quantity
 from gitfleet.agent.statusfile import Heartbeat
+from gitfleet.podresources import effective_requests
 
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 
 
+_BYTES = ("memory", "ephemeral-storage")
+_TERMINATED = ("Succeeded", "Failed")
+
+
 def _sum(maps: Iterable[Mapping[str, Any]]) -> dict[str, Decimal]:
+    """Per resource sums (every resource a node or pod names, extended ones included), plus
+    ``gpu``: the GPUs of every vendor together, as the fleet view shows them."""
     total = {"cpu": Decimal(0), "memory": Decimal(0), "gpu": Decimal(0)}
     for m in maps:
         for name, value in (m or {}).items():
-            q = quantity(value)
+            q = value if isinstance(value, Decimal) else quantity(value)
             if q is None:
                 continue
-            if name in ("cpu", "memory"):
-                total[name] += q
-            elif name in GPU_RESOURCES:
+            total[name] = total.get(name, Decimal(0)) + q
+            if name in GPU_RESOURCES:
                 total["gpu"] += q
     return total
 
@@ -46,9 +57,18 @@ def format_bytes(amount: Decimal) -> str:
     return str(value)
 
 
+def _format(name: str, amount: Decimal) -> str:
+    if name == "cpu":
+        return format_cpu(amount)
+    if name in _BYTES or name.startswith("hugepages-"):
+        return format_bytes(amount)
+    if amount == amount.to_integral_value():
+        return str(int(amount))
+    return str(amount.normalize())
+
+
 def _formatted(total: Mapping[str, Decimal]) -> dict[str, str]:
-    return {"cpu": format_cpu(total["cpu"]), "memory": format_bytes(total["memory"]),
-            "gpu": str(int(total["gpu"]))}
+    return {name: _format(name, value) for name, value in sorted(total.items())}
 
 
 def _node_ready(node: Mapping[str, Any]) -> bool:
@@ -58,11 +78,16 @@ def _node_ready(node: Mapping[str, Any]) -> bool:
     return False
 
 
-def pod_requests(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """A pod's effective requests: its containers' sum (init containers run before, not beside)."""
-    spec = pod.get("spec") or {}
-    containers = spec.get("containers") or ()
-    return [((c.get("resources") or {}).get("requests") or {}) for c in containers]
+def running(pod: Mapping[str, Any]) -> bool:
+    """A pod that holds node resources: bound to a node and not terminated."""
+    return bool((pod.get("spec") or {}).get("nodeName")) and \
+        (pod.get("status") or {}).get("phase") not in _TERMINATED
+
+
+def pod_requests(pod: Mapping[str, Any]) -> dict[str, Decimal]:
+    """A pod's effective requests (see gitfleet.podresources), as Decimals."""
+    requests = effective_requests(pod.get("spec") or {})
+    return {name: Decimal(q.numerator) / Decimal(q.denominator) for name, q in requests.items()}
 
 
 def build_heartbeat(*, time: str, interval_seconds: int, version: Mapping[str, Any],
@@ -73,7 +98,9 @@ def build_heartbeat(*, time: str, interval_seconds: int, version: Mapping[str, A
     ready = sum(1 for n in node_list if _node_ready(n))
     capacity = _sum((n.get("status") or {}).get("capacity") or {} for n in node_list)
     allocatable = _sum((n.get("status") or {}).get("allocatable") or {} for n in node_list)
-    requested = _sum(r for p in pods for r in pod_requests(p))
+    holding = [p for p in pods if running(p)]
+    requested = _sum(pod_requests(p) for p in holding)
+    requested["pods"] = Decimal(len(holding))
     return Heartbeat(
         time=time, interval_seconds=interval_seconds, cluster_id=cluster_id,
         kubernetes_version=str(version.get("gitVersion", "")), agent_version=__version__,

@@ -19,6 +19,7 @@ from gitfleet.diff.model import FleetDiff
 from gitfleet.model.loader import Fleet
 from gitfleet.model.problems import Problem
 from gitfleet.render.core import render
+from gitfleet.render.plans import keeps_placement
 from gitfleet.render.scope import (
     Scope,
     changed_paths,
@@ -72,17 +73,15 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
         return fleet_at(sha)
 
     only = base_plans = head_plans = None
-    if not everything and only_clusters_changed(paths):
+    if not everything and only_clusters_changed(paths) and \
+            not keeps_placement(scope.restrict(head_fleet)):
         # Cluster files only: schedule both sides once and render just the clusters whose
         # placements or own definition changed. Templates and policies are the same on both
-        # sides, so HEAD's claims do not depend on BASE's state; Aggregated division does
-        # (it keeps replicas where they are), so HEAD is scheduled again when it is used.
+        # sides, so HEAD's claims do not depend on BASE's state. Steady division does (it
+        # keeps replicas where BASE put them, in every cluster): then everything is rendered.
         base_plans = fresh_plans(scope.restrict(base_fleet))
         head_plans = fresh_plans(scope.restrict(head_fleet))
         only = clusters_in_scope(base_fleet, head_fleet, base_plans[0], head_plans[0])
-        if any(((p.placement.get("replicaScheduling") or {}).get("replicaDivisionPreference")
-                == "Aggregated") for p in head_fleet.propagations):
-            head_plans = None
     base_result = render(scope.restrict(base_fleet), source_commit=base.sha, only_clusters=only,
                          plans=base_plans)
     head_result = render(scope.restrict(head_fleet), source_commit=head.sha,

@@ -255,12 +255,18 @@ class KubeSim:
 
     # ---- nodes ---------------------------------------------------------------------------
 
-    def add_node(self, name: str, *, cpu: str = "4", memory: str = "8Gi",
+    def add_node(self, name: str, *, cpu: str = "4", memory: str = "8Gi", pods: str = "110",
+                 extended: dict[str, str] | None = None,
                  labels: dict[str, str] | None = None) -> None:
-        """Register a Ready node with this capacity (allocatable is the same)."""
+        """Register a Ready node with this capacity (allocatable is the same).
+
+        `pods` is how many pods the kubelet accepts; `extended` adds extended resources
+        (`{"nvidia.com/gpu": "2"}`), as a device plugin would advertise them.
+        """
         index = self.store.count(("", "nodes"))
         now = rfc3339(time.time())
-        resources = {"cpu": cpu, "memory": memory, "pods": "110", "ephemeral-storage": "100Gi"}
+        resources = {"cpu": cpu, "memory": memory, "pods": pods, "ephemeral-storage": "100Gi",
+                     **(extended or {})}
         node_labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
                        "kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
                        "beta.kubernetes.io/arch": "amd64", **(labels or {})}

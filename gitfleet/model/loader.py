@@ -31,6 +31,7 @@ from gitfleet.model.objects import (
     GITFLEET,
     KARMADA_AUTOSCALING,
     KARMADA_POLICY,
+    REBALANCE_ANNOTATION,
     Autoscaler,
     Cluster,
     Feed,
@@ -407,18 +408,22 @@ class _Builder:
             return
         spec = body.get("spec") or {}
         digest = digest_of(spec)
+        annotations = (body.get("metadata") or {}).get("annotations") or {}
+        rebalance = str(annotations.get(REBALANCE_ANNOTATION) or "")
         if kind == "Subscription":
             feeds = tuple(Feed(f["apiVersion"], f["kind"], f["name"], f.get("namespace", ""))
                           for f in spec["feeds"])
             dividing = spec.get("dividingScheduling") or {}
             self.subscriptions.append(Subscription(
                 namespace=namespace, name=name,
-                subscribers=tuple(Subscriber(s.get("clusterAffinity") or {}, s.get("weight", 0))
+                subscribers=tuple(Subscriber(s.get("clusterAffinity") or {}, s.get("weight", 0),
+                                             (s.get("subGroupStrategy") or {}).get("minClusters"))
                                   for s in spec["subscribers"]),
                 feeds=feeds, strategy=spec.get("schedulingStrategy", "Replication"),
                 dividing_type=dividing.get("type", "Static"),
                 tolerations=tuple(spec.get("clusterTolerations") or ()),
-                api_version=api_version, digest=digest, origin=origin))
+                api_version=api_version, digest=digest, origin=origin, rebalance=rebalance,
+                by_subgroup=spec.get("schedulingBySubGroup") is True))
         elif kind in ("Localization", "Globalization"):
             f = spec["feed"]
             feed = Feed(f["apiVersion"], f["kind"], f["name"], f.get("namespace", ""))
@@ -439,7 +444,8 @@ class _Builder:
                 kind=kind, namespace=namespace, name=name, priority=spec.get("priority", 0),
                 selectors=tuple(spec["resourceSelectors"]), placement=spec.get("placement") or {},
                 conflict_resolution=spec.get("conflictResolution", "Abort"),
-                api_version=api_version, digest=digest, origin=origin, spec=spec))
+                api_version=api_version, digest=digest, origin=origin, spec=spec,
+                rebalance=rebalance))
         elif kind in ("OverridePolicy", "ClusterOverridePolicy"):
             rules: list[tuple[dict[str, Any] | None, dict[str, Any]]] = [
                 (r.get("targetCluster"), r["overriders"]) for r in spec.get("overrideRules") or []]

@@ -30,6 +30,7 @@ CLUSTER_SCOPED_KINDS = frozenset({
 # Kinds whose replicas live at /spec/replicas.
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet"})
 REPLICAS_PATH_ANNOTATION = "gitfleet.io/replicas-path"
+REBALANCE_ANNOTATION = "gitfleet.io/rebalance"
 
 
 def group_of(api_version: str) -> str:
@@ -133,6 +134,7 @@ class Feed:
 class Subscriber:
     selector: dict[str, Any] = field(hash=False)
     weight: int = 0
+    min_clusters: int | None = None  # subGroupStrategy.minClusters (schedulingBySubGroup)
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,8 @@ class Subscription:
     api_version: str
     digest: str  # hash of the spec: a change is an ApplyLater trigger
     origin: Origin = field(compare=False)
+    rebalance: str = ""  # the gitfleet.io/rebalance annotation: a new value divides afresh
+    by_subgroup: bool = False  # spec.schedulingBySubGroup
 
 
 @dataclass(frozen=True)
@@ -185,6 +189,7 @@ class Propagation:
     origin: Origin = field(default=Origin(""), compare=False)
     # the whole spec, for the render's policy-wide fields (suspension, propagateDeps, ...)
     spec: dict[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
+    rebalance: str = ""  # the gitfleet.io/rebalance annotation: a new value divides afresh
 
     @property
     def cluster_scoped(self) -> bool:

@@ -80,6 +80,7 @@ class _Draft:
     basis: str
     variants: list[Variant]
     overrides: list[dict[str, Any]]
+    divided: dict[ObjectKey, int] = field(default_factory=dict)  # steady division: counts
 
 
 @dataclass
@@ -176,6 +177,8 @@ def render(fleet: Fleet, *, source_commit: str = "",
         held = suspended_clusters(policy, drafts)
         if held:
             _hold(ctx, plan, held, kept)
+        for e in plan.failures:
+            ctx.errors.append(ctx.problem(plan, e))
         if plan.error:
             ctx.errors.append(ctx.problem(plan, plan.error))
             for prev in _previous_of_unit(ctx.previous, plan):
@@ -397,7 +400,9 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
     if errors:
         return None, "; ".join(errors)
     overrides = [applied[k] for k in sorted(applied)]
-    return _Draft(plan, basis, variants, overrides), ""
+    divided = {p.template.key: p.replicas.count for p in placements
+               if p.recorded and p.replicas is not None}
+    return _Draft(plan, basis, variants, overrides, divided), ""
 
 
 def _last_good(prev: PreviousDescription, reasons: list[str]) -> dict[str, bytes]:
@@ -474,6 +479,8 @@ def _description_head(ctx: _Context, draft: _Draft) -> str:
     if plan.trigger:
         spec["basisCommit"] = draft.basis
         spec["trigger"] = plan.trigger
+    if plan.rebalance:
+        spec["rebalance"] = plan.rebalance
     spec["conflictResolution"] = plan.conflict_resolution
     if preserves_resources(policy_of(plan, ctx.policies)):
         spec["preserveResourcesOnDeletion"] = True
@@ -493,7 +500,10 @@ def _description_text(ctx: _Context, cluster: str, draft: _Draft,
     head = _description_head(ctx, draft).replace(_CLUSTER_PLACEHOLDER, emit.scalar(cluster), 1)
     if not variants:
         return head + "  resources: []\n"
-    return head + "  resources:\n" + "".join(_resource_fragment(ctx, v) for v in variants)
+    return head + "  resources:\n" + "".join(
+        _resource_fragment(ctx, v) + (f"    divided: {draft.divided[v.template.key]}\n"
+                                      if v.template.key in draft.divided else "")
+        for v in variants)
 
 
 _CLUSTER_FILES: dict[tuple[object, ...], bytes] = {}

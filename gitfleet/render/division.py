@@ -194,3 +194,149 @@ def divide_aggregated(total: int, available: Mapping[str, int], *, current: Mapp
         room += available[name]
     result.update(divide_webster(total, chosen, tie_key=tie_key))
     return result
+
+
+# -- steady division -----------------------------------------------------------------------
+#
+# A dynamic division that is recomputed from the room every render moves replicas whenever
+# the room changes, and the room changes because of the replicas just placed (a cluster's own
+# pods use its room): placement oscillates. Upstream keeps the previous placement and moves
+# only the difference; so does gitfleet. `current` below is the previous placement restricted
+# to the clusters still bound; a bound cluster missing from it holds nothing.
+
+
+def largest_remainder(total: int, weights: Mapping[str, int]) -> dict[str, int]:
+    """Split ``total`` in proportion to ``weights``: floors first, then one each to the largest
+    fractional parts, ties by cluster name ascending. Sums to ``total`` whenever some weight
+    is positive (all zeros otherwise)."""
+    _check(total, weights, "weight")
+    result = dict.fromkeys(weights, 0)
+    weight_sum = sum(weights.values())
+    if weight_sum == 0:
+        return result
+    for name, w in weights.items():
+        result[name] = w * total // weight_sum
+    remainder = total - sum(result.values())
+    order = sorted((n for n, w in weights.items() if w > 0),
+                   key=lambda n: (-(weights[n] * total % weight_sum), n))
+    for name in order[:remainder]:
+        result[name] += 1
+    return result
+
+
+def _with_current(room: Mapping[str, int], current: Mapping[str, int]) -> dict[str, int]:
+    unknown = set(current) - set(room)
+    if unknown:
+        raise ValueError(f"current replicas for clusters not bound: {sorted(unknown)}")
+    _check(0, current, "current replicas")
+    return {name: current.get(name, 0) for name in room}
+
+
+def clusternet_steady(total: int, *, room: Mapping[str, int],
+                      current: Mapping[str, int]) -> dict[str, int]:
+    """Clusternet ``Dynamic`` (``Spread``) division, kept steady.
+
+    ``room`` is each bound cluster's free room (available replicas); ``current`` what the
+    previous placement gave the clusters still bound. Unchanged total: ``current`` as is.
+    Scale up: the extra replicas are split by ``divide_dynamic`` over the room and added, so
+    a cluster never gets more than its room; what does not fit stays unplaced (the result sums
+    to less than ``total``). Scale down: the replicas to remove are split by
+    ``largest_remainder`` over what each cluster holds.
+    """
+    _check(total, room, "available replicas")
+    held = _with_current(room, current)
+    kept = sum(held.values())
+    if total >= kept:
+        extra = divide_dynamic(total - kept, room)
+        return {name: held[name] + extra[name] for name in room}
+    removed = largest_remainder(kept - total, held)
+    return {name: held[name] - removed[name] for name in room}
+
+
+def karmada_steady(total: int, *, room: Mapping[str, int], current: Mapping[str, int],
+                   tie_key: str, aggregated: bool, fresh: bool = False) -> dict[str, int] | None:
+    """Karmada ``dynamicWeight: AvailableReplicas`` / ``Aggregated`` division (Steady mode, or
+    Fresh with ``fresh=True``); None when it is unschedulable (the room is too small).
+
+    ``room`` is each candidate's free room, ``current`` the previous placement on the clusters
+    still candidates. Steady: an unchanged total keeps ``current``; scale up divides only the
+    extra over the free room (Webster; Aggregated: the fewest clusters, those holding replicas
+    first, then most room, then name, whose room covers the extra) and adds it; scale down
+    divides the new total by Webster over the current replicas (Aggregated: among the clusters
+    holding most first, as few as cover the total). Fresh: the whole total over free room plus
+    each cluster's own replicas, as a first placement. Never more than the room on any cluster.
+    """
+    _check(total, room, "available replicas")
+    held = _with_current(room, current)
+    kept = sum(held.values())
+    if fresh:
+        weights = {name: room[name] + held[name] for name in room}
+        prior: Mapping[str, int] = {}
+        base: dict[str, int] = {}
+        target = total
+    elif total == kept:
+        return held
+    elif total < kept:
+        weights, prior, base, target = held, {}, {}, total
+    else:
+        weights, prior, base, target = dict(room), held, held, total - kept
+    if sum(weights.values()) < target:
+        return None
+    if aggregated:
+        order = sorted(weights, key=lambda n: (prior.get(n, 0) <= 0, -weights[n], n))
+        chosen: dict[str, int] = {}
+        covered = 0
+        for name in order:
+            if covered >= target:
+                break
+            chosen[name] = weights[name]
+            covered += weights[name]
+        weights = chosen
+    added = divide_webster(target, weights, tie_key=tie_key)
+    return {name: base.get(name, 0) + added.get(name, 0) for name in room}
+
+
+def karmada_overflow(total: int, *, tiers: list[list[str]], room: Mapping[str, int],
+                     current: Mapping[str, int], tie_key: str, aggregated: bool,
+                     fresh: bool = False) -> dict[str, int] | None:
+    """Karmada ``overflowAffinities``: ordered tiers of clusters (primary first), steadily.
+
+    Scale up: the extra replicas go to the first tier up to its free room, what does not fit
+    to the next, and so on; inside a tier they are divided as ``karmada_steady`` divides them.
+    Scale down: the last tier holding replicas is emptied first. An unchanged total moves
+    nothing. Fresh: tiers are filled in order up to their room plus their own replicas.
+    None when the tiers together cannot hold what must be placed.
+    """
+    _check(total, room, "available replicas")
+    held = _with_current(room, current)
+    kept = sum(held.values())
+    if fresh:
+        capacity = [sum(room[c] + held[c] for c in tier) for tier in tiers]
+        if sum(capacity) < total:
+            return None
+        targets, left = [], total
+        for cap in capacity:
+            targets.append(min(left, cap))
+            left -= targets[-1]
+    else:
+        if total - kept > sum(room.values()):
+            return None
+        targets = [sum(held[c] for c in tier) for tier in tiers]
+        delta = total - kept
+        order = range(len(tiers)) if delta >= 0 else reversed(range(len(tiers)))
+        for i in order:
+            if delta > 0:
+                step = min(delta, sum(room[c] for c in tiers[i]))
+            else:
+                step = -min(-delta, targets[i])
+            targets[i] += step
+            delta -= step
+    result = dict.fromkeys(room, 0)
+    for tier, target in zip(tiers, targets, strict=True):
+        part = karmada_steady(target, room={c: room[c] for c in tier},
+                              current={c: held[c] for c in tier if held[c]}, tie_key=tie_key,
+                              aggregated=aggregated, fresh=fresh)
+        if part is None:  # cannot happen: each tier's target fits its room
+            return None
+        result.update(part)
+    return result

@@ -22,7 +22,7 @@ from gitfleet.model.objects import (
 )
 from gitfleet.render import division, selection
 from gitfleet.render.previous import PreviousState
-from gitfleet.render.status import StatusSnapshot, available_replicas
+from gitfleet.render.status import StatusSnapshot, available_replicas, pod_requests, room_for
 from gitfleet.render.variants import SetReplicas
 
 HELM_SUFFIX = "@helm"
@@ -34,6 +34,7 @@ class Placement:
 
     template: Template
     replicas: SetReplicas | None = None
+    recorded: bool = False  # steady division: the count is remembered in the Description
 
 
 @dataclass
@@ -52,6 +53,8 @@ class UnitPlan:
     error: str = ""
     trigger: str = ""
     warnings: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # errors that leave the rest rendered
+    rebalance: str = ""  # the rebalance token this division was made with (recorded)
 
     @property
     def folder(self) -> str:
@@ -101,7 +104,9 @@ def schedulable_clusters(fleet: Fleet, status: StatusSnapshot) -> dict[str, Clus
 
 
 def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cluster],
-                      status: StatusSnapshot) -> list[UnitPlan]:
+                      status: StatusSnapshot,
+                      previous: PreviousState | None = None) -> list[UnitPlan]:
+    previous = previous or PreviousState(None)
     generic = UnitPlan("Subscription", sub.api_version, sub.namespace, sub.name, sub.origin,
                        subscription=sub)
     helm = UnitPlan("Subscription", sub.api_version, sub.namespace, sub.name, sub.origin,
@@ -115,7 +120,9 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
             missing.append(f"{feed.api_version} {feed.kind} {ns}/{feed.name}")
         else:
             feeds.append(template)
-    weights = selection.subscription_weights(sub, clusters, status.taints)
+    weights = selection.subscription_weights(
+        sub, clusters, status.taints,
+        room=_subgroup_room(sub, feeds, clusters, status, previous, generic.folder))
     trigger = _digest(sub.digest, *(t.digest for t in feeds), *sorted(weights))
     plans = [p for p in (generic, helm)
              if p.deployer == "generic" and any(not t.is_helm_chart for t in feeds) or
@@ -125,6 +132,13 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
     if missing:
         for p in plans:
             p.error = "feed not found: " + ", ".join(missing)
+        return plans
+    no_min = selection.missing_min_clusters(sub)
+    if no_min:
+        for p in plans:
+            p.error = ("schedulingBySubGroup: " + ", ".join(
+                f"spec.subscribers[{i}].subGroupStrategy.minClusters" for i in no_min) +
+                " must be given (a count >= 0)")
         return plans
     if not weights:
         generic.warnings.append("no cluster matches the subscribers")
@@ -136,35 +150,111 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
                 continue
             total = template_replicas(t, path, status)
             if sub.dividing_type == "Dynamic":
-                room = {c: available_replicas(t, status.capacity.get(c)) for c in weights}
-                if not any(c in status.capacity for c in weights):
-                    generic.warnings.append(
-                        f"{t.kind} {t.namespace}/{t.name}: no bound cluster has reported its "
-                        "capacity yet; replicas divided equally until they do")
-                    counts[t.key] = division.divide_static(total, dict.fromkeys(weights, 1))
-                elif all(r is None for r in room.values()):
-                    counts[t.key] = division.divide_static(total, dict.fromkeys(weights, 1))
-                else:
-                    counts[t.key] = division.divide_dynamic(
-                        total, {c: (total if r is None else r) for c, r in room.items()})
-                    if sum(counts[t.key].values()) < total:
-                        generic.warnings.append(
-                            f"{t.kind} {t.namespace}/{t.name}: the fleet has room for "
-                            f"{sum(counts[t.key].values())} of {total} replicas")
+                plan = helm if t.is_helm_chart else generic
+                plan.rebalance = sub.rebalance
+                counts[t.key] = _clusternet_dynamic(t, path, total, list(weights), status,
+                                                    previous, plan)
             else:
                 counts[t.key] = division.divide_static(total, weights)
     for cluster in weights:
         for t in feeds:
             plan = helm if t.is_helm_chart else generic
             step = None
+            recorded = False
             if t.key in counts:
                 path = t.replicas_path()
                 assert path is not None
                 step = SetReplicas(path, counts[t.key].get(cluster, 0))
+                recorded = sub.dividing_type == "Dynamic"
             elif t.key in status.replicas and t.replicas_path():
                 step = SetReplicas(t.replicas_path() or "", status.replicas[t.key])
-            plan.clusters.setdefault(cluster, []).append(Placement(t, step))
+            plan.clusters.setdefault(cluster, []).append(Placement(t, step, recorded))
     return plans
+
+
+def keeps_placement(fleet: Fleet) -> bool:
+    """Whether some unit's scheduling depends on the previous state's placement (steady
+    division, sub-group binding): then a render needs the previous state of every cluster."""
+    for sub in fleet.subscriptions:
+        if sub.by_subgroup or sub.strategy == "Dividing" and sub.dividing_type == "Dynamic":
+            return True
+    for p in fleet.propagations:
+        rs = p.placement.get("replicaScheduling") or {}
+        if rs.get("replicaSchedulingType") == "Divided" and (
+                rs.get("replicaDivisionPreference") == "Aggregated" or
+                (rs.get("weightPreference") or {}).get("dynamicWeight") == "AvailableReplicas"):
+            return True
+    return False
+
+
+def _subgroup_room(sub: Subscription, feeds: list[Template], clusters: Mapping[str, Cluster],
+                   status: StatusSnapshot, previous: PreviousState,
+                   folder: str) -> dict[str, int] | None:
+    """Available replicas of the Subscription's first workload feed, the sub-group score's
+    second key. The workload's own replicas count as room, so that its pods do not push the
+    binding to another cluster at the next render (clusters that know no limit rank first)."""
+    if not sub.by_subgroup:
+        return None
+    workload = next((t for t in feeds if t.replicas_path()), None)
+    if workload is None:
+        return None
+    requests = pod_requests(workload)
+    room = {c: room_for(requests, status.capacity.get(c)) for c in clusters}
+    most = max((r for r in room.values() if r is not None), default=0) + 1
+    own = _current(previous, folder, workload, workload.replicas_path() or "", list(clusters))
+    return {c: (most if r is None else r) + own.get(c, 0) for c, r in room.items()}
+
+
+def _template_name(t: Template) -> str:
+    return f"{t.kind} {t.namespace + '/' if t.namespace else ''}{t.name}"
+
+
+def _room(t: Template, clusters: list[str], total: int, status: StatusSnapshot,
+          plan: UnitPlan) -> dict[str, int]:
+    """Each cluster's free room for one replica of `t` (available replicas). A cluster that
+    knows no limit (the template requests nothing, no pod count reported) can hold `total`;
+    when no cluster has reported capacity yet, all can (equal shares), with a warning."""
+    if not any(c in status.capacity for c in clusters):
+        if clusters:
+            plan.warnings.append(f"{_template_name(t)}: no bound cluster has reported its "
+                                 "capacity yet; replicas divided equally until they do")
+        return dict.fromkeys(clusters, total)
+    requests = pod_requests(t)
+    room = {c: room_for(requests, status.capacity.get(c)) for c in clusters}
+    return {c: (total if r is None else r) for c, r in room.items()}
+
+
+def _current(previous: PreviousState, folder: str, t: Template, path: str,
+             clusters: list[str]) -> dict[str, int]:
+    """The previous placement of `t` on the clusters still bound (those holding replicas)."""
+    file = object_file(t.api_version, t.kind, t.namespace, t.name)
+    current: dict[str, int] = {}
+    for c in clusters:
+        n = previous.replicas(c, folder, file, path)
+        if n:
+            current[c] = n
+    return current
+
+
+def _fresh(previous: PreviousState, plan: UnitPlan) -> bool:
+    """A rebalance token the unit's previous division was not made with: divide afresh."""
+    return bool(plan.rebalance) and plan.rebalance not in previous.rebalance_tokens(plan.folder)
+
+
+def _clusternet_dynamic(t: Template, path: str, total: int, clusters: list[str],
+                        status: StatusSnapshot, previous: PreviousState,
+                        plan: UnitPlan) -> dict[str, int]:
+    room = _room(t, clusters, total, status, plan)
+    current = _current(previous, plan.folder, t, path, clusters)
+    if _fresh(previous, plan):
+        room = {c: r + current.get(c, 0) for c, r in room.items()}
+        current = {}
+    counts = division.clusternet_steady(total, room=room, current=current)
+    placed = sum(counts.values())
+    if placed < total:
+        plan.warnings.append(f"{_template_name(t)}: the bound clusters have room for {placed} "
+                             f"of {total} replicas; {total - placed} left unplaced")
+    return counts
 
 
 # -- Karmada ------------------------------------------------------------------------------
@@ -237,10 +327,28 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
                      clusters: Mapping[str, Cluster], status: StatusSnapshot,
                      previous: PreviousState) -> UnitPlan:
     plan = UnitPlan(policy.kind, policy.api_version, policy.namespace, policy.name,
-                    policy.origin, conflict_resolution=policy.conflict_resolution)
+                    policy.origin, conflict_resolution=policy.conflict_resolution,
+                    rebalance=policy.rebalance)
     placement = policy.placement
-    candidates, _ = selection.karmada_candidates(placement, clusters, status.taints)
-    if placement.get("spreadConstraints"):
+    tiers, _ = selection.karmada_tiers(placement, clusters, status.taints)
+    candidates = sorted(c for tier in tiers for c in tier)
+    rs = placement.get("replicaScheduling") or {}
+    divided = rs.get("replicaSchedulingType", "Duplicated") == "Divided"
+    weight_pref = rs.get("weightPreference") or {}
+    dynamic = divided and (rs.get("replicaDivisionPreference") == "Aggregated" or
+                           weight_pref.get("dynamicWeight") == "AvailableReplicas")
+    static = divided and not dynamic
+    if len(tiers) > 1 and not dynamic:
+        plan.error = ("placement.clusterAffinities[].overflowAffinities: not supported by "
+                      "gitfleet without dynamic division (replicaDivisionPreference: Aggregated "
+                      "or dynamicWeight: AvailableReplicas): overflow follows available room")
+        return plan
+    if len(tiers) > 1 and placement.get("spreadConstraints"):
+        plan.error = ("placement.clusterAffinities[].overflowAffinities: not supported by "
+                      "gitfleet together with spreadConstraints")
+        return plan
+    # Spread constraints do not apply to static weights (as upstream).
+    if placement.get("spreadConstraints") and not static:
         workload = next((t for t in templates if t.replicas_path()), None)
         spread_room = {c: (available_replicas(workload, status.capacity.get(c)) or 0)
                        if workload else 0 for c in candidates}
@@ -252,8 +360,7 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
     if not candidates:
         plan.warnings.append("no cluster matches the placement")
         return plan
-    rs = placement.get("replicaScheduling") or {}
-    divided = rs.get("replicaSchedulingType", "Duplicated") == "Divided"
+    fresh = _fresh(previous, plan)
     static_weights: dict[str, int] | None = None
     for t in templates:
         path = t.replicas_path()
@@ -265,48 +372,50 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
             continue
         total = template_replicas(t, path, status)
         tie_key = template_id(t)
-        weight_pref = rs.get("weightPreference") or {}
-        if rs.get("replicaDivisionPreference") == "Aggregated" or \
-                weight_pref.get("dynamicWeight") == "AvailableReplicas":
-            room: dict[str, int | None] = {
-                c: available_replicas(t, status.capacity.get(c)) for c in candidates}
-            if not any(c in status.capacity for c in candidates):
-                plan.warnings.append(f"{t.kind} {t.namespace}/{t.name}: no cluster has reported "
-                                     "its capacity yet; replicas divided equally until they do")
-                room = dict.fromkeys(candidates, None)
-            room_n = {c: (total if r is None else r) for c, r in room.items()}
-            if rs.get("replicaDivisionPreference") == "Aggregated":
-                current = _previous_replicas(previous, plan.folder, t, candidates)
-                counts = division.divide_aggregated(total, room_n, current=current,
-                                                    tie_key=tie_key)
-            else:
-                counts = division.divide_webster(total, room_n, tie_key=tie_key)
-            if sum(room_n.values()) < total:
-                plan.warnings.append(f"{t.kind} {t.namespace}/{t.name}: the fleet has room "
-                                     f"for {sum(room_n.values())} of {total} replicas")
+        if dynamic:
+            counts = _karmada_dynamic(t, path, total, tiers if len(tiers) > 1 else [candidates],
+                                      status, previous, plan, aggregated=rs.get(
+                                          "replicaDivisionPreference") == "Aggregated",
+                                      fresh=fresh)
         else:
             if static_weights is None:  # the same for every template of this policy
                 rules = weight_pref.get("staticWeightList") or []
                 static_weights = {c: _static_weight(rules, clusters[c]) if rules else 1
                                   for c in candidates}
+                if not any(static_weights.values()):  # no positive weight: all weigh 1
+                    static_weights = dict.fromkeys(candidates, 1)
             counts = division.divide_webster(total, static_weights, tie_key=tie_key)
         for c in candidates:
             if counts.get(c, 0) > 0:
-                plan.clusters.setdefault(c, []).append(Placement(t, SetReplicas(path, counts[c])))
+                plan.clusters.setdefault(c, []).append(
+                    Placement(t, SetReplicas(path, counts[c]), recorded=dynamic))
     return plan
 
 
-def _previous_replicas(previous: PreviousState, folder: str, t: Template,
-                       candidates: list[str]) -> dict[str, int]:
-    current: dict[str, int] = {}
-    file = object_file(t.api_version, t.kind, t.namespace, t.name)
-    for c in candidates:
-        prev = previous.get(c, folder)
-        body = prev.object_body(file) if prev else None
-        if body:
-            replicas = (body.get("spec") or {}).get("replicas")
-            if isinstance(replicas, int):
-                current[c] = replicas
+def _karmada_dynamic(t: Template, path: str, total: int, tiers: list[list[str]],
+                     status: StatusSnapshot, previous: PreviousState, plan: UnitPlan, *,
+                     aggregated: bool, fresh: bool) -> dict[str, int]:
+    candidates = sorted(c for tier in tiers for c in tier)
+    room = _room(t, candidates, total, status, plan)
+    current = _current(previous, plan.folder, t, path, candidates)
+    if len(tiers) > 1:
+        counts = division.karmada_overflow(total, tiers=tiers, room=room, current=current,
+                                           tie_key=template_id(t), aggregated=aggregated,
+                                           fresh=fresh)
+    else:
+        counts = division.karmada_steady(total, room=room, current=current,
+                                         tie_key=template_id(t), aggregated=aggregated,
+                                         fresh=fresh)
+    if counts is not None:
+        return counts
+    # Unschedulable: nothing moves; the fleet's room counts what it already runs of `t`.
+    held = sum(current.values())
+    capacity = sum(room.values()) + held
+    kept = "the previous placement is kept" if held else "nothing is placed"
+    plan.failures.append(f"{_template_name(t)}: unschedulable: room for {capacity} of "
+                         f"{total} replicas; {kept}")
+    if fresh:
+        plan.rebalance = ""  # not done: the token is tried again at the next render
     return current
 
 
@@ -315,7 +424,7 @@ def plan_all(fleet: Fleet, status: StatusSnapshot, previous: PreviousState
     clusters = schedulable_clusters(fleet, status)
     plans: list[UnitPlan] = []
     for sub in fleet.subscriptions:
-        plans.extend(plan_subscription(sub, fleet, clusters, status))
+        plans.extend(plan_subscription(sub, fleet, clusters, status, previous))
     claims = karmada_claims(fleet, previous)
     claimed: dict[str, list[Template]] = {}
     for key, policy in claims.items():

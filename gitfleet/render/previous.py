@@ -8,6 +8,7 @@ large fleet does not parse every previous Description.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +20,10 @@ from gitfleet.layout import DESCRIPTION_FILE
 
 CLAIMS_FILE = "claims.yaml"
 _FIELD = re.compile(r"^  (sourceCommit|basisCommit|trigger): (.*)$", re.M)
+_REBALANCE = re.compile(r"^  rebalance: (.*)$", re.M)
+# a resource entry as gitfleet writes it: `file:` then other keys, `divided:` last
+_DIVIDED = re.compile(r"^    file: (.*)\n(?:    (?!file: ).*\n)*?    divided: (0|[1-9][0-9]*)$",
+                      re.M)
 
 
 @dataclass
@@ -41,6 +46,40 @@ class PreviousDescription:
             value = m.group(2).strip()
             out[m.group(1)] = value.strip('"')
         return out
+
+    def divided(self, file: str) -> int | None:
+        """The `divided` count the Description recorded for the resource in `file`."""
+        return self._divided.get(file)
+
+    @cached_property
+    def _divided(self) -> dict[str, int]:
+        found: dict[str, int] = {}
+        text = self.text
+        if "\n    divided: " not in text:
+            return found
+        for m in _DIVIDED.finditer(text):
+            raw = m.group(1)
+            if raw.startswith('"'):
+                try:
+                    raw = str(json.loads(raw))
+                except ValueError:
+                    continue
+            found[raw] = int(m.group(2))
+        return found
+
+    @property
+    def rebalance(self) -> str:
+        """The rebalance token, exactly (gitfleet writes a quoted scalar as a JSON string)."""
+        m = _REBALANCE.search(self.text.split("\n  resources:", 1)[0])
+        if not m:
+            return ""
+        raw = m.group(1).strip()
+        if raw.startswith('"'):
+            try:
+                return str(json.loads(raw))
+            except ValueError:
+                return raw
+        return raw
 
     @cached_property
     def data(self) -> dict[str, Any]:
@@ -71,11 +110,43 @@ class PreviousDescription:
         return body if isinstance(body, dict) else None
 
 
+_INT = re.compile(r"(0|[1-9][0-9]*)")
+
+
+def _scan_int(raw: bytes, path: str) -> int | None:
+    """A non-negative integer at a JSON-pointer path of block YAML as gitfleet's emitter writes
+    it (two spaces per level, plain keys); None when the text is not in that shape."""
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in path.lstrip("/").split("/")]
+    lines = raw.decode("utf-8", "replace").split("\n")
+    i = 0
+    for depth, part in enumerate(parts):
+        indent = "  " * depth
+        last = depth == len(parts) - 1
+        want = f"{indent}{part}:"
+        while i < len(lines):
+            line = lines[i]
+            i += 1
+            if line.startswith(want):
+                rest = line[len(want):]
+                if last:
+                    m = _INT.fullmatch(rest.strip())
+                    return int(m.group(1)) if m and rest.startswith(" ") else None
+                if rest.strip():
+                    return None
+                break
+            if line and not line.startswith(indent):
+                return None  # left the enclosing mapping
+        else:
+            return None
+    return None
+
+
 class PreviousState:
     """Index of a previous state tree (path -> bytes)."""
 
     def __init__(self, files: Mapping[str, bytes] | None) -> None:
         self.files: Mapping[str, bytes] = files or {}
+        self._replicas: dict[tuple[bytes, str], int | None] = {}
 
     @cached_property
     def descriptions(self) -> dict[tuple[str, str], PreviousDescription]:
@@ -104,6 +175,47 @@ class PreviousState:
 
     def get(self, cluster: str, folder: str) -> PreviousDescription | None:
         return self.descriptions.get((cluster, folder))
+
+    @cached_property
+    def by_folder(self) -> dict[str, list[PreviousDescription]]:
+        """Description folders (a unit's, one per cluster), with every cluster holding one."""
+        found: dict[str, list[PreviousDescription]] = {}
+        for (_, folder), d in sorted(self.descriptions.items()):
+            found.setdefault(folder, []).append(d)
+        return found
+
+    def rebalance_tokens(self, folder: str) -> set[str]:
+        """The `gitfleet.io/rebalance` tokens the unit's previous Descriptions were divided with
+        ('' for none): each Description records it, so a new token is seen by comparing."""
+        return {d.rebalance for d in self.by_folder.get(folder, ())}
+
+    def replicas(self, cluster: str, folder: str, file: str, path: str) -> int | None:
+        """The replica count division gave an object in the previous state: what its
+        Description recorded (`divided`; an override may have changed the object after
+        division), else what the object holds at `path` (a JSON pointer); None when absent.
+        Steady division asks this for every bound cluster, so the text gitfleet wrote is
+        scanned rather than parsed; many clusters hold the same bytes, so answers are cached
+        by content."""
+        prev = self.get(cluster, folder)
+        if prev is None:
+            return None
+        divided = prev.divided(file)
+        if divided is not None:
+            return divided
+        raw = prev.files.get(file)
+        if raw is None:
+            return None
+        key = (raw, path)
+        if key not in self._replicas:
+            self._replicas[key] = _scan_int(raw, path)
+            if self._replicas[key] is None:  # not in the shape gitfleet writes: parse it
+                node: Any = prev.object_body(file) if prev is not None else None
+                for part in path.lstrip("/").split("/"):
+                    node = node.get(part.replace("~1", "/").replace("~0", "~")) \
+                        if isinstance(node, dict) else None
+                self._replicas[key] = node if isinstance(node, int) and \
+                    not isinstance(node, bool) and node >= 0 else None
+        return self._replicas[key]
 
     def of_cluster(self, cluster: str) -> list[PreviousDescription]:
         return [d for (c, _), d in sorted(self.descriptions.items()) if c == cluster]

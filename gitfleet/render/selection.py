@@ -62,17 +62,56 @@ def schedulable(cluster: Cluster, tolerations: Sequence[Mapping[str, Any]],
 
 
 def subscription_weights(sub: Subscription, clusters: Mapping[str, Cluster],
-                         taints: Mapping[str, Sequence[Taint]]) -> dict[str, int]:
-    """Bound clusters of a Subscription with their weight (sum over matching subscribers)."""
+                         taints: Mapping[str, Sequence[Taint]], *,
+                         room: Mapping[str, int] | None = None) -> dict[str, int]:
+    """Bound clusters of a Subscription with their weight (sum over matching subscribers).
+
+    With `schedulingBySubGroup`, each subscriber binds only the first `minClusters` of the
+    clusters it matches, in score order (see `subgroup_order`; `room` is each cluster's
+    available replicas for the workload, none = all equal), and a cluster's weight sums the
+    subscribers that bound it. A subscriber without minClusters binds nothing here: the
+    planner reports it (`missing_min_clusters`).
+    """
     weights: dict[str, int] = {}
+    if sub.by_subgroup:
+        usable = {name: clusters[name] for name in sorted(clusters)
+                  if schedulable(clusters[name], sub.tolerations, taints.get(name, ()))}
+        for s in sub.subscribers:
+            matched = [n for n in usable if matches_selector(s.selector, usable[n].labels)]
+            ranked = subgroup_order(matched, clusters=usable, tolerations=sub.tolerations,
+                                    taints=taints, room=room or {})
+            for name in ranked[:max(0, s.min_clusters or 0)]:
+                weights[name] = weights.get(name, 0) + s.weight
+        return dict(sorted(weights.items()))
     for name in sorted(clusters):
         cluster = clusters[name]
-        matched = [s.weight for s in sub.subscribers
-                   if matches_selector(s.selector, cluster.labels)]
-        if not matched or not schedulable(cluster, sub.tolerations, taints.get(name, ())):
+        hits = [s.weight for s in sub.subscribers
+                if matches_selector(s.selector, cluster.labels)]
+        if not hits or not schedulable(cluster, sub.tolerations, taints.get(name, ())):
             continue
-        weights[name] = sum(matched)
+        weights[name] = sum(hits)
     return weights
+
+
+def subgroup_order(names: Sequence[str], *, clusters: Mapping[str, Cluster],
+                   tolerations: Sequence[Mapping[str, Any]],
+                   taints: Mapping[str, Sequence[Taint]],
+                   room: Mapping[str, int]) -> list[str]:
+    """Clusters in sub-group score order: fewest untolerated PreferNoSchedule taints, then most
+    available replicas, then name."""
+    def untolerated(name: str) -> int:
+        return sum(1 for t in (*clusters[name].taints, *taints.get(name, ()))
+                   if t.effect == "PreferNoSchedule" and not tolerates(tolerations, t))
+    return sorted(names, key=lambda n: (untolerated(n), -room.get(n, 0), n))
+
+
+def missing_min_clusters(sub: Subscription) -> list[int]:
+    """Indexes of subscribers without `subGroupStrategy.minClusters` (or a negative one) in a
+    Subscription scheduled by sub-group."""
+    if not sub.by_subgroup:
+        return []
+    return [i for i, s in enumerate(sub.subscribers)
+            if s.min_clusters is None or s.min_clusters < 0]
 
 
 def _field_value(cluster: Cluster, key: str) -> str:
@@ -106,20 +145,36 @@ def karmada_candidates(placement: Mapping[str, Any], clusters: Mapping[str, Clus
     """Clusters a Karmada placement selects, and the name of the affinity term that chose them.
 
     `clusterAffinities` are ordered fallbacks: the next is tried only when the current one
-    yields no cluster. Tolerations filter tainted clusters out.
+    yields no cluster. Tolerations filter tainted clusters out. A term's overflow tiers are
+    part of what it yields (see `karmada_tiers`).
     """
+    tiers, name = karmada_tiers(placement, clusters, taints)
+    return sorted(c for tier in tiers for c in tier), name
+
+
+def karmada_tiers(placement: Mapping[str, Any], clusters: Mapping[str, Cluster],
+                  taints: Mapping[str, Sequence[Taint]]) -> tuple[list[list[str]], str]:
+    """The chosen affinity term's clusters as ordered tiers: the term's own clusters, then one
+    tier per `overflowAffinities` entry; a cluster in several tiers belongs to the first.
+    Without overflow affinities there is one tier. Empty tiers are kept (their position is
+    their order)."""
     tolerations = placement.get("clusterTolerations") or ()
     terms: list[tuple[str, Mapping[str, Any] | None]]
     if placement.get("clusterAffinities"):
         terms = [(t.get("affinityName", ""), t) for t in placement["clusterAffinities"]]
     else:
         terms = [("", placement.get("clusterAffinity"))]
+    usable = [n for n in sorted(clusters)
+              if schedulable(clusters[n], tolerations, taints.get(n, ()))]
     for term_name, affinity in terms:
-        chosen = [n for n in sorted(clusters)
-                  if matches_affinity(affinity, clusters[n])
-                  and schedulable(clusters[n], tolerations, taints.get(n, ()))]
-        if chosen:
-            return chosen, term_name
+        seen: set[str] = set()
+        tiers: list[list[str]] = []
+        for group in (affinity, *((affinity or {}).get("overflowAffinities") or ())):
+            tier = [n for n in usable if n not in seen and matches_affinity(group, clusters[n])]
+            seen.update(tier)
+            tiers.append(tier)
+        if seen:
+            return tiers, term_name
     return [], ""
 
 

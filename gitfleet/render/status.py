@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from gitfleet.model.objects import ObjectKey, Taint, Template
+from gitfleet.podresources import effective_requests
 from gitfleet.quantity import parse_quantity
 
 
@@ -27,7 +28,7 @@ class ClusterCapacity:
         try:
             used = parse_quantity(self.requested.get(resource, "0"))
             return max(Fraction(0), parse_quantity(self.allocatable[resource]) - used)
-        except ValueError:
+        except (ValueError, TypeError):
             return None
 
 
@@ -48,33 +49,42 @@ class StatusSnapshot:
 
 
 def pod_requests(template: Template) -> dict[str, Fraction]:
-    """Summed container requests of one replica of a workload template."""
+    """Effective requests of one replica of a workload template (its pod template)."""
     spec: Any = template.body.get("spec") or {}
     pod = ((spec.get("template") or {}).get("spec") or {}) if isinstance(spec, dict) else {}
-    total: dict[str, Fraction] = {}
-    for c in pod.get("containers") or []:
-        requests = ((c or {}).get("resources") or {}).get("requests") or {}
-        for res in ("cpu", "memory"):
-            if res in requests:
-                try:
-                    total[res] = total.get(res, Fraction(0)) + parse_quantity(requests[res])
-                except ValueError:
-                    continue
-    return {k: v for k, v in total.items() if v > 0}
+    return effective_requests(pod)
+
+
+def _limits_room(resource: str) -> bool:
+    """Whether a resource the cluster does not report means no room: cpu, memory and extended
+    resources (``nvidia.com/gpu``) do; others (ephemeral-storage, hugepages) are not counted
+    unless reported."""
+    return resource in ("cpu", "memory") or (
+        "/" in resource and not resource.startswith(("kubernetes.io/", "requests.")))
 
 
 def available_replicas(template: Template, capacity: ClusterCapacity | None) -> int | None:
-    """How many replicas of `template` the cluster's free room holds; None = no limit known
-    (the template requests nothing); 0 when the cluster never reported capacity."""
-    requests = pod_requests(template)
-    if not requests:
-        return None
+    """How many replicas of `template` the cluster's free room holds: min over requested
+    resources and pods of floor(free / per-replica). None = no limit known (the template
+    requests nothing and the cluster reports no pod count); 0 when the cluster never reported
+    capacity."""
+    return room_for(pod_requests(template), capacity)
+
+
+def room_for(requests: Mapping[str, Fraction], capacity: ClusterCapacity | None) -> int | None:
+    """`available_replicas` for a replica's effective requests computed once (a template is
+    compared with every bound cluster)."""
     if capacity is None:
-        return 0
+        return 0 if requests else None
     fits: list[int] = []
     for res, need in requests.items():
         free = capacity.free(res)
         if free is None:
-            return 0
+            if _limits_room(res):
+                return 0
+            continue
         fits.append(int(free // need))
-    return min(fits)
+    pods = capacity.free("pods")
+    if pods is not None:
+        fits.append(int(pods))
+    return min(fits) if fits else None
