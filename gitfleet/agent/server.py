@@ -17,13 +17,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from gitfleet.agent.agent import Agent, StepOutcome
 from gitfleet.errors import InputError
+from gitfleet.httpthread import HTTPThread
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 SYNC_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, float("inf"))
@@ -166,35 +167,12 @@ class ObservedAgent(Agent):
             self.probe.step_ended(outcome, time.perf_counter() - started)
 
 
-class AgentServer:
+class AgentServer(HTTPThread):
     """`/healthz`, `/readyz` and `/metrics` on one daemon thread."""
 
     def __init__(self, host: str, port: int, probe: Probe) -> None:
         self.probe = probe
-        try:
-            self._server = ThreadingHTTPServer((host, port), _handler_for(probe))
-        except OSError as exc:
-            raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-        self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def address(self) -> tuple[str, int]:
-        host, port = self._server.server_address[:2]
-        return str(host), int(port)
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={"poll_interval": 0.2}, daemon=True,
-                                        name="gitfleet-agent-http")
-        self._thread.start()
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._server.shutdown()
-            self._thread.join(timeout=5)
-            self._thread = None
-        self._server.server_close()
+        super().__init__(host, port, _handler_for(probe), name="gitfleet-agent-http")
 
 
 def _handler_for(probe: Probe) -> type[BaseHTTPRequestHandler]:

@@ -11,11 +11,11 @@ import hashlib
 import hmac
 import json
 import logging
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from gitfleet.httpthread import HTTPThread
 from gitfleet.hub.metrics import Metrics
 from gitfleet.hub.triggers import Wakeup
 from gitfleet.logs import log
@@ -25,7 +25,7 @@ MAX_BODY = 25 * 1024 * 1024       # GitHub caps payloads at 25 MB
 EVENT_HEADERS = ("X-GitHub-Event", "X-Gitlab-Event", "X-Gitea-Event", "X-Gogs-Event")
 
 
-class HubServer:
+class HubServer(HTTPThread):
     """A threaded HTTP server on its own thread; `stop()` shuts it down."""
 
     def __init__(self, host: str, port: int, *, wake: Wakeup, metrics: Metrics,
@@ -36,26 +36,7 @@ class HubServer:
         self.secret = secret
         self.healthy = healthy
         self.ignore_ref = ignore_ref
-        self._server = ThreadingHTTPServer((host, port), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def address(self) -> tuple[str, int]:
-        host, port = self._server.server_address[:2]
-        return str(host), int(port)
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={"poll_interval": 0.2}, daemon=True,
-                                        name="gitfleet-hub-http")
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        super().__init__(host, port, _handler_for(self), name="gitfleet-hub-http")
 
     # -- the webhook ---------------------------------------------------------------------------
 

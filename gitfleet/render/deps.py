@@ -14,18 +14,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from gitfleet.model.objects import ObjectKey, Propagation, Template
+from gitfleet.render.overriders import POD_SPEC_PATHS
 from gitfleet.render.plans import Placement, UnitPlan
 
-# Where the pod spec lives, per workload kind (apiVersion checked by group below).
+# Where the pod spec lives: the workloads the image overrider knows, and CronJobs.
 _POD_SPECS: dict[str, tuple[str, ...]] = {
-    "Pod": ("spec",),
-    "Deployment": ("spec", "template", "spec"),
-    "ReplicaSet": ("spec", "template", "spec"),
-    "DaemonSet": ("spec", "template", "spec"),
-    "StatefulSet": ("spec", "template", "spec"),
-    "Job": ("spec", "template", "spec"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
-}
+    **POD_SPEC_PATHS, "CronJob": ("spec", "jobTemplate", "spec", "template", "spec")}
 _CONTAINERS = ("containers", "initContainers", "ephemeralContainers")
 
 
