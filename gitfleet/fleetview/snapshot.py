@@ -281,19 +281,13 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
 
 
 def _registrations(git: Git, branches: Branches) -> dict[str, RegistrationEntry]:
-    from gitfleet.registration.request import REQUEST_FILE, parse
+    from gitfleet.registration.decide import filed_requests
 
-    prefix = branches.registration("")
     out = {}
-    for ref, tip in sorted(git.refs(prefix).items()):
-        name = ref[len(prefix):]
-        raw = git.read_blob(tip, REQUEST_FILE)
-        if raw is None:
-            continue
-        try:
-            request, answer = parse(raw, f"{ref}:{REQUEST_FILE}")
-        except InputError as exc:
-            out[name] = RegistrationEntry(name, "Invalid", exc.message)
+    for filed in filed_requests(git, branches):
+        name, request, answer = filed.name, filed.request, filed.answer
+        if request is None:
+            out[name] = RegistrationEntry(name, "Invalid", filed.problem)
             continue
         if answer is None or answer.request_digest != request.digest():
             out[name] = RegistrationEntry(name, "Requested", "no answer from the hub yet")

@@ -9,6 +9,7 @@ branch.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gitfleet.errors import InputError
@@ -74,20 +75,44 @@ def _tree_with(git: Git, tree: str, name: str, entry: str) -> str:
     return git.run("mktree", input=("\n".join(lines) + "\n").encode()).decode().strip()
 
 
+@dataclass(frozen=True)
+class Filed:
+    """One registration branch as it reads: its request and the hub's answer, or why the
+    request cannot be read (`problem`)."""
+
+    name: str
+    ref: str
+    tip: str
+    request: Request | None
+    answer: Answer | None
+    problem: str = ""
+
+
+def filed_requests(git: Git, branches: Branches) -> Iterator[Filed]:
+    """Every registration branch that holds a request file, by name."""
+    prefix = branches.registration("")
+    for ref, tip in sorted(git.refs(prefix).items()):
+        raw = git.read_blob(tip, REQUEST_FILE)
+        if raw is None:
+            continue
+        name = ref[len(prefix):]
+        try:
+            request, answer = parse(raw, f"{ref}:{REQUEST_FILE}")
+        except InputError as exc:
+            yield Filed(name, ref, tip, None, None, exc.message)
+            continue
+        yield Filed(name, ref, tip, request, answer)
+
+
 def process(git: Git, fleet: Fleet, *, source_ref: str, source_commit: str, branches: Branches,
             now: float) -> list[Decision]:
     """Judge every registration branch whose request has no answer for its current spec."""
     decisions = []
-    prefix = branches.registration("")
-    for ref, tip in sorted(git.refs(prefix).items()):
-        name = ref[len(prefix):]
-        raw = git.read_blob(tip, REQUEST_FILE)
-        if raw is None:
-            continue
-        try:
-            request, answer = parse(raw, f"{ref}:{REQUEST_FILE}")
-        except InputError as exc:
-            bad = Answer("Denied", f"invalid request: {exc.message}", "", now_text(now))
+    for filed in filed_requests(git, branches):
+        name, ref, tip, request, answer = (filed.name, filed.ref, filed.tip, filed.request,
+                                           filed.answer)
+        if request is None:
+            bad = Answer("Denied", f"invalid request: {filed.problem}", "", now_text(now))
             decisions.append(Decision(name, bad, ()))
             continue
         if answer is not None and answer.request_digest == request.digest() and \
