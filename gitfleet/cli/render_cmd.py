@@ -30,6 +30,7 @@ def add_parser(subparsers: Any) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("repo", nargs="?", default=".", help="fleet repo (default: .)")
     p.add_argument("--rev", help="render this commit instead of the working tree")
+    p.add_argument("--no-headers", action="store_true", help="table: no header row")
     p.add_argument("--out", required=True, help="a new or empty folder to write the state tree "
                    f"into, or one an earlier render wrote (it holds {MARKER}); only the files "
                    "that render wrote are replaced")
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_table(["cluster", "descriptions", "objects", "warnings", "errors"],
                     [(c.name, c.descriptions, c.objects, c.warnings, c.errors)
-                     for c in result.clusters])
+                     for c in result.clusters], show_headers=not args.no_headers)
         for p in result.errors:
             print(f"error: {p.format()}", file=sys.stderr)
         for p in result.warnings:

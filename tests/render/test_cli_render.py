@@ -85,6 +85,13 @@ def test_render_writes_the_state_tree_and_a_summary_table(tmp_path: Path) -> Non
     assert proc.stderr == ""
 
 
+def test_render_table_without_headers_for_scripts(tmp_path: Path) -> None:
+    proc = gitfleet("render", ROOT, "--out", tmp_path / "state", "--no-headers")
+    assert proc.returncode == 0, proc.stderr
+    rows = proc.stdout.splitlines()[:-1]
+    assert sorted(line.split()[0] for line in rows) == ["prod-east", "prod-west", "staging"]
+
+
 def test_render_output_json_parses(tmp_path: Path) -> None:
     proc = gitfleet("render", ROOT, "--out", tmp_path / "s", "-o", "json")
     assert proc.returncode == 0, proc.stderr
