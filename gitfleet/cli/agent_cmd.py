@@ -66,6 +66,9 @@ def add_parser(subparsers: Any) -> None:
                    help="sync mode asked for at registration (Pull)")
     p.add_argument("--no-register", dest="register", action="store_false",
                    help="do not ask for registration when the cluster has no branch yet")
+    p.add_argument("--age-key-file", type=Path,
+                   help="age identity file for SOPS-encrypted objects (else the Secret "
+                        "gitfleet-system/gitfleet-age-key)")
     p.add_argument("--once", action="store_true", help="one round, then exit")
     p.set_defaults(run=run)
 
@@ -107,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
         recovery=gates.get("Recovery", False), app_pusher=gates.get("AppPusher", False),
         create_namespaces=args.create_namespaces, max_prune_share=args.max_prune_share,
         allow_mass_prune=args.allow_mass_prune, apply_workers=args.apply_workers,
-        register=args.register, cluster_labels=args.cluster_labels, sync_mode=args.sync_mode)
+        register=args.register, cluster_labels=args.cluster_labels, sync_mode=args.sync_mode,
+        age_key_file=args.age_key_file)
     agent = Agent(settings, KubeClient(api_client(args.kubeconfig, context=args.context)))
 
     def stop(signum: int, frame: Any) -> None:
