@@ -17,7 +17,7 @@ from gitfleet.errors import GitfleetError
 # name -> module under gitfleet.cli; a module that is not there yet is skipped.
 COMMANDS = (
     "init", "validate", "render", "diff", "get", "status", "approve",
-    "hub", "agent", "kubesim", "demo",
+    "hub", "agent", "kubesim", "demo", "seal",
 )
 
 
