@@ -19,6 +19,7 @@ from gitfleet.layout import object_file
 from gitfleet.model.objects import KarmadaOverride, OverrideSet, Template
 from gitfleet.render.overriders import apply_overriders
 from gitfleet.render.patches import PatchError, apply_override, deep_copy, strip_server_fields
+from gitfleet.secrets.detect import is_sops, sealed_problem
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,13 @@ class VariantCache:
         return variant
 
     def _build(self, template: Template, steps: Sequence[Step]) -> Variant:
+        if is_sops(template.body):  # passed through unchanged, never decrypted (secrets/)
+            sealed = sealed_problem(template.body, namespace=template.namespace,
+                                    overridden=bool(steps))
+            if sealed:
+                file = object_file(template.api_version, template.kind, template.namespace,
+                                   template.name)
+                return Variant(template, None, b"", "", file, (), error=sealed)
         obj: dict[str, Any] = deep_copy(template.body)
         meta = obj.setdefault("metadata", {})
         if template.namespace:
