@@ -21,6 +21,7 @@ class FleetSettings:
     failover_toleration_seconds: int = 300
     purge_mode: str = "Gracefully"
     grace_period_seconds: int = 600
+    secrets_plaintext: str = "warn"  # a plaintext Secret template: "warn" or "deny" (an error)
 
     def interval(self, name: str, default: float) -> float:
         return self.intervals.get(name, default)
@@ -39,4 +40,5 @@ class FleetSettings:
             failover_toleration_seconds=failover.get("tolerationSeconds", 300),
             purge_mode=failover.get("purgeMode", "Gracefully"),
             grace_period_seconds=failover.get("gracePeriodSeconds", 600),
+            secrets_plaintext=data.get("secrets", {}).get("plaintext", "warn"),
         )
