@@ -29,3 +29,13 @@ def sealed_problem(body: Mapping[str, Any], *, namespace: str, overridden: bool)
                 f"not {namespace or 'unset'!r}: write the namespace into the file before "
                 "encrypting (the hub cannot add it without breaking the MAC)")
     return ""
+
+
+def plaintext_secret(api_version: str, kind: str, body: Mapping[str, Any]) -> str:
+    """A warning (an error with `secrets.plaintext: deny`) for a Secret template in clear text."""
+    if kind != "Secret" or api_version != "v1" or is_sops(body):
+        return ""
+    if not (body.get("data") or body.get("stringData")):
+        return ""
+    return ("a plaintext Secret: every reader of the repo and of the state branches sees its "
+            "values; encrypt it (gitfleet seal, or sops with the clusters' age recipients)")
