@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gitfleet.errors import InputError
 from gitfleet.model.loader import FLEET_FILE, relevant
+from gitfleet.secrets.links import refuse_symlinks, worktree_symlinks
 
 
 def read_worktree(root: str | os.PathLike[str]) -> dict[str, bytes]:
@@ -14,6 +15,9 @@ def read_worktree(root: str | os.PathLike[str]) -> dict[str, bytes]:
     base = Path(root)
     if not base.is_dir():
         raise InputError("not a directory", path=str(base))
+    refuse_symlinks(worktree_symlinks(base, file=FLEET_FILE,
+                                      folders=("clusters", "policies", "templates")),
+                    where=str(base))
     files: dict[str, bytes] = {}
     if (base / FLEET_FILE).is_file():
         files[FLEET_FILE] = (base / FLEET_FILE).read_bytes()
@@ -39,5 +43,7 @@ def read_revision(repo: str | os.PathLike[str], rev: str) -> tuple[dict[str, byt
     sha = git.resolve(f"{rev}^{{commit}}")
     if sha is None:
         raise InputError(f"no such commit: {rev}", path=str(repo))
+    refuse_symlinks(git.symlinks(sha, FLEET_FILE, "clusters", "policies", "templates"),
+                    where=f"{repo}@{sha[:12]}")
     files = {p: d for p, d in git.read_files(sha).items() if relevant(p)}
     return files, sha

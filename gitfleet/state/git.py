@@ -169,6 +169,14 @@ class Git:
                 result[path.decode()] = sha.decode()
         return result
 
+    def symlinks(self, rev: str, *paths: str) -> list[str]:
+        """Paths of the symlinks (mode 120000) at or under `paths` at `rev` (never followed)."""
+        proc = self._exec(["ls-tree", "-r", "-z", "--full-tree", rev, "--", *paths], None)
+        if proc.returncode != 0:
+            return []
+        return [entry.partition(b"\t")[2].decode() for entry in proc.stdout.split(b"\0")
+                if entry.startswith(b"120000 ")]
+
     def read_objects(self, shas: Iterable[str]) -> dict[str, bytes]:
         """Contents of the given objects (missing ones are left out), in one `cat-file` call."""
         wanted = list(dict.fromkeys(shas))

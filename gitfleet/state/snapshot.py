@@ -11,6 +11,7 @@ from collections import OrderedDict
 
 from gitfleet.errors import InputError
 from gitfleet.model.loader import FLEET_FILE, FOLDERS, Fleet, load_fleet, relevant
+from gitfleet.secrets.links import refuse_symlinks
 from gitfleet.state.git import Git
 
 SOURCE_PATHS = (FLEET_FILE, *FOLDERS)
@@ -29,6 +30,8 @@ class SourceReader:
         """The fleet files (fleet.yaml, clusters/, policies/, templates/) of `commit`."""
         if self.git.resolve(f"{commit}^{{commit}}") is None:
             raise InputError(f"no such commit: {commit}", path=str(self.git.path))
+        refuse_symlinks(self.git.symlinks(commit, *(p.rstrip("/") for p in SOURCE_PATHS)),
+                        where=f"{self.git.path}@{commit[:12]}")
         listing = {p: sha for p, sha in self.git.ls_tree(commit, *SOURCE_PATHS).items()
                    if relevant(p)}
         wanted = [sha for sha in listing.values() if sha not in self._blobs]
