@@ -58,6 +58,7 @@ class Keyring:
         self.problem = ""
 
     def identities(self) -> Sequence[Identity]:
+        """The identities now; InputError when there are none because the Secret is unusable."""
         found = list(self._file)
         self.problem = ""
         if self._read_secret is not None:
@@ -67,4 +68,7 @@ class Keyring:
                     found.extend(identities_of_secret(secret))
             except GitfleetError as exc:
                 self.problem = str(exc)
+        if not found and self.problem:  # say why, rather than only "no identity"
+            raise InputError(f"no age identity: {self.problem}",
+                             path=f"Secret {AGE_KEY_SECRET_NAMESPACE}/{AGE_KEY_SECRET_NAME}")
         return found
