@@ -183,7 +183,8 @@ class Agent:
                 name=self.settings.cluster, cluster_id=self.kube.namespace_uid("kube-system"),
                 labels=dict(self.settings.cluster_labels), sync_mode=self.settings.sync_mode,
                 kubernetes_version=str(version.get("gitVersion", "")),
-                platform=str(version.get("platform", "")), requested_at=isoformat(now))
+                platform=str(version.get("platform", "")), requested_at=isoformat(now),
+                age_recipient=self.keyring.recipient)
             branches = Branches(self.settings.branch_prefix)
             if applicant.submit(self.git, self.settings.repo_url, request, branches=branches,
                                 now=now):

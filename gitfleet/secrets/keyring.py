@@ -57,6 +57,11 @@ class Keyring:
         self._read_secret = read_secret
         self.problem = ""
 
+    @property
+    def recipient(self) -> str:
+        """The key file's (first) public recipient, published at registration; "" if none."""
+        return str(self._file[0].to_public()) if self._file else ""
+
     def identities(self) -> Sequence[Identity]:
         """The identities now; InputError when there are none because the Secret is unusable."""
         found = list(self._file)

@@ -86,3 +86,22 @@ def test_only_a_secret_is_sealed(fleet, tmp_path, capsys) -> None:
     assert main(["seal", str(tmp_path / "cm.yaml"), "--cluster", "prod-east",
                  "--repo", str(repo)]) == 1
     assert "not a Secret" in capsys.readouterr().err
+
+
+def test_the_recipient_published_at_registration_reaches_the_cluster_file(tmp_path) -> None:
+    from gitfleet.registration.request import Request, cluster_file, document, parse
+    from gitfleet.secrets.keyring import Keyring
+
+    key = tmp_path / "c.agekey"
+    identity = pyrage.x25519.Identity.generate()
+    key.write_text(f"# created by age-keygen\n{identity}\n")
+    recipient = Keyring(key_file=key).recipient
+    assert recipient == str(identity.to_public())
+    asked = Request(name="edge", cluster_id="uid-1", labels={"env": "edge"},
+                    age_recipient=recipient)
+    request, _ = parse(document(asked))
+    assert request.age_recipient == recipient
+    assert Request(name="edge", cluster_id="uid-1").spec().get("ageRecipient") is None
+    files = {"clusters/edge.yaml": cluster_file(request)}
+    from gitfleet.cli.seal_cmd import recipients_of
+    assert recipients_of(files, clusters=["edge"], selector=None) == {"edge": recipient}
