@@ -1,8 +1,9 @@
 """Secret values are never printed: show which keys changed, with short hashes.
 
-A reviewer needs to see that `DATABASE_URL` changed, not its value: diffs (every format), render
-summaries and errors show `DATABASE_URL: changed (sha256:1a2b3c → 4d5e6f)`. The hash is short
-on purpose (24 bits): enough to tell two versions apart, too little to confirm a guess. For a
+A reviewer needs to see that `DATABASE_URL` changed, not its value: `gitfleet diff` (every
+format) shows `stringData.DATABASE_URL: changed (sha256:1a2b3c → 4d5e6f)`. The hash is short on
+purpose (24 bits): enough to tell two versions apart, while a guesser testing candidates against
+it gets many false matches (a weak value can still be narrowed down: encrypt it with SOPS). For a
 SOPS file the hash is of the ciphertext: it changes whenever the file is re-encrypted.
 """
 
@@ -23,11 +24,6 @@ HIDDEN = "<hidden>"
 def short_hash(value: Any) -> str:
     text = value if isinstance(value, str) else yamlio.canonical_json(value)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:6]
-
-
-def is_secret(obj: Any) -> bool:
-    return isinstance(obj, Mapping) and obj.get("kind") == "Secret" and \
-        str(obj.get("apiVersion", "v1")) == "v1"
 
 
 def values_of(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -96,13 +92,3 @@ def secret_diff(before: bytes | None, after: bytes | None, path: str) -> str:
         tofile=f"b/{path}" if after is not None else "/dev/null", n=3))
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
-
-def scrub(text: str, obj: Any) -> str:
-    """`text` with every value of the Secret `obj` replaced by its short hash (for errors)."""
-    if not is_secret(obj):
-        return text
-    values = sorted((v for v in values_of(obj).values() if isinstance(v, str) and len(v) >= 4),
-                    key=len, reverse=True)
-    for value in values:
-        text = text.replace(value, short_hash(value))
-    return text
