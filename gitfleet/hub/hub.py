@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gitfleet.clock import Clock, SystemClock
-from gitfleet.errors import RefConflict, TransientError
+from gitfleet.errors import InputError, RefConflict, TransientError
 from gitfleet.hub.fleetstatus import FleetStatus
 from gitfleet.hub.metrics import Metrics
 from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings
@@ -94,6 +94,10 @@ class Hub:
             log(LOG, logging.WARNING, "step failed, retrying", error=str(exc),
                 retry_in=round(delay, 2))
             return delay
+        except InputError as exc:  # a source the hub must refuse (a symlink): state kept
+            self.metrics.step_failures += 1
+            log(LOG, logging.ERROR, "source refused, state kept", error=str(exc))
+            return self.interval()
         self.consecutive_failures = 0
         self.metrics.last_success_time = self.clock.now()
         if self.wants_rerun:

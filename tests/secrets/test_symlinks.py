@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.fleetrepo import commit, example_repo, git
+from tests.cli.fleetrepo import commit, edit, example_repo, git
 
 MARKER = "outside-the-repo-4b7e19"
 
@@ -73,3 +73,29 @@ def test_a_committed_symlink_is_refused_in_a_revision(repo, outside) -> None:
     out = hub.stdout + hub.stderr
     assert MARKER not in out and "templates/web/leak.yaml" in out
     assert not git(repo, "for-each-ref", "refs/heads/gitfleet/")  # nothing rendered from it
+
+
+def test_the_hub_daemon_refuses_a_symlink_and_keeps_the_state(repo, outside, caplog) -> None:
+    from gitfleet.clock import FakeClock
+    from gitfleet.hub.hub import Hub
+    from gitfleet.hub.settings import HubSettings
+    from gitfleet.state.store import open_store
+
+    hub = Hub(open_store(str(repo)), settings=HubSettings(fleet_status=False), clock=FakeClock())
+    hub.step()
+    state = git(repo, "rev-parse", "refs/heads/gitfleet/state")
+    os.symlink(outside / "web" / "leak.yaml", repo / "templates" / "web" / "leak.yaml")
+    commit(repo, "a symlink")
+    hub.step()  # no exception, no traceback: the refusal is logged and the state stays
+    assert git(repo, "rev-parse", "refs/heads/gitfleet/state") == state
+    refused = [r for r in caplog.records if r.getMessage() == "source refused, state kept"]
+    assert refused and refused[0].exc_info is None
+    error = refused[0].fields["error"]  # type: ignore[attr-defined]
+    assert MARKER not in error and "templates/web/leak.yaml" in error
+    (repo / "templates" / "web" / "leak.yaml").unlink()
+    (repo / "templates" / "web" / "leak.yaml").write_text((outside / "web" / "leak.yaml")
+                                                          .read_text().replace(MARKER, "ok"))
+    edit(repo, "templates/web/web.yaml", "replicas: 6", "replicas: 7")
+    commit(repo, "a real file, and a change the state shows")
+    hub.step()
+    assert git(repo, "rev-parse", "refs/heads/gitfleet/state") != state
