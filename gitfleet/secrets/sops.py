@@ -65,7 +65,10 @@ class SopsError(InputError):
     """A SOPS file that cannot be read, decrypted or verified: nothing of it may be applied."""
 
 
-class _Loader(yaml.SafeLoader):
+_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when present
+
+
+class _Loader(_Base):  # type: ignore[misc]
     """YAML as Go's yaml.v3 reads it for SOPS: only true/false are booleans, no timestamps.
 
     The MAC covers each value's text form, so `yes` must stay the string `yes` and a date stay
@@ -76,7 +79,7 @@ class _Loader(yaml.SafeLoader):
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers
             if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp")]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    for first, resolvers in _Base.yaml_implicit_resolvers.items()
 }
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
