@@ -4,6 +4,7 @@ failure, nothing applied for it, nothing pruned."""
 from __future__ import annotations
 
 import base64
+import logging
 import re
 from pathlib import Path
 
@@ -34,8 +35,9 @@ def _value(live: dict) -> str:
     return live["stringData"]["key"]
 
 
-def test_a_sops_file_written_by_the_cli_is_decrypted_and_applied(remote, kubesim,
-                                                                  make_agent) -> None:
+def test_a_sops_file_written_by_the_cli_is_decrypted_and_applied(remote, kubesim, make_agent,
+                                                                  caplog) -> None:
+    caplog.set_level(logging.DEBUG)
     sim = kubesim()
     publish(remote.git, "c1", _files(_encrypted()))
     agent = make_agent(remote, sim, age_key_file=KEY_FILE)
@@ -45,6 +47,8 @@ def test_a_sops_file_written_by_the_cli_is_decrypted_and_applied(remote, kubesim
     assert "sops" not in live
     # the plaintext never reaches Git: not in the status branch the agent writes
     assert "global-value" not in status_log(remote)
+    assert "global-value" not in caplog.text  # nor in the agent's log
+    assert caplog.records  # the agent did log its work
 
 
 def test_the_identity_can_come_from_the_reserved_secret(remote, kubesim, make_agent) -> None:
