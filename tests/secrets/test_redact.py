@@ -57,3 +57,11 @@ def test_keyring_reads_the_reserved_secret_and_names_bad_keys_without_content() 
     assert Keyring(read_secret=lambda: None).identities() == []
     with pytest.raises(InputError, match="no age identity: .*data.age.agekey"):
         Keyring(read_secret=lambda: bad).identities()
+
+
+def test_the_age_key_secret_is_a_reserved_agent_object() -> None:
+    """No fleet template may write or the agent prune the Secret holding its identity."""
+    from gitfleet.layout import is_reserved_object
+    from gitfleet.secrets.keyring import AGE_KEY_SECRET
+
+    assert is_reserved_object("Secret", *AGE_KEY_SECRET)
