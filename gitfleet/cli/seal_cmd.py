@@ -46,10 +46,10 @@ def parse_selector(text: str) -> dict[str, str]:
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, sep, value = item.partition("=")
         if not sep or not key or value.startswith("="):
-            raise InputError(f"--selector: {item!r} is not key=value")
+            raise InputError(f"{item!r} is not key=value", path="--selector")
         out[key.strip()] = value.strip()
     if not out:
-        raise InputError("--selector is empty")
+        raise InputError("empty", path="--selector")
     return out
 
 
@@ -60,13 +60,13 @@ def recipients_of(files: Mapping[str, bytes], *, clusters: list[str] | None,
     if clusters:
         missing = [c for c in clusters if c not in fleet.clusters]
         if missing:
-            raise InputError("no such cluster in clusters/: " + ", ".join(missing))
+            raise InputError("no such cluster: " + ", ".join(missing), path="clusters/")
         chosen = sorted(set(clusters))
     else:
         chosen = sorted(name for name, c in fleet.clusters.items()
                         if matches_selector({"matchLabels": selector or {}}, c.labels))
         if not chosen:
-            raise InputError(f"--selector matches no cluster: {selector}")
+            raise InputError(f"--selector matches no cluster: {selector}", path="clusters/")
     found: dict[str, str] = {}
     lacking: list[str] = []
     for name in chosen:
@@ -82,7 +82,8 @@ def recipients_of(files: Mapping[str, bytes], *, clusters: list[str] | None,
         else:
             lacking.append(f"{name} ({origin.path})")
     if lacking:
-        raise InputError("no spec.ageRecipient for cluster(s): " + ", ".join(lacking))
+        raise InputError("no spec.ageRecipient for cluster(s): " + ", ".join(lacking),
+                         path="clusters/")
     return found
 
 
