@@ -72,6 +72,8 @@ def test_without_an_identity_nothing_is_applied_for_it_and_the_status_says_why(
     agent = make_agent(remote, sim)
     agent.step()
     assert _live_secret(sim) is None
+    # a per-object failure: the rest of the Description is applied
+    assert person(sim).get("v1", "ConfigMap", "default", "app-config") is not None
     assert "no age identity" in status_log(remote)
 
 
