@@ -65,3 +65,12 @@ def test_the_age_key_secret_is_a_reserved_agent_object() -> None:
     from gitfleet.secrets.keyring import AGE_KEY_SECRET
 
     assert is_reserved_object("Secret", *AGE_KEY_SECRET)
+
+
+def test_an_unreadable_key_file_is_an_error_naming_it(tmp_path) -> None:
+    with pytest.raises(InputError, match="missing.agekey: cannot read the age key file"):
+        Keyring(key_file=tmp_path / "missing.agekey")
+    empty = tmp_path / "empty.agekey"
+    empty.write_text("# nothing here\n")
+    with pytest.raises(InputError, match="empty.agekey: no age identity in the file"):
+        Keyring(key_file=empty)
