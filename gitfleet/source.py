@@ -29,6 +29,7 @@ import yaml
 from gitfleet.errors import InputError
 from gitfleet.model.loader import FLEET_FILE, Fleet, load_fleet, relevant
 from gitfleet.model.problems import Problem
+from gitfleet.secrets.links import refuse_symlinks, worktree_symlinks
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 TEMPLATES = "templates/"
@@ -41,6 +42,9 @@ def read_worktree(root: str | os.PathLike[str]) -> dict[str, bytes]:
     base = Path(root)
     if not base.is_dir():
         raise InputError("not a directory", path=str(base))
+    refuse_symlinks(worktree_symlinks(base, file=FLEET_FILE,
+                                      folders=("clusters", "policies", "templates")),
+                    where=str(base))
     listed: list[str] = []
     if (base / FLEET_FILE).is_file():
         listed.append(FLEET_FILE)
@@ -66,6 +70,8 @@ def read_revision(repo: str | os.PathLike[str], rev: str) -> tuple[dict[str, byt
     sha = git.resolve(f"{rev}^{{commit}}")
     if sha is None:
         raise InputError(f"no such commit: {rev}", path=str(repo))
+    refuse_symlinks(git.symlinks(sha, FLEET_FILE, "clusters", "policies", "templates"),
+                    where=f"{repo}@{sha[:12]}")
     listing = git.ls_tree(sha)
     wanted = snapshot_paths(listing)
     blobs = git.read_objects(listing[p] for p in wanted)

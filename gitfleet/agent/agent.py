@@ -41,6 +41,7 @@ from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.registration import applicant
 from gitfleet.registration.request import Answer, Request
+from gitfleet.secrets.keyring import AGE_KEY_SECRET, Keyring
 from gitfleet.state.git import Git, init_repo
 
 LOG = logging.getLogger("gitfleet.agent")
@@ -77,6 +78,7 @@ class AgentSettings:
     # synced from (and reported to) within 10 s of its return.
     git_backoff: Backoff = field(default_factory=lambda: Backoff(base=1.0, maximum=10.0))
     kube_backoff: Backoff = field(default_factory=lambda: Backoff(base=1.0, maximum=60.0))
+    age_key_file: Path | None = None  # age identity for SOPS files (gitfleet.secrets)
 
     def engine_settings(self) -> EngineSettings:
         return EngineSettings(cluster=self.cluster, create_namespaces=self.create_namespaces,
@@ -107,7 +109,10 @@ class Agent:
         self.rng = rng or random.Random()
         self.git = git or init_repo(settings.workdir, bare=True)
         branches = Branches(settings.branch_prefix)
-        self.branch = ClusterBranch(self.git, settings.repo_url, branches, settings.cluster)
+        self.keyring = Keyring(key_file=settings.age_key_file,
+                               read_secret=lambda: kube.get("v1", "Secret", *AGE_KEY_SECRET))
+        self.branch = ClusterBranch(self.git, settings.repo_url, branches, settings.cluster,
+                                    identities=self.keyring.identities)
         self.status_branch = StatusBranch(self.git, settings.repo_url, branches,
                                           settings.cluster)
         self.engine = Engine(kube, settings.engine_settings())
@@ -187,7 +192,8 @@ class Agent:
                 name=self.settings.cluster, cluster_id=self.kube.namespace_uid("kube-system"),
                 labels=dict(self.settings.cluster_labels), sync_mode=self.settings.sync_mode,
                 kubernetes_version=str(version.get("gitVersion", "")),
-                platform=str(version.get("platform", "")), requested_at=isoformat(now))
+                platform=str(version.get("platform", "")), requested_at=isoformat(now),
+                age_recipient=self.keyring.recipient)
             branches = Branches(self.settings.branch_prefix)
             if applicant.submit(self.git, self.settings.repo_url, request, branches=branches,
                                 now=now):

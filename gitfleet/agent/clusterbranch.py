@@ -7,7 +7,9 @@ kept in a local ref, so an agent whose remote is down keeps working from the las
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gitfleet.agent.desired import DesiredState, commit_trailers, parse_cluster_tree
 from gitfleet.layout import Branches
@@ -21,8 +23,10 @@ class FetchResult:
 
 
 class ClusterBranch:
-    def __init__(self, git: Git, url: str, branches: Branches, cluster: str) -> None:
+    def __init__(self, git: Git, url: str, branches: Branches, cluster: str, *,
+                 identities: Callable[[], Sequence[Any]] | None = None) -> None:
         self.git = git
+        self.identities = identities  # age identities for SOPS files (gitfleet.secrets)
         self.url = url
         self.remote_ref = branches.cluster(cluster)
         self.local_ref = "refs/remotes/origin/" + self.remote_ref.removeprefix("refs/heads/")
@@ -49,6 +53,7 @@ class ClusterBranch:
         files = self.git.read_files(commit)
         state = parse_cluster_tree(files, cluster_commit=commit,
                                    state_commit=trailers.get("State-Commit", ""),
-                                   source_commit=trailers.get("Source-Commit", ""))
+                                   source_commit=trailers.get("Source-Commit", ""),
+                                   identities=self.identities)
         self._parsed = state
         return state

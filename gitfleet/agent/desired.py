@@ -9,7 +9,7 @@ counts as broken: its objects are not applied and nothing is pruned on its accou
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +17,7 @@ from gitfleet import yamlio
 from gitfleet.agent.objectref import ObjectRef
 from gitfleet.errors import InputError
 from gitfleet.layout import DESCRIPTION_FILE
+from gitfleet.secrets.detect import is_sops
 
 CLUSTER_FILE = "cluster.yaml"
 
@@ -99,7 +100,8 @@ def _description_of(path: str, doc: Any) -> Description:
 
 
 def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
-                       state_commit: str = "", source_commit: str = "") -> DesiredState:
+                       state_commit: str = "", source_commit: str = "",
+                       identities: Callable[[], Sequence[Any]] | None = None) -> DesiredState:
     """Parse every Description folder of a cluster branch tree (and `cluster.yaml` beside them)."""
     folders: dict[str, dict[str, bytes]] = {}
     sync_mode = "Pull"
@@ -120,6 +122,7 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
     descriptions: dict[str, Description] = {}
     objects: dict[str, DesiredObject] = {}
     errors: list[str] = []
+    keys: Sequence[Any] | None = None  # age identities, asked for at the first SOPS file
     for folder in sorted(folders):
         content = folders[folder]
         if DESCRIPTION_FILE not in content:
@@ -144,6 +147,13 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
             except InputError as exc:
                 read_errors.append(str(exc))
                 continue
+            if is_sops(body):  # decrypted here only, with this cluster's age identities
+                try:
+                    keys = keys if keys is not None else (identities() if identities else ())
+                    body = _open_sops(content[file_name], obj_path, keys)
+                except InputError as exc:
+                    read_errors.append(str(exc))
+                    continue
             if not isinstance(body, Mapping):
                 read_errors.append(f"{obj_path}: not a Kubernetes object")
                 continue
@@ -162,6 +172,12 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
                         source_commit=source_commit, descriptions=descriptions, objects=objects,
                         errors=tuple(errors), sync_mode=sync_mode,
                         ignore_differences=ignore_differences)
+
+
+def _open_sops(data: bytes, path: str, identities: Sequence[Any]) -> Mapping[str, Any]:
+    from gitfleet.secrets.sops import open_file
+
+    return open_file(data, path=path, identities=identities)
 
 
 def _resources_of(data: bytes, path: str) -> list[Mapping[str, Any]]:

@@ -79,6 +79,9 @@ def add_parser(subparsers: Any) -> None:
                    help="do not ask for registration when the cluster has no branch yet")
     p.add_argument("--listen", metavar="HOST:PORT",
                    help="serve /healthz, /readyz and /metrics there (e.g. 0.0.0.0:8080)")
+    p.add_argument("--age-key-file", type=Path,
+                   help="age identity file for SOPS-encrypted objects (else the Secret "
+                        "gitfleet-system/gitfleet-age-key)")
     p.add_argument("--once", action="store_true", help="one round, then exit")
     p.set_defaults(run=run)
 
@@ -126,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
         create_namespaces=args.create_namespaces, max_prune_share=args.max_prune_share,
         allow_mass_prune=args.allow_mass_prune, apply_workers=args.apply_workers,
         register=args.register, cluster_labels=args.cluster_labels, sync_mode=args.sync_mode,
-        git_backoff=Backoff(base=min(1.0, args.git_backoff_max), maximum=args.git_backoff_max))
+        git_backoff=Backoff(base=min(1.0, args.git_backoff_max), maximum=args.git_backoff_max),
+        age_key_file=args.age_key_file)
     kube = KubeClient(api_client(args.kubeconfig, context=args.context))
     server = None
     if args.listen:

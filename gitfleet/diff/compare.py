@@ -24,6 +24,7 @@ from gitfleet.diff.model import (
 )
 from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.model.objects import Cluster
+from gitfleet.secrets.redact import secret_diff
 
 _BOOKKEEPING_LINES = ("  sourceCommit:", "  basisCommit:", "  trigger:")
 
@@ -142,7 +143,12 @@ def compare_cluster(name: str, base: Mapping[str, Mapping[str, bytes]],
                 continue
             change = ADDED if before is None else REMOVED if after is None else CHANGED
             kind, ns, obj_name = _identity(file)
-            diff = "" if change == REMOVED else unified(before, after, path)
+            if change == REMOVED:
+                diff = ""
+            elif kind == "Secret":  # values never shown: keys and short hashes
+                diff = secret_diff(before, after, path)
+            else:
+                diff = unified(before, after, path)
             objects.append(ObjectChange(name, unit, kind, ns, obj_name, change, diff))
             rb, rh = _replicas(before), _replicas(after)
             if (rb is not None or rh is not None) and (rb or 0) != (rh or 0):

@@ -25,7 +25,7 @@ from pathlib import Path
 import gitfleet
 from gitfleet.backoff import Retry
 from gitfleet.clock import Clock, SystemClock
-from gitfleet.errors import RefConflict, TransientError
+from gitfleet.errors import InputError, RefConflict, TransientError
 from gitfleet.hub.fleetstatus import FleetStatus
 from gitfleet.hub.metrics import Metrics
 from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings
@@ -126,6 +126,10 @@ class Hub:
             log(LOG, logging.WARNING, "step failed, retrying", error=str(exc),
                 failures=self.retry.failures, retry_in=round(delay, 2))
             return delay
+        except InputError as exc:  # a source the hub must refuse (a symlink): state kept
+            self.metrics.step_failures += 1
+            log(LOG, logging.ERROR, "source refused, state kept", error=str(exc))
+            return self.interval()
         if self.retry.failures:
             log(LOG, logging.INFO, "recovered", after_failures=self.retry.failures)
         self.retry.succeeded()

@@ -48,6 +48,7 @@ from gitfleet.model.objects import (
 )
 from gitfleet.model.problems import Problem
 from gitfleet.model.settings import FleetSettings
+from gitfleet.secrets.detect import plaintext_secret
 
 FLEET_FILE = "fleet.yaml"
 FOLDERS = ("clusters/", "policies/", "templates/")
@@ -385,6 +386,12 @@ class _Builder:
             if isinstance(names, dict) and names.get("kind"):
                 self.crd_scopes[(str(spec.get("group", "")), str(names["kind"]))] = \
                     str(spec.get("scope", "Namespaced"))
+        plaintext = plaintext_secret(api_version, kind, body)  # gitfleet.secrets
+        if plaintext and self.settings.secrets_plaintext == "deny":
+            self.error(origin, who, plaintext + " (fleet.yaml secrets.plaintext: deny)")
+            return
+        if plaintext:
+            self.warn(origin, who, plaintext)
         key = ObjectKey(group_of(api_version), kind, namespace, name)
         if self.duplicate(("template", key.group, key.kind, f"{namespace}/{name}"), origin, who):
             return

@@ -78,6 +78,7 @@ class FleetSettings:
     grace_period_seconds: int = 600
     ignore_differences: tuple[IgnoreEntry, ...] = ()
     kubernetes_version: str = ""  # what templates are checked against; "" = newest known
+    secrets_plaintext: str = "warn"  # a plaintext Secret template: "warn" or "deny" (an error)
 
     def interval(self, name: str, default: float) -> float:
         return self.intervals.get(name, default)
@@ -99,4 +100,5 @@ class FleetSettings:
             ignore_differences=tuple(IgnoreEntry.from_dict(e)
                                      for e in data.get("ignoreDifferences") or ()),
             kubernetes_version=str(data.get("kubernetesVersion", "")),
+            secrets_plaintext=data.get("secrets", {}).get("plaintext", "warn"),
         )

@@ -34,13 +34,17 @@ class Request:
     kubernetes_version: str = ""
     platform: str = ""
     requested_at: str = ""
+    age_recipient: str = ""  # where `gitfleet seal` encrypts this cluster's Secrets to
 
     def spec(self) -> dict[str, Any]:
-        return {"clusterId": self.cluster_id, "clusterName": self.name,
+        spec = {"clusterId": self.cluster_id, "clusterName": self.name,
                 "clusterType": self.cluster_type,
                 "clusterLabels": dict(sorted(self.labels.items())),
                 "syncMode": self.sync_mode, "kubernetesVersion": self.kubernetes_version,
                 "platform": self.platform, "requestedAt": self.requested_at}
+        if self.age_recipient:  # only when set: older requests keep their digest
+            spec["ageRecipient"] = self.age_recipient
+        return spec
 
     def digest(self) -> str:
         spec = self.spec()
@@ -79,7 +83,7 @@ def parse(data: bytes, path: str = REQUEST_FILE) -> tuple[Request, Answer | None
         sync_mode=spec.get("syncMode", "Pull"),
         cluster_type=spec.get("clusterType", "StandardCluster"),
         kubernetes_version=spec.get("kubernetesVersion", ""), platform=spec.get("platform", ""),
-        requested_at=spec.get("requestedAt", ""))
+        requested_at=spec.get("requestedAt", ""), age_recipient=spec.get("ageRecipient", ""))
     if request.name != doc["metadata"]["name"]:
         raise InputError("metadata.name and spec.clusterName differ", path=path, obj=KIND)
     status = doc.get("status")
@@ -97,7 +101,9 @@ def cluster_file(request: Request) -> bytes:
         "metadata": {"name": request.name, "namespace": f"gitfleet-{request.name}",
                      "labels": dict(sorted(request.labels.items()))},
         "spec": {"clusterId": request.cluster_id, "clusterType": request.cluster_type,
-                 "syncMode": request.sync_mode}}).encode()
+                 "syncMode": request.sync_mode,
+                 **({"ageRecipient": request.age_recipient} if request.age_recipient else {})},
+    }).encode()
 
 
 def now_text(now: float) -> str:

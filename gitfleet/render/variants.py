@@ -27,6 +27,7 @@ from gitfleet.render.patches import (
     strip_server_fields,
     trim_server_fields,
 )
+from gitfleet.secrets.detect import is_sops, sealed_problem
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,17 @@ class VariantCache:
         return variant
 
     def _build(self, template: Template, steps: Sequence[Step]) -> Variant:
-        obj, _ = trim_server_fields(template.body)
+        sops = is_sops(template.body)
+        if sops:  # passed through unchanged, never decrypted (secrets/)
+            sealed = sealed_problem(template.body, namespace=template.namespace,
+                                    overridden=bool(steps))
+            if sealed:
+                file = object_file(template.api_version, template.kind, template.namespace,
+                                   template.name)
+                return Variant(template, None, b"", "", file, (), error=sealed)
+        # A SOPS file is not trimmed: its MAC covers every value.
+        obj: dict[str, Any] = (deep_copy(template.body) if sops
+                               else trim_server_fields(template.body)[0])
         meta = obj.setdefault("metadata", {})
         if template.namespace:
             meta["namespace"] = template.namespace

@@ -183,6 +183,13 @@ class Git:
             plain = kind == b"tree" or (kind == b"blob" and mode == b"100644")
             result.append((kind.decode() if plain else "other", sha.decode(), path.decode()))
         return result
+    def symlinks(self, rev: str, *paths: str) -> list[str]:
+        """Paths of the symlinks (mode 120000) at or under `paths` at `rev` (never followed)."""
+        proc = self._exec(["ls-tree", "-r", "-z", "--full-tree", rev, "--", *paths], None)
+        if proc.returncode != 0:
+            return []
+        return [entry.partition(b"\t")[2].decode() for entry in proc.stdout.split(b"\0")
+                if entry.startswith(b"120000 ")]
 
     def read_objects(self, shas: Iterable[str]) -> dict[str, bytes]:
         """Contents of the given objects (missing ones are left out), in one `cat-file` call."""

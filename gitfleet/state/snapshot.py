@@ -11,6 +11,7 @@ from collections import OrderedDict
 
 from gitfleet.errors import InputError
 from gitfleet.model.loader import FLEET_FILE, FOLDERS, Fleet
+from gitfleet.secrets.links import refuse_symlinks
 from gitfleet.source import load_snapshot, snapshot_paths
 from gitfleet.state.git import Git
 
@@ -30,6 +31,8 @@ class SourceReader:
         """The fleet files (fleet.yaml, clusters/, policies/, templates/) of `commit`."""
         if self.git.resolve(f"{commit}^{{commit}}") is None:
             raise InputError(f"no such commit: {commit}", path=str(self.git.path))
+        refuse_symlinks(self.git.symlinks(commit, *(p.rstrip("/") for p in SOURCE_PATHS)),
+                        where=f"{self.git.path}@{commit[:12]}")
         listing = self.git.ls_tree(commit, *SOURCE_PATHS)
         listing = {p: listing[p] for p in sorted(snapshot_paths(listing))}
         wanted = [sha for sha in listing.values() if sha not in self._blobs]

@@ -1,0 +1,129 @@
+"""End to end: a Secret sealed for two clusters goes through git daemon, the hub and two agents
+into two kubesim clusters, and its plaintext is in no branch, no commit and no log."""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import sys
+from pathlib import Path
+
+import pyrage
+import pytest
+
+from gitfleet.clock import SystemClock
+from tests.agent.conftest import Remote, person, running, wait_for
+
+pytestmark = pytest.mark.slow
+
+PLAINTEXT = "e2e-Pl41nt3xt-c0ffee"
+CLUSTER = """apiVersion: clusters.clusternet.io/v1beta1
+kind: ManagedCluster
+metadata:
+  name: {name}
+  namespace: gitfleet-{name}
+  labels: {{env: test}}
+spec:
+  clusterId: {uid}
+  syncMode: Pull
+  ageRecipient: {recipient}
+"""
+SUBSCRIPTION = """apiVersion: apps.clusternet.io/v1alpha1
+kind: Subscription
+metadata:
+  name: app
+  namespace: app
+spec:
+  subscribers:
+    - clusterAffinity:
+        matchLabels: {env: test}
+  feeds:
+    - {apiVersion: v1, kind: Namespace, name: app}
+    - {apiVersion: v1, kind: Secret, name: db}
+"""
+NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: app\n"
+SECRET = f"""apiVersion: v1
+kind: Secret
+metadata:
+  name: db
+  namespace: app
+type: Opaque
+stringData:
+  DATABASE_URL: postgres://shop:{PLAINTEXT}@db/shop
+"""
+
+
+def _git(work: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=work, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def _secret_value(sim) -> str | None:
+    live = person(sim).get("v1", "Secret", "app", "db")
+    if live is None:
+        return None
+    if "DATABASE_URL" in (live.get("data") or {}):
+        return base64.b64decode(live["data"]["DATABASE_URL"]).decode()
+    return (live.get("stringData") or {}).get("DATABASE_URL")
+
+
+def test_a_sealed_secret_reaches_both_clusters_and_nowhere_in_plaintext(
+        remote: Remote, kubesim, make_agent, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    subprocess.run(["git", "clone", "-q", str(remote.git.path), str(work)], check=True,
+                   capture_output=True)
+    keys = {}
+    for i, name in enumerate(("c1", "c2"), start=1):
+        identity = pyrage.x25519.Identity.generate()
+        keys[name] = tmp_path / f"{name}.agekey"
+        keys[name].write_text(f"{identity}\n")
+        (work / "clusters").mkdir(exist_ok=True)
+        (work / "clusters" / f"{name}.yaml").write_text(CLUSTER.format(
+            name=name, uid=f"{i}" * 8 + "-1111-4111-8111-111111111111",
+            recipient=identity.to_public()))
+    (work / "policies").mkdir()
+    (work / "policies" / "app.yaml").write_text(SUBSCRIPTION)
+    (work / "templates").mkdir()
+    (work / "templates" / "namespace.yaml").write_text(NAMESPACE)
+    plain = tmp_path / "db-secret.yaml"  # outside the repo: never committed
+    plain.write_text(SECRET)
+    sealed = subprocess.run(
+        [sys.executable, "-m", "gitfleet", "seal", str(plain), "--selector", "env=test",
+         "--repo", str(work), "--out", str(work / "templates" / "db.yaml")],
+        capture_output=True, text=True, timeout=60, check=False)
+    assert sealed.returncode == 0, sealed.stderr
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", "fleet: app with a sealed db secret")
+    _git(work, "push", "-q", "origin", "HEAD:main")
+
+    one, two = kubesim(), kubesim()
+    hub_log = tmp_path / "hub.log"
+    with hub_log.open("wb") as log:
+        hub = subprocess.Popen(
+            [sys.executable, "-m", "gitfleet", "-vv", "hub", "--repo", str(remote.git.path),
+             "--interval", "1s", "--no-fleet-status"], stdout=log, stderr=log)
+        try:
+            a1 = make_agent(remote, one, cluster="c1", clock=SystemClock(), interval=0.3,
+                            age_key_file=keys["c1"])
+            a2 = make_agent(remote, two, cluster="c2", clock=SystemClock(), interval=0.3,
+                            age_key_file=keys["c2"])
+            with running(a1), running(a2):
+                want = f"postgres://shop:{PLAINTEXT}@db/shop"
+                wait_for(lambda: _secret_value(one) == want and _secret_value(two) == want,
+                         timeout=30)
+        finally:
+            hub.terminate()
+            try:
+                hub.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                hub.kill()
+                hub.wait(timeout=10)
+    # every branch and every commit of the fleet repo, and the hub's log: no plaintext
+    history = _git(remote.git.path, "log", "-p", "--all", "--format=%H %s%n%b")
+    assert "gitfleet/state" in _git(remote.git.path, "branch", "-a")
+    assert "ENC[AES256_GCM" in history
+    assert PLAINTEXT not in history
+    assert base64.b64encode(f"postgres://shop:{PLAINTEXT}@db/shop".encode()).decode() \
+        not in history
+    assert PLAINTEXT not in hub_log.read_text()
+    assert PLAINTEXT not in sealed.stdout + sealed.stderr
