@@ -13,6 +13,8 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from gitfleet.filemap import LazyFiles, Overlay, prefetch, touched
+
 OBJ_COMMIT = 1
 OBJ_TREE = 2
 OBJ_BLOB = 3
@@ -99,7 +101,7 @@ class TreeIndex:
     unchanged folders their tree. The index never mutates in place: `update` returns a new one.
     """
 
-    files: dict[str, bytes] = field(default_factory=dict, repr=False)
+    files: Mapping[str, bytes] = field(default_factory=dict, repr=False)
     blobs: dict[str, bytes] = field(default_factory=dict, repr=False)   # path -> binary sha
     folders: dict[str, Entries] = field(default_factory=lambda: {"": {}}, repr=False)
     trees: dict[str, str] = field(default_factory=lambda: {"": EMPTY_TREE})
@@ -130,7 +132,7 @@ class TreeIndex:
                 return None
         if blobs.keys() != files.keys():
             return None
-        return cls(files=dict(files), blobs=blobs, folders=folders, trees=trees)
+        return cls(files=_kept(files), blobs=blobs, folders=folders, trees=trees)
 
     def update(self, files: Mapping[str, bytes], *,
                full_ratio: float = 0.25) -> tuple[TreeIndex, TreeBuild]:
@@ -140,11 +142,19 @@ class TreeIndex:
         """
         old = self.files
         changed = {}
-        for path, data in files.items():
+        candidates = touched(old, files) if old else None
+        if candidates is not None:      # an overlay: compare only the paths it touched
+            removed = {p for p in candidates if p not in files and p in old}
+            candidates -= removed
+            prefetch(old, candidates)
+            pairs: Iterable[tuple[str, bytes]] = ((p, files[p]) for p in candidates)
+        else:
+            removed = set(old.keys() - files.keys())
+            pairs = files.items()
+        for path, data in pairs:
             prev = old.get(path)
             if prev is None or (prev is not data and prev != data):
                 changed[path] = data
-        removed = old.keys() - files.keys()
         if not old or len(changed) + len(removed) > full_ratio * max(len(files), 1):
             return _full(files)
         try:
@@ -214,8 +224,14 @@ class TreeIndex:
             trees[folder] = tree_sha
             if folder:
                 entries(parent)[name] = (MODE_TREE, bytes.fromhex(tree_sha))
-        index = TreeIndex(files=dict(files), blobs=blobs, folders=folders, trees=trees)
+        index = TreeIndex(files=_kept(files), blobs=blobs, folders=folders, trees=trees)
         return index, TreeBuild(root=trees[""], trees=trees, objects=objects)
+
+
+def _kept(files: Mapping[str, bytes]) -> Mapping[str, bytes]:
+    """What an index keeps of `files`: a copy of a plain dict (its owner may change it), the
+    map itself when it is a read-only lazy one (copying would read every file)."""
+    return files if isinstance(files, (LazyFiles, Overlay)) else dict(files)
 
 
 def _depth_first(folder: str) -> int:
@@ -260,7 +276,7 @@ def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
             if name in folders[parent]:
                 raise ValueError(f"path is both a file and a folder: {folder}")
             folders[parent][name] = (MODE_TREE, bytes.fromhex(tree_sha))
-    index = TreeIndex(files=dict(files), blobs=blobs, folders=folders, trees=trees)
+    index = TreeIndex(files=_kept(files), blobs=blobs, folders=folders, trees=trees)
     return index, TreeBuild(root=trees[""], trees=trees, objects=objects)
 
 
