@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gitfleet.filemap import LazyFiles, Overlay, prefetch, touched
+from gitfleet.filemap import LazyFiles, Overlay, touched
 
 OBJ_COMMIT = 1
 OBJ_TREE = 2
@@ -143,18 +143,20 @@ class TreeIndex:
         old = self.files
         changed = {}
         candidates = touched(old, files) if old else None
-        if candidates is not None:      # an overlay: compare only the paths it touched
+        if candidates is not None:
+            # an overlay: only the paths it touched can differ, and they are compared by blob
+            # id, so the old contents (of a state read lazily) need not be read
             removed = {p for p in candidates if p not in files and p in old}
-            candidates -= removed
-            prefetch(old, candidates)
-            pairs: Iterable[tuple[str, bytes]] = ((p, files[p]) for p in candidates)
+            for path in candidates - removed:
+                data = files[path]
+                if self.blobs.get(path) != _blob_digest(data):
+                    changed[path] = data
         else:
             removed = set(old.keys() - files.keys())
-            pairs = files.items()
-        for path, data in pairs:
-            prev = old.get(path)
-            if prev is None or (prev is not data and prev != data):
-                changed[path] = data
+            for path, data in files.items():
+                prev = old.get(path)
+                if prev is None or (prev is not data and prev != data):
+                    changed[path] = data
         if not old or len(changed) + len(removed) > full_ratio * max(len(files), 1):
             return _full(files)
         try:
@@ -226,6 +228,12 @@ class TreeIndex:
                 entries(parent)[name] = (MODE_TREE, bytes.fromhex(tree_sha))
         index = TreeIndex(files=_kept(files), blobs=blobs, folders=folders, trees=trees)
         return index, TreeBuild(root=trees[""], trees=trees, objects=objects)
+
+
+def _blob_digest(data: bytes) -> bytes:
+    digest = hashlib.sha1(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.digest()
 
 
 def _kept(files: Mapping[str, bytes]) -> Mapping[str, bytes]:

@@ -131,6 +131,11 @@ def test_a_restarted_hub_renders_incrementally_and_writes_what_a_running_one_doe
                   fleet_at=reader.fleet_at)
     assert full.files == cold.result.files
     assert consistent(copy)
+    # the restart read back only the files of the unit the change can affect (and the errors
+    # and claims files), not the whole state
+    listing = [line.split() for line in git(copy, "ls-tree", "-r", f"{STATE}~1").splitlines()]
+    affected = {sha for _, _, sha, path in listing if "/api/" in path}
+    assert 0 < cold.state_read <= len(affected) + 2 < len({sha for _, _, sha, _ in listing})
 
 
 @pytest.mark.parametrize("message", [
