@@ -23,13 +23,15 @@ class LazyFiles(Mapping[str, bytes]):
 
     A single missing file is read with the rest of its folder; after `eager_after` such reads
     everything left is read at once, so a caller that walks the whole map costs a few reads,
-    not one per file. Identical contents (the same blob) are held once.
+    not one per file. Identical contents (the same blob) are held once. Blob ids are binary
+    (20 bytes), as a tree index holds them, so the index and this map share one dict; `shas`
+    is never changed.
     """
 
-    def __init__(self, shas: Mapping[str, str], *, read: Reader, eager_after: int = 8) -> None:
-        self.shas = dict(shas)
+    def __init__(self, shas: Mapping[str, bytes], *, read: Reader, eager_after: int = 8) -> None:
+        self.shas = shas
         self._read = read
-        self._blobs: dict[str, bytes] = {}
+        self._blobs: dict[bytes, bytes] = {}
         self._misses = 0
         self._eager_after = eager_after
         self._folders: dict[str, list[str]] | None = None
@@ -75,13 +77,13 @@ class LazyFiles(Mapping[str, bytes]):
                                     and sha not in self._blobs))
         if not wanted:
             return
-        got = self._read(wanted)
+        got = self._read([sha.hex() for sha in wanted])
         self.reads += 1
-        missing = [sha for sha in wanted if sha not in got]
+        missing = [sha.hex() for sha in wanted if sha.hex() not in got]
         if missing:
             raise TransientError(f"{len(missing)} blobs of the state are missing from the "
                                  f"repository (first {missing[0]})")
-        self._blobs.update((sha, got[sha]) for sha in wanted)
+        self._blobs.update((sha, got[sha.hex()]) for sha in wanted)
 
     def _folder_of(self, path: str) -> list[str]:
         if self._folders is None:

@@ -221,16 +221,20 @@ class StateWriter:
         Descriptions of the units a change can affect, not the whole state). A writer that has
         built nothing yet also takes that tree as its index, so its next write hashes only what
         changed rather than the whole state."""
-        listing = self.git.ls_tree_all(commit)
-        files = LazyFiles({path: sha for kind, sha, path in listing if kind == "blob"},
-                          read=self.git.read_objects)
+        root = self._tree_of(commit)
+        if root is None:
+            return LazyFiles({}, read=self.git.read_objects)
+        out = self.git.run("ls-tree", "-r", "-t", "-z", "--full-tree", commit)
+        index = TreeIndex.from_ls_tree(out, root, read=self.git.read_objects)
+        if index is None:          # not a tree gitfleet wrote: read its plain files in full
+            listing = self.git.ls_tree_all(commit)
+            return LazyFiles({path: bytes.fromhex(sha) for kind, sha, path in listing
+                              if kind == "blob"}, read=self.git.read_objects)
         if not self._index.files:
-            root = self._tree_of(commit)
-            index = TreeIndex.from_listing(files, root, listing) if root else None
-            if index is not None:
-                self._index = index
-                self._present.update(index.trees.values())
-        return files
+            self._index = index
+            self._present.update(index.trees.values())
+        assert isinstance(index.files, LazyFiles)
+        return index.files
 
     def _tree_of(self, commit: str | None) -> str | None:
         if commit is None:

@@ -61,7 +61,7 @@ def test_a_lazy_state_reads_only_what_is_asked_in_batches(
 def test_a_blob_missing_from_the_repository_is_a_transient_error(
         written: tuple[Git, str, dict[str, bytes]]) -> None:
     git, _, _ = written
-    lazy = LazyFiles({"x.yaml": "0" * 40}, read=git.read_objects)
+    lazy = LazyFiles({"x.yaml": bytes(20)}, read=git.read_objects)
     with pytest.raises(TransientError, match="missing"):
         lazy["x.yaml"]
 
