@@ -181,5 +181,9 @@ def touched(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> set[str] | No
         if new.base is old:
             return new.touched()
         if isinstance(old, Overlay) and old.base is new.base:
-            return new.touched() | old.touched()
+            # a hub's successive renders: what both replaced with the very same bytes object
+            # (carried over from one to the next) or both removed is unchanged between them
+            same = {p for p in old.changes.keys() & new.changes.keys()
+                    if old.changes[p] is new.changes[p]}
+            return (new.touched() | old.touched()) - same - (old.removed & new.removed)
     return None

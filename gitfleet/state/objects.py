@@ -183,8 +183,8 @@ class TreeIndex:
             # id, so the old contents (of a state read lazily) need not be read
             removed = {p for p in candidates if p not in files and p in old}
             for path in candidates - removed:
-                data = files[path]
-                if self.blobs.get(path) != _blob_digest(data):
+                data = files.get(path)
+                if data is not None and self.blobs.get(path) != _blob_digest(data):
                     changed[path] = data
         else:
             removed = set(old.keys() - files.keys())

@@ -138,6 +138,30 @@ def test_a_restarted_hub_renders_incrementally_and_writes_what_a_running_one_doe
     assert 0 < cold.state_read <= len(affected) + 2 < len({sha for _, _, sha, _ in listing})
 
 
+def test_successive_restarted_and_running_rounds_match_full_renders(rendered: Path) -> None:
+    # a restarted hub's render is the lazily read state with some folders replaced; the rounds
+    # after it build on that, and each state must be exactly what a full render gives
+    hub = hub_for(rendered)
+    reader = SourceReader(open_store(str(rendered)).git)
+    changes = [(API, '"value": 1}', '"value": 2}'),
+               ("templates/web/web.yaml", "nginx:1.25.3", "nginx:1.25.4"),
+               (API, '"value": 2}', '"value": 1}'),
+               ("templates/web/web.yaml", "nginx:1.25.4", "nginx:1.25.3")]
+    modes = []
+    for n, (path, old, new) in enumerate(changes):
+        edit(rendered, path, old, new)
+        head = commit(rendered, f"change {n}")
+        report = hub.run_once()
+        assert report is not None and report.wrote
+        modes.append(report.mode)
+        full = render(reader.fleet_at(head), source_commit=head,
+                      previous_files=reader.git.read_files(f"{STATE}~1"),
+                      status=StatusSnapshot(), fleet_at=reader.fleet_at)
+        assert reader.git.read_files(STATE) == full.files
+        assert consistent(rendered)
+    assert modes == ["restart", "incremental", "incremental", "incremental"]
+
+
 @pytest.mark.parametrize("message", [
     "hand-made state",                                          # no trailers at all
     "Render\n\nSource-Commit: {src}\nStatus-Input: {status}\n",  # no Renderer
