@@ -8,7 +8,7 @@ Any other folder is refused before a single file is written.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
 from gitfleet.errors import InputError
@@ -48,7 +48,7 @@ def previous_files(out: Path) -> set[str]:
     return set()
 
 
-def write_tree(out: Path, files: dict[str, bytes]) -> None:
+def write_tree(out: Path, files: Mapping[str, bytes]) -> None:
     """Write `files` into `out`, replacing only what an earlier render there wrote.
 
     The marker lists old and new files while writing, so an interrupted render is finished or

@@ -26,6 +26,7 @@ import gitfleet
 from gitfleet.backoff import Retry
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import InputError, RefConflict, TransientError
+from gitfleet.filemap import LazyFiles, Overlay
 from gitfleet.hub.fleetstatus import FleetStatus
 from gitfleet.hub.metrics import Metrics
 from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings
@@ -68,6 +69,7 @@ class RenderReport:
                                 # restart (incremental from the state a previous hub wrote)
     changed_paths: int = 0      # source files changed since the render it started from
     objects_written: int = 0    # Git objects the write added
+    state_read: int = 0         # distinct blobs of the previous state read back from Git
 
 
 class Hub:
@@ -230,6 +232,7 @@ class Hub:
             return None
         started = time.perf_counter()
         previous_files = self._previous_files(heads, branches)
+        read_before = _state_read(previous_files)
         self._mode = ("full", 0)
         result = self._incremental(source, fleet, heads, previous_files, snapshot, status_key)
         if result is None:
@@ -252,7 +255,8 @@ class Hub:
                               moved=write.moved, result=result,
                               render_seconds=rendered - started, write_seconds=done - rendered,
                               mode=self._mode[0], changed_paths=self._mode[1],
-                              objects_written=write.objects_written)
+                              objects_written=write.objects_written,
+                              state_read=_state_read(previous_files) - read_before)
         self._report(report, write)
         return report
 
@@ -338,7 +342,7 @@ class Hub:
             clusters=len(result.clusters), descriptions=result.descriptions,
             objects=result.objects, errors=len(result.errors), warnings=len(result.warnings),
             render_s=round(report.render_seconds, 3), write_s=round(report.write_seconds, 3),
-            objects_written=write.objects_written)
+            objects_written=write.objects_written, state_blobs_read=report.state_read)
         for problem in result.errors:
             log(LOG, logging.WARNING, "render error", problem=problem.format())
 
@@ -394,6 +398,13 @@ def renderer_id() -> str:
         if path.suffix in (".py", ".json") and path.is_file():
             h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     return f"gitfleet {gitfleet.__version__} {h.hexdigest()[:12]}"
+
+
+def _state_read(files: Mapping[str, bytes] | None) -> int:
+    """How many distinct blobs of a lazily read state have been read from Git so far."""
+    while isinstance(files, Overlay):
+        files = files.base
+    return files.loaded if isinstance(files, LazyFiles) else 0
 
 
 def _digest(heads: StateHeads) -> str:

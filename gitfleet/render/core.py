@@ -57,7 +57,7 @@ class ClusterSummary:
 
 @dataclass
 class RenderResult:
-    files: dict[str, bytes]
+    files: Mapping[str, bytes]
     errors: list[Problem]
     warnings: list[Problem]
     clusters: list[ClusterSummary]

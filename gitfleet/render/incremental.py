@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from gitfleet import yamlio
+from gitfleet.filemap import overlay, subset
 from gitfleet.layout import ERRORS_FILE
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import ObjectKey
@@ -53,24 +54,24 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
     units = _units(scope)
     folders = {folder for unit in units for folder in _folders(unit)}
     again = {f"clusters/{c}/{folder}" for c in head.clusters for folder in folders}
-    files, kept, redone = _kept_files(previous_files, again, set(head.clusters))
-    # The units rendered again only need their own previous folders (and the claims).
-    redone.update((p, previous_files[p]) for p in (CLAIMS_FILE, ERRORS_FILE)
-                  if p in previous_files)
+    replaced, kept, redone_paths = _kept_files(previous_files, again, set(head.clusters))
+    # The units rendered again only need their own previous folders (and the claims); a state
+    # read lazily from Git reads just these.
+    redone = subset(previous_files, [*redone_paths, CLAIMS_FILE, ERRORS_FILE])
     result = render(scope.restrict(head), source_commit=source_commit, previous_files=redone,
                     status=status, fleet_at=fleet_at)
-    files.update((p, d) for p, d in result.files.items() if p not in (ERRORS_FILE, CLAIMS_FILE))
+    changes = {p: d for p, d in result.files.items() if p not in (ERRORS_FILE, CLAIMS_FILE)}
     idents = {_ident(u) for u in units}
-    old_errors, old_warnings = _previous_problems(previous_files[ERRORS_FILE])
+    old_errors, old_warnings = _previous_problems(redone[ERRORS_FILE])
     errors = sorted(set(result.errors) | {p for p in old_errors
                                          if p.unit and p.unit not in idents})
     warnings = sorted(set(result.warnings) | {p for p in old_warnings
                                              if p.unit and p.unit not in idents})
-    files[ERRORS_FILE] = errors_file(errors, warnings)
-    claims = karmada_claims(head, PreviousState(previous_files))
+    changes[ERRORS_FILE] = errors_file(errors, warnings)
+    claims = karmada_claims(head, PreviousState(redone))
     if claims:
-        files[CLAIMS_FILE] = claims_file(head, claims)
-    files = dict(sorted(files.items()))
+        changes[CLAIMS_FILE] = claims_file(head, claims)
+    files = overlay(previous_files, changes, [*redone_paths, *replaced, CLAIMS_FILE])
     by_name = {c.name: c for c in result.clusters}
     n_warn, n_err = problems_per_cluster(warnings), problems_per_cluster(errors)
     summaries = [ClusterSummary(c, by_name[c].descriptions + kept[c][0],
@@ -80,22 +81,24 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
 
 
 def _kept_files(previous: Mapping[str, bytes], again: set[str], clusters: set[str]
-                ) -> tuple[dict[str, bytes], dict[str, list[int]], dict[str, bytes]]:
-    """The previous files not rendered again, per cluster the Descriptions and objects among
-    them, and the files of the folders rendered again (one pass: a state holds a hundred
-    thousand files)."""
-    files: dict[str, bytes] = {}
-    redone: dict[str, bytes] = {}
+                ) -> tuple[list[str], dict[str, list[int]], list[str]]:
+    """The previous files written again in any case (cluster files), per cluster the
+    Descriptions and objects among the files kept, and the files of the folders rendered again
+    (one pass over the paths only: a state holds a hundred thousand files)."""
+    replaced: list[str] = []
+    redone: list[str] = []
     counts = {c: [0, 0] for c in clusters}
     owner: dict[str, list[int] | None] = {}  # folder -> its cluster's counts (None: not counted)
-    for path, data in previous.items():
+    for path in previous:
         folder, _, name = path.rpartition("/")
         if folder in again:
-            redone[path] = data
+            redone.append(path)
             continue
-        if name == CLUSTER_FILE or path in (ERRORS_FILE, CLAIMS_FILE):
+        if name == CLUSTER_FILE:
+            replaced.append(path)
             continue
-        files[path] = data
+        if path in (ERRORS_FILE, CLAIMS_FILE):
+            continue
         if folder not in owner:
             parts = folder.split("/")
             owner[folder] = counts.get(parts[1]) if len(parts) == 4 and \
@@ -103,7 +106,7 @@ def _kept_files(previous: Mapping[str, bytes], again: set[str], clusters: set[st
         tally = owner[folder]
         if tally is not None:
             tally[0 if name == "description.yaml" else 1] += 1
-    return files, counts, redone
+    return replaced, counts, redone
 
 
 def _units(scope: Scope) -> set[Unit]:

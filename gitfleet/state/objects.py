@@ -13,6 +13,8 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from gitfleet.filemap import LazyFiles, Overlay, Reader, touched
+
 OBJ_COMMIT = 1
 OBJ_TREE = 2
 OBJ_BLOB = 3
@@ -99,7 +101,7 @@ class TreeIndex:
     unchanged folders their tree. The index never mutates in place: `update` returns a new one.
     """
 
-    files: dict[str, bytes] = field(default_factory=dict, repr=False)
+    files: Mapping[str, bytes] = field(default_factory=dict, repr=False)
     blobs: dict[str, bytes] = field(default_factory=dict, repr=False)   # path -> binary sha
     folders: dict[str, Entries] = field(default_factory=lambda: {"": {}}, repr=False)
     trees: dict[str, str] = field(default_factory=lambda: {"": EMPTY_TREE})
@@ -130,7 +132,42 @@ class TreeIndex:
                 return None
         if blobs.keys() != files.keys():
             return None
-        return cls(files=dict(files), blobs=blobs, folders=folders, trees=trees)
+        return cls(files=_kept(files), blobs=blobs, folders=folders, trees=trees)
+
+    @classmethod
+    def from_ls_tree(cls, out: bytes, root: str, *, read: Reader) -> TreeIndex | None:
+        """The index of tree `root` from the raw output of `git ls-tree -r -t -z --full-tree`,
+        with the files read lazily through `read` (blob ids -> contents); None when the tree
+        holds anything but plain files and folders. One pass over the listing: a state of
+        10,000 clusters lists a million entries, so nothing is converted twice."""
+        folders: dict[str, Entries] = {"": {}}
+        trees = {"": root}
+        blobs: dict[str, bytes] = {}
+        fromhex = bytes.fromhex
+        last_folder, last_entries = "", folders[""]
+        file_meta, tree_kind = MODE_FILE + b" blob", b"tree"
+        for entry in out.split(b"\0"):
+            if not entry:
+                continue
+            meta, _, raw_path = entry.partition(b"\t")
+            head, _, sha_hex = meta.rpartition(b" ")
+            path = raw_path.decode()
+            folder, _, name = path.rpartition("/")
+            if folder != last_folder:
+                found = folders.get(folder)
+                if found is None:
+                    return None       # ls-tree lists a folder before its contents
+                last_folder, last_entries = folder, found
+            if head == file_meta:
+                sha = blobs[path] = fromhex(sha_hex.decode())
+                last_entries[name] = (MODE_FILE, sha)
+            elif head.endswith(tree_kind):
+                folders[path] = {}
+                hex_sha = trees[path] = sha_hex.decode()
+                last_entries[name] = (MODE_TREE, fromhex(hex_sha))
+            else:
+                return None
+        return cls(files=LazyFiles(blobs, read=read), blobs=blobs, folders=folders, trees=trees)
 
     def update(self, files: Mapping[str, bytes], *,
                full_ratio: float = 0.25) -> tuple[TreeIndex, TreeBuild]:
@@ -140,11 +177,21 @@ class TreeIndex:
         """
         old = self.files
         changed = {}
-        for path, data in files.items():
-            prev = old.get(path)
-            if prev is None or (prev is not data and prev != data):
-                changed[path] = data
-        removed = old.keys() - files.keys()
+        candidates = touched(old, files) if old else None
+        if candidates is not None:
+            # an overlay: only the paths it touched can differ, and they are compared by blob
+            # id, so the old contents (of a state read lazily) need not be read
+            removed = {p for p in candidates if p not in files and p in old}
+            for path in candidates - removed:
+                data = files.get(path)
+                if data is not None and self.blobs.get(path) != _blob_digest(data):
+                    changed[path] = data
+        else:
+            removed = set(old.keys() - files.keys())
+            for path, data in files.items():
+                prev = old.get(path)
+                if prev is None or (prev is not data and prev != data):
+                    changed[path] = data
         if not old or len(changed) + len(removed) > full_ratio * max(len(files), 1):
             return _full(files)
         try:
@@ -214,8 +261,20 @@ class TreeIndex:
             trees[folder] = tree_sha
             if folder:
                 entries(parent)[name] = (MODE_TREE, bytes.fromhex(tree_sha))
-        index = TreeIndex(files=dict(files), blobs=blobs, folders=folders, trees=trees)
+        index = TreeIndex(files=_kept(files), blobs=blobs, folders=folders, trees=trees)
         return index, TreeBuild(root=trees[""], trees=trees, objects=objects)
+
+
+def _blob_digest(data: bytes) -> bytes:
+    digest = hashlib.sha1(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.digest()
+
+
+def _kept(files: Mapping[str, bytes]) -> Mapping[str, bytes]:
+    """What an index keeps of `files`: a copy of a plain dict (its owner may change it), the
+    map itself when it is a read-only lazy one (copying would read every file)."""
+    return files if isinstance(files, (LazyFiles, Overlay)) else dict(files)
 
 
 def _depth_first(folder: str) -> int:
@@ -260,7 +319,7 @@ def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
             if name in folders[parent]:
                 raise ValueError(f"path is both a file and a folder: {folder}")
             folders[parent][name] = (MODE_TREE, bytes.fromhex(tree_sha))
-    index = TreeIndex(files=dict(files), blobs=blobs, folders=folders, trees=trees)
+    index = TreeIndex(files=_kept(files), blobs=blobs, folders=folders, trees=trees)
     return index, TreeBuild(root=trees[""], trees=trees, objects=objects)
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gitfleet.clock import Clock, SystemClock
+from gitfleet.filemap import LazyFiles
 from gitfleet.layout import DESCRIPTION_FILE, Branches
 from gitfleet.logs import log
 from gitfleet.state.git import Git, RefUpdate
@@ -214,21 +215,26 @@ class StateWriter:
                           updates=tuple(updates), objects_written=written,
                           heads=StateHeads(state=state, clusters=new_heads))
 
-    def load(self, commit: str) -> dict[str, bytes]:
-        """The files of state `commit`, read in two Git calls; a writer that has built nothing
-        yet (a restarted hub) also takes that tree as its index, so its next write hashes only
-        what changed rather than the whole state."""
-        listing = self.git.ls_tree_all(commit)
-        blobs = {path: sha for kind, sha, path in listing if kind == "blob"}
-        contents = self.git.read_objects(blobs.values())
-        files = {path: contents[sha] for path, sha in blobs.items()}
+    def load(self, commit: str) -> LazyFiles:
+        """The files of state `commit`: every path and blob id from one `ls-tree`, contents read
+        from Git only when asked for (a restarted hub's incremental render reads the
+        Descriptions of the units a change can affect, not the whole state). A writer that has
+        built nothing yet also takes that tree as its index, so its next write hashes only what
+        changed rather than the whole state."""
+        root = self._tree_of(commit)
+        if root is None:
+            return LazyFiles({}, read=self.git.read_objects)
+        out = self.git.run("ls-tree", "-r", "-t", "-z", "--full-tree", commit)
+        index = TreeIndex.from_ls_tree(out, root, read=self.git.read_objects)
+        if index is None:          # not a tree gitfleet wrote: read its plain files in full
+            listing = self.git.ls_tree_all(commit)
+            return LazyFiles({path: bytes.fromhex(sha) for kind, sha, path in listing
+                              if kind == "blob"}, read=self.git.read_objects)
         if not self._index.files:
-            root = self._tree_of(commit)
-            index = TreeIndex.from_listing(files, root, listing) if root else None
-            if index is not None:
-                self._index = index
-                self._present.update(index.trees.values())
-        return files
+            self._index = index
+            self._present.update(index.trees.values())
+        assert isinstance(index.files, LazyFiles)
+        return index.files
 
     def _tree_of(self, commit: str | None) -> str | None:
         if commit is None:

@@ -131,6 +131,35 @@ def test_a_restarted_hub_renders_incrementally_and_writes_what_a_running_one_doe
                   fleet_at=reader.fleet_at)
     assert full.files == cold.result.files
     assert consistent(copy)
+    # the restart read back only the files of the unit the change can affect (and the errors
+    # and claims files), not the whole state
+    listing = [line.split() for line in git(copy, "ls-tree", "-r", f"{STATE}~1").splitlines()]
+    affected = {sha for _, _, sha, path in listing if "/api/" in path}
+    assert 0 < cold.state_read <= len(affected) + 2 < len({sha for _, _, sha, _ in listing})
+
+
+def test_successive_restarted_and_running_rounds_match_full_renders(rendered: Path) -> None:
+    # a restarted hub's render is the lazily read state with some folders replaced; the rounds
+    # after it build on that, and each state must be exactly what a full render gives
+    hub = hub_for(rendered)
+    reader = SourceReader(open_store(str(rendered)).git)
+    changes = [(API, '"value": 1}', '"value": 2}'),
+               ("templates/web/web.yaml", "nginx:1.25.3", "nginx:1.25.4"),
+               (API, '"value": 2}', '"value": 1}'),
+               ("templates/web/web.yaml", "nginx:1.25.4", "nginx:1.25.3")]
+    modes = []
+    for n, (path, old, new) in enumerate(changes):
+        edit(rendered, path, old, new)
+        head = commit(rendered, f"change {n}")
+        report = hub.run_once()
+        assert report is not None and report.wrote
+        modes.append(report.mode)
+        full = render(reader.fleet_at(head), source_commit=head,
+                      previous_files=reader.git.read_files(f"{STATE}~1"),
+                      status=StatusSnapshot(), fleet_at=reader.fleet_at)
+        assert reader.git.read_files(STATE) == full.files
+        assert consistent(rendered)
+    assert modes == ["restart", "incremental", "incremental", "incremental"]
 
 
 @pytest.mark.parametrize("message", [

@@ -1,0 +1,131 @@
+"""What a restart costs against a running hub, for the same one-cluster change (issue 10).
+
+    .venv/bin/python bench/bench_restart.py [--clusters 1000] [--templates 100] [--rounds 3]
+                                            [--code /path/to/a/gitfleet/checkout]
+
+On a fleet from `bench/fleetgen.py` in a fresh local repository: an in-process `Hub` renders
+and writes it once, then handles `--rounds` one-line Localization changes of one cluster (the
+running hub); then, for as many more changes, a cold `gitfleet hub --once --no-fleet-status`
+process starts from the state in Git (the restarted hub). Reported per round: wall and CPU
+seconds (the hub and its Git children), the render mode, the Git objects the write added and
+how many blobs of the previous state were read back.
+
+`--code` runs the cold hub from another checkout (e.g. main, for a before/after figure). The
+state is first stamped with the measured build's `Renderer` trailer (same tree), so that every
+build restarts incrementally from the same state rather than one of them rendering in full.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_hub import STATE, change_one, cpu, git, make_repo, stored_objects  # noqa: E402
+from fleetgen import generate  # noqa: E402
+
+from gitfleet.hub.hub import Hub  # noqa: E402
+from gitfleet.hub.settings import HubSettings  # noqa: E402
+from gitfleet.state.store import open_store  # noqa: E402
+
+
+def running(work: Path, rounds: int) -> list[dict[str, object]]:
+    hub = Hub(open_store(str(work)), settings=HubSettings(fleet_status=False))
+    t = time.perf_counter()
+    first = hub.run_once()
+    assert first is not None and first.wrote
+    print(f"first render and write: {time.perf_counter() - t:.1f} s", flush=True)
+    out = []
+    for n in range(rounds):
+        change_one(work, n)
+        t, c, o = time.perf_counter(), cpu(), stored_objects(work)
+        report = hub.run_once()
+        assert report is not None and report.wrote and len(report.moved) == 1
+        out.append({"wall_s": time.perf_counter() - t, "cpu_s": cpu() - c,
+                    "mode": report.mode, "objects": stored_objects(work) - o,
+                    "blobs_read": report.state_read})
+    return out
+
+
+def stamp(work: Path, code: Path) -> None:
+    """Give the state commit the Renderer trailer of the build in `code` (same tree)."""
+    renderer = subprocess.run(
+        [sys.executable, "-c", "from gitfleet.hub.hub import renderer_id; print(renderer_id())"],
+        env={**os.environ, "PYTHONPATH": str(code)}, cwd=code, check=True, capture_output=True,
+        text=True).stdout.strip()
+    message = git(work, "log", "-1", "--format=%B", STATE)
+    kept = [line for line in message.rstrip("\n").splitlines()
+            if not line.startswith("Renderer: ")]
+    text = "\n".join(kept) + f"\nRenderer: {renderer}\n"
+    tree = git(work, "rev-parse", f"{STATE}^{{tree}}").strip()
+    commit = subprocess.run(["git", "commit-tree", "-p", STATE, "-F", "-", tree], cwd=work,
+                            input=text, check=True, capture_output=True, text=True).stdout.strip()
+    git(work, "update-ref", STATE, commit)
+
+
+def cold(work: Path, rounds: int, code: Path, *, first: int) -> list[dict[str, object]]:
+    stamp(work, code)
+    out = []
+    for n in range(rounds):
+        change_one(work, first + n)      # a value no earlier round used
+        t, c, o = time.perf_counter(), cpu(), stored_objects(work)
+        done = subprocess.run([sys.executable, "-m", "gitfleet", "hub", "--repo", str(work),
+                               "--once", "--no-fleet-status"], cwd=code, capture_output=True,
+                              text=True, env={**os.environ, "PYTHONPATH": str(code)})
+        wall, used = time.perf_counter() - t, cpu() - c
+        assert done.returncode == 0 and "1 cluster branches moved" in done.stdout, done.stderr
+        log = done.stdout + done.stderr
+        mode = re.search(r"mode=(\w+)", log)
+        read = re.search(r"state_blobs_read=(\d+)", log)
+        out.append({"wall_s": wall, "cpu_s": used, "mode": mode[1] if mode else "?",
+                    "objects": stored_objects(work) - o,
+                    "blobs_read": int(read[1]) if read else "all"})
+    return out
+
+
+def summary(name: str, rows: list[dict[str, object]]) -> str:
+    def med(key: str) -> str:
+        values = [r[key] for r in rows]
+        if all(isinstance(v, float) for v in values):
+            return f"{statistics.median(v for v in values if isinstance(v, float)):.2f}"
+        return "/".join(str(v) for v in dict.fromkeys(values))
+    return (f"{name}: wall_s={med('wall_s')} cpu_s={med('cpu_s')} mode={med('mode')} "
+            f"objects_written={med('objects')} state_blobs_read={med('blobs_read')} "
+            f"(median of {len(rows)}; cpu per round "
+            + " ".join(f"{r['cpu_s']:.2f}" for r in rows) + ")")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clusters", type=int, default=1000)
+    parser.add_argument("--templates", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--code", type=Path, action="append", default=[],
+                        help="checkout(s) to run the cold hub from (default: this one)")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-restart-"))
+    try:
+        work = tmp / "work"
+        make_repo(work, generate(clusters=args.clusters, templates=args.templates))
+        print(f"clusters={args.clusters} templates={args.templates}", flush=True)
+        print(summary("running hub", running(work, args.rounds)), flush=True)
+        for i, code in enumerate(args.code or [ROOT]):
+            rows = cold(work, args.rounds, code.resolve(), first=100 * (i + 1))
+            print(summary(f"cold hub --once ({code})", rows), flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

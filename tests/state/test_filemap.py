@@ -1,0 +1,106 @@
+"""A state read back lazily and a render that is an overlay of it, against a real repository:
+they read from Git only what is asked for, and the writer builds from them exactly the tree it
+builds from the same files held in full."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitfleet.clock import FakeClock
+from gitfleet.errors import TransientError
+from gitfleet.filemap import LazyFiles, overlay, subset, touched
+from gitfleet.state.git import Git, init_repo
+from gitfleet.state.objects import TreeIndex
+from gitfleet.state.writer import StateWriter, read_heads
+
+SRC = "a" * 40
+
+
+def state_files(clusters: int) -> dict[str, bytes]:
+    files = {"errors.yaml": b"errors: []\nwarnings: []\n"}
+    for n in range(clusters):
+        for unit in ("web", "api", "db"):
+            d = f"clusters/c{n}/default/{unit}"
+            files[f"{d}/description.yaml"] = b"kind: Description\nunit: %s\n" % unit.encode()
+            files[f"{d}/apps_Deployment_default_{unit}.yaml"] = b"image: %s:%d\n" % (
+                unit.encode(), n)
+    return files
+
+
+@pytest.fixture
+def written(tmp_path: Path) -> tuple[Git, str, dict[str, bytes]]:
+    git = init_repo(tmp_path / "repo")
+    files = state_files(20)
+    write = StateWriter(git, clock=FakeClock()).write(
+        files, source_commit=SRC, heads=read_heads(git, StateWriter(git).branches))
+    assert write.state is not None
+    return git, write.state, files
+
+
+def test_a_lazy_state_reads_only_what_is_asked_in_batches(
+        written: tuple[Git, str, dict[str, bytes]]) -> None:
+    git, state, files = written
+    lazy = StateWriter(git).load(state)
+    assert set(lazy) == set(files) and len(lazy) == len(files) and lazy.loaded == 0
+    api = [p for p in files if "/api/" in p]
+    assert subset(lazy, [*api, "no/such/file"]) == {p: files[p] for p in api}
+    assert lazy.reads == 1 and lazy.loaded == len({files[p] for p in api})
+    # one file asked alone brings its folder along
+    assert lazy["clusters/c3/default/web/description.yaml"] == files[
+        "clusters/c3/default/web/description.yaml"]
+    assert lazy.reads == 2
+    lazy["clusters/c3/default/web/apps_Deployment_default_web.yaml"]
+    assert lazy.reads == 2
+    # a walk over everything costs a few reads, not one per file
+    assert dict(lazy.items()) == files
+    assert lazy.reads == 3
+
+
+def test_a_blob_missing_from_the_repository_is_a_transient_error(
+        written: tuple[Git, str, dict[str, bytes]]) -> None:
+    git, _, _ = written
+    lazy = LazyFiles({"x.yaml": bytes(20)}, read=git.read_objects)
+    with pytest.raises(TransientError, match="missing"):
+        lazy["x.yaml"]
+
+
+def test_an_overlay_is_the_map_it_describes() -> None:
+    base = {"a": b"1", "b": b"2", "c": b"3"}
+    first = overlay(base, {"b": b"20", "d": b"4"}, ["c"])
+    assert dict(first) == {"a": b"1", "b": b"20", "d": b"4"} and len(first) == 3
+    assert "c" not in first and "d" in first
+    second = overlay(first, {"c": b"30"}, ["d", "a"])
+    assert second.base is base                         # flattened onto the first base
+    assert dict(second) == {"b": b"20", "c": b"30"} and len(second) == 2
+    assert touched(base, first) == {"b", "c", "d"}
+    # "b" was carried over from `first` as the same object: unchanged between the two
+    assert touched(first, second) == {"a", "c", "d"}
+    assert touched(second, overlay(second, {}, ["c"])) == {"c"}
+    assert touched({"a": b"1"}, second) is None        # unrelated maps: compare everything
+
+
+def test_the_writer_builds_the_same_tree_from_an_overlay_of_a_lazy_state(
+        written: tuple[Git, str, dict[str, bytes]], tmp_path: Path) -> None:
+    git, state, files = written
+    writer = StateWriter(git, clock=FakeClock())
+    lazy = writer.load(state)
+    changes = {"clusters/c4/default/api/apps_Deployment_default_api.yaml": b"image: api:new\n",
+               "clusters/c4/default/api/description.yaml": files[
+                   "clusters/c4/default/api/description.yaml"],     # rewritten, same bytes
+               "clusters/c9/default/cache/description.yaml": b"kind: Description\n"}
+    gone = ["clusters/c5/default/db/description.yaml",
+            "clusters/c5/default/db/apps_Deployment_default_db.yaml"]
+    new = overlay(lazy, changes, gone)
+    write = writer.write(new, source_commit=SRC, heads=read_heads(git, writer.branches))
+    assert write.moved == ("c4", "c5", "c9")
+    assert lazy.loaded == 0                          # compared by blob id, nothing read back
+    expected = {p: d for p, d in files.items() if p not in gone} | changes
+    full = TreeIndex().update(expected)[1]
+    assert write.tree == full.root
+    # and from the same Git objects, a fresh repository's full write agrees
+    other = init_repo(tmp_path / "other")
+    again = StateWriter(other, clock=FakeClock()).write(
+        expected, source_commit=SRC, heads=read_heads(other, writer.branches))
+    assert again.tree == write.tree
