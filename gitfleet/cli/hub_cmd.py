@@ -41,9 +41,24 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--debounce", type=duration_arg, default=0.05,
                    help="quiet time after a trigger before rendering (default 50ms)")
     p.add_argument("--listen", default="",
-                   help="HOST:PORT for webhooks, /healthz and /metrics (e.g. 127.0.0.1:8080)")
+                   help="HOST:PORT for webhooks, /healthz, /readyz and /metrics "
+                   "(e.g. 127.0.0.1:8080)")
     p.add_argument("--webhook-secret-file",
-                   help="file holding the webhook secret (or set GITFLEET_WEBHOOK_SECRET)")
+                   help="file holding the webhook secret (or set GITFLEET_WEBHOOK_SECRET); "
+                   "without one /hooks/git is off")
+    p.add_argument("--webhook-replay-window", type=duration_arg,
+                   default=HubSettings.replay_window,
+                   help="a webhook delivery id seen again within this is refused with 409 "
+                   "(default 1h)")
+    p.add_argument("--http-timeout", type=duration_arg, default=HubSettings.http_timeout,
+                   help="an HTTP client idle this long is dropped; a connection lives at most "
+                   "6 times this (default 10s)")
+    p.add_argument("--http-max-connections", type=int, default=HubSettings.http_connections,
+                   help="HTTP connections served at once; more are answered 503 at once "
+                   "(default %(default)s)")
+    p.add_argument("--unready-after", type=duration_arg, default=HubSettings.unready_after,
+                   help="/readyz answers 503 once rounds have failed for this long "
+                   "(default 5m)")
     p.add_argument("--cache-dir", help="where mirrors of remote repos live "
                    "(default ~/.cache/gitfleet/hub)")
     p.add_argument("--conflict-retries", type=int, default=HubSettings.conflict_retries,
@@ -71,6 +86,10 @@ def settings_of(args: argparse.Namespace) -> HubSettings:
         debounce = args.debounce
         if args.listen:
             parse_listen(args.listen)
+        if args.http_max_connections < 1:
+            raise ValueError("--http-max-connections must be at least 1")
+        if args.http_timeout <= 0:
+            raise ValueError("--http-timeout must be positive")
     except ValueError as exc:
         raise InputError(str(exc)) from None
     return HubSettings(source_branch=args.branch, interval=interval, debounce=debounce,
@@ -78,7 +97,11 @@ def settings_of(args: argparse.Namespace) -> HubSettings:
                        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
                        listen=args.listen or None, webhook_secret=secret,
                        fleet_status=not args.no_fleet_status, backoff_max=args.backoff_max,
-                       stale_after=args.stale_after)
+                       stale_after=args.stale_after,
+                       replay_window=args.webhook_replay_window,
+                       http_timeout=args.http_timeout,
+                       http_connections=args.http_max_connections,
+                       unready_after=args.unready_after)
 
 
 def run(args: argparse.Namespace) -> int:

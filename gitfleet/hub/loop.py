@@ -33,6 +33,7 @@ class HubDaemon:
         self.server: HubServer | None = None
         self.watcher: RefWatcher | None = None
         self._branches = Branches()
+        self._failing_since: float | None = None   # when the rounds started failing, if they are
 
     def stop(self) -> None:
         self.stopping.set()
@@ -59,7 +60,11 @@ class HubDaemon:
             host, port = parse_listen(settings.listen)
             self.server = HubServer(host, port, wake=self.wake, metrics=self.hub.metrics,
                                     secret=settings.webhook_secret, healthy=self._healthy,
-                                    ignore_ref=self._own_ref)
+                                    ready=self._ready, ignore_ref=self._own_ref,
+                                    replay_window=settings.replay_window,
+                                    max_connections=settings.http_connections,
+                                    idle_timeout=settings.http_timeout,
+                                    request_timeout=6 * settings.http_timeout)
             self.server.start()
             log(LOG, logging.INFO, "listening", address="{}:{}".format(*self.server.address))
 
@@ -69,6 +74,13 @@ class HubDaemon:
 
     def _healthy(self) -> bool:
         return self.hub.consecutive_failures < 5
+
+    def _ready(self) -> bool:
+        """Ready once a round has succeeded, and while rounds have not failed for too long."""
+        if not self.hub.metrics.last_success_time:
+            return False
+        since = self._failing_since
+        return since is None or self.hub.clock.now() - since < self.hub.settings.unready_after
 
     def run(self) -> int:
         """Loop until stopped; returns the exit code (0)."""
@@ -109,4 +121,8 @@ class HubDaemon:
                                                              "retry_in": round(delay, 2)}})
         if self.hub.branches is not None:
             self._branches = self.hub.branches
+        if not self.hub.consecutive_failures:
+            self._failing_since = None
+        elif self._failing_since is None:
+            self._failing_since = self.hub.clock.now()
         return delay

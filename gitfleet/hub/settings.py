@@ -28,7 +28,13 @@ class HubSettings:
     jitter: float = 0.25               # +/- share of random spread on every retry delay
     cache_dir: Path | None = None      # remote repos' mirrors (default ~/.cache/gitfleet/hub)
     listen: str | None = None          # "127.0.0.1:8080": webhooks, /healthz, /metrics
-    webhook_secret: str | None = None  # HMAC secret (GitHub, Gitea) or token (GitLab)
+    webhook_secret: str | None = None  # HMAC secret (GitHub, Gitea) or token (GitLab); without
+                                       # one /hooks/git is off (404)
+    replay_window: float = 3600.0      # a webhook delivery id seen again within this is refused
+    http_timeout: float = 10.0         # longest wait for a read from an HTTP client; a whole
+                                       # connection lives at most 6 times this
+    http_connections: int = 64         # HTTP connections served at once; beyond: 503 at once
+    unready_after: float = 300.0       # /readyz fails once rounds have failed this long
     fleet_status: bool = True          # fold status branches into <prefix>/fleet-status
     fold_delay_max: float = 5.0        # longest that pushes in a row may delay status folding
     fold_quiet: float = 0.2            # quiet time after a render before statuses are folded

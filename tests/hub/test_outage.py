@@ -3,6 +3,7 @@ renders what was pushed meanwhile soon after the remote returns, at once on a we
 
 from __future__ import annotations
 
+import hmac
 import json
 import re
 import urllib.request
@@ -62,11 +63,14 @@ def test_a_webhook_cuts_the_backoff_short(tmp_path: Path) -> None:
     remote = Remote(bare.parent, free_port())
     port = free_port()
     log = tmp_path / "hub.log"
+    secret = tmp_path / "secret"
+    secret.write_text("s3cret\n")
     try:
         remote.up()
         # an hour of backoff after the failures: only the webhook can bring the render
         with hub_process("--repo", f"{remote.url}/fleet.git", "--interval", "300ms",
                          "--backoff-max", "1h", "--listen", f"127.0.0.1:{port}",
+                         "--webhook-secret-file", str(secret),
                          "--no-fleet-status", "--cache-dir", str(tmp_path / "cache"), log=log):
             first = git(work, "rev-parse", "HEAD").strip()
             wait(lambda: source_of(bare) == first, what="first render")
@@ -78,7 +82,9 @@ def test_a_webhook_cuts_the_backoff_short(tmp_path: Path) -> None:
             remote.up()
             body = json.dumps({"ref": "refs/heads/main", "after": pushed}).encode()
             req = urllib.request.Request(f"http://127.0.0.1:{port}/hooks/git", data=body,
-                                         headers={"X-Gitea-Event": "push"}, method="POST")
+                                         headers={"X-Gitea-Event": "push", "X-Gitea-Signature":
+                                                  hmac.new(b"s3cret", body, "sha256").hexdigest()},
+                                         method="POST")
             with urllib.request.urlopen(req, timeout=5) as resp:
                 assert resp.status == 202
             # rendered well before the backed-off retry was due: the webhook ended the wait

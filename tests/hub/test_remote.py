@@ -3,6 +3,7 @@ and two hubs racing on one repository without losing or repeating an update."""
 
 from __future__ import annotations
 
+import hmac
 import json
 import time
 import urllib.request
@@ -58,7 +59,9 @@ def test_webhook_triggers_a_fetch(served: tuple[Path, Path], tmp_path: Path) -> 
     with git_daemon(bare.parent) as prefix:
         url = f"{prefix}/fleet.git"
         git(work, "remote", "add", "origin", url)
+        (tmp_path / "secret").write_text("s3cret\n")
         with hub_process("--repo", url, "--interval", "120s", "--listen", f"127.0.0.1:{port}",
+                         "--webhook-secret-file", str(tmp_path / "secret"),
                          "--cache-dir", str(tmp_path / "cache")):
             first = git(work, "rev-parse", "HEAD").strip()
             wait_for(lambda: source_of(bare) == first, what="first render")
@@ -67,7 +70,9 @@ def test_webhook_triggers_a_fetch(served: tuple[Path, Path], tmp_path: Path) -> 
             git(work, "push", "-q", "origin", "main")
             body = json.dumps({"ref": "refs/heads/main", "after": pushed}).encode()
             req = urllib.request.Request(f"http://127.0.0.1:{port}/hooks/git", data=body,
-                                         headers={"X-Gitea-Event": "push"}, method="POST")
+                                         headers={"X-Gitea-Event": "push", "X-Gitea-Signature":
+                                                  hmac.new(b"s3cret", body, "sha256").hexdigest()},
+                                         method="POST")
             with urllib.request.urlopen(req, timeout=5) as resp:
                 assert resp.status == 202
             wait_for(lambda: source_of(bare) == pushed, timeout=15, what="webhook render")

@@ -1,0 +1,235 @@
+"""The hub's HTTP endpoint under abuse: every malformed, oversized, slow, idle or replayed request
+is refused (4xx/503 or dropped), nothing is woken, no traceback is printed, threads and memory
+stay bounded, and a valid signed delivery is still accepted afterwards.
+
+Real sockets on 127.0.0.1; every server is stopped; every client read is bounded by a timeout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import Any
+
+import pytest
+
+from gitfleet.hub.metrics import Metrics
+from gitfleet.hub.triggers import Wakeup
+from gitfleet.hub.webhook import MAX_BODY, HubServer
+from tests.hub.fleet import wait_for
+
+SECRET = b"s3cret"
+BODY = json.dumps({"ref": "refs/heads/main"}).encode()
+
+
+@contextmanager
+def hub_server(**kw: Any) -> Iterator[tuple[HubServer, Wakeup]]:
+    wake = Wakeup()
+    kw.setdefault("secret", SECRET.decode())
+    server = HubServer("127.0.0.1", 0, wake=wake, metrics=Metrics(), **kw)
+    server.start()
+    try:
+        yield server, wake
+    finally:
+        server.stop()
+
+
+def exchange(server: HubServer, raw: bytes, *, timeout: float = 10.0) -> bytes:
+    """Sends `raw`, returns all the server answered until it closed (bounded by `timeout`)."""
+    with socket.create_connection(server.address, timeout=timeout) as sock:
+        with suppress(OSError):
+            sock.sendall(raw)
+        return read_all(sock)
+
+
+def read_all(sock: socket.socket) -> bytes:
+    out = b""
+    with suppress(ConnectionResetError):
+        while chunk := sock.recv(65536):
+            out += chunk
+    return out
+
+
+def status(answer: bytes) -> int:
+    return int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/") else 0
+
+
+def post(body: bytes, headers: dict[str, str], *, length: str | None = None) -> bytes:
+    lines = ["POST /hooks/git HTTP/1.1", "Host: hub", "Connection: close"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    lines.append(f"Content-Length: {len(body) if length is None else length}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def signed(body: bytes = BODY, delivery: str | None = None) -> dict[str, str]:
+    sig = hmac.new(SECRET, body, hashlib.sha256).hexdigest()
+    headers = {"X-GitHub-Event": "push", "X-Hub-Signature-256": f"sha256={sig}"}
+    if delivery:
+        headers["X-GitHub-Delivery"] = delivery
+    return headers
+
+
+def woken(wake: Wakeup) -> list[str]:
+    return wake.wait(0)
+
+
+def test_without_a_secret_the_hook_is_off_and_wakes_nothing() -> None:
+    with hub_server(secret=None) as (server, wake):
+        answer = exchange(server, post(BODY, {"X-GitHub-Event": "push"}))
+        assert status(answer) == 404
+        assert status(exchange(server, post(BODY, signed()))) == 404
+        assert woken(wake) == []
+
+
+@pytest.mark.parametrize(("length", "code"), [
+    ("-1", 400), ("abc", 400), ("1e3", 400), ("+12", 400), ("0x10", 400), ("", 400),
+    (str(MAX_BODY + 1), 413), ("200000000", 413), ("9" * 40, 413),
+])
+def test_a_bad_content_length_is_refused_before_the_body_is_read(length: str, code: int,
+                                                                  capfd: Any) -> None:
+    with hub_server() as (server, wake):
+        # nothing of the announced body is sent: the answer must not wait for it
+        answer = exchange(server, post(b"", signed(), length=length), timeout=5)
+        assert status(answer) == code, answer
+        assert woken(wake) == []
+        assert status(exchange(server, post(BODY, signed()))) == 202   # still serving
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_missing_or_doubled_length_or_chunked_body_is_refused() -> None:
+    with hub_server() as (server, wake):
+        head = "POST /hooks/git HTTP/1.1\r\nHost: hub\r\nX-GitHub-Event: push\r\n"
+        assert status(exchange(server, (head + "\r\n").encode())) == 411
+        chunked = head + "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+        assert status(exchange(server, chunked.encode())) == 411
+        doubled = head + f"Content-Length: {len(BODY)}\r\nContent-Length: 5\r\n\r\n"
+        assert status(exchange(server, doubled.encode() + BODY)) == 400
+        assert woken(wake) == []
+
+
+def test_a_replayed_delivery_is_refused_and_wakes_nothing() -> None:
+    with hub_server() as (server, wake):
+        first = exchange(server, post(BODY, signed(delivery="d-1")))
+        assert status(first) == 202 and woken(wake) == ["webhook"]
+        for _ in range(5):
+            again = exchange(server, post(BODY, signed(delivery="d-1")))
+            assert status(again) == 409 and b"already received" in again
+        assert woken(wake) == []
+        # an unsigned request cannot spend a delivery id ahead of the real one
+        forged = {"X-GitHub-Event": "push", "X-GitHub-Delivery": "d-2"}
+        assert status(exchange(server, post(BODY, forged))) == 401
+        assert status(exchange(server, post(BODY, signed(delivery="d-2")))) == 202
+        gitea = {"X-Gitea-Event": "push", "X-Gitea-Delivery": "d-3",
+                 "X-Gitea-Signature": hmac.new(SECRET, BODY, "sha256").hexdigest()}
+        gitlab = {"X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": "s3cret",
+                  "X-Gitlab-Event-UUID": "d-4"}
+        for headers in (gitea, gitlab):
+            assert status(exchange(server, post(BODY, headers))) == 202
+            assert status(exchange(server, post(BODY, headers))) == 409
+
+
+def test_a_replay_is_accepted_again_after_the_window() -> None:
+    with hub_server(replay_window=0.0) as (server, wake):
+        assert status(exchange(server, post(BODY, signed(delivery="d-1")))) == 202
+        assert status(exchange(server, post(BODY, signed(delivery="d-1")))) == 202
+
+
+def test_non_ascii_tokens_and_signatures_are_401_not_a_traceback(capfd: Any) -> None:
+    with hub_server() as (server, wake):
+        for header in (b"X-Gitlab-Token: s3cr\xc3\xa9t", b"X-Hub-Signature-256: sha256=\xff\xfe",
+                       b"X-Gitea-Signature: \xe2\x82\xac"):
+            raw = (b"POST /hooks/git HTTP/1.1\r\nConnection: close\r\nX-GitHub-Event: push\r\n"
+                   + header + f"\r\nContent-Length: {len(BODY)}\r\n\r\n".encode() + BODY)
+            assert status(exchange(server, raw)) == 401
+        assert woken(wake) == []
+    assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("raw", [
+    b"GARBAGE\r\n\r\n",
+    b"POST /hooks/git HTTP/9.9\r\n\r\n",
+    b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 64,      # a TLS hello
+    b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n",                       # a huge request line
+    b"POST /hooks/git HTTP/1.1\r\nX-Big: " + b"b" * 70000 + b"\r\n\r\n",  # a huge header
+    b"POST /hooks/git HTTP/1.1\r\n" + b"X-H: v\r\n" * 200 + b"\r\n",       # too many headers
+])
+def test_malformed_requests_get_4xx_and_no_traceback(raw: bytes, capfd: Any) -> None:
+    with hub_server(idle_timeout=1.0) as (server, wake):
+        answer = exchange(server, raw)
+        assert answer == b"" or 400 <= status(answer) < 500 or status(answer) == 505, \
+            answer[:200]
+        assert woken(wake) == []
+        assert status(exchange(server, post(BODY, signed()))) == 202
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_lying_length_or_a_slow_client_is_dropped_after_the_bound() -> None:
+    with hub_server(idle_timeout=0.5, request_timeout=2.0) as (server, wake):
+        # announces 1,000 bytes, sends 10, then waits: dropped after the idle timeout
+        with socket.create_connection(server.address, timeout=10) as sock:
+            sock.sendall(post(b"x" * 10, signed(), length="1000"))
+            assert read_all(sock) == b""      # closed by the server, long before 10 s
+        # drips a header byte every 0.2 s, each within the idle timeout: the connection's
+        # whole-life bound drops it
+        with socket.create_connection(server.address, timeout=10) as sock:
+            closed = False
+            for byte in post(BODY, signed()):
+                try:
+                    sock.sendall(bytes([byte]))
+                except OSError:
+                    closed = True
+                    break
+                if wait_closed(sock, 0.2):
+                    closed = True
+                    break
+            assert closed
+        assert woken(wake) == []
+        assert status(exchange(server, post(BODY, signed()))) == 202
+
+
+def wait_closed(sock: socket.socket, seconds: float) -> bool:
+    sock.settimeout(seconds)
+    try:
+        return sock.recv(1) == b""
+    except TimeoutError:
+        return False
+    except OSError:
+        return True
+    finally:
+        sock.settimeout(10)
+
+
+def test_many_idle_connections_hold_no_more_threads_than_the_bound() -> None:
+    before = threading.active_count()
+    with hub_server(max_connections=8, idle_timeout=5.0) as (server, wake):
+        idle = [socket.create_connection(server.address, timeout=10) for _ in range(200)]
+        try:
+            # the ones beyond the bound are answered 503 at once and closed
+            refused = 0
+            for sock in idle[8:]:
+                answer = read_all(sock)
+                assert status(answer) == 503
+                refused += 1
+            assert refused == 192
+            assert threading.active_count() <= before + 1 + 8   # the serving thread + the bound
+        finally:
+            for sock in idle:
+                sock.close()
+        # the held ones time out; the endpoint serves again
+        wait_for(lambda: status(exchange(server, post(BODY, signed()))) == 202, timeout=10,
+                 what="serving after the idle connections")
+        assert woken(wake) == ["webhook"]
+
+
+def test_readyz_follows_the_readiness_callback() -> None:
+    ready = threading.Event()
+    with hub_server(ready=ready.is_set) as (server, _):
+        get = b"GET /readyz HTTP/1.1\r\nHost: hub\r\nConnection: close\r\n\r\n"
+        assert status(exchange(server, get)) == 503
+        ready.set()
+        assert status(exchange(server, get)) == 200
