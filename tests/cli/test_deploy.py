@@ -129,5 +129,5 @@ def test_image_comes_from_kustomize_and_probes_use_the_http_port(folder: str,
     assert {"name": "http", "containerPort": 8080} in container["ports"]
     live, ready = container["livenessProbe"]["httpGet"], container["readinessProbe"]["httpGet"]
     assert live == {"path": "/healthz", "port": "http"}
-    # the agent is ready once it serves /readyz; the hub has one health endpoint
-    assert ready == {"path": "/readyz" if kind == "agent" else "/healthz", "port": "http"}
+    # both are ready on /readyz: the agent once it has synced, the hub once it has rendered
+    assert ready == {"path": "/readyz", "port": "http"}
