@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import socket
 import threading
 from collections.abc import Iterator
@@ -24,6 +25,13 @@ from gitfleet.hub.webhook import MAX_BODY, HubServer
 from tests.hub.fleet import wait_for
 
 SECRET = b"s3cret"
+
+
+@pytest.fixture(autouse=True)
+def _own_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An earlier in-process CLI test may leave a handler on a closed stream, whose "Logging
+    error" traceback would be taken for the server's: log through pytest's handlers only."""
+    monkeypatch.setattr(logging.getLogger("gitfleet"), "handlers", [])
 BODY = json.dumps({"ref": "refs/heads/main"}).encode()
 
 
