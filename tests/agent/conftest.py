@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +19,7 @@ from gitfleet.kube.client import KubeClient, KubeSettings
 from gitfleet.kubesim import KubeSim
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, init_repo
-from tests.gitserver import free_port, git_daemon
+from tests.gitserver import GitDaemon, git_daemon
 
 
 @dataclass
@@ -127,42 +125,8 @@ def status_log(remote: Remote, cluster: str = "c1") -> str:
     return remote.git.run("log", "-p", Branches().status(cluster)).decode()
 
 
-class Daemon:
-    """A `git daemon` that can go down and come back on the same port (a flaky remote)."""
-
-    def __init__(self, base: Path) -> None:
-        self.base = base
-        self.port = free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"git://127.0.0.1:{self.port}"
-
-    def up(self, timeout: float = 10.0) -> None:
-        self.proc = subprocess.Popen(
-            ["git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={self.port}",
-             f"--base-path={self.base}", "--export-all", "--enable=receive-pack",
-             str(self.base)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("git daemon did not start") from None
-                time.sleep(0.02)
-
-    def down(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-            self.proc = None
+# A flaky remote: `git daemon` that can go down and come back on the same port.
+Daemon = GitDaemon
 
 
 @pytest.fixture

@@ -8,11 +8,12 @@ import contextlib
 import os
 import random
 import signal
-import socket
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.gitserver import GitDaemon
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 # where to kill: when a child whose command line holds this appears (the n-th one), or "delay"
@@ -119,45 +120,5 @@ def _git(repo: Path, *args: str) -> str:
                           text=True).stdout
 
 
-class Remote:
-    """`git daemon` serving `base` on a fixed 127.0.0.1 port that can go down and come back
-    (the same URL throughout): a Git remote outage. Always stopped by `down()`/`close()`."""
-
-    def __init__(self, base: Path, port: int) -> None:
-        self.base = base
-        self.port = port
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"git://127.0.0.1:{self.port}"
-
-    def up(self, *, timeout: float = 10.0) -> None:
-        self.proc = subprocess.Popen(
-            ["git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={self.port}",
-             f"--base-path={self.base}", "--export-all", "--enable=receive-pack",
-             str(self.base)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.down()
-                    raise RuntimeError("git daemon did not start") from None
-                time.sleep(0.02)
-
-    def down(self) -> None:
-        if self.proc is None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
-        self.proc = None
-
-    def close(self) -> None:
-        self.down()
+# A Git remote outage: `git daemon` on a fixed port that goes down and comes back.
+Remote = GitDaemon
