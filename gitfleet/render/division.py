@@ -37,6 +37,13 @@ def divide_static(total: int, weights: Mapping[str, int]) -> dict[str, int]:
     with 0. If every weight is 0 (or there are no clusters) nobody gets anything and the result sums
     to 0 rather than ``total``.
     """
+    return _floor_then_remainder(total, weights, by_fraction=False)
+
+
+def _floor_then_remainder(total: int, weights: Mapping[str, int], *,
+                          by_fraction: bool) -> dict[str, int]:
+    """Floors of the exact quotas, then the leftover replicas one each to the clusters with a
+    positive weight, ordered by weight or by fractional part (descending), ties by name."""
     _check(total, weights, "weight")
     result = dict.fromkeys(weights, 0)
     weight_sum = sum(weights.values())
@@ -45,9 +52,12 @@ def divide_static(total: int, weights: Mapping[str, int]) -> dict[str, int]:
     for name, weight in weights.items():
         result[name] = weight * total // weight_sum
     remainder = total - sum(result.values())
+
+    def rank(name: str) -> int:
+        return weights[name] * total % weight_sum if by_fraction else weights[name]
+
     # remainder < number of clusters with a fractional quota, all of them weight > 0
-    order = sorted((name for name, w in weights.items() if w > 0),
-                   key=lambda name: (-weights[name], name))
+    order = sorted((n for n, w in weights.items() if w > 0), key=lambda n: (-rank(n), n))
     for name in order[:remainder]:
         result[name] += 1
     return result
@@ -209,19 +219,7 @@ def largest_remainder(total: int, weights: Mapping[str, int]) -> dict[str, int]:
     """Split ``total`` in proportion to ``weights``: floors first, then one each to the largest
     fractional parts, ties by cluster name ascending. Sums to ``total`` whenever some weight
     is positive (all zeros otherwise)."""
-    _check(total, weights, "weight")
-    result = dict.fromkeys(weights, 0)
-    weight_sum = sum(weights.values())
-    if weight_sum == 0:
-        return result
-    for name, w in weights.items():
-        result[name] = w * total // weight_sum
-    remainder = total - sum(result.values())
-    order = sorted((n for n, w in weights.items() if w > 0),
-                   key=lambda n: (-(weights[n] * total % weight_sum), n))
-    for name in order[:remainder]:
-        result[name] += 1
-    return result
+    return _floor_then_remainder(total, weights, by_fraction=True)
 
 
 def _with_current(room: Mapping[str, int], current: Mapping[str, int]) -> dict[str, int]:
