@@ -9,6 +9,9 @@ aggregation). A commit lands only when something changed; when only heartbeat ti
 new commit replaces the previous heartbeat-only commit instead of growing history.
 
 The same reading gives the render its status inputs: each cluster's reported capacity.
+Each cluster's row carries its lifecycle condition (Ready, NotReady, Unknown, NeverReported:
+gitfleet.lifecycle.judgement; healthz/livez/readyz forced false unless Ready), the taints the
+hub gave it and how many eviction tasks name it (gitfleet.hub.evictions).
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from typing import Any
 from gitfleet import yamlio
 from gitfleet.clock import Clock, parse_iso
 from gitfleet.errors import InputError
+from gitfleet.hub.evictions import LifecycleInputs
 from gitfleet.layout import DESCRIPTION_FILE, STATUS_FILE, Branches
+from gitfleet.lifecycle.judgement import Condition, judge
 from gitfleet.model.loader import Fleet
 from gitfleet.render.emit import emit, emit_list_items
 from gitfleet.render.status import ClusterCapacity, StatusSnapshot
@@ -30,7 +35,6 @@ from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.objects import MODE_TREE, TreeIndex
 
 API_VERSION = "gitfleet.io/v1alpha1"
-HEARTBEAT_GRACE = 3          # a heartbeat older than this many intervals makes a cluster NotReady
 PHASE_ORDER = ("Failure", "Degraded", "Unknown", "Progressing", "Installing", "Pending", "Success")
 REPLICA_FIELDS = ("replicas", "readyReplicas", "updatedReplicas", "availableReplicas")
 WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet")
@@ -61,6 +65,7 @@ class FleetStatus:
         self._units: dict[bytes, dict[tuple[str, str], _Unit]] = {}    # cluster tree -> units
         self._rows: dict[tuple[object, ...], tuple[dict[str, Any], str]] = {}
         self._fold_time = 0.0
+        self.lifecycle = LifecycleInputs()     # the hub's last judgement (taints, evictions)
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -113,10 +118,14 @@ class FleetStatus:
         ready: dict[str, bool] = {}
         summaries: dict[tuple[object, ...], bytes] = {}
         for name in sorted(names):
+            taints = [f"{t.key}:{t.effect}" for t in self.lifecycle.taints.get(name, ())]
+            evictions = sum(1 for t in self.lifecycle.tasks if t.cluster == name)
             doc = cluster_summary(name, statuses.get(name), now=now,
-                                  in_fleet=fleet is None or name in fleet.clusters)
+                                  in_fleet=fleet is None or name in fleet.clusters,
+                                  taints=taints, evictions=evictions)
             ready[name] = bool(doc["ready"])
-            key = (name, heads.get(name), doc["ready"], doc["reason"], doc["inFleet"])
+            key = (name, heads.get(name), doc["ready"], doc["reason"], doc["inFleet"],
+                   doc["condition"], tuple(taints), evictions)
             data = self._summaries.get(key)
             if data is None:
                 data = emit(doc).encode()
@@ -270,26 +279,15 @@ def _parse(data: bytes | None) -> dict[str, Any] | None:
 
 
 def cluster_summary(name: str, doc: Mapping[str, Any] | None, *, now: float,
-                    in_fleet: bool) -> dict[str, Any]:
-    """One cluster's row of the fleet status: ready (judged on heartbeat age), versions, sync."""
+                    in_fleet: bool, taints: list[str] | None = None,
+                    evictions: int = 0) -> dict[str, Any]:
+    """One cluster's row of the fleet status: its condition (judged on heartbeat age and the
+    probes it reports), versions, sync, the hub's taints and its eviction tasks."""
     hb = (doc or {}).get("heartbeat") or {}
     sync = (doc or {}).get("sync") or {}
     interval = int(hb.get("intervalSeconds") or 0)
-    reason = ""
-    if not hb:
-        ready, reason = False, "no heartbeat yet"
-    else:
-        try:
-            age = now - parse_iso(str(hb.get("time", "")))
-        except ValueError:
-            age = float("inf")
-        reported = bool((hb.get("livez") and hb.get("readyz")) or hb.get("healthz"))
-        if age > HEARTBEAT_GRACE * max(interval, 1):
-            ready, reason = False, f"heartbeat older than {HEARTBEAT_GRACE} intervals"
-        elif not reported:
-            ready, reason = False, "cluster reports not ready"
-        else:
-            ready = True
+    judgement = judge(doc, now=now, parse_time=parse_iso)
+    ready, reason = judgement.ready, judgement.reason
     descriptions = (doc or {}).get("descriptions") or []
     phases: dict[str, int] = {}
     for d in descriptions:
@@ -299,7 +297,10 @@ def cluster_summary(name: str, doc: Mapping[str, Any] | None, *, now: float,
     return {
         "apiVersion": API_VERSION, "kind": "ClusterSummary", "cluster": name,
         "inFleet": in_fleet,
-        "ready": ready, "reason": reason,
+        "ready": ready, "reason": reason, "condition": str(judgement.condition),
+        "probes": {p: bool(hb.get(p)) and judgement.condition is Condition.READY
+                   for p in ("healthz", "livez", "readyz")},
+        "taints": list(taints or ()), "evictions": evictions,
         _TIME_KEY: str(hb.get("time", "")),
         "heartbeatIntervalSeconds": interval,
         "versions": {"kubernetes": str(hb.get("kubernetesVersion", "")),

@@ -13,6 +13,7 @@ completes cluster branches left behind or ahead of the state (`gitfleet.state.wr
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import logging
@@ -27,6 +28,7 @@ from gitfleet.backoff import Retry
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import InputError, RefConflict, TransientError
 from gitfleet.filemap import LazyFiles, Overlay
+from gitfleet.hub.evictions import Lifecycle, with_evictions
 from gitfleet.hub.fleetstatus import FleetStatus
 from gitfleet.hub.metrics import Metrics
 from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings
@@ -85,6 +87,7 @@ class Hub:
         self.rng = rng or random.Random()
         self.reader = SourceReader(store.git, fleets_kept=self.settings.basis_fleets_kept)
         self.status = FleetStatus(store.git, clock=self.clock)
+        self.lifecycle = Lifecycle()              # cluster judgement, taints, failover
         self.last: RenderReport | None = None      # the last render that ran
         self._writers: dict[str, StateWriter] = {}
         self._previous: tuple[str | None, Mapping[str, bytes]] | None = None
@@ -227,11 +230,20 @@ class Hub:
             self._clean()
         heads = read_heads(self.store.git, branches)
         snapshot, status_key = self.status.render_inputs()
+        previous_files = self._previous_files(heads, branches)
+        # Cluster lifecycle (gitfleet.hub.evictions): re-judged every round; a change of
+        # judgement, taints or eviction tasks is a change of the render's status input.
+        life = self.lifecycle.judge(fleet, self.status.read(), previous_files,
+                                    now=self.clock.now())
+        self.status.lifecycle = life
+        if life.digest:
+            snapshot = dataclasses.replace(snapshot, taints=life.taints, evicted=life.evicted,
+                                           retained=life.retained)
+            status_key = f"{status_key}+{life.digest}"
         key = (source, branches.prefix, heads.state, _digest(heads), status_key)
         if key == self._done_key:
             return None
         started = time.perf_counter()
-        previous_files = self._previous_files(heads, branches)
         read_before = _state_read(previous_files)
         self._mode = ("full", 0)
         result = self._incremental(source, fleet, heads, previous_files, snapshot, status_key)
@@ -243,11 +255,15 @@ class Hub:
         summary = RenderSummary(clusters=len(result.clusters), descriptions=result.descriptions,
                                 objects=result.objects, errors=len(result.errors),
                                 warnings=len(result.warnings))
-        write = self._writer(branches).write(result.files, source_commit=source, heads=heads,
+        files = with_evictions(result.files, life.file())
+        write = self._writer(branches).write(files, source_commit=source, heads=heads,
                                              summary=summary, clusters=fleet.clusters,
-                                             status_input=status_key, renderer=renderer_id())
+                                             status_input=status_key, renderer=renderer_id(),
+                                             reason="\n".join(life.changes))
         done = time.perf_counter()
-        self._previous = (write.state, result.files)
+        for change in life.changes:
+            log(LOG, logging.WARNING, "cluster lifecycle", change=change)
+        self._previous = (write.state, files)
         self._rendered = (source, write.state, status_key)
         assert write.heads is not None
         self._done_key = (source, branches.prefix, write.state, _digest(write.heads), status_key)

@@ -28,6 +28,7 @@ from gitfleet.model.objects import (
     CLUSTER_SCOPED_KINDS,
     CLUSTERNET_APPS,
     CLUSTERNET_CLUSTERS,
+    CONFIRM_PURGE_ANNOTATION,
     GITFLEET,
     KARMADA_AUTOSCALING,
     KARMADA_POLICY,
@@ -417,6 +418,9 @@ class _Builder:
         digest = digest_of(spec)
         annotations = (body.get("metadata") or {}).get("annotations") or {}
         rebalance = str(annotations.get(REBALANCE_ANNOTATION) or "")
+        confirm = frozenset(n.strip() for n in
+                            str(annotations.get(CONFIRM_PURGE_ANNOTATION) or "").split(",")
+                            if n.strip())
         if kind == "Subscription":
             feeds = tuple(Feed(f["apiVersion"], f["kind"], f["name"], f.get("namespace", ""))
                           for f in spec["feeds"])
@@ -430,7 +434,7 @@ class _Builder:
                 dividing_type=dividing.get("type", "Static"),
                 tolerations=tuple(spec.get("clusterTolerations") or ()),
                 api_version=api_version, digest=digest, origin=origin, rebalance=rebalance,
-                by_subgroup=spec.get("schedulingBySubGroup") is True))
+                by_subgroup=spec.get("schedulingBySubGroup") is True, confirm_purge=confirm))
         elif kind in ("Localization", "Globalization"):
             f = spec["feed"]
             feed = Feed(f["apiVersion"], f["kind"], f["name"], f.get("namespace", ""))
@@ -452,7 +456,7 @@ class _Builder:
                 selectors=tuple(spec["resourceSelectors"]), placement=spec.get("placement") or {},
                 conflict_resolution=spec.get("conflictResolution", "Abort"),
                 api_version=api_version, digest=digest, origin=origin, spec=spec,
-                rebalance=rebalance))
+                rebalance=rebalance, confirm_purge=confirm))
         elif kind in ("OverridePolicy", "ClusterOverridePolicy"):
             rules: list[tuple[dict[str, Any] | None, dict[str, Any]]] = [
                 (r.get("targetCluster"), r["overriders"]) for r in spec.get("overrideRules") or []]

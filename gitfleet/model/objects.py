@@ -31,6 +31,7 @@ CLUSTER_SCOPED_KINDS = frozenset({
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet"})
 REPLICAS_PATH_ANNOTATION = "gitfleet.io/replicas-path"
 REBALANCE_ANNOTATION = "gitfleet.io/rebalance"
+CONFIRM_PURGE_ANNOTATION = "gitfleet.io/confirm-purge"   # failover purge mode Never
 
 
 def group_of(api_version: str) -> str:
@@ -99,6 +100,7 @@ class Taint:
     key: str
     value: str
     effect: str
+    time_added: str = ""   # RFC 3339; set on the taints the hub adds (cluster lifecycle)
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,8 @@ class Subscription:
     origin: Origin = field(compare=False)
     rebalance: str = ""  # the gitfleet.io/rebalance annotation: a new value divides afresh
     by_subgroup: bool = False  # spec.schedulingBySubGroup
+    # clusters named in gitfleet.io/confirm-purge: failover may purge their old copies
+    confirm_purge: frozenset[str] = field(default=frozenset(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -190,6 +194,8 @@ class Propagation:
     # the whole spec, for the render's policy-wide fields (suspension, propagateDeps, ...)
     spec: dict[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
     rebalance: str = ""  # the gitfleet.io/rebalance annotation: a new value divides afresh
+    # clusters named in gitfleet.io/confirm-purge: failover may purge their old copies
+    confirm_purge: frozenset[str] = field(default=frozenset(), compare=False)
 
     @property
     def cluster_scoped(self) -> bool:

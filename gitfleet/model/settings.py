@@ -74,6 +74,7 @@ class FleetSettings:
     max_prune_share: float = 0.5
     intervals: dict[str, float] = field(default_factory=dict)
     failover_toleration_seconds: int = 300
+    eviction_timeout: float = 300.0   # NotReady/Unknown this long -> the NoExecute taint
     purge_mode: str = "Gracefully"
     grace_period_seconds: int = 600
     ignore_differences: tuple[IgnoreEntry, ...] = ()
@@ -95,6 +96,7 @@ class FleetSettings:
             max_prune_share=float(limits.get("maxPruneShare", 0.5)),
             intervals={k: parse_duration(v) for k, v in data.get("intervals", {}).items()},
             failover_toleration_seconds=failover.get("tolerationSeconds", 300),
+            eviction_timeout=parse_duration(failover.get("evictionTimeout", "5m")),
             purge_mode=failover.get("purgeMode", "Gracefully"),
             grace_period_seconds=failover.get("gracePeriodSeconds", 600),
             ignore_differences=tuple(IgnoreEntry.from_dict(e)

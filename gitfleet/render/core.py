@@ -509,10 +509,13 @@ def _description_text(ctx: _Context, cluster: str, draft: _Draft,
 _CLUSTER_FILES: dict[tuple[object, ...], bytes] = {}
 
 
-def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = ()) -> bytes:
+def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
+                  hub_taints: tuple[Taint, ...] = ()) -> bytes:
     """`cluster.yaml`: how the cluster is defined (cached: the hub renders it every round),
-    and the fields the agent leaves to other owners (`ignoreDifferences`, when any)."""
-    key = (cluster, tuple(sorted(cluster.labels.items())), ignore)
+    the fields the agent leaves to other owners (`ignoreDifferences`, when any), and the
+    taints the hub gives it from its heartbeats (with `timeAdded`: a restarted hub reads
+    when a condition began from here)."""
+    key = (cluster, tuple(sorted(cluster.labels.items())), ignore, hub_taints)
     text = _CLUSTER_FILES.get(key)
     if text is None:
         if len(_CLUSTER_FILES) > 100_000:
@@ -522,7 +525,9 @@ def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = ()) -> byt
             "labels": dict(sorted(cluster.labels.items())),
             "syncMode": cluster.sync_mode, "clusterId": cluster.cluster_id,
             "taints": [{"key": t.key, "value": t.value, "effect": t.effect}
-                       for t in cluster.taints],
+                       for t in cluster.taints] +
+                      [{"key": t.key, "value": t.value, "effect": t.effect,
+                        "timeAdded": t.time_added} for t in hub_taints],
             "provider": cluster.provider, "region": cluster.region,
             "zone": cluster.zone}
         if ignore:
@@ -535,7 +540,8 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
                    kept: dict[str, dict[str, bytes]], files: dict[str, bytes]) -> ClusterSummary:
     base = f"clusters/{cluster.name}"
     ignore = ctx.fleet.settings.ignore_differences + autoscaled_entries(ctx.fleet.autoscalers)
-    files[f"{base}/{CLUSTER_FILE}"] = _cluster_file(cluster, ignore)
+    files[f"{base}/{CLUSTER_FILE}"] = _cluster_file(cluster, ignore,
+                                                    tuple(ctx.status.taints.get(cluster.name, ())))
     owner: dict[ObjectKey, str] = {}
     n_desc = n_obj = 0
     for folder in sorted(set(drafts) | set(kept)):

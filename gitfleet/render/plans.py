@@ -17,6 +17,7 @@ from gitfleet.model.objects import (
     Origin,
     Propagation,
     Subscription,
+    Taint,
     Template,
     group_of,
 )
@@ -100,6 +101,22 @@ def schedulable_clusters(fleet: Fleet, status: StatusSnapshot) -> dict[str, Clus
     return {n: c for n, c in fleet.clusters.items() if n not in status.excluded}
 
 
+def unit_taints(status: StatusSnapshot, previous: PreviousState,
+                folder: str) -> Mapping[str, tuple[Taint, ...]]:
+    """The taints one unit is scheduled against: the hub's lifecycle taints (unreachable,
+    not-ready) do not take a Description away from a cluster that holds it — NoSchedule stops
+    new placements only, and failover (`status.evicted`) moves Divided workloads once a
+    NoExecute taint is no longer tolerated."""
+    if not status.taints:
+        return status.taints
+    out: dict[str, tuple[Taint, ...]] = {}
+    for cluster, taints in status.taints.items():
+        if previous.get(cluster, folder) is not None:
+            taints = tuple(t for t in taints if t.key not in selection.LIFECYCLE_TAINTS)
+        out[cluster] = taints
+    return out
+
+
 # -- Clusternet ---------------------------------------------------------------------------
 
 
@@ -121,7 +138,7 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
         else:
             feeds.append(template)
     weights = selection.subscription_weights(
-        sub, clusters, status.taints,
+        sub, clusters, unit_taints(status, previous, generic.folder),
         room=_subgroup_room(sub, feeds, clusters, status, previous, generic.folder))
     trigger = _digest(sub.digest, *(t.digest for t in feeds), *sorted(weights))
     plans = [p for p in (generic, helm)
@@ -149,13 +166,17 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
             if path is None:
                 continue
             total = template_replicas(t, path, status)
+            gone = status.evicted.get(t.key, frozenset())
+            left = {c: w for c, w in weights.items() if c not in gone}
             if sub.dividing_type == "Dynamic":
                 plan = helm if t.is_helm_chart else generic
                 plan.rebalance = sub.rebalance
-                counts[t.key] = _clusternet_dynamic(t, path, total, list(weights), status,
+                counts[t.key] = _clusternet_dynamic(t, path, total, list(left), status,
                                                     previous, plan)
+            elif left:
+                counts[t.key] = division.divide_static(total, left)
             else:
-                counts[t.key] = division.divide_static(total, weights)
+                counts[t.key] = {}
     for cluster in weights:
         for t in feeds:
             plan = helm if t.is_helm_chart else generic
@@ -164,6 +185,11 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
             if t.key in counts:
                 path = t.replicas_path()
                 assert path is not None
+                if cluster in status.evicted.get(t.key, ()):
+                    kept = status.retained.get(t.key, {}).get(cluster, 0)
+                    if not kept:
+                        continue    # failover moved it away (purged)
+                    counts[t.key][cluster] = kept
                 step = SetReplicas(path, counts[t.key].get(cluster, 0))
                 recorded = sub.dividing_type == "Dynamic"
             elif t.key in status.replicas and t.replicas_path():
@@ -330,7 +356,8 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
                     policy.origin, conflict_resolution=policy.conflict_resolution,
                     rebalance=policy.rebalance)
     placement = policy.placement
-    tiers, _ = selection.karmada_tiers(placement, clusters, status.taints)
+    tiers, _ = selection.karmada_tiers(
+        placement, clusters, unit_taints(status, previous, plan.folder))
     candidates = sorted(c for tier in tiers for c in tier)
     rs = placement.get("replicaScheduling") or {}
     divided = rs.get("replicaSchedulingType", "Duplicated") == "Divided"
@@ -372,8 +399,17 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
             continue
         total = template_replicas(t, path, status)
         tie_key = template_id(t)
-        if dynamic:
-            counts = _karmada_dynamic(t, path, total, tiers if len(tiers) > 1 else [candidates],
+        # failover: the clusters this workload was evicted from are no candidates for it
+        gone = status.evicted.get(t.key, frozenset())
+        left = [c for c in candidates if c not in gone]
+        if not left:
+            counts = {}
+            if gone:
+                plan.warnings.append(f"{_template_name(t)}: failover found no other cluster "
+                                     "for its replicas")
+        elif dynamic:
+            t_tiers = [[c for c in tier if c not in gone] for tier in tiers]
+            counts = _karmada_dynamic(t, path, total, t_tiers if len(tiers) > 1 else [left],
                                       status, previous, plan, aggregated=rs.get(
                                           "replicaDivisionPreference") == "Aggregated",
                                       fresh=fresh)
@@ -382,13 +418,18 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
                 rules = weight_pref.get("staticWeightList") or []
                 static_weights = {c: _static_weight(rules, clusters[c]) if rules else 1
                                   for c in candidates}
-                if not any(static_weights.values()):  # no positive weight: all weigh 1
-                    static_weights = dict.fromkeys(candidates, 1)
-            counts = division.divide_webster(total, static_weights, tie_key=tie_key)
-        for c in candidates:
+            weights = {c: w for c, w in static_weights.items() if c not in gone}
+            if not any(weights.values()):  # no positive weight: all weigh 1
+                weights = dict.fromkeys(left, 1)
+            counts = division.divide_webster(total, weights, tie_key=tie_key)
+        for c in left:
             if counts.get(c, 0) > 0:
                 plan.clusters.setdefault(c, []).append(
                     Placement(t, SetReplicas(path, counts[c]), recorded=dynamic))
+        for c, kept in sorted(status.retained.get(t.key, {}).items()):
+            if kept > 0 and c in gone and c in fleet.clusters:   # the old copy, until purged
+                plan.clusters.setdefault(c, []).append(
+                    Placement(t, SetReplicas(path, kept), recorded=dynamic))
     return plan
 
 

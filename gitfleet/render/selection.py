@@ -13,6 +13,15 @@ from gitfleet.model.objects import Cluster, Subscription, Taint
 
 UNREACHABLE_TAINT = "cluster.gitfleet.io/unreachable"
 NOT_READY_TAINT = "cluster.gitfleet.io/not-ready"
+LIFECYCLE_TAINTS = frozenset({UNREACHABLE_TAINT, NOT_READY_TAINT})   # the hub sets them
+# Karmada's names of the same taints, understood in tolerations
+_ALIASES = {"cluster.karmada.io/unreachable": UNREACHABLE_TAINT,
+            "cluster.karmada.io/not-ready": NOT_READY_TAINT}
+
+
+def taint_alias(key: str) -> str:
+    """gitfleet's name of a taint key (Karmada's lifecycle taint names map onto ours)."""
+    return _ALIASES.get(key, key)
 
 
 def matches_selector(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
@@ -43,7 +52,7 @@ def tolerates(tolerations: Iterable[Mapping[str, Any]], taint: Taint) -> bool:
         if effect and effect != taint.effect:
             continue
         op = t.get("operator") or "Equal"
-        key = t.get("key") or ""
+        key = taint_alias(t.get("key") or "")
         if op == "Exists":
             if not key or key == taint.key:
                 return True

@@ -37,15 +37,22 @@ class StatusSnapshot:
     """Cluster status as the render sees it.
 
     - `capacity`: per cluster, for dynamic division (available replicas).
-    - `taints`: taints the hub adds from heartbeats (unreachable, not-ready).
+    - `taints`: taints the hub adds from heartbeats (unreachable, not-ready). A unit that
+      already holds a Description in a cluster keeps it under them until failover evicts it
+      (NoSchedule stops new placements only).
     - `excluded`: clusters that failover took out: nothing is scheduled there.
     - `replicas`: total replicas per template set by autoscaling (cron / FederatedHPA).
+    - `evicted`: per workload, the clusters failover moved it off (not candidates for it).
+    - `retained`: per workload, the evicted clusters that keep the old copy, with its
+      replicas, until its purge (purge modes Gracefully and Never).
     """
 
     capacity: Mapping[str, ClusterCapacity] = field(default_factory=dict)
     taints: Mapping[str, tuple[Taint, ...]] = field(default_factory=dict)
     excluded: frozenset[str] = frozenset()
     replicas: Mapping[ObjectKey, int] = field(default_factory=dict)
+    evicted: Mapping[ObjectKey, frozenset[str]] = field(default_factory=dict)
+    retained: Mapping[ObjectKey, Mapping[str, int]] = field(default_factory=dict)
 
 
 def pod_requests(template: Template) -> dict[str, Fraction]:

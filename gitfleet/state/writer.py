@@ -150,7 +150,7 @@ class StateWriter:
     def write(self, files: Mapping[str, bytes], *, source_commit: str, heads: StateHeads,
               summary: RenderSummary | None = None,
               clusters: Iterable[str] = (), status_input: str | None = None,
-              renderer: str | None = None) -> StateWrite:
+              renderer: str | None = None, reason: str = "") -> StateWrite:
         """Write `files` (the whole state tree) on top of `heads` and publish it: the cluster
         branches that moved first, then the state.
 
@@ -158,6 +158,7 @@ class StateWriter:
         `status_input` is a digest of the cluster status the render took (a trailer, so that a
         restarted hub knows whether it may render incrementally from this state), `renderer`
         names the code that rendered it (a restarted hub of another build renders in full).
+        `reason` (lines) says why the state changed besides the source (cluster failover).
         Nothing changed -> nothing written. Raises RefConflict if `heads` no longer hold.
         """
         started = time.perf_counter()
@@ -185,7 +186,7 @@ class StateWriter:
         state_update = []
         if state_changes:
             message = _state_message(source_commit, summary or RenderSummary.of_index(index),
-                                     status_input, renderer)
+                                     status_input, renderer, reason)
             state, body = self.git.commit_object(
                 build.root, [heads.state] if heads.state else [], message, when=when)
             new_objects[state] = (OBJ_COMMIT, body)
@@ -274,11 +275,13 @@ class StateWriter:
 
 
 def _state_message(source_commit: str, summary: RenderSummary, status_input: str | None,
-                   renderer: str | None) -> str:
-    text = (f"Render {source_commit[:12]}: {summary.line()}\n\n"
-            f"Source-Commit: {source_commit}\n"
-            f"Render-Summary: clusters={summary.clusters} descriptions={summary.descriptions} "
-            f"objects={summary.objects} errors={summary.errors} warnings={summary.warnings}\n")
+                   renderer: str | None, reason: str = "") -> str:
+    text = f"Render {source_commit[:12]}: {summary.line()}\n\n"
+    if reason.strip():
+        text += reason.strip() + "\n\n"
+    text += (f"Source-Commit: {source_commit}\n"
+             f"Render-Summary: clusters={summary.clusters} descriptions={summary.descriptions} "
+             f"objects={summary.objects} errors={summary.errors} warnings={summary.warnings}\n")
     if status_input is not None:
         text += f"{STATUS_INPUT}: {status_input}\n"
     if renderer is not None:

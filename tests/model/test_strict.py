@@ -190,17 +190,23 @@ def test_unsupported_clusternet_field_is_an_error(extra: str, field: str) -> Non
     assert p.line == 11 + extra.count("\n") - 1
 
 
-def test_failover_is_read_but_not_acted_on_yet() -> None:
+def test_application_failover_is_read_but_not_acted_on_yet() -> None:
     text = PP_HEAD + ("  failover:\n    application:\n      decisionConditions:\n"
                       "        tolerationSeconds: 120\n      purgeMode: Gracefully\n")
     files = fleet_with(policies__web=text.encode())
     assert problems_of(files) == []
     p = only(problems_of(files, warnings=True))
-    assert (p.line, p.message) == (14, "`spec.failover` is read but not acted on yet")
+    assert (p.line, p.message) == (15, "`spec.failover.application` is read but not acted "
+                                       "on yet")
     # ...and what it holds is still checked.
     typo = text.replace("purgeMode", "purgeMod")
     assert "did you mean `purgeMode`?" in only(problems_of(fleet_with(
         policies__web=typo.encode()))).message
+
+
+def test_cluster_failover_purge_mode_is_acted_on() -> None:
+    text = PP_HEAD + "  failover:\n    cluster:\n      purgeMode: Directly\n"
+    assert problems_of(fleet_with(policies__web=text.encode()), warnings=True) == []
 
 
 @pytest.mark.parametrize("kind", ["FederatedHPA", "CronFederatedHPA"])

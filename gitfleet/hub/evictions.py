@@ -1,0 +1,206 @@
+"""The hub's side of cluster lifecycle: judge every cluster each round, give the taints, keep
+the eviction tasks in the state (`evictions.yaml`), and hand the render what they mean.
+
+The decisions are pure (gitfleet.lifecycle); this module reads their inputs — the agents'
+status files, the previous state (when a condition began: the `timeAdded` of the hub's taints
+in `clusters/<name>/cluster.yaml`; the tasks in `evictions.yaml`) — and turns the outcome into
+render inputs and the file to write. Everything a decision needs is in Git, so a restarted hub
+continues the tasks where the last one left them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitfleet import yamlio
+from gitfleet.clock import isoformat, parse_iso
+from gitfleet.errors import InputError
+from gitfleet.filemap import overlay
+from gitfleet.lifecycle.failover import EvictionTask, decide, exclusions, failover_units
+from gitfleet.lifecycle.judgement import Condition, Judgement, judge
+from gitfleet.lifecycle.taints import NO_SCHEDULE, HubTaint, cluster_taints, taint_key
+from gitfleet.model.loader import Fleet
+from gitfleet.model.objects import ObjectKey, Taint
+from gitfleet.render.emit import emit
+from gitfleet.render.plans import template_id
+from gitfleet.render.previous import PreviousState
+
+EVICTIONS_FILE = "evictions.yaml"
+API_VERSION = "gitfleet.io/v1alpha1"
+
+
+@dataclass(frozen=True)
+class LifecycleInputs:
+    """One round's judgement: per cluster its condition and the hub's taints, the eviction
+    tasks, what the render excludes, a digest of it all (part of the render's status input),
+    and what changed since the last round (for the state commit's message)."""
+
+    judgements: Mapping[str, Judgement] = field(default_factory=dict)
+    taints: Mapping[str, tuple[Taint, ...]] = field(default_factory=dict)
+    tasks: tuple[EvictionTask, ...] = ()
+    evicted: Mapping[ObjectKey, frozenset[str]] = field(default_factory=dict)
+    retained: Mapping[ObjectKey, Mapping[str, int]] = field(default_factory=dict)
+    changes: tuple[str, ...] = ()
+    digest: str = ""
+
+    def file(self) -> bytes | None:
+        """`evictions.yaml`, or None when there is no task (the file is then removed)."""
+        return evictions_file(self.tasks) if self.tasks else None
+
+
+class Lifecycle:
+    """Judges the fleet's clusters round after round (remembers the last judgement only to
+    say what changed; the decisions themselves come from Git)."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple[str, tuple[Taint, ...]]] = {}
+
+    def judge(self, fleet: Fleet, statuses: Mapping[str, Mapping[str, Any]],
+              previous_files: Mapping[str, bytes] | None, *, now: float) -> LifecycleInputs:
+        settings = fleet.settings
+        previous_files = previous_files or {}
+        judgements: dict[str, Judgement] = {}
+        hub_taints: dict[str, tuple[HubTaint, ...]] = {}
+        taints: dict[str, tuple[Taint, ...]] = {}
+        changes: list[str] = []
+        for name in sorted(fleet.clusters):
+            j = judge(statuses.get(name), now=now, parse_time=parse_iso)
+            judgements[name] = j
+            found: tuple[HubTaint, ...] = ()
+            # A cluster that never reported keeps being scheduled (no taint): a new fleet
+            # renders before its agents start, and an agent applies its branch before its
+            # first heartbeat. It is shown NeverReported.
+            if j.condition not in (Condition.READY, Condition.NEVER_REPORTED):
+                first = None
+                if j.since is None:
+                    first = _first_seen(previous_files, name, taint_key(j.condition) or "")
+                found = cluster_taints(j, now=now, first_seen=first,
+                                       eviction_timeout=settings.eviction_timeout)
+            hub_taints[name] = found
+            model = tuple(Taint(t.key, "", t.effect, isoformat(t.since)) for t in found)
+            if model:
+                taints[name] = model
+            seen = (str(j.condition), model)
+            if self._last.get(name) != seen:
+                shown = ", ".join(f"{t.key}:{t.effect}" for t in model) or "none"
+                if name in self._last or model:
+                    changes.append(f"cluster {name} is {j.condition}"
+                                   f"{': ' + j.reason if j.reason else ''}; taints: {shown}")
+                self._last[name] = seen
+        for gone in set(self._last) - set(fleet.clusters):
+            del self._last[gone]
+        tasks = load_tasks(previous_files.get(EVICTIONS_FILE))
+        if tasks or any(t.effect == "NoExecute" for ts in hub_taints.values() for t in ts):
+            previous = PreviousState(previous_files)
+            decision = decide(failover_units(fleet, previous), taints=hub_taints, tasks=tasks,
+                              previous=previous, health=_health(statuses),
+                              clusters=frozenset(fleet.clusters), now=now,
+                              default_toleration=float(settings.failover_toleration_seconds))
+            tasks = list(decision.tasks)
+            changes.extend(decision.changes)
+        keys = {template_id(t): key for key, t in fleet.templates.items()}
+        evicted, retained = exclusions(tasks, keys)
+        digest = ""
+        if taints or tasks:
+            digest = hashlib.sha1(repr((
+                sorted((n, [(t.key, t.effect, t.time_added) for t in ts])
+                       for n, ts in taints.items()),
+                [_task_row(t) for t in tasks])).encode()).hexdigest()[:16]
+        return LifecycleInputs(judgements=judgements, taints=taints, tasks=tuple(tasks),
+                               evicted=evicted, retained=retained, changes=tuple(changes),
+                               digest=digest)
+
+
+def _first_seen(files: Mapping[str, bytes], cluster: str, key: str) -> float | None:
+    """When the hub first gave `cluster` the NoSchedule taint `key` (the previous state's
+    `cluster.yaml`), None if it did not."""
+    raw = files.get(f"clusters/{cluster}/cluster.yaml")
+    if not raw:
+        return None
+    try:
+        doc = yamlio.load_one(raw, "cluster.yaml")
+    except InputError:
+        return None
+    for t in (doc or {}).get("taints") or () if isinstance(doc, dict) else ():
+        if isinstance(t, dict) and t.get("key") == key and t.get("effect") == NO_SCHEDULE \
+                and t.get("timeAdded"):
+            try:
+                return parse_iso(str(t["timeAdded"]))
+            except ValueError:
+                return None
+    return None
+
+
+def _health(statuses: Mapping[str, Mapping[str, Any]]
+            ) -> dict[tuple[str, str], tuple[str, float | None]]:
+    """(cluster, Description folder) -> (reported phase, when the agent last synced)."""
+    out: dict[tuple[str, str], tuple[str, float | None]] = {}
+    for cluster, doc in statuses.items():
+        synced: float | None
+        try:
+            synced = parse_iso(str((doc.get("sync") or {}).get("time", "")))
+        except ValueError:
+            synced = None
+        for d in doc.get("descriptions") or ():
+            if isinstance(d, dict):
+                folder = f"{d.get('namespace', '')}/{d.get('name', '')}"
+                out[(cluster, folder)] = (str(d.get("phase", "")), synced)
+    return out
+
+
+def _task_row(t: EvictionTask) -> dict[str, Any]:
+    return {"cluster": t.cluster, "workload": t.workload, "unit": t.unit, "folder": t.folder,
+            "reason": t.reason, "since": isoformat(t.since), "purgeMode": t.purge_mode,
+            "deadline": isoformat(t.deadline) if t.deadline is not None else "",
+            "replicas": t.replicas, "purged": t.purged}
+
+
+def evictions_file(tasks: tuple[EvictionTask, ...] | list[EvictionTask]) -> bytes:
+    """The state's `evictions.yaml`: every live eviction task."""
+    return emit({"apiVersion": API_VERSION, "kind": "EvictionList",
+                 "evictions": [_task_row(t) for t in tasks]}).encode()
+
+
+def load_tasks(raw: bytes | None) -> list[EvictionTask]:
+    """The tasks of a state's `evictions.yaml` (none when absent; a row that does not read is
+    dropped: the hub decides it again from the cluster's taints)."""
+    if not raw:
+        return []
+    try:
+        doc = yamlio.load_one(raw, EVICTIONS_FILE)
+    except InputError:
+        return []
+    rows = doc.get("evictions") if isinstance(doc, dict) else None
+    tasks = []
+    for row in rows or ():
+        try:
+            tasks.append(EvictionTask(
+                cluster=str(row["cluster"]), workload=str(row["workload"]),
+                unit=str(row.get("unit", "")), folder=str(row.get("folder", "")),
+                reason=str(row.get("reason", "")), since=parse_iso(str(row["since"])),
+                purge_mode=str(row.get("purgeMode", "Gracefully")),
+                deadline=parse_iso(str(row["deadline"])) if row.get("deadline") else None,
+                replicas=int(row.get("replicas", 0)), purged=row.get("purged") is True))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    return tasks
+
+
+def with_evictions(files: Mapping[str, bytes], data: bytes | None) -> Mapping[str, bytes]:
+    """The rendered state with `evictions.yaml` set to `data` (removed for None)."""
+    if data is None and EVICTIONS_FILE not in files:
+        return files
+    if files.get(EVICTIONS_FILE) == data:
+        return files
+    if isinstance(files, dict):
+        out = dict(files)
+        if data is None:
+            del out[EVICTIONS_FILE]
+        else:
+            out[EVICTIONS_FILE] = data
+        return dict(sorted(out.items()))
+    return overlay(files, {EVICTIONS_FILE: data} if data is not None else {},
+                   [] if data is not None else [EVICTIONS_FILE])

@@ -1,0 +1,242 @@
+"""Cluster failover: which Divided workloads leave a cluster that stays tainted NoExecute past
+its policy's toleration, and when their old copies are purged.
+
+SEMANTICS, "Failover". An eviction task is (cluster, workload): while it lives the cluster is
+not a candidate for that workload (the render divides its replicas over the others, see
+`StatusSnapshot.evicted`), and until it is purged the cluster keeps the old copy with the
+replicas it had (`StatusSnapshot.retained`). Purge modes:
+
+- `Directly` (Karmada's deprecated `Immediately`): purged at once;
+- `Gracefully` (`Graciously`, the default): purged when every other cluster holding the
+  workload's unit reports it `Success` from a sync after the eviction, or when
+  `gracePeriodSeconds` (fleet.yaml `failover.gracePeriodSeconds`, default 600) pass;
+- `Never`: purged only when someone confirms it: the policy's (or Subscription's)
+  `gitfleet.io/confirm-purge` annotation lists the cluster (comma-separated names).
+
+A task ends when its cluster reports Ready again (its taints are gone) or leaves the fleet, or
+when its workload leaves the unit. Duplicated workloads are not moved (there is nowhere to move
+a copy to). Karmada policies take `clusterTolerations[].tolerationSeconds` and
+`failover.cluster.purgeMode`; Clusternet Subscriptions (no such fields upstream) take
+fleet.yaml's `failover` defaults (their `clusterTolerations` still decide how long).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gitfleet.layout import CLUSTER_SCOPE_DIR, object_file
+from gitfleet.lifecycle.taints import NO_EXECUTE, HubTaint, toleration_seconds
+from gitfleet.model.loader import Fleet
+from gitfleet.model.objects import ObjectKey, Template
+from gitfleet.render.plans import karmada_claims, resolve_feed, template_id
+from gitfleet.render.previous import PreviousState
+
+DIRECTLY, GRACEFULLY, NEVER = "Directly", "Gracefully", "Never"
+PURGE_MODES = {"Directly": DIRECTLY, "Immediately": DIRECTLY, "Gracefully": GRACEFULLY,
+               "Graciously": GRACEFULLY, "Never": NEVER}
+
+
+@dataclass(frozen=True)
+class EvictionTask:
+    """One workload moved off one cluster (a row of the state's `evictions.yaml`)."""
+
+    cluster: str
+    workload: str          # template id: group/Kind/namespace/name
+    unit: str              # the policy or Subscription: Kind/namespace/name
+    folder: str            # its Description folder
+    reason: str
+    since: float           # when failover decided it
+    purge_mode: str
+    deadline: float | None  # Gracefully: when the old copy goes at the latest
+    replicas: int          # the old copy's replicas, kept until purged
+    purged: bool = False
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.cluster, self.workload)
+
+
+@dataclass(frozen=True)
+class FailoverUnit:
+    """A Subscription or propagation policy whose workloads are Divided."""
+
+    ident: str
+    folder: str
+    tolerations: tuple[Mapping[str, Any], ...]
+    purge_mode: str
+    grace_seconds: float
+    confirmed: frozenset[str]                   # clusters whose purge someone confirmed
+    workloads: tuple[Template, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The tasks after one judgement, and what changed (for the state commit's message)."""
+
+    tasks: tuple[EvictionTask, ...]
+    changes: tuple[str, ...]
+
+
+def purge_mode(value: object, default: str) -> str:
+    """Karmada's current or deprecated purge mode name as gitfleet's (default when absent)."""
+    return PURGE_MODES.get(str(value), default) if value else default
+
+
+def failover_units(fleet: Fleet, previous: PreviousState) -> list[FailoverUnit]:
+    """Every unit with Divided workloads, with its toleration, purge mode and confirmations."""
+    settings = fleet.settings
+    default_mode = purge_mode(settings.purge_mode, GRACEFULLY)
+    units: list[FailoverUnit] = []
+    for sub in fleet.subscriptions:
+        if sub.strategy != "Dividing":
+            continue
+        feeds = [resolve_feed(f, sub.namespace, fleet.templates) for f in sub.feeds]
+        workloads = tuple(t for t in feeds if t is not None and not t.is_helm_chart
+                          and t.replicas_path())
+        if workloads:
+            units.append(FailoverUnit(
+                ident=f"Subscription/{sub.namespace}/{sub.name}",
+                folder=f"{sub.namespace or CLUSTER_SCOPE_DIR}/{sub.name}",
+                tolerations=sub.tolerations, purge_mode=default_mode,
+                grace_seconds=float(settings.grace_period_seconds),
+                confirmed=sub.confirm_purge, workloads=workloads))
+    claims = karmada_claims(fleet, previous)
+    claimed: dict[tuple[str, str, str], list[Template]] = {}
+    for key, policy in claims.items():
+        claimed.setdefault((policy.kind, policy.namespace, policy.name), []).append(
+            fleet.templates[key])
+    for policy in fleet.propagations:
+        rs = policy.placement.get("replicaScheduling") or {}
+        if rs.get("replicaSchedulingType") != "Divided":
+            continue
+        workloads = tuple(sorted((t for t in claimed.get(
+            (policy.kind, policy.namespace, policy.name), []) if t.replicas_path()),
+            key=lambda t: t.key))
+        if not workloads:
+            continue
+        behaviour = ((policy.spec.get("failover") or {}).get("cluster") or {})
+        units.append(FailoverUnit(
+            ident=f"{policy.kind}/{policy.namespace + '/' if policy.namespace else ''}"
+                  f"{policy.name}",
+            folder=f"{policy.namespace or CLUSTER_SCOPE_DIR}/{policy.name}",
+            tolerations=tuple(policy.placement.get("clusterTolerations") or ()),
+            purge_mode=purge_mode(behaviour.get("purgeMode"), default_mode),
+            grace_seconds=float(settings.grace_period_seconds),
+            confirmed=policy.confirm_purge, workloads=workloads))
+    return units
+
+
+Health = Mapping[tuple[str, str], tuple[str, float | None]]   # (cluster, folder) -> phase, synced
+
+
+def decide(units: Sequence[FailoverUnit], *, taints: Mapping[str, Sequence[HubTaint]],
+           tasks: Sequence[EvictionTask], previous: PreviousState, health: Health,
+           clusters: frozenset[str], now: float, default_toleration: float) -> Decision:
+    """Continue the existing tasks (end, purge) and start new ones for the workloads whose
+    cluster has been NoExecute-tainted longer than their unit tolerates.
+
+    `previous` is the state as last written (which clusters hold which replicas), `health`
+    each cluster's reported phase of each Description folder and when it last synced.
+    """
+    by_workload = {template_id(t): (u, t) for u in units for t in u.workloads}
+    out: list[EvictionTask] = []
+    changes: list[str] = []
+    for task in sorted(tasks, key=lambda t: t.key):
+        found = by_workload.get(task.workload)
+        if task.cluster not in clusters or found is None:
+            changes.append(f"eviction of {task.workload} from {task.cluster} ends: "
+                           "the cluster or the workload left the fleet")
+            continue
+        if not any(t.effect for t in taints.get(task.cluster, ())):
+            changes.append(f"eviction of {task.workload} from {task.cluster} ends: "
+                           "the cluster is Ready again")
+            continue
+        unit = found[0]
+        if not task.purged:
+            why = _purge_reason(task, unit, tasks, previous, health, now)
+            if why:
+                task = replace(task, purged=True)
+                changes.append(f"old copy of {task.workload} in {task.cluster} purged: {why}")
+        out.append(task)
+    known = {t.key for t in out}
+    for cluster in sorted(taints):
+        no_execute = [t for t in taints[cluster] if t.effect == NO_EXECUTE]
+        if not no_execute or cluster not in clusters:
+            continue
+        for unit in units:
+            if previous.get(cluster, unit.folder) is None:
+                continue
+            expiry = _expiry(unit, no_execute, default_toleration)
+            if expiry is None or now < expiry[0]:
+                continue
+            for t in unit.workloads:
+                wid = template_id(t)
+                path = t.replicas_path() or ""
+                held = previous.replicas(cluster, unit.folder, object_file(
+                    t.api_version, t.kind, t.namespace, t.name), path) or 0
+                if (cluster, wid) in known or held <= 0:
+                    continue
+                mode = unit.purge_mode
+                task = EvictionTask(
+                    cluster=cluster, workload=wid, unit=unit.ident, folder=unit.folder,
+                    reason=expiry[1], since=now, purge_mode=mode,
+                    deadline=now + unit.grace_seconds if mode == GRACEFULLY else None,
+                    replicas=held, purged=mode == DIRECTLY)
+                out.append(task)
+                known.add(task.key)
+                changes.append(f"failover: {held} replicas of {wid} ({unit.ident}) leave "
+                               f"{cluster}: {expiry[1]}; purge {mode}")
+    return Decision(tuple(sorted(out, key=lambda t: t.key)), tuple(changes))
+
+
+def _expiry(unit: FailoverUnit, no_execute: Sequence[HubTaint],
+            default: float) -> tuple[float, str] | None:
+    """When the unit stops tolerating the cluster's NoExecute taints, and why (None: never)."""
+    best: tuple[float, str] | None = None
+    for taint in no_execute:
+        seconds = toleration_seconds(unit.tolerations, taint.key, default)
+        if seconds is None:
+            continue
+        at = taint.since + seconds
+        if best is None or at < best[0]:
+            best = (at, f"{taint.key}:NoExecute tolerated for {seconds:g}s")
+    return best
+
+
+def _purge_reason(task: EvictionTask, unit: FailoverUnit, tasks: Sequence[EvictionTask],
+                  previous: PreviousState, health: Health, now: float) -> str:
+    if task.purge_mode == DIRECTLY:
+        return "purge mode Directly"
+    if task.purge_mode == NEVER:
+        return "confirmed by the gitfleet.io/confirm-purge annotation" \
+            if task.cluster in unit.confirmed else ""
+    if task.deadline is not None and now >= task.deadline:
+        return f"grace period of {unit.grace_seconds:g}s passed"
+    evicted = {t.cluster for t in tasks if t.workload == task.workload}
+    holders = [d.cluster for d in previous.by_folder.get(unit.folder, ())
+               if d.cluster not in evicted]
+    if not holders:
+        return ""
+    for cluster in holders:
+        phase, synced = health.get((cluster, unit.folder), ("", None))
+        if phase != "Success" or synced is None or synced <= task.since:
+            return ""
+    return "the new placements are healthy (" + ", ".join(sorted(holders)) + ")"
+
+
+def exclusions(tasks: Sequence[EvictionTask], keys: Mapping[str, ObjectKey]
+               ) -> tuple[dict[ObjectKey, frozenset[str]], dict[ObjectKey, dict[str, int]]]:
+    """What the render takes from the tasks: per workload the clusters it was evicted from,
+    and among them those that keep the old copy (with its replicas) until purged."""
+    evicted: dict[ObjectKey, set[str]] = {}
+    retained: dict[ObjectKey, dict[str, int]] = {}
+    for task in tasks:
+        key = keys.get(task.workload)
+        if key is None:
+            continue
+        evicted.setdefault(key, set()).add(task.cluster)
+        if not task.purged:
+            retained.setdefault(key, {})[task.cluster] = task.replicas
+    return {k: frozenset(v) for k, v in evicted.items()}, retained
