@@ -1,7 +1,9 @@
 """`gitfleet get TYPE [NAME...]`: kubectl-like tables read from Git.
 
-TYPE is clusters, subscriptions, descriptions or drift. Reads the state branch and the agents'
-status branches of a fleet repo (a local path or a URL; default: the current repository).
+TYPE is clusters, subscriptions, descriptions, drift or evictions (the hub's failover tasks:
+which workload left which cluster, why, and whether its old copy is purged yet). Reads the
+state branch and the agents' status branches of a fleet repo (a local path or a URL;
+default: the current repository).
 `-o wide` adds columns, `-o json|yaml` prints every field (times as RFC 3339, ages as numbers
 of seconds), `-o name` prints TYPE/NAME lines, `--no-headers` drops the header row, and
 `-l SELECTOR` (clusters) keeps the clusters whose labels match (`env=prod,tier!=small`,
@@ -28,6 +30,7 @@ from gitfleet.fleetview.rows import (
     cluster_rows,
     description_rows,
     drift_rows,
+    eviction_rows,
     subscription_rows,
 )
 from gitfleet.fleetview.snapshot import read_snapshot
@@ -42,7 +45,8 @@ RESOURCES: dict[str, tuple[Callable[[View], list[dict[str, Any]]], Columns, Colu
                   ("heartbeat", "heartbeatAgeSeconds"), ("version", "kubernetes"),
                   ("age", "ageSeconds")],
                  [("mode", "syncMode"), ("applied state", "appliedState"),
-                  ("agent", "agent"), ("labels", "labels"), ("reason", "reason")]),
+                  ("agent", "agent"), ("labels", "labels"), ("condition", "condition"),
+                  ("taints", "taints"), ("reason", "reason")]),
     "subscriptions": (subscription_rows,
                       [("namespace", "namespace"), ("name", "name"), ("kind", "kind"),
                        ("clusters", "clusters"), ("ready", "ready"), ("phase", "phase"),
@@ -59,10 +63,14 @@ RESOURCES: dict[str, tuple[Callable[[View], list[dict[str, Any]]], Columns, Colu
                ("namespace", "namespace"), ("name", "name"), ("fields", "fields"),
                ("age", "ageSeconds")],
               [("first seen", "firstSeen")]),
+    "evictions": (eviction_rows,
+                  [("cluster", "cluster"), ("workload", "workload"), ("purge mode", "purgeMode"),
+                   ("purge", "purge"), ("replicas", "replicas"), ("age", "ageSeconds")],
+                  [("unit", "unit"), ("deadline", "deadline"), ("reason", "reason")]),
 }
 ALIASES = {"cluster": "clusters", "subscription": "subscriptions", "sub": "subscriptions",
            "subs": "subscriptions", "description": "descriptions", "desc": "descriptions",
-           "descs": "descriptions", "drifts": "drift"}
+           "descs": "descriptions", "drifts": "drift", "eviction": "evictions"}
 
 
 def selector(text: str) -> Callable[[dict[str, str]], bool]:
@@ -76,12 +84,13 @@ def selector(text: str) -> Callable[[dict[str, str]], bool]:
 
 
 def add_parser(subparsers: Any) -> None:
-    p = subparsers.add_parser("get", help="list clusters, subscriptions, descriptions or drift",
+    p = subparsers.add_parser("get", help="list clusters, subscriptions, descriptions, drift "
+                              "or evictions",
                               description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("resource", metavar="TYPE",
                    choices=sorted([*RESOURCES, *ALIASES]),
-                   help="clusters | subscriptions | descriptions | drift")
+                   help="clusters | subscriptions | descriptions | drift | evictions")
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="only these (a cluster's name; NAME or NAMESPACE/NAME otherwise)")
     p.add_argument("--repo", default=".", help="fleet repo: a local path or a URL (default: .)")
@@ -111,13 +120,16 @@ def cell(value: Any, key: str = "") -> str:
 def row_name(resource: str, row: dict[str, Any]) -> str:
     """`-o name`: TYPE/NAME as kubectl prints it (NAMESPACE/NAME where there is one)."""
     kind = {"clusters": "cluster", "subscriptions": "subscription",
-            "descriptions": "description", "drift": "drift"}[resource]
+            "descriptions": "description", "drift": "drift",
+            "evictions": "eviction"}[resource]
     if resource == "clusters":
         return f"{kind}/{row['name']}"
     if resource == "descriptions":
         return f"{kind}/{row['cluster']}/{row['namespace']}/{row['name']}"
     if resource == "drift":
         return f"{kind}/{row['cluster']}/{row['kind']}/{row['namespace'] or '_'}/{row['name']}"
+    if resource == "evictions":
+        return f"{kind}/{row['cluster']}/{row['workload']}"
     return f"{kind}/{row['namespace']}/{row['name']}"
 
 
@@ -146,6 +158,8 @@ def load_view(spec: str, prefix: str | None) -> View:
 def _named(resource: str, row: dict[str, Any], names: Sequence[str]) -> bool:
     if resource == "clusters":
         return row["name"] in names
+    if resource == "evictions":
+        return row["cluster"] in names or row["workload"] in names
     key = f"{row.get('namespace', '')}/{row['name']}"
     return row["name"] in names or key in names
 

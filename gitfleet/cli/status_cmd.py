@@ -1,9 +1,10 @@
 """`gitfleet status [SUBSCRIPTION]`: the fleet at a glance, or one Subscription in every cluster.
 
 Without an argument: which state is rendered from which source commit, how many clusters are
-ready and in sync, every Subscription's phase, render errors and drift. With a Subscription
-(`NAMESPACE/NAME`, or `NAME` when unique; Karmada policies too): its phase, replicas and
-applied commit per cluster, its drift and its render errors.
+ready and in sync (and which are Unknown or NotReady: the hub's heartbeat judgement), every
+Subscription's phase, render errors, drift and the eviction tasks of cluster failover. With a
+Subscription (`NAMESPACE/NAME`, or `NAME` when unique; Karmada policies too): its phase,
+replicas and applied commit per cluster, its drift and its render errors.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from gitfleet.fleetview.rows import (
     View,
     cluster_rows,
     drift_rows,
+    eviction_rows,
     rfc3339,
     short,
     subscription_rows,
@@ -54,6 +56,7 @@ def fleet_status(view: View) -> dict[str, Any]:
         "subscriptions": subscription_rows(view),
         "errors": snap.errors, "warnings": snap.warnings,
         "drift": drift_rows(view),
+        "evictions": eviction_rows(view),
     }
 
 
@@ -128,6 +131,14 @@ def run(args: argparse.Namespace) -> int:
         drifted = f", {c['drifted']} out of sync (drift)" if c["drifted"] else ""
         print(f"clusters: {c['ready']}/{c['total']} ready{waiting}, {c['inSync']}/{c['total']} "
               f"applied the current state{drifted}")
+        down = [f"{r['name']} {r['condition']}" for r in data["clusterRows"]
+                if r["condition"] in ("Unknown", "NotReady")]
+        if down:
+            print("not ready: " + ", ".join(down))
+        evicting = sorted({e["cluster"] for e in data["evictions"]})
+        if evicting:
+            print(f"under eviction: {', '.join(evicting)} ({len(data['evictions'])} workloads; "
+                  "gitfleet get evictions)")
         print(f"render: {len(data['errors'])} errors, {len(data['warnings'])} warnings")
         print()
         print_table(["cluster", "ready", "sync", "applied state", "heartbeat", "drifted"],

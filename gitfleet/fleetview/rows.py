@@ -140,6 +140,9 @@ def cluster_rows(view: View) -> list[dict[str, Any]]:
             "name": name,
             "ready": ready,
             "reason": reason,
+            "condition": summary["condition"],
+            "taints": ",".join(entry.taints) if entry else "",
+            "evictions": sum(1 for e in snap.evictions if e.get("cluster") == name),
             "sync": _sync(status, drifted) if entry is not None or status is None else
                     "Pending",
             "descriptions": counts.get(name, 0),
@@ -157,6 +160,24 @@ def cluster_rows(view: View) -> list[dict[str, Any]]:
             "ageSeconds": view.seconds(added),
         })
     return rows
+
+
+def eviction_rows(view: View) -> list[dict[str, Any]]:
+    """The hub's eviction tasks (the state's `evictions.yaml`): which workload failover moved
+    off which cluster, why, and where its old copy's purge stands."""
+    rows = []
+    for e in view.snap.evictions:
+        since = _ts(str(e.get("since", "")))
+        rows.append({
+            "cluster": str(e.get("cluster", "")), "workload": str(e.get("workload", "")),
+            "unit": str(e.get("unit", "")), "reason": str(e.get("reason", "")),
+            "purgeMode": str(e.get("purgeMode", "")),
+            "purge": "Done" if e.get("purged") is True else "Waiting",
+            "replicas": e.get("replicas", 0),
+            "since": e.get("since", ""), "deadline": str(e.get("deadline", "") or ""),
+            "ageSeconds": view.seconds(since),
+        })
+    return sorted(rows, key=lambda r: (r["cluster"], r["workload"]))
 
 
 def description_rows(view: View) -> list[dict[str, Any]]:

@@ -20,6 +20,7 @@ from gitfleet.model.settings import FleetSettings
 from gitfleet.state.git import Git
 
 CLUSTER_FILE = "cluster.yaml"
+EVICTIONS_FILE = "evictions.yaml"   # gitfleet.hub.evictions: the hub's eviction tasks
 _TRAILER = re.compile(r"^Source-Commit:\s*([0-9a-f]{7,40})\s*$", re.M)
 _REPLICAS = re.compile(rb"^spec:\n(?:[ \-].*\n)*?  replicas: (\d+)$", re.M)
 _WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet")
@@ -34,6 +35,7 @@ class ClusterEntry:
     labels: dict[str, str]
     sync_mode: str
     cluster_id: str
+    taints: tuple[str, ...] = ()   # the hub's lifecycle taints, `key:effect`
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class FleetSnapshot:
     commit_times: dict[str, int] = field(default_factory=dict)
     cluster_added: dict[str, int] = field(default_factory=dict)  # first commit of clusters/<c>
     registrations: dict[str, RegistrationEntry] = field(default_factory=dict)
+    evictions: list[dict[str, Any]] = field(default_factory=list)   # evictions.yaml rows
 
     def commit_time(self, sha: str) -> int | None:
         return self.commit_times.get(sha)
@@ -215,7 +218,8 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
         workloads: dict[tuple[str, str], list[str]] = {}
         for path, sha in listing.items():
             parts = path.split("/")
-            if path in (ERRORS_FILE,) or (len(parts) == 3 and parts[2] == CLUSTER_FILE) or \
+            if path in (ERRORS_FILE, EVICTIONS_FILE) or \
+                    (len(parts) == 3 and parts[2] == CLUSTER_FILE) or \
                     (len(parts) == 5 and parts[4] == DESCRIPTION_FILE):
                 wanted[path] = sha
             elif len(parts) == 5 and parts[0] == "clusters":
@@ -232,13 +236,20 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
                 doc = _load(data)
                 snap.errors = list(doc.get("errors") or []) if isinstance(doc, dict) else []
                 snap.warnings = list(doc.get("warnings") or []) if isinstance(doc, dict) else []
+            elif path == EVICTIONS_FILE:
+                doc = _load(data)
+                rows = doc.get("evictions") if isinstance(doc, dict) else None
+                snap.evictions = [r for r in rows or [] if isinstance(r, dict)]
             elif parts[-1] == CLUSTER_FILE:
                 doc = _load(data) or {}
                 snap.clusters[parts[1]] = ClusterEntry(
                     name=str(doc.get("name", parts[1])), namespace=str(doc.get("namespace", "")),
                     labels={str(k): str(v) for k, v in (doc.get("labels") or {}).items()},
                     sync_mode=str(doc.get("syncMode", "Pull")),
-                    cluster_id=str(doc.get("clusterId", "")))
+                    cluster_id=str(doc.get("clusterId", "")),
+                    taints=tuple(f"{t.get('key', '')}:{t.get('effect', '')}"
+                                 for t in doc.get("taints") or []
+                                 if isinstance(t, dict) and t.get("timeAdded")))
             else:
                 key = (parts[1], f"{parts[2]}/{parts[3]}")
                 replicas = 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from gitfleet.agent.statusfile import (
@@ -19,6 +20,7 @@ from gitfleet.agent.statusfile import (
     SyncResult,
     SyncStatus,
 )
+from gitfleet.cli import main
 from gitfleet.clock import FakeClock, isoformat
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.settings import HubSettings
@@ -134,7 +136,7 @@ def test_a_silent_cluster_is_unknown_tainted_and_keeps_its_share_while_tolerated
 
 
 def test_directly_moves_the_share_at_once_and_a_returning_cluster_is_untainted(
-        tmp_path: Path) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = fleet(tmp_path, purge="Directly")
     clock = FakeClock()
     g = Git(repo)
@@ -157,6 +159,25 @@ def test_directly_moves_the_share_at_once_and_a_returning_cluster_is_untainted(
     # what is not a Divided workload stays (the web Service)
     assert "web/web/core_Service_web_web.yaml" in git(repo, "ls-tree", "-r", "--name-only",
                                                       STATE, "clusters/prod-west/")
+
+    # what a user sees: `get evictions`, `get clusters -o wide`, `status`
+    capsys.readouterr()
+    assert main(["get", "evictions", "--repo", str(repo)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["CLUSTER", "WORKLOAD", "PURGE", "MODE", "PURGE", "REPLICAS",
+                                "AGE"]
+    assert [line.split()[:5] for line in lines[1:]] == [
+        ["prod-west", "apps/Deployment/metrics/collector", "Directly", "Done", "1"],
+        ["prod-west", "apps/Deployment/web/web", "Directly", "Done", "2"]]
+    assert main(["get", "clusters", "prod-west", "--repo", str(repo), "-o", "yaml"]) == 0
+    [row] = yaml.safe_load(capsys.readouterr().out)
+    assert row["taints"] == ("cluster.gitfleet.io/unreachable:NoSchedule,"
+                             "cluster.gitfleet.io/unreachable:NoExecute")
+    assert row["evictions"] == 2
+    assert main(["status", "--repo", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert "under eviction: prod-west (2 workloads; gitfleet get evictions)" in out
+    assert "not ready: " in out and "prod-west Unknown" in out
 
     # prod-west reports again: untainted, the task ends; the placement does not move back on
     # its own only for steady division — static weights divide over it again
