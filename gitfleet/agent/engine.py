@@ -43,6 +43,7 @@ from gitfleet.errors import TransientError
 from gitfleet.kube.client import KubeClient
 from gitfleet.kube.errors import ApiError, NotServed
 from gitfleet.layout import AGENT_NAMESPACE, RESERVED_NAME_PREFIX, is_reserved_object
+from gitfleet.lifecycle.preservation import preserved_values
 from gitfleet.logs import log
 
 LOG = logging.getLogger("gitfleet.agent.engine")
@@ -81,6 +82,7 @@ class ObjectResult:
     error: str = ""
     message: str = ""
     replicas: Mapping[str, int] = field(default_factory=dict)
+    preserved: Mapping[str, str] = field(default_factory=dict)   # statePreservation values
 
 
 @dataclass(frozen=True)
@@ -396,7 +398,8 @@ class Engine:
             verdict = judge(found)
             results[key] = ObjectResult(ref, obj.description, Change.UNCHANGED,
                                         verdict.health, message=verdict.message,
-                                        replicas=replica_status(found))
+                                        replicas=replica_status(found),
+                                        preserved=preserved_values(found))
 
         # Objects labelled and written by this agent that no inventory holds: applied by a sync
         # killed before it recorded them. They are ours, so they go through prune like the rest.
@@ -657,7 +660,8 @@ class Engine:
             change = Change.CONFIGURED
         verdict = judge(after)
         return _Applied(ObjectResult(ref, obj.description, change, verdict.health,
-                                     message=verdict.message, replicas=replica_status(after)),
+                                     message=verdict.message, replicas=replica_status(after),
+                                     preserved=preserved_values(after)),
                         entry=entry, writes=writes)
 
     # -- recovery --------------------------------------------------------------------------

@@ -36,7 +36,8 @@ def _object_status(r: ObjectResult, previous: ObjectStatus | None, same_commit: 
         change = previous.change
     return ObjectStatus(api_version=r.ref.api_version, kind=r.ref.kind,
                         namespace=r.ref.namespace, name=r.ref.name, change=change,
-                        health=r.health, error=r.error, replicas=r.replicas)
+                        health=r.health, error=r.error, replicas=r.replicas,
+                        preserved=r.preserved)
 
 
 def _drift(found: DriftFound, previous: Mapping[tuple[str, str, str], Drift], now: str) -> Drift:

@@ -189,6 +189,8 @@ class ObjectStatus:
     health: Health = Health.UNKNOWN
     error: str = ""
     replicas: Mapping[str, int] = field(default_factory=dict)
+    # failover statePreservation: alias label -> value its rules select from the live status
+    preserved: Mapping[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -197,6 +199,8 @@ class ObjectStatus:
             "error": self.error}
         if self.replicas:
             out["status"] = dict(self.replicas)
+        if self.preserved:
+            out["preserved"] = dict(sorted(self.preserved.items()))
         return out
 
     @classmethod
@@ -205,7 +209,8 @@ class ObjectStatus:
                    namespace=str(d.get("namespace", "") or ""), name=str(d.get("name", "")),
                    change=Change(d.get("change", "unchanged")),
                    health=Health(d.get("health", "Unknown")), error=str(d.get("error", "") or ""),
-                   replicas={str(k): int(v) for k, v in (d.get("status") or {}).items()})
+                   replicas={str(k): int(v) for k, v in (d.get("status") or {}).items()},
+                   preserved={str(k): str(v) for k, v in (d.get("preserved") or {}).items()})
 
 
 @dataclass(frozen=True)

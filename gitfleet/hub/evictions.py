@@ -19,7 +19,14 @@ from gitfleet import yamlio
 from gitfleet.clock import isoformat, parse_iso
 from gitfleet.errors import InputError
 from gitfleet.filemap import overlay
-from gitfleet.lifecycle.failover import EvictionTask, decide, exclusions, failover_units
+from gitfleet.lifecycle.failover import (
+    UNHEALTHY,
+    EvictionTask,
+    ObjectReport,
+    decide,
+    exclusions,
+    failover_units,
+)
 from gitfleet.lifecycle.judgement import Condition, Judgement, judge
 from gitfleet.lifecycle.taints import NO_SCHEDULE, HubTaint, cluster_taints, taint_key
 from gitfleet.model.loader import Fleet
@@ -43,12 +50,16 @@ class LifecycleInputs:
     tasks: tuple[EvictionTask, ...] = ()
     evicted: Mapping[ObjectKey, frozenset[str]] = field(default_factory=dict)
     retained: Mapping[ObjectKey, Mapping[str, int]] = field(default_factory=dict)
+    preserved: Mapping[ObjectKey, Mapping[str, str]] = field(default_factory=dict)
+    unhealthy: Mapping[tuple[str, str], float] = field(default_factory=dict)
     changes: tuple[str, ...] = ()
     digest: str = ""
 
     def file(self) -> bytes | None:
-        """`evictions.yaml`, or None when there is no task (the file is then removed)."""
-        return evictions_file(self.tasks) if self.tasks else None
+        """`evictions.yaml`, or None when there is nothing in it (the file is then removed)."""
+        if not self.tasks and not self.unhealthy:
+            return None
+        return evictions_file(self.tasks, self.unhealthy)
 
 
 class Lifecycle:
@@ -92,26 +103,32 @@ class Lifecycle:
                 self._last[name] = seen
         for gone in set(self._last) - set(fleet.clusters):
             del self._last[gone]
-        tasks = load_tasks(previous_files.get(EVICTIONS_FILE))
-        if tasks or any(t.effect == "NoExecute" for ts in hub_taints.values() for t in ts):
+        raw = previous_files.get(EVICTIONS_FILE)
+        tasks, unhealthy = load_tasks(raw), load_unhealthy(raw)
+        objects = _objects(statuses) if _application_failover(fleet) else {}
+        if tasks or unhealthy or any(r.health in UNHEALTHY for r in objects.values()) or \
+                any(t.effect == "NoExecute" for ts in hub_taints.values() for t in ts):
             previous = PreviousState(previous_files)
             decision = decide(failover_units(fleet, previous), taints=hub_taints, tasks=tasks,
                               previous=previous, health=_health(statuses),
                               clusters=frozenset(fleet.clusters), now=now,
-                              default_toleration=float(settings.failover_toleration_seconds))
-            tasks = list(decision.tasks)
+                              default_toleration=float(settings.failover_toleration_seconds),
+                              objects=objects, unhealthy=unhealthy)
+            tasks, unhealthy = list(decision.tasks), dict(decision.unhealthy)
             changes.extend(decision.changes)
         keys = {template_id(t): key for key, t in fleet.templates.items()}
-        evicted, retained = exclusions(tasks, keys)
+        excluded = exclusions(tasks, keys)
         digest = ""
-        if taints or tasks:
+        if taints or tasks or unhealthy:
             digest = hashlib.sha1(repr((
                 sorted((n, [(t.key, t.effect, t.time_added) for t in ts])
                        for n, ts in taints.items()),
-                [_task_row(t) for t in tasks])).encode()).hexdigest()[:16]
+                [_task_row(t) for t in tasks], sorted(unhealthy.items()))).encode()
+                ).hexdigest()[:16]
         return LifecycleInputs(judgements=judgements, taints=taints, tasks=tuple(tasks),
-                               evicted=evicted, retained=retained, changes=tuple(changes),
-                               digest=digest)
+                               evicted=excluded.evicted, retained=excluded.retained,
+                               preserved=excluded.preserved, unhealthy=unhealthy,
+                               changes=tuple(changes), digest=digest)
 
 
 def _first_seen(files: Mapping[str, bytes], cluster: str, key: str) -> float | None:
@@ -151,42 +168,99 @@ def _health(statuses: Mapping[str, Mapping[str, Any]]
     return out
 
 
+def _application_failover(fleet: Fleet) -> bool:
+    return any(isinstance((p.spec.get("failover") or {}).get("application"), dict)
+               for p in fleet.propagations)
+
+
+def _objects(statuses: Mapping[str, Mapping[str, Any]]
+             ) -> dict[tuple[str, str], ObjectReport]:
+    """(cluster, workload id) -> the object's reported health and preserved values."""
+    out: dict[tuple[str, str], ObjectReport] = {}
+    for cluster, doc in statuses.items():
+        for d in doc.get("descriptions") or ():
+            for o in (d.get("objects") or ()) if isinstance(d, dict) else ():
+                if not isinstance(o, dict):
+                    continue
+                group = str(o.get("apiVersion", "")).rpartition("/")[0]
+                wid = f"{group}/{o.get('kind', '')}/{o.get('namespace', '') or ''}/" \
+                      f"{o.get('name', '')}"
+                preserved = o.get("preserved")
+                if not isinstance(preserved, dict):
+                    preserved = {}
+                out[(cluster, wid)] = ObjectReport(
+                    str(o.get("health", "")), {str(k): str(v) for k, v in preserved.items()})
+    return out
+
+
 def _task_row(t: EvictionTask) -> dict[str, Any]:
-    return {"cluster": t.cluster, "workload": t.workload, "unit": t.unit, "folder": t.folder,
-            "reason": t.reason, "since": isoformat(t.since), "purgeMode": t.purge_mode,
-            "deadline": isoformat(t.deadline) if t.deadline is not None else "",
-            "replicas": t.replicas, "purged": t.purged}
+    row: dict[str, Any] = {
+        "cluster": t.cluster, "workload": t.workload, "unit": t.unit, "folder": t.folder,
+        "trigger": t.trigger, "reason": t.reason, "since": isoformat(t.since),
+        "purgeMode": t.purge_mode,
+        "deadline": isoformat(t.deadline) if t.deadline is not None else "",
+        "replicas": t.replicas, "purged": t.purged}
+    if t.labels:
+        row["preservedLabels"] = dict(t.labels)
+    if t.template_digest:
+        row["templateDigest"] = t.template_digest
+    return row
 
 
-def evictions_file(tasks: tuple[EvictionTask, ...] | list[EvictionTask]) -> bytes:
-    """The state's `evictions.yaml`: every live eviction task."""
-    return emit({"apiVersion": API_VERSION, "kind": "EvictionList",
-                 "evictions": [_task_row(t) for t in tasks]}).encode()
+def evictions_file(tasks: tuple[EvictionTask, ...] | list[EvictionTask],
+                   unhealthy: Mapping[tuple[str, str], float] | None = None) -> bytes:
+    """The state's `evictions.yaml`: every live eviction task, and the workloads application
+    failover watches (unhealthy since)."""
+    doc: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "EvictionList",
+                           "evictions": [_task_row(t) for t in tasks]}
+    if unhealthy:
+        doc["unhealthy"] = [{"cluster": c, "workload": w, "since": isoformat(s)}
+                            for (c, w), s in sorted(unhealthy.items())]
+    return emit(doc).encode()
 
 
-def load_tasks(raw: bytes | None) -> list[EvictionTask]:
-    """The tasks of a state's `evictions.yaml` (none when absent; a row that does not read is
-    dropped: the hub decides it again from the cluster's taints)."""
+def _rows(raw: bytes | None, name: str) -> list[Any]:
     if not raw:
         return []
     try:
         doc = yamlio.load_one(raw, EVICTIONS_FILE)
     except InputError:
         return []
-    rows = doc.get("evictions") if isinstance(doc, dict) else None
+    rows = doc.get(name) if isinstance(doc, dict) else None
+    return rows if isinstance(rows, list) else []
+
+
+def load_tasks(raw: bytes | None) -> list[EvictionTask]:
+    """The tasks of a state's `evictions.yaml` (none when absent; a row that does not read is
+    dropped: the hub decides it again from the cluster's taints)."""
     tasks = []
-    for row in rows or ():
+    for row in _rows(raw, "evictions"):
         try:
+            labels = row.get("preservedLabels") or {}
             tasks.append(EvictionTask(
                 cluster=str(row["cluster"]), workload=str(row["workload"]),
                 unit=str(row.get("unit", "")), folder=str(row.get("folder", "")),
                 reason=str(row.get("reason", "")), since=parse_iso(str(row["since"])),
                 purge_mode=str(row.get("purgeMode", "Gracefully")),
                 deadline=parse_iso(str(row["deadline"])) if row.get("deadline") else None,
-                replicas=int(row.get("replicas", 0)), purged=row.get("purged") is True))
+                replicas=int(row.get("replicas", 0)), purged=row.get("purged") is True,
+                trigger=str(row.get("trigger", "Cluster")),
+                labels=tuple(sorted((str(k), str(v)) for k, v in labels.items())),
+                template_digest=str(row.get("templateDigest", ""))))
         except (KeyError, TypeError, ValueError, AttributeError):
             continue
     return tasks
+
+
+def load_unhealthy(raw: bytes | None) -> dict[tuple[str, str], float]:
+    """Since when application failover has seen each (cluster, workload) unhealthy."""
+    out = {}
+    for row in _rows(raw, "unhealthy"):
+        try:
+            out[(str(row["cluster"]), str(row["workload"]))] = parse_iso(str(row["since"]))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    return out
 
 
 def with_evictions(files: Mapping[str, bytes], data: bytes | None) -> Mapping[str, bytes]:

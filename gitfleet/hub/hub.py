@@ -238,7 +238,7 @@ class Hub:
         self.status.lifecycle = life
         if life.digest:
             snapshot = dataclasses.replace(snapshot, taints=life.taints, evicted=life.evicted,
-                                           retained=life.retained)
+                                           retained=life.retained, preserved=life.preserved)
             status_key = f"{status_key}+{life.digest}"
         key = (source, branches.prefix, heads.state, _digest(heads), status_key)
         if key == self._done_key:

@@ -1,5 +1,7 @@
-"""Cluster failover: which Divided workloads leave a cluster that stays tainted NoExecute past
-its policy's toleration, and when their old copies are purged.
+"""Failover: which Divided workloads leave a cluster that stays tainted NoExecute past its
+policy's toleration (cluster failover), or in which they stay unhealthy past
+`failover.application.decisionConditions.tolerationSeconds` (application failover), and when
+their old copies are purged.
 
 SEMANTICS, "Failover". An eviction task is (cluster, workload): while it lives the cluster is
 not a candidate for that workload (the render divides its replicas over the others, see
@@ -13,11 +15,17 @@ replicas it had (`StatusSnapshot.retained`). Purge modes:
 - `Never`: purged only when someone confirms it: the policy's (or Subscription's)
   `gitfleet.io/confirm-purge` annotation lists the cluster (comma-separated names).
 
-A task ends when its cluster reports Ready again (its taints are gone) or leaves the fleet, or
-when its workload leaves the unit. Duplicated workloads are not moved (there is nowhere to move
-a copy to). Karmada policies take `clusterTolerations[].tolerationSeconds` and
-`failover.cluster.purgeMode`; Clusternet Subscriptions (no such fields upstream) take
-fleet.yaml's `failover` defaults (their `clusterTolerations` still decide how long).
+A cluster task ends when its cluster reports Ready again (its taints are gone); an application
+task when the workload's template changes (a new version is tried everywhere again); both when
+the cluster leaves the fleet or the workload its unit. Application failover watches a workload
+whose agent reports it `Progressing` or `Degraded` in a Ready cluster (the time it was first
+seen so is kept in the state: `unhealthy` in `evictions.yaml`), and moves it only when another
+cluster holds the unit. The labels state preservation gives the new copies are the old copy's
+values as its agent last reported them, kept in the task. Duplicated workloads are not moved
+(there is nowhere to move a copy to). Karmada policies take
+`clusterTolerations[].tolerationSeconds` and `failover.cluster.purgeMode`; Clusternet
+Subscriptions (no such fields upstream) take fleet.yaml's `failover` defaults (their
+`clusterTolerations` still decide how long).
 """
 
 from __future__ import annotations
@@ -34,6 +42,8 @@ from gitfleet.render.plans import karmada_claims, resolve_feed, template_id
 from gitfleet.render.previous import PreviousState
 
 DIRECTLY, GRACEFULLY, NEVER = "Directly", "Gracefully", "Never"
+DEFAULT_APP_TOLERATION = 300
+UNHEALTHY = frozenset({"Progressing", "Degraded"})
 PURGE_MODES = {"Directly": DIRECTLY, "Immediately": DIRECTLY, "Gracefully": GRACEFULLY,
                "Graciously": GRACEFULLY, "Never": NEVER}
 
@@ -52,6 +62,9 @@ class EvictionTask:
     deadline: float | None  # Gracefully: when the old copy goes at the latest
     replicas: int          # the old copy's replicas, kept until purged
     purged: bool = False
+    trigger: str = "Cluster"                    # Cluster | Application
+    labels: tuple[tuple[str, str], ...] = ()    # state preservation: for the new copies
+    template_digest: str = ""                   # Application: the version that failed
 
     @property
     def key(self) -> tuple[str, str]:
@@ -69,6 +82,24 @@ class FailoverUnit:
     grace_seconds: float
     confirmed: frozenset[str]                   # clusters whose purge someone confirmed
     workloads: tuple[Template, ...] = field(default=())
+    app: AppFailover | None = None              # failover.application (Karmada policies)
+
+
+@dataclass(frozen=True)
+class AppFailover:
+    """A policy's `failover.application`."""
+
+    toleration_seconds: float
+    purge_mode: str
+    grace_seconds: float
+
+
+@dataclass(frozen=True)
+class ObjectReport:
+    """A workload's health in one cluster and its state-preservation values, as reported."""
+
+    health: str
+    preserved: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -77,6 +108,7 @@ class Decision:
 
     tasks: tuple[EvictionTask, ...]
     changes: tuple[str, ...]
+    unhealthy: Mapping[tuple[str, str], float] = field(default_factory=dict)
 
 
 def purge_mode(value: object, default: str) -> str:
@@ -116,7 +148,17 @@ def failover_units(fleet: Fleet, previous: PreviousState) -> list[FailoverUnit]:
             key=lambda t: t.key))
         if not workloads:
             continue
-        behaviour = ((policy.spec.get("failover") or {}).get("cluster") or {})
+        failover = policy.spec.get("failover") or {}
+        behaviour = failover.get("cluster") or {}
+        app = None
+        if isinstance(failover.get("application"), dict):
+            a = failover["application"]
+            app = AppFailover(
+                toleration_seconds=float((a.get("decisionConditions") or {}).get(
+                    "tolerationSeconds", DEFAULT_APP_TOLERATION)),
+                purge_mode=purge_mode(a.get("purgeMode"), default_mode),
+                grace_seconds=float(a.get("gracePeriodSeconds",
+                                          settings.grace_period_seconds)))
         units.append(FailoverUnit(
             ident=f"{policy.kind}/{policy.namespace + '/' if policy.namespace else ''}"
                   f"{policy.name}",
@@ -124,7 +166,7 @@ def failover_units(fleet: Fleet, previous: PreviousState) -> list[FailoverUnit]:
             tolerations=tuple(policy.placement.get("clusterTolerations") or ()),
             purge_mode=purge_mode(behaviour.get("purgeMode"), default_mode),
             grace_seconds=float(settings.grace_period_seconds),
-            confirmed=policy.confirm_purge, workloads=workloads))
+            confirmed=policy.confirm_purge, workloads=workloads, app=app))
     return units
 
 
@@ -133,13 +175,19 @@ Health = Mapping[tuple[str, str], tuple[str, float | None]]   # (cluster, folder
 
 def decide(units: Sequence[FailoverUnit], *, taints: Mapping[str, Sequence[HubTaint]],
            tasks: Sequence[EvictionTask], previous: PreviousState, health: Health,
-           clusters: frozenset[str], now: float, default_toleration: float) -> Decision:
+           clusters: frozenset[str], now: float, default_toleration: float,
+           objects: Mapping[tuple[str, str], ObjectReport] | None = None,
+           unhealthy: Mapping[tuple[str, str], float] | None = None) -> Decision:
     """Continue the existing tasks (end, purge) and start new ones for the workloads whose
-    cluster has been NoExecute-tainted longer than their unit tolerates.
+    cluster has been NoExecute-tainted longer than their unit tolerates, or which have been
+    unhealthy in a cluster longer than their unit's application failover tolerates.
 
     `previous` is the state as last written (which clusters hold which replicas), `health`
-    each cluster's reported phase of each Description folder and when it last synced.
+    each cluster's reported phase of each Description folder and when it last synced,
+    `objects` each (cluster, workload)'s reported health and preserved values, `unhealthy`
+    since when each (cluster, workload) has been seen unhealthy.
     """
+    objects = objects or {}
     by_workload = {template_id(t): (u, t) for u in units for t in u.workloads}
     out: list[EvictionTask] = []
     changes: list[str] = []
@@ -149,7 +197,12 @@ def decide(units: Sequence[FailoverUnit], *, taints: Mapping[str, Sequence[HubTa
             changes.append(f"eviction of {task.workload} from {task.cluster} ends: "
                            "the cluster or the workload left the fleet")
             continue
-        if not any(t.effect for t in taints.get(task.cluster, ())):
+        if task.trigger == "Application":
+            if found[1].digest != task.template_digest:
+                changes.append(f"eviction of {task.workload} from {task.cluster} ends: "
+                               "the workload changed (a new version is tried there again)")
+                continue
+        elif not any(t.effect for t in taints.get(task.cluster, ())):
             changes.append(f"eviction of {task.workload} from {task.cluster} ends: "
                            "the cluster is Ready again")
             continue
@@ -183,12 +236,67 @@ def decide(units: Sequence[FailoverUnit], *, taints: Mapping[str, Sequence[HubTa
                     cluster=cluster, workload=wid, unit=unit.ident, folder=unit.folder,
                     reason=expiry[1], since=now, purge_mode=mode,
                     deadline=now + unit.grace_seconds if mode == GRACEFULLY else None,
-                    replicas=held, purged=mode == DIRECTLY)
+                    replicas=held, purged=mode == DIRECTLY,
+                    labels=_labels(objects.get((cluster, wid))))
                 out.append(task)
                 known.add(task.key)
                 changes.append(f"failover: {held} replicas of {wid} ({unit.ident}) leave "
                                f"{cluster}: {expiry[1]}; purge {mode}")
-    return Decision(tuple(sorted(out, key=lambda t: t.key)), tuple(changes))
+    watching = _application(units, taints=taints, out=out, known=known, changes=changes,
+                            previous=previous, objects=objects, unhealthy=unhealthy or {},
+                            now=now)
+    return Decision(tuple(sorted(out, key=lambda t: t.key)), tuple(changes), watching)
+
+
+def _labels(report: ObjectReport | None) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(report.preserved.items())) if report is not None else ()
+
+
+def _application(units: Sequence[FailoverUnit], *, taints: Mapping[str, Sequence[HubTaint]],
+                 out: list[EvictionTask], known: set[tuple[str, str]], changes: list[str],
+                 previous: PreviousState, objects: Mapping[tuple[str, str], ObjectReport],
+                 unhealthy: Mapping[tuple[str, str], float],
+                 now: float) -> dict[tuple[str, str], float]:
+    """Application failover: track since when each held workload is unhealthy in a Ready
+    cluster, and evict it once that is longer than its unit tolerates. Returns the tracking."""
+    watching: dict[tuple[str, str], float] = {}
+    for unit in units:
+        if unit.app is None:
+            continue
+        holders = [d.cluster for d in previous.by_folder.get(unit.folder, ())]
+        for t in unit.workloads:
+            wid = template_id(t)
+            evicted = {task.cluster for task in out if task.workload == wid}
+            path = t.replicas_path() or ""
+            file = object_file(t.api_version, t.kind, t.namespace, t.name)
+            for cluster in holders:
+                key = (cluster, wid)
+                report = objects.get(key)
+                if key in known or taints.get(cluster) or report is None or \
+                        report.health not in UNHEALTHY:
+                    continue
+                held = previous.replicas(cluster, unit.folder, file, path) or 0
+                if held <= 0:
+                    continue
+                since = unhealthy.get(key, now)
+                if now < since + unit.app.toleration_seconds or \
+                        not any(c != cluster and c not in evicted for c in holders):
+                    watching[key] = since
+                    continue
+                mode = unit.app.purge_mode
+                reason = (f"application {report.health} for "
+                          f"{unit.app.toleration_seconds:g}s (decisionConditions)")
+                out.append(EvictionTask(
+                    cluster=cluster, workload=wid, unit=unit.ident, folder=unit.folder,
+                    reason=reason, since=now, purge_mode=mode,
+                    deadline=now + unit.app.grace_seconds if mode == GRACEFULLY else None,
+                    replicas=held, purged=mode == DIRECTLY, trigger="Application",
+                    labels=_labels(report), template_digest=t.digest))
+                known.add(key)
+                evicted.add(cluster)
+                changes.append(f"application failover: {held} replicas of {wid} "
+                               f"({unit.ident}) leave {cluster}: {reason}; purge {mode}")
+    return watching
 
 
 def _expiry(unit: FailoverUnit, no_execute: Sequence[HubTaint],
@@ -226,17 +334,28 @@ def _purge_reason(task: EvictionTask, unit: FailoverUnit, tasks: Sequence[Evicti
     return "the new placements are healthy (" + ", ".join(sorted(holders)) + ")"
 
 
-def exclusions(tasks: Sequence[EvictionTask], keys: Mapping[str, ObjectKey]
-               ) -> tuple[dict[ObjectKey, frozenset[str]], dict[ObjectKey, dict[str, int]]]:
-    """What the render takes from the tasks: per workload the clusters it was evicted from,
-    and among them those that keep the old copy (with its replicas) until purged."""
+@dataclass(frozen=True)
+class Exclusions:
+    """What the render takes from the tasks (see `StatusSnapshot`)."""
+
+    evicted: dict[ObjectKey, frozenset[str]]
+    retained: dict[ObjectKey, dict[str, int]]
+    preserved: dict[ObjectKey, dict[str, str]]
+
+
+def exclusions(tasks: Sequence[EvictionTask], keys: Mapping[str, ObjectKey]) -> Exclusions:
+    """Per workload the clusters it was evicted from, those among them that keep the old copy
+    (with its replicas) until purged, and the preserved labels for its other copies."""
     evicted: dict[ObjectKey, set[str]] = {}
     retained: dict[ObjectKey, dict[str, int]] = {}
-    for task in tasks:
+    preserved: dict[ObjectKey, dict[str, str]] = {}
+    for task in sorted(tasks, key=lambda t: t.key):
         key = keys.get(task.workload)
         if key is None:
             continue
         evicted.setdefault(key, set()).add(task.cluster)
         if not task.purged:
             retained.setdefault(key, {})[task.cluster] = task.replicas
-    return {k: frozenset(v) for k, v in evicted.items()}, retained
+        if task.labels:
+            preserved.setdefault(key, {}).update(dict(task.labels))
+    return Exclusions({k: frozenset(v) for k, v in evicted.items()}, retained, preserved)

@@ -373,6 +373,8 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
         karmada = ctx.overlay.karmada_policies(t)
         steps = ordered_steps(choice.sets, placement.replicas, karmada, cluster,
                               replicas_first=plan.subscription is None)
+        if placement.preserve is not None:
+            steps = [*steps, placement.preserve]
         variant = ctx.cache.get(t, steps)
         if variant.error:
             errors.append(f"{t.kind} {t.namespace + '/' if t.namespace else ''}{t.name}: "

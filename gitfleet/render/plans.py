@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet.layout import CLUSTER_SCOPE_DIR, object_file
+from gitfleet.lifecycle import preservation
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import (
     Cluster,
@@ -24,7 +25,7 @@ from gitfleet.model.objects import (
 from gitfleet.render import division, selection
 from gitfleet.render.previous import PreviousState
 from gitfleet.render.status import StatusSnapshot, available_replicas, pod_requests, room_for
-from gitfleet.render.variants import SetReplicas
+from gitfleet.render.variants import Preserve, SetReplicas
 
 HELM_SUFFIX = "@helm"
 
@@ -36,6 +37,7 @@ class Placement:
     template: Template
     replicas: SetReplicas | None = None
     recorded: bool = False  # steady division: the count is remembered in the Description
+    preserve: Preserve | None = None   # failover state preservation (rules, labels)
 
 
 @dataclass
@@ -387,6 +389,11 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
     if not candidates:
         plan.warnings.append("no cluster matches the placement")
         return plan
+    rules_json, problems = _preservation(policy)
+    if problems:
+        plan.error = "spec.failover statePreservation: " + "; ".join(problems)
+        return plan
+    keep = Preserve(rules_json) if rules_json else None
     fresh = _fresh(previous, plan)
     static_weights: dict[str, int] | None = None
     for t in templates:
@@ -422,15 +429,31 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
             if not any(weights.values()):  # no positive weight: all weigh 1
                 weights = dict.fromkeys(left, 1)
             counts = division.divide_webster(total, weights, tie_key=tie_key)
+        moved = status.preserved.get(t.key)
+        new = Preserve(rules_json, tuple(sorted(moved.items()))) if moved else keep
         for c in left:
             if counts.get(c, 0) > 0:
                 plan.clusters.setdefault(c, []).append(
-                    Placement(t, SetReplicas(path, counts[c]), recorded=dynamic))
+                    Placement(t, SetReplicas(path, counts[c]), recorded=dynamic, preserve=new))
         for c, kept in sorted(status.retained.get(t.key, {}).items()):
             if kept > 0 and c in gone and c in fleet.clusters:   # the old copy, until purged
                 plan.clusters.setdefault(c, []).append(
-                    Placement(t, SetReplicas(path, kept), recorded=dynamic))
+                    Placement(t, SetReplicas(path, kept), recorded=dynamic, preserve=keep))
     return plan
+
+
+def _preservation(policy: Propagation) -> tuple[str, list[str]]:
+    """The policy's failover state-preservation rules (application and cluster) as the
+    annotation its Divided workloads carry, and what is wrong with them."""
+    failover = policy.spec.get("failover") or {}
+    raw: list[Any] = []
+    for case in ("application", "cluster"):
+        raw.extend(((failover.get(case) or {}).get("statePreservation") or {}).get("rules")
+                   or [])
+    if not raw:
+        return "", []
+    problems = preservation.rule_problems(raw)
+    return ("" if problems else preservation.annotation(preservation.rules_of(raw))), problems
 
 
 def _karmada_dynamic(t: Template, path: str, total: int, tiers: list[list[str]],

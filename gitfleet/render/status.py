@@ -45,6 +45,8 @@ class StatusSnapshot:
     - `evicted`: per workload, the clusters failover moved it off (not candidates for it).
     - `retained`: per workload, the evicted clusters that keep the old copy, with its
       replicas, until its purge (purge modes Gracefully and Never).
+    - `preserved`: per workload, the labels failover's state preservation puts on its copies
+      in the clusters it was not evicted from.
     """
 
     capacity: Mapping[str, ClusterCapacity] = field(default_factory=dict)
@@ -53,6 +55,7 @@ class StatusSnapshot:
     replicas: Mapping[ObjectKey, int] = field(default_factory=dict)
     evicted: Mapping[ObjectKey, frozenset[str]] = field(default_factory=dict)
     retained: Mapping[ObjectKey, Mapping[str, int]] = field(default_factory=dict)
+    preserved: Mapping[ObjectKey, Mapping[str, str]] = field(default_factory=dict)
 
 
 def pod_requests(template: Template) -> dict[str, Fraction]:

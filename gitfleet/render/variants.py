@@ -18,6 +18,7 @@ from typing import Any
 from gitfleet import yamlio
 from gitfleet.errors import InputError
 from gitfleet.layout import object_file
+from gitfleet.lifecycle.preservation import ANNOTATION as PRESERVATION_ANNOTATION
 from gitfleet.model.objects import KarmadaOverride, ObjectKey, OverrideSet, Template
 from gitfleet.render.overriders import apply_overriders
 from gitfleet.render.patches import (
@@ -66,7 +67,21 @@ class KarmadaStep:
                 self.rule)
 
 
-Step = SetReplicas | ClusternetStep | KarmadaStep
+@dataclass(frozen=True)
+class Preserve:
+    """Failover state preservation (gitfleet.lifecycle.preservation), applied after every
+    override: the rules as an annotation for the agent to report, and the values preserved
+    from an evicted copy as labels."""
+
+    rules: str                                  # the annotation's JSON ('' for none)
+    labels: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        return ("preserve", self.rules, self.labels)
+
+
+Step = SetReplicas | ClusternetStep | KarmadaStep | Preserve
 
 
 @dataclass(frozen=True)
@@ -179,6 +194,12 @@ class VariantCache:
             for step in steps:
                 if isinstance(step, SetReplicas):
                     _set_pointer(obj, step.path, step.count)
+                elif isinstance(step, Preserve):
+                    meta = obj.setdefault("metadata", {})
+                    if step.rules:
+                        meta.setdefault("annotations", {})[PRESERVATION_ANNOTATION] = step.rules
+                    if step.labels:
+                        meta.setdefault("labels", {}).update(dict(step.labels))
                 elif isinstance(step, ClusternetStep):
                     who = f"{step.oset.kind} {step.oset.namespace + '/' if step.oset.namespace else ''}{step.oset.name}"  # noqa: E501
                     for override in step.oset.overrides:

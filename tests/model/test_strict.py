@@ -190,15 +190,11 @@ def test_unsupported_clusternet_field_is_an_error(extra: str, field: str) -> Non
     assert p.line == 11 + extra.count("\n") - 1
 
 
-def test_application_failover_is_read_but_not_acted_on_yet() -> None:
+def test_failover_is_acted_on_and_still_checked() -> None:
     text = PP_HEAD + ("  failover:\n    application:\n      decisionConditions:\n"
                       "        tolerationSeconds: 120\n      purgeMode: Gracefully\n")
     files = fleet_with(policies__web=text.encode())
-    assert problems_of(files) == []
-    p = only(problems_of(files, warnings=True))
-    assert (p.line, p.message) == (15, "`spec.failover.application` is read but not acted "
-                                       "on yet")
-    # ...and what it holds is still checked.
+    assert problems_of(files, warnings=True) == []
     typo = text.replace("purgeMode", "purgeMod")
     assert "did you mean `purgeMode`?" in only(problems_of(fleet_with(
         policies__web=typo.encode()))).message
