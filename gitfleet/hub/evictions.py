@@ -105,12 +105,14 @@ class Lifecycle:
             del self._last[gone]
         raw = previous_files.get(EVICTIONS_FILE)
         tasks, unhealthy = load_tasks(raw), load_unhealthy(raw)
-        objects = _objects(statuses) if _application_failover(fleet) else {}
-        if tasks or unhealthy or any(r.health in UNHEALTHY for r in objects.values()) or \
-                any(t.effect == "NoExecute" for ts in hub_taints.values() for t in ts):
+        no_execute = any(t.effect == "NoExecute" for ts in hub_taints.values() for t in ts)
+        objects = _objects(statuses) if tasks or unhealthy or no_execute or \
+            _application_failover(fleet) else {}
+        if tasks or unhealthy or no_execute or \
+                any(r.health in UNHEALTHY for r in objects.values()):
             previous = PreviousState(previous_files)
             decision = decide(failover_units(fleet, previous), taints=hub_taints, tasks=tasks,
-                              previous=previous, health=_health(statuses),
+                              previous=previous,
                               clusters=frozenset(fleet.clusters), now=now,
                               default_toleration=float(settings.failover_toleration_seconds),
                               objects=objects, unhealthy=unhealthy)
@@ -151,23 +153,6 @@ def _first_seen(files: Mapping[str, bytes], cluster: str, key: str) -> float | N
     return None
 
 
-def _health(statuses: Mapping[str, Mapping[str, Any]]
-            ) -> dict[tuple[str, str], tuple[str, float | None]]:
-    """(cluster, Description folder) -> (reported phase, when the agent last synced)."""
-    out: dict[tuple[str, str], tuple[str, float | None]] = {}
-    for cluster, doc in statuses.items():
-        synced: float | None
-        try:
-            synced = parse_iso(str((doc.get("sync") or {}).get("time", "")))
-        except ValueError:
-            synced = None
-        for d in doc.get("descriptions") or ():
-            if isinstance(d, dict):
-                folder = f"{d.get('namespace', '')}/{d.get('name', '')}"
-                out[(cluster, folder)] = (str(d.get("phase", "")), synced)
-    return out
-
-
 def _application_failover(fleet: Fleet) -> bool:
     return any(isinstance((p.spec.get("failover") or {}).get("application"), dict)
                for p in fleet.propagations)
@@ -188,8 +173,11 @@ def _objects(statuses: Mapping[str, Mapping[str, Any]]
                 preserved = o.get("preserved")
                 if not isinstance(preserved, dict):
                     preserved = {}
+                live = o.get("status") if isinstance(o.get("status"), dict) else {}
+                available = live.get("availableReplicas") if isinstance(live, dict) else None
                 out[(cluster, wid)] = ObjectReport(
-                    str(o.get("health", "")), {str(k): str(v) for k, v in preserved.items()})
+                    str(o.get("health", "")), {str(k): str(v) for k, v in preserved.items()},
+                    available if isinstance(available, int) else None)
     return out
 
 

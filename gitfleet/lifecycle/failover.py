@@ -10,7 +10,7 @@ replicas it had (`StatusSnapshot.retained`). Purge modes:
 
 - `Directly` (Karmada's deprecated `Immediately`): purged at once;
 - `Gracefully` (`Graciously`, the default): purged when every other cluster holding the
-  workload's unit reports it `Success` from a sync after the eviction, or when
+  workload reports it Healthy with the available replicas the state now gives it, or when
   `gracePeriodSeconds` (fleet.yaml `failover.gracePeriodSeconds`, default 600) pass;
 - `Never`: purged only when someone confirms it: the policy's (or Subscription's)
   `gitfleet.io/confirm-purge` annotation lists the cluster (comma-separated names).
@@ -100,6 +100,7 @@ class ObjectReport:
 
     health: str
     preserved: Mapping[str, str] = field(default_factory=dict)
+    available: int | None = None    # availableReplicas of its live status
 
 
 @dataclass(frozen=True)
@@ -170,11 +171,8 @@ def failover_units(fleet: Fleet, previous: PreviousState) -> list[FailoverUnit]:
     return units
 
 
-Health = Mapping[tuple[str, str], tuple[str, float | None]]   # (cluster, folder) -> phase, synced
-
-
 def decide(units: Sequence[FailoverUnit], *, taints: Mapping[str, Sequence[HubTaint]],
-           tasks: Sequence[EvictionTask], previous: PreviousState, health: Health,
+           tasks: Sequence[EvictionTask], previous: PreviousState,
            clusters: frozenset[str], now: float, default_toleration: float,
            objects: Mapping[tuple[str, str], ObjectReport] | None = None,
            unhealthy: Mapping[tuple[str, str], float] | None = None) -> Decision:
@@ -182,9 +180,9 @@ def decide(units: Sequence[FailoverUnit], *, taints: Mapping[str, Sequence[HubTa
     cluster has been NoExecute-tainted longer than their unit tolerates, or which have been
     unhealthy in a cluster longer than their unit's application failover tolerates.
 
-    `previous` is the state as last written (which clusters hold which replicas), `health`
-    each cluster's reported phase of each Description folder and when it last synced,
-    `objects` each (cluster, workload)'s reported health and preserved values, `unhealthy`
+    `previous` is the state as last written (which clusters hold which replicas), `objects`
+    each (cluster, workload)'s reported health, available replicas and preserved values,
+    `unhealthy`
     since when each (cluster, workload) has been seen unhealthy.
     """
     objects = objects or {}
@@ -208,7 +206,7 @@ def decide(units: Sequence[FailoverUnit], *, taints: Mapping[str, Sequence[HubTa
             continue
         unit = found[0]
         if not task.purged:
-            why = _purge_reason(task, unit, tasks, previous, health, now)
+            why = _purge_reason(task, unit, found[1], tasks, previous, objects, now)
             if why:
                 task = replace(task, purged=True)
                 changes.append(f"old copy of {task.workload} in {task.cluster} purged: {why}")
@@ -313,8 +311,9 @@ def _expiry(unit: FailoverUnit, no_execute: Sequence[HubTaint],
     return best
 
 
-def _purge_reason(task: EvictionTask, unit: FailoverUnit, tasks: Sequence[EvictionTask],
-                  previous: PreviousState, health: Health, now: float) -> str:
+def _purge_reason(task: EvictionTask, unit: FailoverUnit, template: Template,
+                  tasks: Sequence[EvictionTask], previous: PreviousState,
+                  objects: Mapping[tuple[str, str], ObjectReport], now: float) -> str:
     if task.purge_mode == DIRECTLY:
         return "purge mode Directly"
     if task.purge_mode == NEVER:
@@ -322,15 +321,24 @@ def _purge_reason(task: EvictionTask, unit: FailoverUnit, tasks: Sequence[Evicti
             if task.cluster in unit.confirmed else ""
     if task.deadline is not None and now >= task.deadline:
         return f"grace period of {unit.grace_seconds:g}s passed"
+    # Healthy new placements: every other cluster holding the workload in the state as last
+    # written reports it Healthy with as many available replicas as that state gives it (so
+    # a report from before it applied the new division does not count).
     evicted = {t.cluster for t in tasks if t.workload == task.workload}
-    holders = [d.cluster for d in previous.by_folder.get(unit.folder, ())
-               if d.cluster not in evicted]
+    file = object_file(template.api_version, template.kind, template.namespace, template.name)
+    path = template.replicas_path() or ""
+    holders = []
+    for d in previous.by_folder.get(unit.folder, ()):
+        desired = previous.replicas(d.cluster, unit.folder, file, path) or 0
+        if d.cluster in evicted or desired <= 0:
+            continue
+        report = objects.get((d.cluster, task.workload))
+        if report is None or report.health != "Healthy" or report.available is None or \
+                report.available < desired:
+            return ""
+        holders.append(d.cluster)
     if not holders:
         return ""
-    for cluster in holders:
-        phase, synced = health.get((cluster, unit.folder), ("", None))
-        if phase != "Success" or synced is None or synced <= task.since:
-            return ""
     return "the new placements are healthy (" + ", ".join(sorted(holders)) + ")"
 
 

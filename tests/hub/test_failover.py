@@ -13,9 +13,12 @@ import pytest
 import yaml
 
 from gitfleet.agent.statusfile import (
+    Change,
     ClusterStatus,
     DescriptionStatus,
+    Health,
     Heartbeat,
+    ObjectStatus,
     Phase,
     SyncResult,
     SyncStatus,
@@ -36,15 +39,22 @@ FAILOVER = "failover:\n  evictionTimeout: 90s\n  tolerationSeconds: 45\n"
 
 
 def report(g: Git, cluster: str, clock: FakeClock, *, ready: bool = True,
-           phase: Phase = Phase.SUCCESS) -> None:
-    """A heartbeat as the agent writes it (60 s interval), with the collector's phase."""
+           phase: Phase = Phase.SUCCESS, available: int = 0) -> None:
+    """A heartbeat as the agent writes it (60 s interval), with the collector's phase (and
+    its health and available replicas as the agent reads them from the live object)."""
+    health = Health.HEALTHY if phase is Phase.SUCCESS else Health.PROGRESSING
     status = ClusterStatus(
         cluster=cluster,
         heartbeat=Heartbeat(time=isoformat(clock.now()), interval_seconds=60,
                             kubernetes_version="v1.29.0", agent_version="0.1.0",
                             livez=ready, readyz=ready, healthz=ready, nodes_ready=2),
         sync=SyncStatus(result=SyncResult.SYNCED, time=isoformat(clock.now())),
-        descriptions=(DescriptionStatus(namespace="metrics", name="collector", phase=phase),))
+        descriptions=(DescriptionStatus(namespace="metrics", name="collector", phase=phase,
+                                        objects=(ObjectStatus(
+                                            api_version="apps/v1", kind="Deployment",
+                                            namespace="metrics", name="collector",
+                                            change=Change.UNCHANGED, health=health,
+                                            replicas={"availableReplicas": available}),)),))
     ref = Branches().status(cluster)
     old = g.resolve(ref)
     tree = g.write_tree({"status.yaml": status.to_yaml().encode()})
@@ -204,13 +214,17 @@ def test_gracefully_keeps_the_old_copy_until_the_new_placement_is_healthy(
     assert (task["purgeMode"], task["purged"]) == ("Gracefully", False)
     assert task["deadline"] == isoformat(clock.now() + 600)
 
-    # prod-east reports the collector Success from a sync after the eviction: purged
+    # healthy as before the move (3 available) is not enough; 4 available is: purged
     clock.advance(5)
-    report(g, "prod-east", clock, phase=Phase.PROGRESSING)
+    report(g, "prod-east", clock, phase=Phase.SUCCESS, available=3)
     hub.run_once()
     assert replicas(repo, "prod-west") == 1
     clock.advance(5)
-    report(g, "prod-east", clock, phase=Phase.SUCCESS)
+    report(g, "prod-east", clock, phase=Phase.PROGRESSING, available=4)
+    hub.run_once()
+    assert replicas(repo, "prod-west") == 1
+    clock.advance(5)
+    report(g, "prod-east", clock, phase=Phase.SUCCESS, available=4)
     hub.run_once()
     assert (replicas(repo, "prod-east"), replicas(repo, "prod-west")) == (4, None)
     assert evictions(repo)[0]["purged"] is True

@@ -1,0 +1,160 @@
+"""End to end cluster failover: the real hub (a subprocess on the fleet repo), two kubesim
+clusters with real agents, a `git daemon` remote. One agent stops; the hub judges its cluster
+Unknown, taints it, and once the policy's short toleration passes, its Divided replicas run in
+the other cluster; with purge mode Gracefully its old copy leaves the state only once the new
+placement reports healthy. Waits are bounded; nothing is asserted about how long it took
+(bench/bench_failover.py measures that)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gitfleet.clock import SystemClock
+from tests.agent.conftest import Remote, person, running, wait_for
+
+pytestmark = pytest.mark.slow
+
+FLEET = """apiVersion: gitfleet.io/v1alpha1
+kind: FleetSettings
+failover:
+  evictionTimeout: 1s
+  tolerationSeconds: 1
+  purgeMode: Gracefully
+  gracePeriodSeconds: 600
+"""
+
+CLUSTER = """apiVersion: clusters.clusternet.io/v1beta1
+kind: ManagedCluster
+metadata:
+  name: {name}
+  labels: {{env: test}}
+spec:
+  clusterId: {uid}
+"""
+
+POLICY = """apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: web
+  namespace: app
+spec:
+  resourceSelectors:
+    - {apiVersion: apps/v1, kind: Deployment, name: web}
+  placement:
+    clusterAffinity:
+      labelSelector:
+        matchLabels: {env: test}
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata:
+  name: app-namespace
+spec:
+  resourceSelectors:
+    - {apiVersion: v1, kind: Namespace, name: app}
+"""
+
+TEMPLATES = """apiVersion: v1
+kind: Namespace
+metadata:
+  name: app
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: app
+spec:
+  replicas: 4
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: nginx:1.25
+"""
+
+
+def _git(work: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=work, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def _replicas(sim) -> int | None:
+    dep = person(sim).get("apps/v1", "Deployment", "app", "web")
+    return None if dep is None else int(dep["spec"]["replicas"])
+
+
+def _state(remote: Remote, path: str) -> bytes | None:
+    return remote.git.read_blob("refs/heads/gitfleet/state", path) \
+        if remote.git.resolve("refs/heads/gitfleet/state") else None
+
+
+WEB = "app/web/apps_Deployment_app_web.yaml"
+
+
+def test_a_stopped_agents_share_moves_and_its_old_copy_is_purged_gracefully(
+        remote: Remote, kubesim, make_agent, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    subprocess.run(["git", "clone", "-q", str(remote.git.path), str(work)], check=True,
+                   capture_output=True)
+    files = {"fleet.yaml": FLEET, "policies/web.yaml": POLICY, "templates/web.yaml": TEMPLATES,
+             "clusters/c1.yaml": CLUSTER.format(name="c1",
+                                                uid="11111111-1111-4111-8111-111111111111"),
+             "clusters/c2.yaml": CLUSTER.format(name="c2",
+                                                uid="22222222-2222-4222-8222-222222222222")}
+    for path, text in files.items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(text)
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", "web divided over c1 and c2")
+    _git(work, "push", "-q", "origin", "HEAD:main")
+
+    one, two = kubesim(), kubesim()
+    hub = subprocess.Popen(
+        [sys.executable, "-m", "gitfleet", "hub", "--repo", str(remote.git.path),
+         "--interval", "0.3s", "--no-fleet-status"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        a1 = make_agent(remote, one, cluster="c1", clock=SystemClock(), interval=0.3,
+                        heartbeat_interval=1.0)
+        a2 = make_agent(remote, two, cluster="c2", clock=SystemClock(), interval=0.3,
+                        heartbeat_interval=1.0)
+        with running(a1):
+            with running(a2):
+                wait_for(lambda: (_replicas(one), _replicas(two)) == (2, 2), timeout=30)
+            # c2's agent is gone: Unknown after 3 heartbeat intervals, NoExecute 1 s later,
+            # its share moves 1 s after that
+            wait_for(lambda: _replicas(one) == 4, timeout=60)
+            cluster_file = yaml.safe_load(_state(remote, "clusters/c2/cluster.yaml") or b"")
+            assert {(t["key"], t["effect"]) for t in cluster_file["taints"]} == {
+                ("cluster.gitfleet.io/unreachable", "NoSchedule"),
+                ("cluster.gitfleet.io/unreachable", "NoExecute")}
+            # Gracefully: the old copy leaves the state once c1 reports the 4 healthy
+            wait_for(lambda: _state(remote, f"clusters/c2/{WEB}") is None, timeout=60)
+            [task] = yaml.safe_load(_state(remote, "evictions.yaml") or b"")["evictions"]
+            assert (task["cluster"], task["purgeMode"], task["purged"]) == (
+                "c2", "Gracefully", True)
+            log = remote.git.run("log", "--format=%B", "refs/heads/gitfleet/state").decode()
+            assert "old copy of apps/Deployment/app/web in c2 purged: the new placements " \
+                   "are healthy (c1)" in log
+        # nothing gitfleet did touched c2 itself: its agent is down, its copy still runs
+        assert _replicas(two) == 2
+    finally:
+        hub.terminate()
+        try:
+            hub.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            hub.kill()
+            hub.wait(timeout=10)
