@@ -1,9 +1,10 @@
 """End to end cluster failover: the real hub (a subprocess on the fleet repo), two kubesim
 clusters with real agents, a `git daemon` remote. One agent stops; the hub judges its cluster
 Unknown, taints it, and once the policy's short toleration passes, its Divided replicas run in
-the other cluster; with purge mode Gracefully its old copy leaves the state only once the new
-placement reports healthy. Waits are bounded; nothing is asserted about how long it took
-(bench/bench_failover.py measures that)."""
+the other cluster, labelled with the value its state-preservation rule took from the old copy's
+live status (as the stopped agent last reported it); with purge mode Gracefully its old copy
+leaves the state only once the new placement reports healthy. Waits are bounded; nothing is
+asserted about how long it took (bench/bench_failover.py measures that)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 import yaml
 
 from gitfleet.clock import SystemClock
-from tests.agent.conftest import Remote, person, running, wait_for
+from tests.agent.conftest import Remote, person, running, status_of, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -45,6 +46,11 @@ metadata:
 spec:
   resourceSelectors:
     - {apiVersion: apps/v1, kind: Deployment, name: web}
+  failover:
+    cluster:
+      statePreservation:
+        rules:
+          - {aliasLabelName: failover.example.com/available, jsonPath: "{.availableReplicas}"}
   placement:
     clusterAffinity:
       labelSelector:
@@ -104,6 +110,15 @@ def _state(remote: Remote, path: str) -> bytes | None:
 WEB = "app/web/apps_Deployment_app_web.yaml"
 
 
+def _preserved(remote: Remote, cluster: str) -> dict[str, str]:
+    status = status_of(remote, cluster)
+    for d in status.descriptions if status else ():
+        for o in d.objects:
+            if o.kind == "Deployment":
+                return dict(o.preserved)
+    return {}
+
+
 def test_a_stopped_agents_share_moves_and_its_old_copy_is_purged_gracefully(
         remote: Remote, kubesim, make_agent, tmp_path: Path) -> None:
     work = tmp_path / "work"
@@ -134,9 +149,14 @@ def test_a_stopped_agents_share_moves_and_its_old_copy_is_purged_gracefully(
         with running(a1):
             with running(a2):
                 wait_for(lambda: (_replicas(one), _replicas(two)) == (2, 2), timeout=30)
+                # the agent reports what the rule selects from the live object
+                wait_for(lambda: _preserved(remote, "c2") == {
+                    "failover.example.com/available": "2"}, timeout=30)
             # c2's agent is gone: Unknown after 3 heartbeat intervals, NoExecute 1 s later,
             # its share moves 1 s after that
             wait_for(lambda: _replicas(one) == 4, timeout=60)
+            labels = person(one).get("apps/v1", "Deployment", "app", "web")["metadata"]["labels"]
+            assert labels["failover.example.com/available"] == "2"
             cluster_file = yaml.safe_load(_state(remote, "clusters/c2/cluster.yaml") or b"")
             assert {(t["key"], t["effect"]) for t in cluster_file["taints"]} == {
                 ("cluster.gitfleet.io/unreachable", "NoSchedule"),
