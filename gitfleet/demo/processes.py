@@ -83,6 +83,19 @@ class Supervisor:
                 raise GitfleetError(f"{c.name} exited with code {code}; its log "
                                     f"({c.log}) ends with:\n  " + "\n  ".join(tail))
 
+    def stop(self, name: str) -> None:
+        """Stop one child (SIGTERM to its group, bounded wait, SIGKILL) and forget it, so that
+        `check` does not take its exit for a failure."""
+        for c in [c for c in self.children if c.name == name]:
+            _signal_group(c.proc, signal.SIGTERM)
+            try:
+                c.proc.wait(timeout=self.stop_timeout)
+            except subprocess.TimeoutExpired:
+                _signal_group(c.proc, signal.SIGKILL)
+                c.proc.wait(timeout=self.stop_timeout)
+            _signal_group(c.proc, signal.SIGKILL)
+            self.children.remove(c)
+
     def stop_all(self) -> list[str]:
         """SIGTERM every child's process group, wait (bounded), SIGKILL what remains.
         Returns the names of the children that had to be killed."""

@@ -1,4 +1,5 @@
-"""The demo's story: converge, review and push a change, repair a drift, show the end.
+"""The demo's story: converge, review and push a change, repair a drift, show the end, and
+fail a cluster over (its agent stops; the hub marks it Unknown and moves its Divided share).
 
 Everything is real: a bare fleet repo served by `git daemon` on 127.0.0.1, the hub and two
 agents as `gitfleet` processes, two kubesim API servers, the official Kubernetes client. The
@@ -14,9 +15,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from gitfleet.cli.get_cmd import RESOURCES, show
 from gitfleet.demo.example import DEMO_CLUSTERS, demo_fleet
@@ -31,6 +33,9 @@ from gitfleet.state.git import Git, init_repo
 CHANGE_FILE = "templates/web/web.yaml"
 CHANGE_FROM, CHANGE_TO = "replicas: 6 ", "replicas: 9 "
 DRIFT = ("apps/v1", "Deployment", "web", "web")
+COLLECTOR = ("apps/v1", "Deployment", "metrics", "collector")
+# Short failover timings for the demo's fleet (the defaults are minutes: 5m + 300 s).
+FAILOVER = b"failover:\n  evictionTimeout: 1s\n  tolerationSeconds: 2\n  purgeMode: Gracefully\n"
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,7 @@ class DemoSettings:
     converge_timeout: float = 40.0
     change_timeout: float = 25.0
     drift_timeout: float = 20.0
+    failover_timeout: float = 45.0
     agent_interval: str = "1s"
     heartbeat_interval: str = "3s"
     hub_interval: str = "1s"
@@ -166,6 +172,8 @@ class Demo:
         self.print("== where everything ended ==")
         self._tables(git, ("clusters", "subscriptions"))
         self.print()
+        self._failover(git, watcher)
+        self.print()
         self.print("next: `gitfleet init my-fleet` starts a fleet repo of your own; "
                    "`gitfleet get` and `gitfleet status` read any fleet repo, local or remote")
 
@@ -174,7 +182,9 @@ class Demo:
     def _push_example(self, url: str) -> Path:
         work = self.dir / "work"
         work.mkdir(parents=True, exist_ok=True)
-        for rel, data in demo_fleet().items():
+        files = demo_fleet()
+        files["fleet.yaml"] = files["fleet.yaml"] + FAILOVER
+        for rel, data in files.items():
             target = work / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
@@ -197,8 +207,52 @@ class Demo:
             self.print(f"$ gitfleet get {name}")
             show(rows_of(view), columns, "table")
 
-    def _replicas(self, sim: KubeSim) -> int | None:
-        obj = sim.get_object(DRIFT[0], DRIFT[1], DRIFT[3], DRIFT[2])
+    def _failover(self, git: Git, watcher: Watcher) -> None:
+        """One cluster's agent stops: Unknown after 3 heartbeats, tainted, its Divided share
+        (the metrics collector, the web Deployment) moves to the other cluster, and the old
+        copies leave the state once the new ones are healthy (purge mode Gracefully)."""
+        from gitfleet.fleetview.rows import View, cluster_rows
+        from gitfleet.fleetview.snapshot import read_snapshot
+
+        s = self.settings
+        survivor, victim = DEMO_CLUSTERS[0], DEMO_CLUSTERS[1]
+        sim = self.sims[0]
+        before = self._replicas(sim, COLLECTOR)
+        self.print(f"== failover: the agent of {victim} stops (the fleet tolerates "
+                   "an unreachable cluster for 2 s) ==")
+        self.supervisor.stop(f"agent-{victim}")
+        watcher.say(f"stopped the agent of {victim}; its cluster keeps what it runs")
+        deadline = time.monotonic() + s.failover_timeout
+
+        def wait(done: Callable[[], bool], what: str) -> None:
+            while not done():
+                self.supervisor.check()
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"failover: {what} not seen after "
+                                       f"{s.failover_timeout:g}s")
+                time.sleep(0.2)
+
+        def row() -> dict[str, Any]:
+            view = View(read_snapshot(git), time.time())
+            return next(r for r in cluster_rows(view) if r["name"] == victim)
+
+        wait(lambda: row()["condition"] == "Unknown", f"{victim} Unknown")
+        watcher.say(f"the hub marks {victim} Unknown: no heartbeat for 3 intervals")
+        wait(lambda: "NoExecute" in row()["taints"], f"{victim}'s NoExecute taint")
+        watcher.say(f"{victim} tainted: {row()['taints']}")
+        wait(lambda: self._replicas(sim, COLLECTOR) == 4, "the collector's move")
+        watcher.say(f"{survivor} now runs metrics/collector with 4 replicas (was {before})")
+        wait(lambda: all(e.get("purged") for e in read_snapshot(git).evictions) and
+             bool(read_snapshot(git).evictions), "the purge of the old copies")
+        log = git.run("log", "-8", "--format=%B", "refs/heads/gitfleet/state").decode()
+        for line in reversed(dict.fromkeys(line for line in log.splitlines()
+                                           if line.startswith(("failover:", "old copy")))):
+            watcher.say(f"state commit: {line}")
+        self.print()
+        self._tables(git, ("evictions",))
+
+    def _replicas(self, sim: KubeSim, which: tuple[str, str, str, str] = DRIFT) -> int | None:
+        obj = sim.get_object(which[0], which[1], which[3], which[2])
         if obj is None:
             return None
         value = (obj.get("spec") or {}).get("replicas")

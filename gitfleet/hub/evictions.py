@@ -118,7 +118,7 @@ class Lifecycle:
                               objects=objects, unhealthy=unhealthy)
             tasks, unhealthy = list(decision.tasks), dict(decision.unhealthy)
             changes.extend(decision.changes)
-        keys = {template_id(t): key for key, t in fleet.templates.items()}
+        keys = {template_id(t): key for key, t in fleet.templates.items()} if tasks else {}
         excluded = exclusions(tasks, keys)
         digest = ""
         if taints or tasks or unhealthy:

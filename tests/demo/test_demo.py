@@ -69,6 +69,11 @@ def test_demo_runs_the_whole_loop_and_leaves_nothing_behind(tmp_path: Path) -> N
     assert "Recovery put web/web back to 6 replicas" in out
     end = out.split("== where everything ended ==", 1)[1]
     assert re.search(r"web\s+web\s+Subscription\s+2\s+2/2\s+Success\s+9", end)
+    # failover: prod-west's agent stops, its Divided share moves to prod-east
+    assert "the hub marks prod-west Unknown" in out
+    assert "prod-east now runs metrics/collector with 4 replicas (was 3)" in out
+    assert "old copy of apps/Deployment/metrics/collector in prod-west purged" in out
+    assert re.search(r"prod-west\s+apps/Deployment/web/web\s+Gracefully\s+Done\s+3", out)
     assert "stopped the hub, the agents, the clusters and git daemon" in out
     assert "killed" not in out.rsplit("stopped", 1)[1]  # everything stopped on SIGTERM
     assert leftovers(str(workdir)) == []
