@@ -68,6 +68,8 @@ class Lifecycle:
 
     def __init__(self) -> None:
         self._last: dict[str, tuple[str, tuple[Taint, ...]]] = {}
+        # the index of the previous state, kept while the hub's map of it stays the same
+        self._previous: tuple[Mapping[str, bytes], PreviousState] | None = None
 
     def judge(self, fleet: Fleet, statuses: Mapping[str, Mapping[str, Any]],
               previous_files: Mapping[str, bytes] | None, *, now: float) -> LifecycleInputs:
@@ -110,7 +112,7 @@ class Lifecycle:
             _application_failover(fleet) else {}
         if tasks or unhealthy or no_execute or \
                 any(r.health in UNHEALTHY for r in objects.values()):
-            previous = PreviousState(previous_files)
+            previous = self._index(previous_files)
             decision = decide(failover_units(fleet, previous), taints=hub_taints, tasks=tasks,
                               previous=previous,
                               clusters=frozenset(fleet.clusters), now=now,
@@ -131,6 +133,12 @@ class Lifecycle:
                                evicted=excluded.evicted, retained=excluded.retained,
                                preserved=excluded.preserved, unhealthy=unhealthy,
                                changes=tuple(changes), digest=digest)
+
+
+    def _index(self, files: Mapping[str, bytes]) -> PreviousState:
+        if self._previous is None or self._previous[0] is not files:
+            self._previous = (files, PreviousState(files))
+        return self._previous[1]
 
 
 def _first_seen(files: Mapping[str, bytes], cluster: str, key: str) -> float | None:

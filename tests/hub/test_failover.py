@@ -298,3 +298,39 @@ def test_a_policy_toleration_without_seconds_keeps_the_share(tmp_path: Path) -> 
     assert "cluster.gitfleet.io/unreachable:NoExecute" in cluster_row(repo, "prod-west")["taints"]
     assert (replicas(repo, "prod-east"), replicas(repo, "prod-west")) == (3, 1)
     assert evictions(repo) == []
+
+
+def test_not_ready_counts_from_the_first_sighting_also_across_a_restart(tmp_path: Path) -> None:
+    repo = fleet(tmp_path)
+    clock = FakeClock()
+    g = Git(repo)
+    all_report(g, clock)
+    hub = hub_for(repo, clock)
+    hub.run_once()
+    clock.advance(30)
+    report(g, "prod-west", clock, ready=False)      # alive, but its API server is not ready
+    hub.run_once()
+    seen = clock.now()
+    row = cluster_row(repo, "prod-west")
+    assert (row["condition"], row["taints"]) == (
+        "NotReady", ["cluster.gitfleet.io/not-ready:NoSchedule"])
+    assert "cluster prod-west is NotReady: cluster reports not ready" in \
+        git(repo, "log", "-1", "--format=%B", STATE)
+
+    hub = hub_for(repo, clock)                        # a restart: the time comes from Git
+    for _ in range(2):
+        clock.advance(60)
+        all_report(g, clock, but="prod-west")
+        report(g, "prod-west", clock, ready=False)
+        hub.run_once()
+    taints = yaml.safe_load(git(repo, "show", f"{STATE}:clusters/prod-west/cluster.yaml")
+                            )["taints"]
+    assert [(t["effect"], t["timeAdded"]) for t in taints] == [
+        ("NoSchedule", isoformat(seen)), ("NoExecute", isoformat(seen + 90))]
+
+    clock.advance(10)
+    all_report(g, clock)                              # ready again: untainted
+    hub.run_once()
+    assert cluster_row(repo, "prod-west")["taints"] == []
+    assert yaml.safe_load(git(repo, "show", f"{STATE}:clusters/prod-west/cluster.yaml")
+                          )["taints"] == []
