@@ -113,8 +113,12 @@ class StepOutcome:
 class Agent:
     def __init__(self, settings: AgentSettings, kube: KubeClient, *,
                  clock: Clock | None = None, rng: random.Random | None = None,
-                 git: Git | None = None) -> None:
+                 git: Git | None = None,
+                 branch_hint: Callable[[], str | None] | None = None) -> None:
         self.settings = settings
+        # The hub's push worker: the hub's own view of the cluster branch (it writes it), so
+        # an unchanged branch costs no fetch.
+        self._branch_hint = branch_hint
         self.kube = kube
         self.clock = clock or SystemClock()
         self.rng = rng or random.Random()
@@ -176,6 +180,10 @@ class Agent:
     def _fetch(self, now: float, out: StepOutcome) -> None:
         if now < self._next_fetch:
             return
+        if self._branch_hint is not None:
+            hint = self._branch_hint()
+            if hint is not None and hint == self.branch.last_fetched:
+                return
         try:
             result = self.branch.fetch()
         except GitfleetError as exc:

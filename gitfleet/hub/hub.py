@@ -381,8 +381,10 @@ class Hub:
         if self.push is None or self._done_key is None or self.branches is None:
             return
         fleet = self.reader.fleet_at(str(self._done_key[0]))
+        prefix = self.branches.cluster("")
+        tips = {ref[len(prefix):]: sha for ref, sha in self.store.git.refs(prefix).items()}
         self.push.reconcile({name: c.sync_mode for name, c in fleet.clusters.items()},
-                            self.status.read(), branches=self.branches)
+                            self.status.read(), branches=self.branches, tips=tips)
 
     # -- fleet status --------------------------------------------------------------------------
 

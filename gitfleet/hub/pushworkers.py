@@ -91,8 +91,10 @@ class PushWorker:
     """One cluster's push loop in its own thread, restarted with backoff when it crashes."""
 
     def __init__(self, target: PushTarget, kubeconfig: Kubeconfig, *, repo_url: str,
-                 workdir: Path, branches: Branches, settings: PushSettings) -> None:
+                 workdir: Path, branches: Branches, settings: PushSettings,
+                 branch_hint: Callable[[], str | None] | None = None) -> None:
         self.target = target
+        self.branch_hint = branch_hint
         self.kubeconfig = kubeconfig
         self.repo_url = repo_url
         self.workdir = workdir
@@ -182,7 +184,7 @@ class PushWorker:
 
     def _loop(self, kube: KubeClient) -> None:
         agent = Agent(self._agent_settings(), kube, clock=SystemClock(),
-                      git=init_repo(self.workdir, bare=True))
+                      git=init_repo(self.workdir, bare=True), branch_hint=self.branch_hint)
         with self._lock:
             if self._stop.is_set():
                 return
@@ -235,14 +237,19 @@ class PushRegistry:
         self._stopping: dict[str, PushWorker] = {}
         self.spawned = 0
         self.stopped = 0
+        # cluster -> its cluster branch's commit as the hub last read it (the hub writes those
+        # branches): a worker fetches only when its branch moved.
+        self.tips: dict[str, str] = {}
 
     def reconcile(self, sync_modes: Mapping[str, str], statuses: Mapping[str, Mapping[str, Any]],
-                  *, branches: Branches) -> None:
+                  *, branches: Branches, tips: Mapping[str, str] | None = None) -> None:
         """Spawn, stop and restart workers to match the clusters pushable now.
 
         `sync_modes`: cluster -> its ManagedCluster's spec.syncMode; `statuses`: cluster -> its
         status.yaml as last read. A stopping worker finishes its round first; its cluster gets a
-        new worker only once it has ended, so two never apply to one cluster."""
+        new worker only once it has ended, so two never apply to one cluster. `tips`: cluster ->
+        commit of its cluster branch in the hub's repository, when the hub knows them."""
+        self.tips = dict(tips or {})
         self._reap()
         wanted: dict[str, PushTarget] = {}
         for name, mode in sync_modes.items():
@@ -264,11 +271,15 @@ class PushRegistry:
                 continue
             worker = PushWorker(target, self.kubeconfigs.get(name), repo_url=self.repo_url,
                                 workdir=self.workdir / name, branches=branches,
-                                settings=self.settings)
+                                settings=self.settings,
+                                branch_hint=self._hint(name) if tips is not None else None)
             self.workers[name] = worker.start()
             self.spawned += 1
             log(LOG, logging.INFO, "push worker started", cluster=name, mode=target.mode,
                 reason=target.reason)
+
+    def _hint(self, cluster: str) -> Callable[[], str | None]:
+        return lambda: self.tips.get(cluster)
 
     def _stop_worker(self, worker: PushWorker, *, reason: str) -> None:
         worker.stop()
