@@ -9,6 +9,10 @@ With --once: one round, then exit. Exit 0 when the state is current (written or 
 even if some Subscriptions could not render (their errors are printed and kept in errors.yaml,
 and they keep their last good Descriptions); 2 when there is no source branch; 3 when the round
 failed (remote unreachable, lost every ref race).
+
+Push and Dual clusters: the hub applies to them itself through one push worker per cluster
+(the agent's apply engine, with a kubeconfig from --push-kubeconfigs or
+--push-kubeconfig-secret, never from Git); --once waits for each worker's single round.
 """
 
 from __future__ import annotations

@@ -103,6 +103,7 @@ class PushWorker:
         self.restarts = 0
         self.last_error = ""
         self.rounds_started = 0
+        self.broken = ""          # why it cannot push (kubeconfig), once reported
         self._stop = threading.Event()
         self._agent: Agent | None = None
         self._lock = threading.Lock()
@@ -199,7 +200,7 @@ class PushWorker:
         """No client for this cluster: say so on its status branch, until it is written."""
         log(LOG, logging.ERROR, "push worker cannot reach the cluster", cluster=self.cluster,
             error=error)
-        self.last_error = error
+        self.last_error = self.broken = error
         message = f"the hub cannot push: {error}"[:500]
         branch = StatusBranch(init_repo(self.workdir, bare=True), self.repo_url, self.branches,
                               self.cluster)
@@ -294,11 +295,11 @@ class PushRegistry:
             if not worker.alive:
                 del self._stopping[name]
         for name, worker in list(self.workers.items()):
-            if not worker.alive and self.settings.once:
-                continue
-            if not worker.alive and worker.kubeconfig.text is not None:
-                # Its thread ended without being stopped (it cannot): start it afresh next round.
-                del self.workers[name]
+            if worker.alive or worker.broken or self.settings.once:
+                continue    # a broken one waits for its kubeconfig to change
+            # Its thread ended without being stopped (it should not): start it afresh.
+            log(LOG, logging.WARNING, "push worker ended by itself; restarting", cluster=name)
+            del self.workers[name]
 
     def pushing(self) -> dict[str, PushTarget]:
         """Clusters with a worker now (not counting those still stopping)."""

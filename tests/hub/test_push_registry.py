@@ -104,6 +104,10 @@ def test_a_broken_kubeconfig_is_reported_on_that_cluster_only(tmp_path: Path) ->
                               is SyncResult.FAILED and s, what="the broken cluster's status")
             assert "kubeconfig does not parse" in broken.sync.message
             assert "broken.kubeconfig" in broken.sync.message
+            assert hub.push is not None
+            reported = hub.push.workers["broken"]
+            hub.run_once()                  # reported once; not restarted every round
+            assert hub.push.workers["broken"] is reported and reported.rounds_started == 0
             missing = wait_for(lambda: (s := status(repo, "missing")) and s, what="missing")
             assert missing.sync.result is SyncResult.FAILED
             assert "no kubeconfig for cluster missing" in missing.sync.message
