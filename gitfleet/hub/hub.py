@@ -385,6 +385,8 @@ class Hub:
         tips = {ref[len(prefix):]: sha for ref, sha in self.store.git.refs(prefix).items()}
         self.push.reconcile({name: c.sync_mode for name, c in fleet.clusters.items()},
                             self.status.read(), branches=self.branches, tips=tips)
+        self.metrics.push_workers = len(self.push.workers)
+        self.metrics.push_workers_broken = sum(1 for w in self.push.workers.values() if w.broken)
 
     # -- fleet status --------------------------------------------------------------------------
 

@@ -108,6 +108,9 @@ def test_a_broken_kubeconfig_is_reported_on_that_cluster_only(tmp_path: Path) ->
             reported = hub.push.workers["broken"]
             hub.run_once()                  # reported once; not restarted every round
             assert hub.push.workers["broken"] is reported and reported.rounds_started == 0
+            metrics = hub.metrics.text()
+            assert "gitfleet_hub_push_workers 3.0" in metrics
+            assert "gitfleet_hub_push_workers_broken 2.0" in metrics
             missing = wait_for(lambda: (s := status(repo, "missing")) and s, what="missing")
             assert missing.sync.result is SyncResult.FAILED
             assert "no kubeconfig for cluster missing" in missing.sync.message
