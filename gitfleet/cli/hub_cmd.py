@@ -101,6 +101,9 @@ def add_parser(subparsers: Any) -> None:
     push.add_argument("--push-agentless", action="store_true",
                       help="also push Push clusters that have no agent (the hub then writes "
                       "their heartbeats too)")
+    push.add_argument("--push-recovery", action="store_true",
+                      help="the Recovery gate for push workers: watch the objects they applied "
+                      "and put drifted ones back within seconds")
     push.add_argument("--push-interval", type=duration_arg, default=PushSettings.interval,
                       help="each push worker's round (default 10s)")
     push.add_argument("--push-heartbeat-interval", type=duration_arg,
@@ -173,7 +176,8 @@ def push_registry(args: argparse.Namespace, store: Store, settings: HubSettings)
     repo = store.remote or str(store.git.path)
     push = PushSettings(interval=args.push_interval,
                         heartbeat_interval=args.push_heartbeat_interval,
-                        agentless=args.push_agentless, once=args.once)
+                        agentless=args.push_agentless, recovery=args.push_recovery,
+                        once=args.once)
     return PushRegistry(repo_url=repo, kubeconfigs=source, settings=push,
                         workdir=workdir_for(settings.cache_dir or default_cache_dir(), repo))
 

@@ -52,6 +52,7 @@ class PushSettings:
     interval: float = 10.0            # each worker's round (fetch, sync, status)
     heartbeat_interval: float = 60.0  # heartbeats an agentless cluster's worker writes
     agentless: bool = False           # push Push clusters that have no agent (--push-agentless)
+    recovery: bool = False            # the Recovery gate: watch and put back drifted objects
     apply_workers: int = 4
     max_prune_share: float = 0.5
     restart_backoff: Backoff = field(default_factory=lambda: Backoff(base=1.0, maximum=60.0))
@@ -180,6 +181,7 @@ class PushWorker:
             branch_prefix=self.branches.prefix, interval=s.interval,
             heartbeat_interval=s.heartbeat_interval, app_pusher=True, register=False,
             apply_workers=s.apply_workers, max_prune_share=s.max_prune_share,
+            recovery=s.recovery,
             sync_mode=self.target.mode, push_worker=True,
             own_heartbeat=self.target.own_heartbeat)
 

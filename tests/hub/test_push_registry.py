@@ -15,11 +15,12 @@ from gitfleet.agent.statusfile import SyncResult
 from gitfleet.backoff import Backoff
 from gitfleet.errors import InputError
 from gitfleet.hub.pushworkers import HUB_WORKER_VERSION, PushTarget, push_target
-from tests.hub.fleet import commit
+from tests.hub.fleet import commit, git
 from tests.hub.pushfleet import (
     cluster_yaml,
     colour,
     kubeconfigs,
+    person,
     push_fleet,
     push_hub,
     report_heartbeat,
@@ -147,6 +148,26 @@ def test_a_crashing_worker_is_restarted_alone(tmp_path: Path) -> None:
             (workdir / "b").unlink()
             wait_for(lambda: colour(sim["b"]) == "blue", what="worker b recovered")
             assert hub.push.workers["b"] is worker        # the same worker, restarted
+
+
+def test_a_worker_with_recovery_puts_drift_back(tmp_path: Path) -> None:
+    repo = push_fleet(tmp_path / "fleet", {"a": "Push"})
+    with sims("a") as sim:
+        folder = kubeconfigs(tmp_path / "kubeconfigs", sim)
+        with stopping(push_hub(repo, folder, tmp_path / "push", agentless=True, recovery=True,
+                               interval=30.0)) as hub:
+            hub.run_once()
+            wait_for(lambda: colour(sim["a"]) == "blue", what="the worker applies")
+            wait_for(lambda: (s := status(repo, "a")) and s.sync.result is SyncResult.SYNCED,
+                     what="synced")
+            person(sim["a"]).apply({"apiVersion": "v1", "kind": "ConfigMap",
+                                    "metadata": {"namespace": "app", "name": "settings"},
+                                    "data": {"colour": "black"}}, force=True)
+            # Within seconds, not at the next 30 s round: the worker's watch repaired it.
+            wait_for(lambda: colour(sim["a"]) == "blue", timeout=25, what="drift put back")
+            wait_for(lambda: "recovered ConfigMap app/settings" in git(
+                repo, "log", "-5", "--format=%B", "refs/heads/gitfleet/status/a"),
+                what="the repair on the status branch")
 
 
 def test_with_client_makes_one_off_calls(tmp_path: Path) -> None:
