@@ -362,18 +362,21 @@ class Agent:
     def _write_status(self, status: ClusterStatus, now: float, out: StepOutcome) -> None:
         if not self._status_retry.ready(now):
             return  # backing off; the next ready step writes the status it builds then
-        if self.settings.push_worker and not self.settings.own_heartbeat:
-            tip = self.status_branch.status       # the agent's heartbeat, as last read
-            status = replace(status, heartbeat=tip.heartbeat if tip else None)
         with self._repairs_lock:
             repairs, self._repairs = self._repairs, []
         extra = [_repair_line(result, drift) for result, drift in repairs]
         if out.report is not None:
             extra += [_repair_line(out.report.objects[d.ref.key], d) for d in out.report.drift
                       if d.repaired and d.ref.key in out.report.objects]
+        rebase = None
         try:
-            action = self.status_branch.write(status, when=now, extra=extra,
-                                              rebase=self._rebase(status, out))
+            if self.settings.push_worker and not self.settings.own_heartbeat:
+                if not self.status_branch.loaded:
+                    self.status_branch.load()
+                tip = self.status_branch.status   # the agent's heartbeat, as last read
+                status = replace(status, heartbeat=tip.heartbeat if tip else None)
+            rebase = self._rebase(status, out)
+            action = self.status_branch.write(status, when=now, extra=extra, rebase=rebase)
         except GitfleetError as exc:
             with self._repairs_lock:
                 self._repairs[:0] = repairs
@@ -383,7 +386,8 @@ class Agent:
                 cluster=self.settings.cluster, retry_in=f"{wait:.1f}s", error=str(exc))
             return
         self._status_retry.succeeded()
-        self._status = self.status_branch.status or status
+        # With a rebase, what was written may hold the other writer's part: keep that.
+        self._status = (self.status_branch.status or status) if rebase else status
         self._status_loaded = True
         out.status_written = str(action)
 
