@@ -91,3 +91,22 @@ def test_hub_once_reads_kubeconfigs_from_a_secret(tmp_path: Path) -> None:
         assert gone is not None and gone.sync.result is SyncResult.FAILED
         assert "Secret gitfleet/push-kubeconfigs has no key gone" in gone.sync.message
         assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--push-kubeconfigs", "/nonexistent/kubeconfigs"), "--push-kubeconfigs: not a folder"),
+    (("--push-kubeconfigs", ".", "--push-kubeconfig-secret", "ns/name"),
+     "give --push-kubeconfigs or --push-kubeconfig-secret, not both"),
+    (("--push-kubeconfig-secret", "just-a-name"),
+     "--push-kubeconfig-secret wants NAMESPACE/NAME"),
+])
+def test_bad_push_flags_are_refused_clearly(tmp_path: Path, args: tuple[str, ...],
+                                            message: str) -> None:
+    repo = push_fleet(tmp_path / "fleet", {"edge": "Push"})
+    done = subprocess.run(hub_cmd("--repo", str(repo), "--once", "--cache-dir",
+                                  str(tmp_path / "cache"), *args),
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not git(repo, "for-each-ref", "refs/heads/gitfleet/").strip()   # nothing rendered
