@@ -13,9 +13,11 @@ import logging
 import random
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import gitfleet
 from gitfleet.agent.clusterbranch import ClusterBranch
 from gitfleet.agent.desired import DesiredState
 from gitfleet.agent.engine import (
@@ -45,6 +47,8 @@ from gitfleet.secrets.keyring import AGE_KEY_SECRET, Keyring
 from gitfleet.state.git import Git, init_repo
 
 LOG = logging.getLogger("gitfleet.agent")
+# `heartbeat.agentVersion` of a heartbeat the hub's push worker wrote for an agentless cluster.
+HUB_WORKER_VERSION = f"hub-push-worker/{gitfleet.__version__}"
 
 
 class PushModeRefused(InputError):
@@ -79,6 +83,12 @@ class AgentSettings:
     git_backoff: Backoff = field(default_factory=lambda: Backoff(base=1.0, maximum=10.0))
     kube_backoff: Backoff = field(default_factory=lambda: Backoff(base=1.0, maximum=60.0))
     age_key_file: Path | None = None  # age identity for SOPS files (gitfleet.secrets)
+    # The hub's push worker (gitfleet.hub.pushworkers) runs this same loop with push_worker:
+    # it applies in Push and Dual mode (the registry runs it only while that is allowed) and
+    # never registers; own_heartbeat False leaves heartbeats to the cluster's agent (the
+    # worker then writes only the sync part of the status branch).
+    push_worker: bool = False
+    own_heartbeat: bool = True
 
     def engine_settings(self) -> EngineSettings:
         return EngineSettings(cluster=self.cluster, create_namespaces=self.create_namespaces,
@@ -97,13 +107,18 @@ class StepOutcome:
     report: SyncReport | None = None
     status_written: str = ""
     errors: list[str] = field(default_factory=list)
+    delegated: bool = False   # the hub's push worker applies: only the heartbeat is ours
 
 
 class Agent:
     def __init__(self, settings: AgentSettings, kube: KubeClient, *,
                  clock: Clock | None = None, rng: random.Random | None = None,
-                 git: Git | None = None) -> None:
+                 git: Git | None = None,
+                 branch_hint: Callable[[], str | None] | None = None) -> None:
         self.settings = settings
+        # The hub's push worker: the hub's own view of the cluster branch (it writes it), so
+        # an unchanged branch costs no fetch.
+        self._branch_hint = branch_hint
         self.kube = kube
         self.clock = clock or SystemClock()
         self.rng = rng or random.Random()
@@ -136,6 +151,7 @@ class Agent:
         self._logged_commit = ""
         self._logged_drift: set[str] = set()
         self._logged_failures: dict[str, str] = {}
+        self._delegated = False   # the last sync was left to the hub (Push/Dual + AppPusher)
 
     # -- one round -------------------------------------------------------------------------
 
@@ -147,7 +163,7 @@ class Agent:
         commit = self.branch.last_fetched
         out.commit = commit
         desired = self.branch.read(commit) if commit else None
-        heartbeat_due = now >= self._next_heartbeat
+        heartbeat_due = now >= self._next_heartbeat and self.settings.own_heartbeat
         if heartbeat_due:
             self._heartbeat = self._collect_heartbeat(now, out)
             self._next_heartbeat = now + self.settings.heartbeat_interval
@@ -164,6 +180,10 @@ class Agent:
     def _fetch(self, now: float, out: StepOutcome) -> None:
         if now < self._next_fetch:
             return
+        if self._branch_hint is not None:
+            hint = self._branch_hint()
+            if hint is not None and hint == self.branch.last_fetched:
+                return
         try:
             result = self.branch.fetch()
         except GitfleetError as exc:
@@ -211,6 +231,12 @@ class Agent:
                 message=answer.message)
 
     def _collect_heartbeat(self, now: float, out: StepOutcome) -> Heartbeat:
+        heartbeat = self._facts_heartbeat(now, out)
+        if self.settings.push_worker:   # said so, for people and for the hub's registry
+            heartbeat = replace(heartbeat, agent_version=HUB_WORKER_VERSION)
+        return heartbeat
+
+    def _facts_heartbeat(self, now: float, out: StepOutcome) -> Heartbeat:
         interval = int(self.settings.heartbeat_interval)
         try:
             facts = self.kube.facts()
@@ -243,19 +269,18 @@ class Agent:
             return replace(base, heartbeat=self._heartbeat, sync=SyncStatus(
                 result=SyncResult.PENDING,
                 message=f"waiting for branch {self.branch.remote_ref} to appear"))
-        if desired.sync_mode in ("Push", "Dual") and (self.settings.app_pusher
-                                                      or desired.sync_mode == "Push"):
+        if self.settings.push_worker and desired.sync_mode not in ("Push", "Dual"):
             base = previous or ClusterStatus(cluster=cluster)
-            if self.settings.app_pusher:
-                message = f"{desired.sync_mode} mode with AppPusher on: the hub applies"
-            else:
-                message = ("Push mode needs the AppPusher feature gate; this agent refuses to "
-                           "run (start it with --feature-gates AppPusher=true)")
-                self.refused = message
             return replace(base, heartbeat=self._heartbeat, sync=replace(
-                base.sync, cluster_commit=desired.cluster_commit,
-                state_commit=desired.state_commit, source_commit=desired.source_commit,
-                result=SyncResult.PENDING, message=message))
+                base.sync, result=SyncResult.PENDING,
+                message=f"{desired.sync_mode} mode: the agent applies, not the hub"))
+        if not self.settings.push_worker and desired.sync_mode in ("Push", "Dual") and (
+                self.settings.app_pusher or desired.sync_mode == "Push"):
+            return self._delegate(desired, previous, out)
+        if self._delegated:
+            # Taking over from the hub's push worker: read the inventory it kept up to date.
+            self.engine.forget()
+            self._delegated = False
         try:
             report = self.engine.sync(desired)
         except (Unreachable, ApiError, RecordError) as exc:
@@ -276,6 +301,26 @@ class Agent:
         return build_status(cluster=cluster, desired=desired, report=report, previous=previous,
                             heartbeat=self._heartbeat, now=isoformat(now), result=result,
                             message=message)
+
+    def _delegate(self, desired: DesiredState, previous: ClusterStatus | None,
+                  out: StepOutcome) -> ClusterStatus:
+        """Push, or Dual with AppPusher on: the hub's push worker applies and writes the sync
+        part of the status; this agent only reports heartbeats (SEMANTICS "Sync modes")."""
+        base = previous or ClusterStatus(cluster=self.settings.cluster)
+        self._delegated = out.delegated = True
+        handed_over = base.heartbeat is not None and base.heartbeat.app_pusher
+        if self.settings.app_pusher and handed_over:
+            return replace(base, heartbeat=self._heartbeat or base.heartbeat)
+        if self.settings.app_pusher:
+            message = f"{desired.sync_mode} mode with AppPusher on: the hub applies"
+        else:
+            message = ("Push mode needs the AppPusher feature gate; this agent refuses to "
+                       "run (start it with --feature-gates AppPusher=true)")
+            self.refused = message
+        return replace(base, heartbeat=self._heartbeat, sync=replace(
+            base.sync, cluster_commit=desired.cluster_commit,
+            state_commit=desired.state_commit, source_commit=desired.source_commit,
+            result=SyncResult.PENDING, message=message))
 
     def _log_sync(self, desired: DesiredState, report: SyncReport, result: SyncResult) -> None:
         """One info line per sync that did something, one line per failure with its cause,
@@ -323,8 +368,15 @@ class Agent:
         if out.report is not None:
             extra += [_repair_line(out.report.objects[d.ref.key], d) for d in out.report.drift
                       if d.repaired and d.ref.key in out.report.objects]
+        rebase = None
         try:
-            action = self.status_branch.write(status, when=now, extra=extra)
+            if self.settings.push_worker and not self.settings.own_heartbeat:
+                if not self.status_branch.loaded:
+                    self.status_branch.load()
+                tip = self.status_branch.status   # the agent's heartbeat, as last read
+                status = replace(status, heartbeat=tip.heartbeat if tip else None)
+            rebase = self._rebase(status, out)
+            action = self.status_branch.write(status, when=now, extra=extra, rebase=rebase)
         except GitfleetError as exc:
             with self._repairs_lock:
                 self._repairs[:0] = repairs
@@ -334,9 +386,21 @@ class Agent:
                 cluster=self.settings.cluster, retry_in=f"{wait:.1f}s", error=str(exc))
             return
         self._status_retry.succeeded()
-        self._status = status
+        # With a rebase, what was written may hold the other writer's part: keep that.
+        self._status = (self.status_branch.status or status) if rebase else status
         self._status_loaded = True
         out.status_written = str(action)
+
+    def _rebase(self, status: ClusterStatus, out: StepOutcome
+                ) -> Callable[[ClusterStatus | None], ClusterStatus] | None:
+        """With two writers on the status branch (agent and push worker), each keeps its own
+        part over the other's newer tip: the agent its heartbeat, the worker the rest."""
+        if out.delegated:
+            heartbeat = status.heartbeat
+            return lambda tip: replace(tip, heartbeat=heartbeat) if tip is not None else status
+        if self.settings.push_worker and not self.settings.own_heartbeat:
+            return lambda tip: replace(status, heartbeat=tip.heartbeat if tip else None)
+        return None
 
     def _next_delay(self, now: float, out: StepOutcome) -> float:
         delay = self.settings.interval

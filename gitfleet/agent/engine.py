@@ -287,6 +287,14 @@ class Engine:
 
     # -- sync ------------------------------------------------------------------------------
 
+    def forget(self) -> None:
+        """Drop what this engine remembers of the cluster (inventory, foreign keys), so that its
+        next sync reads them again: another applier (the hub's push worker, or the agent) may
+        have synced the cluster since, through the same inventory."""
+        with self._lock:
+            self._inventory = None
+            self._foreign.clear()
+
     @property
     def desired(self) -> DesiredState | None:
         return self._desired

@@ -9,7 +9,7 @@ not grow history; every other change appends (see `statusmessage`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gitfleet import yamlio
 from gitfleet.agent.desired import commit_trailers
@@ -68,17 +68,23 @@ class StatusBranch:
         out = self.git.run("rev-list", "--parents", "-n", "1", commit).decode().split()
         return out[1:]
 
-    def write(self, status: ClusterStatus, *, when: float,
-              extra: Sequence[str] = ()) -> Write:
-        """Commit and push `status` if it differs from the tip. TransientError when offline."""
+    def write(self, status: ClusterStatus, *, when: float, extra: Sequence[str] = (),
+              rebase: Callable[[ClusterStatus | None], ClusterStatus] | None = None) -> Write:
+        """Commit and push `status` if it differs from the tip. TransientError when offline.
+
+        `rebase`, for a branch with two writers (an agent's heartbeat and the hub's push
+        worker's sync, see `gitfleet.hub.pushworkers`): the status to write over the tip found
+        after a lost lease, so that neither writer undoes the other's part."""
         if not self.loaded:
             self.load()
         try:
             return self._write(status, when=when, extra=extra)
         except RefConflict:
-            log(LOG, logging.WARNING, "status branch moved under us; re-reading",
-                cluster=self.cluster)
+            log(LOG, logging.INFO if rebase else logging.WARNING,
+                "status branch moved under us; re-reading", cluster=self.cluster)
             self.load()
+            if rebase is not None:
+                status = rebase(self.status)
             return self._write(status, when=when, extra=extra)
 
     def _write(self, status: ClusterStatus, *, when: float, extra: Sequence[str]) -> Write:

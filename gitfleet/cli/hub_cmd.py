@@ -9,6 +9,10 @@ With --once: one round, then exit. Exit 0 when the state is current (written or 
 even if some Subscriptions could not render (their errors are printed and kept in errors.yaml,
 and they keep their last good Descriptions); 2 when there is no source branch; 3 when the round
 failed (remote unreachable, lost every ref race).
+
+Push and Dual clusters: the hub applies to them itself through one push worker per cluster
+(the agent's apply engine, with a kubeconfig from --push-kubeconfigs or
+--push-kubeconfig-secret, never from Git); --once waits for each worker's single round.
 """
 
 from __future__ import annotations
@@ -23,9 +27,20 @@ from typing import Any
 from gitfleet.durations import duration_arg
 from gitfleet.errors import GitfleetError, InputError, TransientError
 from gitfleet.hub.hub import Hub
+from gitfleet.hub.kubeconfigs import (
+    KubeconfigDir,
+    KubeconfigSecret,
+    KubeconfigSource,
+    NoKubeconfigs,
+    parse_secret_ref,
+)
 from gitfleet.hub.loop import HubDaemon
+from gitfleet.hub.pushworkers import PushRegistry, PushSettings, workdir_for
 from gitfleet.hub.settings import HubSettings, parse_listen
-from gitfleet.state.store import open_store
+from gitfleet.kube.client import KubeClient, api_client
+from gitfleet.state.store import Store, default_cache_dir, open_store
+
+ONCE_PUSH_TIMEOUT = 300.0   # `--once`: the longest wait for the push workers' single round
 
 
 def add_parser(subparsers: Any) -> None:
@@ -74,6 +89,26 @@ def add_parser(subparsers: Any) -> None:
                    "fetch and push of a remote (by default gitfleet runs Git without it)")
     p.add_argument("--no-fleet-status", action="store_true",
                    help="do not fold status branches into <prefix>/fleet-status")
+    push = p.add_argument_group(
+        "push and dual mode", "the hub applies to Push clusters, and to Dual clusters whose "
+        "agent reports AppPusher on, with kubeconfigs it holds (never from Git)")
+    push.add_argument("--push-kubeconfigs", metavar="DIR",
+                      help="folder of kubeconfigs: <cluster>, <cluster>.yaml or "
+                      "<cluster>.kubeconfig")
+    push.add_argument("--push-kubeconfig-secret", metavar="NAMESPACE/NAME",
+                      help="a Secret with one key per cluster, read with the hub's own client "
+                      "(in-cluster, else KUBECONFIG / ~/.kube/config)")
+    push.add_argument("--push-agentless", action="store_true",
+                      help="also push Push clusters that have no agent (the hub then writes "
+                      "their heartbeats too)")
+    push.add_argument("--push-recovery", action="store_true",
+                      help="the Recovery gate for push workers: watch the objects they applied "
+                      "and put drifted ones back within seconds")
+    push.add_argument("--push-interval", type=duration_arg, default=PushSettings.interval,
+                      help="each push worker's round (default 10s)")
+    push.add_argument("--push-heartbeat-interval", type=duration_arg,
+                      default=PushSettings.heartbeat_interval,
+                      help="heartbeats of agentless clusters (default 60s)")
     p.set_defaults(run=run)
 
 
@@ -109,12 +144,42 @@ def run(args: argparse.Namespace) -> int:
         logging.getLogger("gitfleet").setLevel(logging.INFO)   # one line per render
     settings = settings_of(args)
     store = open_store(args.repo, cache_dir=settings.cache_dir, inherit_config=args.git_config)
-    hub = Hub(store, settings=settings)
-    if args.once:
-        return _once(hub)
-    daemon = HubDaemon(hub)
-    daemon.install_signals()
-    return daemon.run()
+    push = push_registry(args, store, settings)
+    hub = Hub(store, settings=settings, push=push)
+    try:
+        if args.once:
+            code = _once(hub)
+            push.wait(timeout=ONCE_PUSH_TIMEOUT)
+            return code
+        daemon = HubDaemon(hub)
+        daemon.install_signals()
+        return daemon.run()
+    finally:
+        push.stop()
+
+
+def push_registry(args: argparse.Namespace, store: Store, settings: HubSettings) -> PushRegistry:
+    """The push workers' registry, with the kubeconfig source the flags name."""
+    if args.push_kubeconfigs and args.push_kubeconfig_secret:
+        raise InputError("give --push-kubeconfigs or --push-kubeconfig-secret, not both")
+    source: KubeconfigSource = NoKubeconfigs()
+    if args.push_kubeconfigs:
+        folder = Path(args.push_kubeconfigs)
+        if not folder.is_dir():
+            raise InputError("--push-kubeconfigs: not a folder", path=str(folder))
+        source = KubeconfigDir(folder)
+    elif args.push_kubeconfig_secret:
+        namespace, name = parse_secret_ref(args.push_kubeconfig_secret)
+        own = KubeClient(api_client())
+        source = KubeconfigSecret(namespace, name,
+                                  lambda: own.get("v1", "Secret", namespace, name))
+    repo = store.remote or str(store.git.path)
+    push = PushSettings(interval=args.push_interval,
+                        heartbeat_interval=args.push_heartbeat_interval,
+                        agentless=args.push_agentless, recovery=args.push_recovery,
+                        once=args.once)
+    return PushRegistry(repo_url=repo, kubeconfigs=source, settings=push,
+                        workdir=workdir_for(settings.cache_dir or default_cache_dir(), repo))
 
 
 def _once(hub: Hub) -> int:

@@ -1,7 +1,8 @@
 """The worked example fleet, shipped inside the package so the demo runs from any install.
 
 It is a copy of the repository's top-level `clusters/`, `policies/`, `templates/` and
-`fleet.yaml` (a test keeps the two equal). The demo runs two of its clusters.
+`fleet.yaml` (a test keeps the two equal). The demo runs all three: two with agents, and
+`staging` in Push mode, applied by the hub's push worker.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 from importlib import resources
 from importlib.abc import Traversable
 
-DEMO_CLUSTERS = ("prod-east", "prod-west")
+DEMO_CLUSTERS = ("prod-east", "prod-west")    # each with an agent (Pull mode)
+PUSH_CLUSTERS = ("staging",)                  # Push mode, no agent: the hub's worker applies
 # Files that only concern clusters the demo does not run.
-LEFT_OUT = {"staging": ("clusters/staging.yaml", "policies/api/localization-staging.yaml")}
+LEFT_OUT: dict[str, tuple[str, ...]] = {}
 
 
 def _walk(node: Traversable, prefix: str) -> dict[str, bytes]:

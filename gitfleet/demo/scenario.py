@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gitfleet.cli.get_cmd import RESOURCES, show
-from gitfleet.demo.example import DEMO_CLUSTERS, demo_fleet
+from gitfleet.demo.example import DEMO_CLUSTERS, PUSH_CLUSTERS, demo_fleet
 from gitfleet.demo.processes import Supervisor, free_port, wait_listening
 from gitfleet.demo.progress import Watcher
 from gitfleet.diff.engine import diff_revisions
@@ -75,6 +75,7 @@ class Demo:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.supervisor = Supervisor(self.dir / "logs", stop_timeout=self.settings.stop_timeout)
         self.sims: list[KubeSim] = []
+        self.push_sims: list[KubeSim] = []   # Push-mode clusters, applied by the hub
         self.started = time.monotonic()
 
     def print(self, text: str = "") -> None:
@@ -102,12 +103,20 @@ class Demo:
         wait_listening(port, timeout=s.start_timeout, alive=daemon.proc)
         url = f"git://127.0.0.1:{port}/fleet.git"
         work = self._push_example(url)
-        self.print("gitfleet demo: a fleet repo, a hub and two clusters on this machine "
+        self.print("gitfleet demo: a fleet repo, a hub and three clusters on this machine "
                    "(all stopped when the demo ends)")
         self.print(f"  fleet repo  {url}  (the worked example, clusters "
-                   f"{' and '.join(DEMO_CLUSTERS)})")
+                   f"{', '.join((*DEMO_CLUSTERS, *PUSH_CLUSTERS))})")
+        kubeconfigs = self.dir / "push-kubeconfigs"
+        for name in PUSH_CLUSTERS:
+            sim = KubeSim(controller_delay=s.controller_delay, name=name).start()
+            self.push_sims.append(sim)
+            sim.write_kubeconfig(kubeconfigs / f"{name}.yaml")
         self.supervisor.gitfleet("hub", "hub", "--repo", str(bare), "--interval",
-                                 s.hub_interval)
+                                 s.hub_interval, "--push-kubeconfigs", str(kubeconfigs),
+                                 "--push-agentless", "--push-interval", s.agent_interval,
+                                 "--push-heartbeat-interval", s.heartbeat_interval,
+                                 "--cache-dir", str(self.dir / "hub-cache"))
         for name in DEMO_CLUSTERS:
             sim = KubeSim(controller_delay=s.controller_delay, name=name).start()
             self.sims.append(sim)
@@ -118,6 +127,9 @@ class Demo:
                 "--interval", s.agent_interval, "--heartbeat-interval", s.heartbeat_interval,
                 "--workdir", str(self.dir / "agents" / name))
             self.print(f"  cluster     {name}: kubesim at {sim.url}, agent with Recovery on")
+        for name, sim in zip(PUSH_CLUSTERS, self.push_sims, strict=True):
+            self.print(f"  cluster     {name}: kubesim at {sim.url}, Push mode: no agent, "
+                       "the hub's push worker applies")
         self.print(f"  hub         watching {bare}")
         self.print(f"  logs        {self.dir / 'logs'}")
         self.print()
@@ -126,6 +138,9 @@ class Demo:
         watcher.until(lambda p: p.source_commit == head and p.converged,
                       timeout=s.converge_timeout, what="first convergence")
         watcher.say("the fleet converged")
+        for name in PUSH_CLUSTERS:
+            watcher.say(f"{name}: applied by the hub's push worker "
+                        f"({self._pushed_by(git, name)})")
         self.print()
         self._tables(git, ("clusters", "subscriptions"))
 
@@ -194,6 +209,17 @@ class Demo:
         _git(work, "remote", "add", "origin", url)
         _git(work, "push", "-q", "origin", "main")
         return work
+
+    def _pushed_by(self, git: Git, cluster: str) -> str:
+        """Who wrote the cluster's last heartbeat: the hub's worker, for an agentless cluster."""
+        from gitfleet.agent.statusfile import ClusterStatus
+        from gitfleet.layout import Branches
+
+        raw = git.read_blob(Branches().status(cluster), "status.yaml")
+        status = ClusterStatus.from_yaml(raw) if raw else None
+        if status is None or status.heartbeat is None:
+            return "no heartbeat yet"
+        return f"heartbeat from {status.heartbeat.agent_version}, sync {status.sync.result}"
 
     def _tables(self, git: Git, resources: tuple[str, ...]) -> None:
         from gitfleet.fleetview.rows import View
@@ -281,10 +307,11 @@ class Demo:
         """Stop every process and server the demo started, and remove its files."""
         t = time.monotonic()
         killed = self.supervisor.stop_all()
-        for sim in self.sims:
+        for sim in (*self.sims, *self.push_sims):
             with contextlib.suppress(Exception):  # stopping must go on
                 sim.stop()
         self.sims.clear()
+        self.push_sims.clear()
         note = f" (killed: {', '.join(killed)})" if killed else ""
         self.print(f"stopped the hub, the agents, the clusters and git daemon in "
                    f"{time.monotonic() - t:.1f}s{note}")

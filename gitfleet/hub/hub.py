@@ -31,6 +31,7 @@ from gitfleet.filemap import LazyFiles, Overlay
 from gitfleet.hub.evictions import Lifecycle, with_evictions
 from gitfleet.hub.fleetstatus import FleetStatus
 from gitfleet.hub.metrics import Metrics
+from gitfleet.hub.pushworkers import PushRegistry
 from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings
 from gitfleet.layout import Branches
 from gitfleet.logs import log
@@ -79,8 +80,9 @@ class Hub:
 
     def __init__(self, store: Store, *, settings: HubSettings | None = None,
                  clock: Clock | None = None, metrics: Metrics | None = None,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, push: PushRegistry | None = None) -> None:
         self.store = store
+        self.push = push          # push workers (Push/Dual clusters), reconciled every round
         self.settings = settings or HubSettings()
         self.clock = clock or SystemClock()
         self.metrics = metrics or Metrics()
@@ -174,6 +176,7 @@ class Hub:
                     self._fold_due = True
                     return report
                 self._registrations()
+                self._push_workers()
                 self._fold_status()
                 self._last_fold = self.clock.now()
                 return report
@@ -386,6 +389,20 @@ class Hub:
                 result=decision.answer.result, message=decision.answer.message)
         self._registrations_key = (source, tuple(sorted(git.refs(
             self.branches.registration("")).items())))
+
+    # -- push workers ----------------------------------------------------------------------------
+
+    def _push_workers(self) -> None:
+        """Spawn and stop push workers as clusters become pushable or stop being so."""
+        if self.push is None or self._done_key is None or self.branches is None:
+            return
+        fleet = self.reader.fleet_at(str(self._done_key[0]))
+        prefix = self.branches.cluster("")
+        tips = {ref[len(prefix):]: sha for ref, sha in self.store.git.refs(prefix).items()}
+        self.push.reconcile({name: c.sync_mode for name, c in fleet.clusters.items()},
+                            self.status.read(), branches=self.branches, tips=tips)
+        self.metrics.push_workers = len(self.push.workers)
+        self.metrics.push_workers_broken = sum(1 for w in self.push.workers.values() if w.broken)
 
     # -- fleet status --------------------------------------------------------------------------
 

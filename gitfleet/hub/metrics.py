@@ -138,6 +138,8 @@ class Metrics:
     last_render_time: float = 0.0
     last_success_time: float = 0.0
     clusters: int = 0
+    push_workers: int = 0             # clusters the hub applies to (gitfleet.hub.pushworkers)
+    push_workers_broken: int = 0      # of which without a usable kubeconfig
     _clusters: ClusterReader | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _registry: CollectorRegistry | None = field(default=None, repr=False)
@@ -216,6 +218,11 @@ def _families(m: Metrics) -> Iterator[Metric]:
     yield _counter("gitfleet_hub_step_failures", "Steps that failed (retried).",
                    m.step_failures)
     yield _gauge("gitfleet_hub_clusters", "Clusters in the last render.", m.clusters)
+    yield _gauge("gitfleet_hub_push_workers", "Push workers (clusters the hub applies to).",
+                 m.push_workers)
+    yield _gauge("gitfleet_hub_push_workers_broken",
+                 "Push workers without a usable kubeconfig (reported on the cluster's status).",
+                 m.push_workers_broken)
     yield _gauge("gitfleet_hub_last_render_timestamp_seconds", "When the last render ran.",
                  m.last_render_time)
     yield _gauge("gitfleet_hub_last_success_timestamp_seconds", "When a step last succeeded.",

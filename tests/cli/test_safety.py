@@ -163,13 +163,13 @@ def test_agent_with_a_relative_repo_reports_into_that_repo(bare_fleet: Path,
     cache = tmp_path / "cache"
     with KubeSim() as sim:
         kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
-        done = _gitfleet("agent", "--repo", "fleet.git", "--cluster", "staging", "--once",
+        done = _gitfleet("agent", "--repo", "fleet.git", "--cluster", "prod-west", "--once",
                          "--kubeconfig", str(kubeconfig), cwd=tmp_path, cache=cache)
     assert done.returncode in (0, 1), done.stderr
     refs = git(bare_fleet, "for-each-ref", "--format=%(refname)").split()
-    assert "refs/heads/gitfleet/status/staging" in refs, done.stderr
+    assert "refs/heads/gitfleet/status/prod-west" in refs, done.stderr
     [store] = list((cache / "gitfleet" / "agent").iterdir())
-    assert store.name.startswith("staging-") and len(store.name) > len("staging-")
+    assert store.name.startswith("prod-west-") and len(store.name) > len("prod-west-")
 
 
 def test_agent_once_says_it_waits_for_approval(bare_fleet: Path, tmp_path: Path) -> None:

@@ -64,6 +64,8 @@ def test_demo_runs_the_whole_loop_and_leaves_nothing_behind(tmp_path: Path) -> N
     assert "the fleet converged" in out
     assert re.search(r"prod-east\s+True\s+Synced", out) and re.search(r"prod-west\s+True\s+Synced",
                                                                        out)
+    assert re.search(r"staging\s+True\s+Synced", out)      # Push mode: the hub's worker
+    assert "staging: applied by the hub's push worker (heartbeat from hub-push-worker/" in out
     assert "gitfleet diff" in out and "Deployment web/web 4→6" in out
     assert "the change is live: web replicas prod-east=6, prod-west=3" in out
     assert "Recovery put web/web back to 6 replicas" in out
