@@ -124,3 +124,33 @@ def test_verification_reads_the_commit_once(tmp_path: Path, remote: Remote) -> N
     first = branch.verdict(sha)
     assert first is not None and first.ok and branch.verdict(sha) is first
     assert ClusterBranch(Git(remote.git.path), remote.url, Branches(), "c1").verdict(sha) is None
+
+
+def test_trust_hub_key_files_are_read_strictly(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from gitfleet.cli import main
+
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
+    bad = tmp_path / "hub.pub"
+    bad.write_text("# hub\nssh-rsa AAAAB3NzaC1yc2E= old\n")
+    base = ["agent", "--repo", "file:///nowhere", "--cluster", "c1", "--once",
+            "--kubeconfig", str(kubeconfig), "--workdir", str(tmp_path / "w")]
+    assert main([*base, "--trust-hub-key", str(bad)]) == 2
+    assert f"{bad}:2: only ssh-ed25519 keys are supported" in capsys.readouterr().err
+    assert main([*base, "--trust-hub-key", str(tmp_path / "absent")]) == 2
+    assert "cannot read the trusted keys" in capsys.readouterr().err
+
+
+def test_keys_of_several_files_are_all_trusted_and_no_file_warns(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from gitfleet.cli.agent_cmd import trusted_keys
+
+    one, two, three = SigningKey.generate(), SigningKey.generate(), SigningKey.generate()
+    (tmp_path / "a").write_text(one.public_line("old") + "\n" + two.public_line("new") + "\n")
+    (tmp_path / "b").write_text(f'hub namespaces="git" {three.public_line()}\n')
+    keys = trusted_keys([tmp_path / "a", tmp_path / "b"])
+    assert set(keys.fingerprints) == {one.fingerprint, two.fingerprint, three.fingerprint}
+    with caplog.at_level(logging.WARNING, logger="gitfleet.agent"):
+        assert trusted_keys([]) is None
+    assert any("no --trust-hub-key" in r.getMessage() for r in caplog.records)

@@ -176,3 +176,24 @@ def test_require_signed_source_cli_accepts_a_commit_git_signed(tmp_path: Path) -
                    "--require-signed-source", str(tmp_path / "dev.pub"))
     assert done.returncode == 0, done.stderr
     assert source_of(repo) == git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_approve_signs_its_commits_with_signing_key(tmp_path: Path) -> None:
+    from gitfleet.cli import main
+
+    repo = example_repo(tmp_path / "fleet")
+    agent = init_repo(tmp_path / "agent.git")
+    request = Request(name="edge-1", cluster_id="0b5e3c1a-1111-4222-8333-944455556666")
+    assert submit(agent, str(repo), request, branches=Branches(), now=1_700_000_000.0)
+    key = SigningKey.generate()
+    key.save(tmp_path / "me")
+    assert main(["approve", "edge-1", "--repo", str(repo),
+                 "--signing-key", str(tmp_path / "me")]) == 0
+    store = Git(repo)
+    for rev in ("main", "gitfleet/registrations/edge-1"):
+        sha = git(repo, "rev-parse", rev).strip()
+        assert store.verify_commit(sha, TrustedKeys.of(key)).ok, rev
+    hub = Hub(open_store(str(repo)), settings=HubSettings(source_keys=TrustedKeys.of(key)),
+              clock=FakeClock())
+    hub.run_once()
+    assert "refs/heads/gitfleet/clusters/edge-1" in refs(repo) and hub.refused == ""
