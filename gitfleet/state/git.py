@@ -30,6 +30,7 @@ from gitfleet.state.objects import (
     object_sha,
     pack_chunks,
 )
+from gitfleet.state.signing import SigningKey, TrustedKeys, Verdict, sign_commit, verify_commit_body
 
 ZERO_SHA = "0" * 40
 DEFAULT_IDENTITY = "gitfleet <gitfleet@localhost>"
@@ -81,9 +82,11 @@ class Git:
     """One repository (bare or not), addressed by path."""
 
     def __init__(self, path: str | os.PathLike[str], *, identity: str = DEFAULT_IDENTITY,
-                 settings: GitSettings | None = None, inherit_config: bool = False) -> None:
+                 settings: GitSettings | None = None, inherit_config: bool = False,
+                 signer: SigningKey | None = None) -> None:
         self.path = Path(path)
         self.identity = identity
+        self.signer = signer      # when set, every commit this Git writes is signed with it
         self.settings = settings or GitSettings()
         self._env = _clean_env(identity, inherit_config=inherit_config)
         self._objects_dir: Path | None = None
@@ -313,9 +316,12 @@ class Git:
 
     def commit_object(self, tree: str, parents: Sequence[str], message: str, *,
                       when: float | None = None) -> tuple[str, bytes]:
-        """The sha and body of a commit, without writing it (so it can go into a pack)."""
+        """The sha and body of a commit, without writing it (so it can go into a pack);
+        signed (a `gpgsig` header) when this Git has a signer."""
         body = encode_commit(tree=tree, parents=parents, author=self.identity,
                              when=int(time.time() if when is None else when), message=message)
+        if self.signer is not None:
+            body = sign_commit(body, self.signer)
         return object_sha(OBJ_COMMIT, body), body
 
     def commit(self, tree: str, parents: Sequence[str], message: str, *,
@@ -324,6 +330,19 @@ class Git:
         sha, body = self.commit_object(tree, parents, message, when=when)
         self.write_objects({sha: (OBJ_COMMIT, body)}, check_existing=False)
         return sha
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """Whether `ancestor` is reachable from `descendant` (False when either is unknown)."""
+        proc = self._exec(["merge-base", "--is-ancestor", ancestor, descendant], None)
+        return proc.returncode == 0
+
+    def verify_commit(self, sha: str, keys: TrustedKeys) -> Verdict:
+        """Whether commit `sha` carries a good signature by one of `keys` (never raises on a
+        malformed signature; a missing commit is a GitError)."""
+        body = self.read_objects([sha]).get(sha)
+        if body is None:
+            raise GitError(["cat-file", "commit", sha], 128, f"no commit {sha} in {self.path}")
+        return verify_commit_body(body, keys)
 
     # -- refs --------------------------------------------------------------------------------
 
