@@ -1,0 +1,1 @@
+"""Autoscaling decisions (pure): the Kubernetes HPA algorithm over a fleet's pods."""
