@@ -151,6 +151,8 @@ class Subscription:
     origin: Origin = field(compare=False)
     rebalance: str = ""  # the gitfleet.io/rebalance annotation: a new value divides afresh
     by_subgroup: bool = False  # spec.schedulingBySubGroup
+    # metadata.labels: what a RolloutPolicy's selector matches
+    labels: dict[str, str] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,8 @@ class Propagation:
     # the whole spec, for the render's policy-wide fields (suspension, propagateDeps, ...)
     spec: dict[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
     rebalance: str = ""  # the gitfleet.io/rebalance annotation: a new value divides afresh
+    # metadata.labels: what a RolloutPolicy's selector matches
+    labels: dict[str, str] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def cluster_scoped(self) -> bool:
