@@ -1,0 +1,215 @@
+"""The hub's side of rollouts: feed `gitfleet.rollout` from Git and hand the writer its swaps.
+
+Each round, for every RolloutPolicy: the revision is a digest of the governed Descriptions of
+the target (their `description.yaml` files list every object's hash, so the bytes identify
+the content); the progress so far is the `rollouts.yaml` of the current state commit; the
+reports are the agents' status branches; what people asked for is the source branch's
+`rollouts/<policy>.yaml` (`gitfleet rollout`). The decisions become `rollouts.yaml` in the new
+state tree and Description folder swaps on the cluster branches (`gitfleet.state.release`),
+published by the same write (cluster branches first, the state commit last).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitfleet import yamlio
+from gitfleet.errors import InputError
+from gitfleet.filemap import overlay, subset
+from gitfleet.hub.fleetstatus import cluster_summary
+from gitfleet.layout import DESCRIPTION_FILE
+from gitfleet.logs import log
+from gitfleet.model.loader import Fleet
+from gitfleet.model.rollouts import RolloutPolicy
+from gitfleet.rollout.governed import governed_folders
+from gitfleet.rollout.machine import ClusterReport, Control, Inputs, Outcome, Release, step
+from gitfleet.rollout.progress import ROLLOUTS_FILE, Phase, from_doc, read_file, render_file, to_doc
+from gitfleet.rollout.waves import assign_waves
+from gitfleet.state.git import Git
+from gitfleet.state.objects import TreeIndex
+from gitfleet.state.release import ReleaseBuilder, Swap
+from gitfleet.state.writer import StateHeads
+
+LOG = logging.getLogger("gitfleet.hub.rollouts")
+CONTROL_FOLDER = "rollouts"
+CONTROL_KIND = "RolloutControl"
+CONTROL_FIELDS = frozenset({"apiVersion", "kind", "paused", "resume", "promote", "abort"})
+
+
+def control_path(policy: str) -> str:
+    return f"{CONTROL_FOLDER}/{policy}.yaml"
+
+
+def parse_control(data: bytes | None, path: str) -> Control:
+    """A rollout control file; InputError naming the file and field when it is wrong."""
+    if not data:
+        return Control()
+    doc = yamlio.load_one(data, path)
+    if doc is None:
+        return Control()
+    if not isinstance(doc, dict) or doc.get("kind") != CONTROL_KIND:
+        raise InputError(f"{path}: not a {CONTROL_KIND} (kind: {CONTROL_KIND})")
+    unknown = sorted(set(doc) - CONTROL_FIELDS)
+    if unknown:
+        raise InputError(f"{path}: unknown field(s) {', '.join(unknown)} (a {CONTROL_KIND} "
+                         f"has {', '.join(sorted(CONTROL_FIELDS - {'apiVersion', 'kind'}))})")
+    if not isinstance(doc.get("paused", False), bool):
+        raise InputError(f"{path}: paused must be true or false")
+    return Control(paused=bool(doc.get("paused", False)), resume=str(doc.get("resume") or ""),
+                   promote=str(doc.get("promote") or ""), abort=str(doc.get("abort") or ""))
+
+
+@dataclass(frozen=True)
+class RolloutPlan:
+    """What the write publishes for the rollouts: the state files (with `rollouts.yaml`) and
+    the cluster branch swaps."""
+
+    files: Mapping[str, bytes]
+    swaps: Mapping[str, tuple[Swap, ...]] = field(default_factory=dict)
+    outcomes: Mapping[str, Outcome] = field(default_factory=dict)
+    policies: Mapping[str, RolloutPolicy] = field(default_factory=dict)
+
+    @property
+    def active(self) -> bool:
+        """Whether a rollout waits on reports or time (the hub keeps stepping it)."""
+        return any(o.progress.phase == Phase.PROGRESSING for o in self.outcomes.values())
+
+    def note(self) -> str:
+        """The state commit's lines about what the rollouts did this step."""
+        return "\n".join(f"Rollout {name}: {event}" for name, o in sorted(self.outcomes.items())
+                         for event in o.events)
+
+
+class RolloutDriver:
+    """Steps every rollout of the fleet, once per write; keeps only caches."""
+
+    def __init__(self, git: Git) -> None:
+        self.git = git
+        self.builder = ReleaseBuilder(git)
+        self._branch_files: dict[tuple[str, str], bytes | None] = {}
+        self._progress: tuple[str | None, dict[str, dict[str, Any]]] = (None, {})
+        self._controls: dict[tuple[str, str], Control] = {}
+        self.last: RolloutPlan | None = None
+
+    def release(self, plan: RolloutPlan) -> Any:
+        """The writer's `release` hook for `plan` (None when nothing is swapped)."""
+        if not any(plan.swaps.values()):
+            return None
+
+        def hook(index: TreeIndex, wanted: dict[str, str]) -> tuple[
+                dict[str, str], dict[str, tuple[int, bytes]]]:
+            return self.builder.build(index, wanted, plan.swaps)
+        return hook
+
+    def plan(self, *, fleet: Fleet, files: Mapping[str, bytes], heads: StateHeads,
+             statuses: Mapping[str, Mapping[str, Any]], source: str, now: float) -> RolloutPlan:
+        if not fleet.rollouts:
+            plan = RolloutPlan(files=overlay(files, {}, (ROLLOUTS_FILE,))
+                               if ROLLOUTS_FILE in files else files)
+            self.last = plan
+            return plan
+        previous = self._previous(heads.state)
+        governed = governed_folders(fleet)
+        clusters = sorted(fleet.clusters)
+        wanted = [f"clusters/{c}/{f}/{DESCRIPTION_FILE}" for policy in fleet.rollouts
+                  for c in clusters for f in sorted(governed[policy.name])]
+        target = subset(files, wanted)
+        branch_heads = {c: sha for c, (sha, _tree) in heads.clusters.items()}
+        self._read_branches(branch_heads, {f for fs in governed.values() for f in fs})
+        reports = {c: _report(c, statuses.get(c), branch_heads.get(c, ""), now)
+                   for c in clusters}
+        docs: list[dict[str, Any]] = []
+        swaps: dict[str, list[Swap]] = {}
+        outcomes: dict[str, Outcome] = {}
+        for policy in fleet.rollouts:
+            folders = sorted(governed[policy.name])
+            h = hashlib.sha1()
+            in_target: dict[str, frozenset[str]] = {}
+            current: dict[str, bool] = {}
+            for c in clusters:
+                mine = []
+                same = True
+                for f in folders:
+                    data = target.get(f"clusters/{c}/{f}/{DESCRIPTION_FILE}")
+                    if data is not None:
+                        mine.append(f)
+                        h.update(f"{c}\0{f}\0".encode() + data + b"\0")
+                    if data != self._branch_files.get((branch_heads.get(c, ""), f)):
+                        same = False
+                in_target[c] = frozenset(mine)
+                current[c] = same
+            revision = h.hexdigest()
+            old_doc = previous.get(policy.name)
+            old = from_doc(old_doc, policy) if old_doc else None
+            outcome = step(policy, old, Inputs(
+                revision=revision, source=source, waves=assign_waves(policy, fleet.clusters),
+                current=current, heads=branch_heads, governed=in_target, reports=reports,
+                control=self._control(source, policy.name), now=now))
+            outcomes[policy.name] = outcome
+            docs.append(to_doc(outcome.progress, policy))
+            for c, release in outcome.releases.items():
+                if release == Release.HOLD and not current[c]:
+                    swaps.setdefault(c, []).extend(
+                        Swap(f, branch_heads.get(c, "")) for f in folders)
+                elif release == Release.BACK:
+                    before = outcome.progress.clusters[c].before
+                    swaps.setdefault(c, []).extend(Swap(f, before) for f in folders)
+            for event in outcome.events:
+                log(LOG, logging.INFO, "rollout", policy=policy.name,
+                    revision=revision[:12], event=event)
+        data = render_file(docs)
+        plan = RolloutPlan(files=overlay(files, {ROLLOUTS_FILE: data}, ()),
+                           swaps={c: tuple(s) for c, s in swaps.items()}, outcomes=outcomes,
+                           policies={p.name: p for p in fleet.rollouts})
+        self.last = plan
+        return plan
+
+    def _previous(self, state: str | None) -> dict[str, dict[str, Any]]:
+        if state is None:
+            return {}
+        if self._progress[0] != state:
+            self._progress = (state, read_file(self.git.read_blob(state, ROLLOUTS_FILE)))
+        return self._progress[1]
+
+    def _read_branches(self, heads: Mapping[str, str], folders: set[str]) -> None:
+        """The governed `description.yaml` of every cluster branch head (cached: commits do
+        not change), in one `cat-file`."""
+        wanted = [(sha, f) for sha in set(heads.values()) for f in sorted(folders)
+                  if (sha, f) not in self._branch_files]
+        if wanted:
+            found = self.git.read_objects(f"{sha}:{f}/{DESCRIPTION_FILE}" for sha, f in wanted)
+            for sha, f in wanted:
+                self._branch_files[(sha, f)] = found.get(f"{sha}:{f}/{DESCRIPTION_FILE}")
+        live = set(heads.values())
+        if len(self._branch_files) > 4 * max(1, len(wanted) + len(live) * len(folders)):
+            self._branch_files = {k: v for k, v in self._branch_files.items() if k[0] in live}
+
+    def _control(self, source: str, policy: str) -> Control:
+        key = (source, policy)
+        control = self._controls.get(key)
+        if control is None:
+            path = control_path(policy)
+            try:
+                control = parse_control(self.git.read_blob(source, path), path)
+            except InputError as exc:
+                log(LOG, logging.ERROR, "rollout control refused, none applied",
+                    policy=policy, error=str(exc))
+                control = Control()
+            if len(self._controls) > 256:
+                self._controls.clear()
+            self._controls[key] = control
+        return control
+
+
+def _report(name: str, doc: Mapping[str, Any] | None, head: str, now: float) -> ClusterReport:
+    ready = bool(cluster_summary(name, doc, now=now, in_fleet=True)["ready"])
+    sync = (doc or {}).get("sync") or {}
+    applied = bool(head) and sync.get("clusterCommit") == head
+    phases = {f"{d.get('namespace')}/{d.get('name')}": str(d.get("phase", "Pending"))
+              for d in (doc or {}).get("descriptions") or () if isinstance(d, dict)}
+    failed = str(sync.get("message") or "failed") if sync.get("result") == "Failed" else ""
+    return ClusterReport(ready=ready, applied=applied, phases=phases, failed_sync=failed)
