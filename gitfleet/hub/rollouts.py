@@ -27,7 +27,7 @@ from gitfleet.model.loader import Fleet
 from gitfleet.model.rollouts import RolloutPolicy
 from gitfleet.rollout.governed import governed_folders
 from gitfleet.rollout.machine import ClusterReport, Control, Inputs, Outcome, Release, step
-from gitfleet.rollout.progress import ROLLOUTS_FILE, Phase, from_doc, read_file, render_file, to_doc
+from gitfleet.rollout.progress import ROLLOUTS_FILE, from_doc, read_file, render_file, to_doc
 from gitfleet.rollout.waves import assign_waves
 from gitfleet.state.git import Git
 from gitfleet.state.objects import TreeIndex
@@ -76,7 +76,7 @@ class RolloutPlan:
     @property
     def active(self) -> bool:
         """Whether a rollout waits on reports or time (the hub keeps stepping it)."""
-        return any(o.progress.phase == Phase.PROGRESSING for o in self.outcomes.values())
+        return any(o.waiting for o in self.outcomes.values())
 
     def note(self) -> str:
         """The state commit's lines about what the rollouts did this step."""

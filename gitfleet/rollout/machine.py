@@ -18,7 +18,8 @@ The rules:
   `healthTimeout` of its release, is a failure: `onFailure: Pause` stops (nothing moves),
   `Rollback` returns every released cluster to what it held before;
 - a cluster that is Unknown (no recent heartbeat) is not released and not a failure: it is
-  skipped, and released once it is back, while the rollout is not stopped;
+  skipped, and released once it is back (also after the rollout completed), unless the rollout
+  is stopped;
 - a wave is done when every cluster of it is healthy (or held the revision already, or is
   skipped within `maxUnavailable`) and has stayed so for the wave's `bake`; the next wave is
   released in the same step. A wave that released nothing needs no bake.
@@ -82,8 +83,11 @@ class Outcome:
     events: tuple[str, ...] = ()
 
     @property
-    def changed_from(self) -> bool:
-        return bool(self.events)
+    def waiting(self) -> bool:
+        """Whether the rollout waits on reports or time (the hub keeps stepping it)."""
+        phase = self.progress.phase
+        return phase == Phase.PROGRESSING or (phase == Phase.COMPLETE and any(
+            c.state in (State.WAITING, State.SKIPPED) for c in self.progress.clusters.values()))
 
 
 def step(policy: RolloutPolicy, previous: Progress | None, inputs: Inputs) -> Outcome:
@@ -173,9 +177,11 @@ class _Step:
             else:
                 self.judge(stop=False)
         elif progress.phase == Phase.COMPLETE:
-            for name, c in self.clusters.items():
-                if c.state in (State.WAITING, State.SKIPPED):
-                    self.set(name, State.RELEASED, "joined after the rollout completed")
+            for name, c in self.clusters.items():   # skipped or joined: released once back
+                report = inputs.reports.get(name)
+                if c.state in (State.WAITING, State.SKIPPED) and report is not None and \
+                        report.ready:
+                    self.set(name, State.RELEASED, "released after the rollout completed")
         self.progress = replace(self.progress, clusters=dict(sorted(self.clusters.items())))
         return Outcome(self.progress, self.releases(), tuple(self.events))
 
