@@ -247,15 +247,14 @@ class _Step:
             index = self.progress.wave
             self.retry_skipped(index)
             members = sorted(n for n, c in self.clusters.items() if c.wave == index)
+            for name in members:
+                report = self.inputs.reports.get(name)
+                if self.clusters[name].state == State.WAITING and (
+                        report is None or not report.ready):
+                    self.set(name, State.SKIPPED, "Unknown: no recent heartbeat")
             room = self.policy.max_unavailable.of(len(members)) - self.unavailable(index)
             for name in members:
-                if self.clusters[name].state != State.WAITING:
-                    continue
-                report = self.inputs.reports.get(name)
-                if report is None or not report.ready:
-                    self.set(name, State.SKIPPED, "Unknown: no recent heartbeat")
-                    room -= 1
-                elif room > 0:
+                if room > 0 and self.clusters[name].state == State.WAITING:
                     self.set(name, State.RELEASED)
                     room -= 1
             if not self.wave_done(index, members):
