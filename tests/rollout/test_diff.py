@@ -37,7 +37,7 @@ def test_a_change_outside_the_policy_shows_no_waves(tmp_path: Path) -> None:
     edit(repo, "policies/api/subscription.yaml", "  namespace: api\n",
          "  namespace: api\n  labels: {app: api}\n")
     commit(repo, "policy", {POLICY: policy()})
-    edit(repo, "templates/web/web.yaml", "nginx:1.25.3", "nginx:1.25.4")
+    edit(repo, "templates/web/web.yaml", "replicas: 6", "replicas: 8")
     commit(repo, "web change")
     d = diff_revisions(repo, "HEAD~1", "HEAD")
     assert d.affected and d.rollouts == ()
