@@ -270,6 +270,8 @@ class Hub:
         done = time.perf_counter()
         self._last_result = result
         self._previous = (write.state, plan.files)
+        self.rollouts.written(write.state, plan)
+        self.metrics.rolled(plan.figures())
         self._rendered = (source, write.state, status_key)
         assert write.heads is not None
         self._done_key = (source, branches.prefix, write.state, _digest(write.heads), status_key)

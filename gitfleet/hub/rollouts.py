@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,13 +21,21 @@ from gitfleet import yamlio
 from gitfleet.errors import InputError
 from gitfleet.filemap import overlay, subset
 from gitfleet.hub.fleetstatus import cluster_summary
+from gitfleet.hub.metrics import RolloutFigures
 from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
 from gitfleet.model.rollouts import RolloutPolicy
 from gitfleet.rollout.governed import governed_folders
 from gitfleet.rollout.machine import ClusterReport, Control, Inputs, Outcome, Release, step
-from gitfleet.rollout.progress import ROLLOUTS_FILE, from_doc, read_file, render_file, to_doc
+from gitfleet.rollout.progress import (
+    ROLLOUTS_FILE,
+    Progress,
+    from_doc,
+    read_file,
+    render_file,
+    to_doc,
+)
 from gitfleet.rollout.waves import assign_waves
 from gitfleet.state.git import Git
 from gitfleet.state.objects import TreeIndex
@@ -78,6 +86,18 @@ class RolloutPlan:
         """Whether a rollout waits on reports or time (the hub keeps stepping it)."""
         return any(o.waiting for o in self.outcomes.values())
 
+    def figures(self) -> dict[str, RolloutFigures]:
+        """For the hub's /metrics: each rollout's wave, phase and cluster states."""
+        out = {}
+        for name, o in self.outcomes.items():
+            states: dict[str, int] = {}
+            for c in o.progress.clusters.values():
+                states[str(c.state)] = states.get(str(c.state), 0) + 1
+            out[name] = RolloutFigures(wave=o.progress.wave + 1,
+                                       waves=len(self.policies[name].waves),
+                                       phase=str(o.progress.phase), states=states)
+        return out
+
     def note(self) -> str:
         """The state commit's lines about what the rollouts did this step."""
         return "\n".join(f"Rollout {name}: {event}" for name, o in sorted(self.outcomes.items())
@@ -93,7 +113,17 @@ class RolloutDriver:
         self._branch_files: dict[tuple[str, str], bytes | None] = {}
         self._progress: tuple[str | None, dict[str, dict[str, Any]]] = (None, {})
         self._controls: dict[tuple[str, str], Control] = {}
+        # (state commit, policy -> progress) of the last write: no need to read it back
+        self._written: tuple[str | None, dict[str, Progress]] = (None, {})
+        # (cluster, folder) -> (description.yaml bytes, their digest): a render keeps the very
+        # bytes object of a Description it did not change, so most are not hashed again
+        self._digests: dict[tuple[str, str], tuple[bytes, bytes]] = {}
+        self._layouts: tuple[object, dict[str, list[tuple[str, str, bytes]]]] = (None, {})
         self.last: RolloutPlan | None = None
+
+    def written(self, state: str | None, plan: RolloutPlan) -> None:
+        """The write of `plan` made `state`: the next round starts from its progress."""
+        self._written = (state, {name: o.progress for name, o in plan.outcomes.items()})
 
     def release(self, plan: RolloutPlan) -> Any:
         """The writer's `release` hook for `plan` (None when nothing is swapped)."""
@@ -112,39 +142,43 @@ class RolloutDriver:
                                if ROLLOUTS_FILE in files else files)
             self.last = plan
             return plan
-        previous = self._previous(heads.state)
         governed = governed_folders(fleet)
         clusters = sorted(fleet.clusters)
-        wanted = [f"clusters/{c}/{f}/{DESCRIPTION_FILE}" for policy in fleet.rollouts
-                  for c in clusters for f in sorted(governed[policy.name])]
-        target = subset(files, wanted)
+        layouts = {p.name: self._layout(clusters, governed[p.name]) for p in fleet.rollouts}
+        target = subset(files, [path for layout in layouts.values()
+                                for entries in layout.values() for _f, path, _k in entries])
         branch_heads = {c: sha for c, (sha, _tree) in heads.clusters.items()}
         self._read_branches(branch_heads, {f for fs in governed.values() for f in fs})
-        reports = {c: _report(c, statuses.get(c), branch_heads.get(c, ""), now)
-                   for c in clusters}
+        reports = _Reports(statuses, branch_heads, now)
         docs: list[dict[str, Any]] = []
         swaps: dict[str, list[Swap]] = {}
         outcomes: dict[str, Outcome] = {}
+        digests: dict[tuple[str, str], tuple[bytes, bytes]] = {}
+        branch_files = self._branch_files
         for policy in fleet.rollouts:
             folders = sorted(governed[policy.name])
             h = hashlib.sha1()
             in_target: dict[str, frozenset[str]] = {}
             current: dict[str, bool] = {}
-            for c in clusters:
+            for c, entries in layouts[policy.name].items():
                 mine = []
                 same = True
-                for f in folders:
-                    data = target.get(f"clusters/{c}/{f}/{DESCRIPTION_FILE}")
+                head = branch_heads.get(c, "")
+                for f, path, key in entries:
+                    data = target.get(path)
                     if data is not None:
                         mine.append(f)
-                        h.update(f"{c}\0{f}\0".encode() + data + b"\0")
-                    if data != self._branch_files.get((branch_heads.get(c, ""), f)):
+                        known = self._digests.get((c, f))
+                        if known is None or known[0] is not data:
+                            known = (data, hashlib.sha1(data).digest())
+                        digests[(c, f)] = known
+                        h.update(key + known[1])
+                    if data != branch_files.get((head, f)):
                         same = False
                 in_target[c] = frozenset(mine)
                 current[c] = same
             revision = h.hexdigest()
-            old_doc = previous.get(policy.name)
-            old = from_doc(old_doc, policy) if old_doc else None
+            old = self._progress_of(heads.state, policy)
             outcome = step(policy, old, Inputs(
                 revision=revision, source=source, waves=assign_waves(policy, fleet.clusters),
                 current=current, heads=branch_heads, governed=in_target, reports=reports,
@@ -161,6 +195,7 @@ class RolloutDriver:
             for event in outcome.events:
                 log(LOG, logging.INFO, "rollout", policy=policy.name,
                     revision=revision[:12], event=event)
+        self._digests = digests
         data = render_file(docs)
         plan = RolloutPlan(files=overlay(files, {ROLLOUTS_FILE: data}, ()),
                            swaps={c: tuple(s) for c, s in swaps.items()}, outcomes=outcomes,
@@ -168,12 +203,27 @@ class RolloutDriver:
         self.last = plan
         return plan
 
-    def _previous(self, state: str | None) -> dict[str, dict[str, Any]]:
+    def _layout(self, clusters: list[str], folders: frozenset[str]) -> dict[
+            str, list[tuple[str, str, bytes]]]:
+        """cluster -> (folder, description path, digest key) of every governed folder."""
+        key = (tuple(clusters), folders)
+        if self._layouts[0] != key:
+            self._layouts = (key, {c: [(f, f"clusters/{c}/{f}/{DESCRIPTION_FILE}",
+                                        f"{c}\0{f}\0".encode()) for f in sorted(folders)]
+                                   for c in clusters})
+        return self._layouts[1]
+
+    def _progress_of(self, state: str | None, policy: RolloutPolicy) -> Progress | None:
+        """The policy's progress in state commit `state` (as this driver wrote it, else read
+        from Git: a restarted hub continues where the state says)."""
         if state is None:
-            return {}
+            return None
+        if self._written[0] == state:
+            return self._written[1].get(policy.name)
         if self._progress[0] != state:
             self._progress = (state, read_file(self.git.read_blob(state, ROLLOUTS_FILE)))
-        return self._progress[1]
+        doc = self._progress[1].get(policy.name)
+        return from_doc(doc, policy) if doc else None
 
     def _read_branches(self, heads: Mapping[str, str], folders: set[str]) -> None:
         """The governed `description.yaml` of every cluster branch head (cached: commits do
@@ -203,6 +253,29 @@ class RolloutDriver:
                 self._controls.clear()
             self._controls[key] = control
         return control
+
+
+class _Reports(Mapping[str, ClusterReport]):
+    """The clusters' reports, judged when the machine asks for one (most steps ask for the
+    clusters of one wave only)."""
+
+    def __init__(self, statuses: Mapping[str, Mapping[str, Any]], heads: Mapping[str, str],
+                 now: float) -> None:
+        self.statuses, self.heads, self.now = statuses, heads, now
+        self._done: dict[str, ClusterReport] = {}
+
+    def __getitem__(self, name: str) -> ClusterReport:
+        found = self._done.get(name)
+        if found is None:
+            found = self._done[name] = _report(name, self.statuses.get(name),
+                                               self.heads.get(name, ""), self.now)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(set(self.statuses) | set(self.heads)))
+
+    def __len__(self) -> int:
+        return len(set(self.statuses) | set(self.heads))
 
 
 def _report(name: str, doc: Mapping[str, Any] | None, head: str, now: float) -> ClusterReport:
