@@ -64,6 +64,9 @@ def test_waves_advance_only_on_healthy_reports_and_bake(tmp_path: Path) -> None:
     f.run()
     rollout = f.rollout()
     assert rollout["phase"] == "Complete", rollout
+    metrics = f.hub.metrics.text()
+    assert 'gitfleet_rollout_wave{policy="api"} 4.0' in metrics
+    assert 'gitfleet_rollout_phase{phase="Complete",policy="api"} 1.0' in metrics
     log = "\n".join(git_log(f.repo, "refs/heads/gitfleet/state"))
     assert "Rollout api: wave canary done" in log and "Rollout api: wave early done" in log
 
@@ -77,6 +80,10 @@ def test_failure_in_the_first_wave_pauses_and_no_later_branch_moves(tmp_path: Pa
     rollout = f.rollout()
     assert rollout["phase"] == "Paused"
     assert "staging" in rollout["reason"] and "Failure" in rollout["reason"]
+    metrics = f.hub.metrics.text()
+    assert 'gitfleet_rollout_paused{policy="api"} 1.0' in metrics
+    assert 'gitfleet_rollout_wave{policy="api"} 1.0' in metrics
+    assert 'gitfleet_rollout_clusters{policy="api",state="Failed"} 1.0' in metrics
     for _ in range(3):                            # time passes, reports turn good: still paused
         f.clock.advance(3600)
         f.report_all()
