@@ -1,7 +1,8 @@
 """`gitfleet get TYPE [NAME...]`: kubectl-like tables read from Git.
 
-TYPE is clusters, subscriptions, descriptions or drift. Reads the state branch and the agents'
-status branches of a fleet repo (a local path or a URL; default: the current repository).
+TYPE is clusters, subscriptions, descriptions, drift or rollouts (RolloutPolicy progress).
+Reads the state branch and the agents' status branches of a fleet repo (a local path or a
+URL; default: the current repository).
 `-o wide` adds columns, `-o json|yaml` prints every field (times as RFC 3339, ages as numbers
 of seconds), `-o name` prints TYPE/NAME lines, `--no-headers` drops the header row, and
 `-l SELECTOR` (clusters) keeps the clusters whose labels match (`env=prod,tier!=small`,
@@ -28,6 +29,7 @@ from gitfleet.fleetview.rows import (
     cluster_rows,
     description_rows,
     drift_rows,
+    rollout_rows,
     subscription_rows,
 )
 from gitfleet.fleetview.snapshot import read_snapshot
@@ -59,10 +61,14 @@ RESOURCES: dict[str, tuple[Callable[[View], list[dict[str, Any]]], Columns, Colu
                ("namespace", "namespace"), ("name", "name"), ("fields", "fields"),
                ("age", "ageSeconds")],
               [("first seen", "firstSeen")]),
+    "rollouts": (rollout_rows,
+                 [("name", "name"), ("revision", "revision"), ("phase", "phase"),
+                  ("wave", "wave"), ("clusters", "clusters"), ("age", "ageSeconds")],
+                 [("source commit", "sourceCommit"), ("reason", "reason")]),
 }
 ALIASES = {"cluster": "clusters", "subscription": "subscriptions", "sub": "subscriptions",
            "subs": "subscriptions", "description": "descriptions", "desc": "descriptions",
-           "descs": "descriptions", "drifts": "drift"}
+           "descs": "descriptions", "drifts": "drift", "rollout": "rollouts"}
 
 
 def selector(text: str) -> Callable[[dict[str, str]], bool]:
@@ -81,7 +87,7 @@ def add_parser(subparsers: Any) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("resource", metavar="TYPE",
                    choices=sorted([*RESOURCES, *ALIASES]),
-                   help="clusters | subscriptions | descriptions | drift")
+                   help="clusters | subscriptions | descriptions | drift | rollouts")
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="only these (a cluster's name; NAME or NAMESPACE/NAME otherwise)")
     p.add_argument("--repo", default=".", help="fleet repo: a local path or a URL (default: .)")
@@ -111,7 +117,7 @@ def cell(value: Any, key: str = "") -> str:
 def row_name(resource: str, row: dict[str, Any]) -> str:
     """`-o name`: TYPE/NAME as kubectl prints it (NAMESPACE/NAME where there is one)."""
     kind = {"clusters": "cluster", "subscriptions": "subscription",
-            "descriptions": "description", "drift": "drift"}[resource]
+            "descriptions": "description", "drift": "drift", "rollouts": "rollout"}[resource]
     if resource == "clusters":
         return f"{kind}/{row['name']}"
     if resource == "descriptions":

@@ -79,3 +79,21 @@ def test_a_broken_control_file_is_refused_and_logged(
     assert "rollout control refused" in caplog.text
     out = rollout(f.repo, "pause", "api")
     assert out.returncode == 2 and "unknown field(s) pause" in out.stderr
+
+
+def test_get_rollouts_and_status_show_progress(tmp_path: Path) -> None:
+    f = RolloutFleet(tmp_path)
+    f.report_all()
+    f.image("2.5.0")
+    f.run()
+    out = subprocess.run([sys.executable, "-m", "gitfleet", "get", "rollouts", "--repo",
+                          str(f.repo)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    header, row = out.stdout.splitlines()[:2]
+    assert header.split()[:5] == ["NAME", "REVISION", "PHASE", "WAVE", "CLUSTERS"]
+    assert row.split()[0] == "api" and "Progressing" in row and "canary" in row
+    assert "Released=1" in row and "Waiting=2" in row
+    out = subprocess.run([sys.executable, "-m", "gitfleet", "status", "--repo", str(f.repo)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "rollout api: revision" in out.stdout and "Progressing at wave canary" in out.stdout
