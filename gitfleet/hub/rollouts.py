@@ -19,7 +19,7 @@ from typing import Any
 
 from gitfleet import yamlio
 from gitfleet.errors import InputError
-from gitfleet.filemap import overlay, subset
+from gitfleet.filemap import overlay, subset, touched
 from gitfleet.hub.fleetstatus import cluster_summary
 from gitfleet.hub.metrics import RolloutFigures
 from gitfleet.layout import DESCRIPTION_FILE
@@ -45,6 +45,7 @@ from gitfleet.state.writer import StateHeads
 LOG = logging.getLogger("gitfleet.hub.rollouts")
 CONTROL_FOLDER = "rollouts"
 CONTROL_KIND = "RolloutControl"
+DESCRIPTION_SUFFIX = f"/{DESCRIPTION_FILE}"
 CONTROL_FIELDS = frozenset({"apiVersion", "kind", "paused", "resume", "promote", "abort"})
 
 
@@ -115,9 +116,7 @@ class RolloutDriver:
         self._controls: dict[tuple[str, str], Control] = {}
         # (state commit, policy -> progress) of the last write: no need to read it back
         self._written: tuple[str | None, dict[str, Progress]] = (None, {})
-        # (cluster, folder) -> (description.yaml bytes, their digest): a render keeps the very
-        # bytes object of a Description it did not change, so most are not hashed again
-        self._digests: dict[tuple[str, str], tuple[bytes, bytes]] = {}
+        self._scans: dict[str, _Scan] = {}       # policy -> its governed Descriptions
         self._layouts: tuple[object, dict[str, list[tuple[str, str, bytes]]]] = (None, {})
         self.last: RolloutPlan | None = None
 
@@ -145,39 +144,21 @@ class RolloutDriver:
         governed = governed_folders(fleet)
         clusters = sorted(fleet.clusters)
         layouts = {p.name: self._layout(clusters, governed[p.name]) for p in fleet.rollouts}
-        target = subset(files, [path for layout in layouts.values()
-                                for entries in layout.values() for _f, path, _k in entries])
         branch_heads = {c: sha for c, (sha, _tree) in heads.clusters.items()}
         self._read_branches(branch_heads, {f for fs in governed.values() for f in fs})
         reports = _Reports(statuses, branch_heads, now)
         docs: list[dict[str, Any]] = []
         swaps: dict[str, list[Swap]] = {}
         outcomes: dict[str, Outcome] = {}
-        digests: dict[tuple[str, str], tuple[bytes, bytes]] = {}
-        branch_files = self._branch_files
+        scans = {}
         for policy in fleet.rollouts:
             folders = sorted(governed[policy.name])
-            h = hashlib.sha1()
-            in_target: dict[str, frozenset[str]] = {}
-            current: dict[str, bool] = {}
-            for c, entries in layouts[policy.name].items():
-                mine = []
-                same = True
-                head = branch_heads.get(c, "")
-                for f, path, key in entries:
-                    data = target.get(path)
-                    if data is not None:
-                        mine.append(f)
-                        known = self._digests.get((c, f))
-                        if known is None or known[0] is not data:
-                            known = (data, hashlib.sha1(data).digest())
-                        digests[(c, f)] = known
-                        h.update(key + known[1])
-                    if data != branch_files.get((head, f)):
-                        same = False
-                in_target[c] = frozenset(mine)
-                current[c] = same
-            revision = h.hexdigest()
+            scan = self._scans.get(policy.name) or _Scan()
+            scan.update(layouts[policy.name], files, branch_heads, self._branch_files)
+            scans[policy.name] = scan
+            in_target = {c: cs.mine for c, cs in scan.clusters.items()}
+            current = {c: cs.same for c, cs in scan.clusters.items()}
+            revision = scan.revision
             old = self._progress_of(heads.state, policy)
             outcome = step(policy, old, Inputs(
                 revision=revision, source=source, waves=assign_waves(policy, fleet.clusters),
@@ -195,7 +176,7 @@ class RolloutDriver:
             for event in outcome.events:
                 log(LOG, logging.INFO, "rollout", policy=policy.name,
                     revision=revision[:12], event=event)
-        self._digests = digests
+        self._scans = scans
         data = render_file(docs)
         plan = RolloutPlan(files=overlay(files, {ROLLOUTS_FILE: data}, ()),
                            swaps={c: tuple(s) for c, s in swaps.items()}, outcomes=outcomes,
@@ -253,6 +234,78 @@ class RolloutDriver:
                 self._controls.clear()
             self._controls[key] = control
         return control
+
+
+@dataclass(frozen=True)
+class _ClusterScan:
+    head: str                 # its branch commit when scanned
+    mine: frozenset[str]      # governed folders the target holds for it
+    same: bool                # its branch holds them as the target does
+
+
+class _Scan:
+    """One policy's governed Descriptions in the target, kept from round to round: a round
+    reads again only the paths the render may have changed (the hub's successive file maps say
+    which), and judges again only the clusters whose Descriptions did change or whose branch
+    moved.
+
+    The revision is the XOR of one SHA-1 per (cluster, folder, description.yaml): order-free,
+    so one Description's share is replaced without hashing the others again.
+    """
+
+    def __init__(self) -> None:
+        self.layout: object = None
+        self.files: Mapping[str, bytes] | None = None
+        self.data: dict[str, bytes | None] = {}      # path -> description.yaml in the target
+        self.values: dict[str, int] = {}             # path -> its share of the digest
+        self.clusters: dict[str, _ClusterScan] = {}
+        self.keys: dict[str, tuple[str, bytes]] = {}   # path -> (cluster, digest key)
+        self.total = 0
+
+    @property
+    def revision(self) -> str:
+        return f"{self.total:040x}"
+
+    def update(self, layout: dict[str, list[tuple[str, str, bytes]]],
+               files: Mapping[str, bytes], heads: Mapping[str, str],
+               branch_files: Mapping[tuple[str, str], bytes | None]) -> None:
+        paths: list[str] | None = None
+        if self.layout is layout and self.files is not None:
+            changed = touched(self.files, files)
+            if changed is not None:
+                paths = [p for p in changed if p in self.data]
+        dirty: set[str] = set()
+        if paths is None:
+            self.data, self.values, self.clusters, self.total = {}, {}, {}, 0
+            paths = [path for entries in layout.values() for _f, path, _k in entries]
+            dirty = set(layout)
+            self.keys = {path: (c, key) for c, entries in layout.items()
+                         for _f, path, key in entries}
+        else:
+            dirty = {c for c, cs in self.clusters.items() if heads.get(c, "") != cs.head}
+        keys = self.keys
+        target = subset(files, paths)
+        for path in paths:
+            data = target.get(path)
+            if path in self.data and self.data[path] == data:
+                continue
+            c, key = keys[path]
+            self.total ^= self.values.get(path, 0)
+            value = int.from_bytes(hashlib.sha1(key + data).digest(), "big") if data else 0
+            self.data[path], self.values[path] = data, value
+            self.total ^= value
+            dirty.add(c)
+        for c in dirty:
+            head = heads.get(c, "")
+            mine, same = [], True
+            for f, path, _key in layout[c]:
+                data = self.data.get(path)
+                if data is not None:
+                    mine.append(f)
+                if data != branch_files.get((head, f)):
+                    same = False
+            self.clusters[c] = _ClusterScan(head, frozenset(mine), same)
+        self.layout, self.files = layout, files
 
 
 class _Reports(Mapping[str, ClusterReport]):

@@ -209,14 +209,17 @@ class _Step:
             folders = self.inputs.governed.get(name, frozenset())
             if report is None or not report.ready:
                 continue              # Unknown: neither healthy nor failed
+            # a report counts only for a branch that holds the revision (a hub killed while
+            # publishing may have left the branch elsewhere; this step moves it again)
+            applied = report.applied and self.inputs.current.get(name, False)
             bad = sorted(f"{f} {report.phases[f]}" for f in folders
-                         if report.applied and report.phases.get(f) in FAILED_PHASES)
-            if report.applied and report.failed_sync:
+                         if applied and report.phases.get(f) in FAILED_PHASES)
+            if applied and report.failed_sync:
                 bad.append(f"apply failed: {report.failed_sync}")
             if bad:
                 self.set(name, State.FAILED, "; ".join(bad))
                 failures.append(f"{name}: {'; '.join(bad)}")
-            elif report.applied and all(report.phases.get(f) == "Success" for f in folders):
+            elif applied and all(report.phases.get(f) == "Success" for f in folders):
                 if c.state != State.HEALTHY:
                     self.set(name, State.HEALTHY)
             elif c.state == State.HEALTHY:

@@ -57,7 +57,7 @@ spec:
   - {name: canary, clusterAffinity: {matchLabels: {ring: canary}}, bake: 1s}
   - {name: early, clusterAffinity: {matchLabels: {ring: early}}, bake: 1s}
   - {name: rest}
-  healthTimeout: 4s
+  healthTimeout: 20s
   onFailure: Rollback
 """
 
@@ -142,7 +142,7 @@ def test_waves_in_order_and_a_bad_image_rolled_back_at_the_canary(
             sims["canary"].set_rollout_stalled("Deployment", "app", "web")
             _push(work, {"templates/web.yaml": WEB.format(tag="1.27")}, "web 1.27 (bad)")
             wait_for(lambda: _image(sims["canary"]) == "nginx:1.27", timeout=30)
-            wait_for(lambda: _image(sims["canary"]) == "nginx:1.26", timeout=30)
+            wait_for(lambda: _image(sims["canary"]) == "nginx:1.26", timeout=60)
             rollouts = remote.git.read_blob("refs/heads/gitfleet/state", "rollouts.yaml")
             assert rollouts is not None and b"phase: RolledBack" in rollouts
             assert _image(sims["early"]) == _image(sims["rest"]) == "nginx:1.26"

@@ -45,9 +45,11 @@ def test_waves_by_affinity_then_percent_of_the_rest_in_hash_order() -> None:
 
 
 def inputs(now: float, reports: dict[str, ClusterReport], *, revision: str = "r1",
-           control: Control | None = None, policy: RolloutPolicy = POLICY) -> Inputs:
+           control: Control | None = None, policy: RolloutPolicy = POLICY,
+           holding: frozenset[str] = frozenset()) -> Inputs:
+    """`holding`: the clusters whose branch holds the revision (released and published)."""
     return Inputs(revision=revision, source="s" * 40, waves=assign_waves(policy, FLEET),
-                  current=dict.fromkeys(FLEET, False), heads={n: f"head-{n}" for n in FLEET},
+                  current={n: n in holding for n in FLEET}, heads={n: f"head-{n}" for n in FLEET},
                   governed=dict.fromkeys(FLEET, GOVERNED), reports=reports,
                   control=control or Control(),
                   now=now)
@@ -69,9 +71,14 @@ def test_first_step_records_and_releases_nothing_then_the_canary() -> None:
     second = step(POLICY, first.progress, inputs(1, reports))
     assert released(second.releases) == {"c1"}
     # Success at t=2, bake 60s: the early wave comes at t=62, not before
-    p = step(POLICY, second.progress, inputs(2, reports | {"c1": ok()})).progress
-    assert released(step(POLICY, p, inputs(61, reports | {"c1": ok()})).releases) == {"c1"}
-    out = step(POLICY, p, inputs(62, reports | {"c1": ok()}))
+    held = frozenset({"c1"})
+    # a Success reported while the branch does not hold the revision yet does not count
+    assert step(POLICY, second.progress, inputs(2, reports | {"c1": ok()})).progress \
+        .clusters["c1"].state == State.RELEASED
+    p = step(POLICY, second.progress, inputs(2, reports | {"c1": ok()}, holding=held)).progress
+    assert released(step(POLICY, p, inputs(61, reports | {"c1": ok()},
+                                           holding=held)).releases) == {"c1"}
+    out = step(POLICY, p, inputs(62, reports | {"c1": ok()}, holding=held))
     assert len(released(out.releases)) == 3 and "wave canary done" in out.events
 
 
@@ -80,7 +87,8 @@ def test_rollback_moves_released_clusters_back_and_stays() -> None:
                            health_timeout=300, on_failure="Rollback")
     p = step(policy, None, inputs(0, {})).progress
     p = step(policy, p, inputs(1, {n: ok(applied=False) for n in FLEET})).progress
-    out = step(policy, p, inputs(2, {n: ok(applied=False) for n in FLEET} | {"c1": ok("Failure")}))
+    out = step(policy, p, inputs(2, {n: ok(applied=False) for n in FLEET} | {"c1": ok("Failure")},
+                                 holding=frozenset({"c1"})))
     assert out.progress.phase == Phase.ROLLED_BACK
     assert out.releases["c1"] == Release.BACK
     assert out.progress.clusters["c1"].state == State.ROLLED_BACK
