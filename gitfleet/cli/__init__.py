@@ -18,7 +18,7 @@ from gitfleet.errors import GitfleetError, InputError
 # name -> module under gitfleet.cli; a module that is not there yet is skipped.
 COMMANDS = (
     "init", "validate", "render", "diff", "get", "status", "approve",
-    "hub", "agent", "kubesim", "demo", "version", "completion", "seal",
+    "hub", "agent", "kubesim", "demo", "version", "completion", "seal", "rollout",
 )
 
 # The exit codes every command keeps to (shown in `gitfleet --help`).

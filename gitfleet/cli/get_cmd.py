@@ -1,7 +1,8 @@
 """`gitfleet get TYPE [NAME...]`: kubectl-like tables read from Git.
 
-TYPE is clusters, subscriptions, descriptions, drift or evictions (the hub's failover tasks:
-which workload left which cluster, why, and whether its old copy is purged yet). Reads the
+TYPE is clusters, subscriptions, descriptions, drift, evictions (the hub's failover tasks:
+which workload left which cluster, why, and whether its old copy is purged yet) or rollouts
+(RolloutPolicy progress). Reads the
 state branch and the agents' status branches of a fleet repo (a local path or a URL;
 default: the current repository).
 `-o wide` adds columns, `-o json|yaml` prints every field (times as RFC 3339, ages as numbers
@@ -31,6 +32,7 @@ from gitfleet.fleetview.rows import (
     description_rows,
     drift_rows,
     eviction_rows,
+    rollout_rows,
     subscription_rows,
 )
 from gitfleet.fleetview.snapshot import read_snapshot
@@ -67,10 +69,15 @@ RESOURCES: dict[str, tuple[Callable[[View], list[dict[str, Any]]], Columns, Colu
                   [("cluster", "cluster"), ("workload", "workload"), ("purge mode", "purgeMode"),
                    ("purge", "purge"), ("replicas", "replicas"), ("age", "ageSeconds")],
                   [("unit", "unit"), ("deadline", "deadline"), ("reason", "reason")]),
+    "rollouts": (rollout_rows,
+                 [("name", "name"), ("revision", "revision"), ("phase", "phase"),
+                  ("wave", "wave"), ("clusters", "clusters"), ("age", "ageSeconds")],
+                 [("source commit", "sourceCommit"), ("reason", "reason")]),
 }
 ALIASES = {"cluster": "clusters", "subscription": "subscriptions", "sub": "subscriptions",
            "subs": "subscriptions", "description": "descriptions", "desc": "descriptions",
-           "descs": "descriptions", "drifts": "drift", "eviction": "evictions"}
+           "descs": "descriptions", "drifts": "drift", "eviction": "evictions",
+           "rollout": "rollouts"}
 
 
 def selector(text: str) -> Callable[[dict[str, str]], bool]:
@@ -85,12 +92,12 @@ def selector(text: str) -> Callable[[dict[str, str]], bool]:
 
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("get", help="list clusters, subscriptions, descriptions, drift "
-                              "or evictions",
+                              "evictions or rollouts",
                               description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("resource", metavar="TYPE",
                    choices=sorted([*RESOURCES, *ALIASES]),
-                   help="clusters | subscriptions | descriptions | drift | evictions")
+                   help="clusters | subscriptions | descriptions | drift | evictions | rollouts")
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="only these (a cluster's name; NAME or NAMESPACE/NAME otherwise)")
     p.add_argument("--repo", default=".", help="fleet repo: a local path or a URL (default: .)")
@@ -121,7 +128,7 @@ def row_name(resource: str, row: dict[str, Any]) -> str:
     """`-o name`: TYPE/NAME as kubectl prints it (NAMESPACE/NAME where there is one)."""
     kind = {"clusters": "cluster", "subscriptions": "subscription",
             "descriptions": "description", "drift": "drift",
-            "evictions": "eviction"}[resource]
+            "evictions": "eviction", "rollouts": "rollout"}[resource]
     if resource == "clusters":
         return f"{kind}/{row['name']}"
     if resource == "descriptions":

@@ -22,6 +22,7 @@ from gitfleet.fleetview.rows import (
     drift_rows,
     eviction_rows,
     rfc3339,
+    rollout_rows,
     short,
     subscription_rows,
 )
@@ -57,6 +58,7 @@ def fleet_status(view: View) -> dict[str, Any]:
         "errors": snap.errors, "warnings": snap.warnings,
         "drift": drift_rows(view),
         "evictions": eviction_rows(view),
+        "rollouts": rollout_rows(view),
     }
 
 
@@ -140,6 +142,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"under eviction: {', '.join(evicting)} ({len(data['evictions'])} workloads; "
                   "gitfleet get evictions)")
         print(f"render: {len(data['errors'])} errors, {len(data['warnings'])} warnings")
+        for r in data["rollouts"]:
+            at = f" at wave {r['wave']}" if r["wave"] else ""
+            counts = ", ".join(f"{n} {state}" for state, n in sorted(r["clusters"].items()))
+            why = f" ({r['reason']})" if r["reason"] else ""
+            print(f"rollout {r['name']}: revision {r['revision']} {r['phase']}{at}{why}; "
+                  f"clusters: {counts}")
         print()
         print_table(["cluster", "ready", "sync", "applied state", "heartbeat", "drifted"],
                     [[cell(r[k], k) for k in ("name", "ready", "sync", "appliedState",

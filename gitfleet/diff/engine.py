@@ -28,6 +28,7 @@ from gitfleet.render.scope import (
     only_clusters_changed,
     scope_of,
 )
+from gitfleet.rollout.preview import preview
 from gitfleet.source import load_snapshot, read_revision
 
 DEFERRED_MARK = "deferred (ApplyLater)"
@@ -103,7 +104,9 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
                                   if _problem_key(p) not in base_warnings
                                   and DEFERRED_MARK not in p.message),
         units_rendered=_units(scope.restrict(head_fleet)),
-        units_total=_units(head_fleet))
+        units_total=_units(head_fleet),
+        rollouts=preview(head_fleet, {c.name: {o.unit for o in c.objects}
+                                      | {d.unit for d in c.descriptions} for c in clusters}))
 
 
 def diff_revisions(repo: str | os.PathLike[str], base: str, head: str, *,

@@ -59,6 +59,10 @@ def render_markdown(d: FleetDiff, *, limit: int = DEFAULT_LIMIT) -> str:
             f"{d.objects(REMOVED)} removed · {d.replicas_moved} replicas moved"
             + (f" · {len(d.deferred)} deferred (ApplyLater)" if d.deferred else "")
             + f" · {len(d.errors_introduced)} errors introduced", ""]
+    if d.rollouts:
+        head.append("#### Rollout waves")
+        head.extend(f"- {_escape(r.line())}" for r in d.rollouts)
+        head.append("")
     if d.errors_introduced:
         head.append("#### ❌ Errors introduced")
         head.extend(f"- `{_escape(p.format())}`" for p in d.errors_introduced)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet.model.problems import Problem
+from gitfleet.rollout.preview import RolloutPreview
 
 ADDED = "added"
 CHANGED = "changed"
@@ -140,6 +141,7 @@ class FleetDiff:
     units_rendered: int = 0
     units_total: int = 0
     focus: str = ""  # show the details of this cluster only (the summary stays whole)
+    rollouts: tuple[RolloutPreview, ...] = ()   # the waves the change goes through
 
     @property
     def shown(self) -> list[ClusterChange]:
@@ -199,4 +201,5 @@ class FleetDiff:
             "errorsIntroduced": [p.to_dict() for p in self.errors_introduced],
             "errorsFixed": [p.to_dict() for p in self.errors_fixed],
             "warningsIntroduced": [p.to_dict() for p in self.warnings_introduced],
+            "rollouts": [r.to_dict() for r in self.rollouts],
         }

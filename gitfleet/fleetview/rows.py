@@ -276,3 +276,21 @@ def _ts(text: str) -> float | None:
         return parse_iso(text)
     except ValueError:
         return None
+
+
+def rollout_rows(view: View) -> list[dict[str, Any]]:
+    """One row per RolloutPolicy: its revision, phase, wave and how many clusters stand where
+    (the state branch's `rollouts.yaml`)."""
+    rows = []
+    for name, r in sorted(view.snap.rollouts.items()):
+        counts: dict[str, int] = {}
+        for c in r.get("clusters") or ():
+            state = str(c.get("state", ""))
+            counts[state] = counts.get(state, 0) + 1
+        rows.append({
+            "name": name, "revision": str(r.get("revision", ""))[:12],
+            "sourceCommit": str(r.get("sourceCommit", "")), "phase": r.get("phase", ""),
+            "wave": r.get("wave", ""), "clusters": counts, "reason": r.get("reason", ""),
+            "since": r.get("since", ""), "ageSeconds": view.seconds(_ts(str(r.get("since")))),
+        })
+    return rows

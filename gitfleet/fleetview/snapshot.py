@@ -17,6 +17,7 @@ from gitfleet.agent.statusfile import ClusterStatus
 from gitfleet.errors import InputError
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, STATUS_FILE, Branches
 from gitfleet.model.settings import FleetSettings
+from gitfleet.rollout.progress import ROLLOUTS_FILE, read_file
 from gitfleet.state.git import Git
 
 CLUSTER_FILE = "cluster.yaml"
@@ -86,6 +87,7 @@ class FleetSnapshot:
     cluster_added: dict[str, int] = field(default_factory=dict)  # first commit of clusters/<c>
     registrations: dict[str, RegistrationEntry] = field(default_factory=dict)
     evictions: list[dict[str, Any]] = field(default_factory=list)   # evictions.yaml rows
+    rollouts: dict[str, dict[str, Any]] = field(default_factory=dict)   # rollouts.yaml, by policy
 
     def commit_time(self, sha: str) -> int | None:
         return self.commit_times.get(sha)
@@ -218,7 +220,7 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
         workloads: dict[tuple[str, str], list[str]] = {}
         for path, sha in listing.items():
             parts = path.split("/")
-            if path in (ERRORS_FILE, EVICTIONS_FILE) or \
+            if path in (ERRORS_FILE, EVICTIONS_FILE, ROLLOUTS_FILE) or \
                     (len(parts) == 3 and parts[2] == CLUSTER_FILE) or \
                     (len(parts) == 5 and parts[4] == DESCRIPTION_FILE):
                 wanted[path] = sha
@@ -232,7 +234,9 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
         for path, sha in sorted(wanted.items()):
             data = blobs.get(sha, b"")
             parts = path.split("/")
-            if path == ERRORS_FILE:
+            if path == ROLLOUTS_FILE:
+                snap.rollouts = read_file(data)
+            elif path == ERRORS_FILE:
                 doc = _load(data)
                 snap.errors = list(doc.get("errors") or []) if isinstance(doc, dict) else []
                 snap.warnings = list(doc.get("warnings") or []) if isinstance(doc, dict) else []

@@ -28,10 +28,11 @@ from gitfleet.backoff import Retry
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import InputError, RefConflict, TransientError
 from gitfleet.filemap import LazyFiles, Overlay
-from gitfleet.hub.evictions import Lifecycle, with_evictions
+from gitfleet.hub.evictions import Lifecycle, LifecycleInputs, with_evictions
 from gitfleet.hub.fleetstatus import FleetStatus
 from gitfleet.hub.metrics import Metrics
 from gitfleet.hub.pushworkers import PushRegistry
+from gitfleet.hub.rollouts import RolloutDriver
 from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings
 from gitfleet.layout import Branches
 from gitfleet.logs import log
@@ -114,6 +115,8 @@ class Hub:
         self._mode: tuple[str, int] = ("full", 0)
         self.branches: Branches | None = None     # where the last round read and wrote
         self._fleet_branch: str | None = None     # fleet.yaml's sourceBranch, once read
+        self.rollouts = RolloutDriver(store.git)  # RolloutPolicy waves (gitfleet.rollout)
+        self._last_result: RenderResult | None = None
 
     @property
     def consecutive_failures(self) -> int:
@@ -273,7 +276,14 @@ class Hub:
             status_key = f"{status_key}+{life.digest}"
         key = (source, branches.prefix, heads.state, _digest(heads), status_key)
         if key == self._done_key:
-            return None
+            if self._last_result is None or self.rollouts.last is None or \
+                    not self.rollouts.last.active:
+                return None
+            # nothing to render, but a rollout waits on reports and time: step it alone
+            self._mode = ("rollout", 0)
+            return self._write(source, fleet, branches, heads, status_key, self._last_result,
+                               life, started=time.perf_counter(), previous_files=None,
+                               read_before=0)
         started = time.perf_counter()
         read_before = _state_read(previous_files)
         self._mode = ("full", 0)
@@ -282,19 +292,37 @@ class Hub:
             self._mode = ("full", 0)
             result = render(fleet, source_commit=source, previous_files=previous_files,
                             status=snapshot, fleet_at=self.reader.fleet_at)
+        return self._write(source, fleet, branches, heads, status_key, result, life,
+                           started=started, previous_files=previous_files,
+                           read_before=read_before)
+
+    def _write(self, source: str, fleet: Fleet, branches: Branches, heads: StateHeads,
+               status_key: str, result: RenderResult, life: LifecycleInputs, *,
+               started: float,
+               previous_files: Mapping[str, bytes] | None, read_before: int) -> RenderReport:
+        """Step the rollouts on `result` and write it (cluster branches first, state last)."""
         rendered = time.perf_counter()
         summary = RenderSummary(clusters=len(result.clusters), descriptions=result.descriptions,
                                 objects=result.objects, errors=len(result.errors),
                                 warnings=len(result.warnings))
         files = with_evictions(result.files, life.file())
-        write = self._writer(branches).write(files, source_commit=source, heads=heads,
+        plan = self.rollouts.plan(fleet=fleet, files=files, heads=heads,
+                                  statuses=self.status.read(), source=source,
+                                  now=self.clock.now())
+        reason = "\n".join(life.changes)
+        note = plan.note()
+        write = self._writer(branches).write(plan.files, source_commit=source, heads=heads,
                                              summary=summary, clusters=fleet.clusters,
                                              status_input=status_key, renderer=renderer_id(),
-                                             reason="\n".join(life.changes))
+                                             release=self.rollouts.release(plan),
+                                             note="\n\n".join(t for t in (reason, note) if t))
         done = time.perf_counter()
         for change in life.changes:
             log(LOG, logging.WARNING, "cluster lifecycle", change=change)
-        self._previous = (write.state, files)
+        self._last_result = result
+        self._previous = (write.state, plan.files)
+        self.rollouts.written(write.state, plan)
+        self.metrics.rolled(plan.figures())
         self._rendered = (source, write.state, status_key)
         assert write.heads is not None
         self._done_key = (source, branches.prefix, write.state, _digest(write.heads), status_key)

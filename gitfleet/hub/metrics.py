@@ -122,6 +122,16 @@ class ClusterReader:
                                    head_times=self._times)
 
 
+@dataclass(frozen=True)
+class RolloutFigures:
+    """Where one RolloutPolicy's rollout stands (from the hub's last write)."""
+
+    wave: int                        # 1-based wave being released; waves + 1 when complete
+    waves: int
+    phase: str                       # Progressing | Paused | RolledBack | Aborted | Complete
+    states: Mapping[str, int]        # cluster state -> clusters in it
+
+
 @dataclass
 class Metrics:
     renders: int = 0
@@ -141,6 +151,7 @@ class Metrics:
     clusters: int = 0
     push_workers: int = 0             # clusters the hub applies to (gitfleet.hub.pushworkers)
     push_workers_broken: int = 0      # of which without a usable kubeconfig
+    rollouts: dict[str, RolloutFigures] = field(default_factory=dict)
     _clusters: ClusterReader | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _registry: CollectorRegistry | None = field(default=None, repr=False)
@@ -162,6 +173,10 @@ class Metrics:
             self.last_state_commit = state
             self.last_render_time = now
             self.clusters = clusters
+
+    def rolled(self, figures: Mapping[str, RolloutFigures]) -> None:
+        with self._lock:
+            self.rollouts = dict(figures)
 
     def watch_clusters(self, git: Git, branches: Branches, *, clock: Clock) -> None:
         """Serve per-cluster series read from `git` (where the hub writes) at scrape time."""
@@ -186,7 +201,8 @@ class Metrics:
             except GitfleetError as exc:
                 log(LOG, logging.WARNING, "per-cluster metrics not read", error=str(exc))
         with self._lock:
-            return [*_families(self), *_cluster_families(rows)]
+            return [*_families(self), *_cluster_families(rows),
+                    *_rollout_families(self.rollouts)]
 
 
 class _Collector:
@@ -266,3 +282,28 @@ def _cluster_families(rows: Mapping[str, ClusterFigures]) -> Iterator[Metric]:
         lag.add_metric([name], row.lag_seconds)
         synced.add_metric([name], int(row.synced))
     yield from (ready, age, drift, behind, lag, synced)
+
+
+ROLLOUT_PHASES = ("Progressing", "Paused", "RolledBack", "Aborted", "Complete")
+
+
+def _rollout_families(rows: Mapping[str, RolloutFigures]) -> Iterator[Metric]:
+    wave = GaugeMetricFamily("gitfleet_rollout_wave", "The wave a rollout is releasing "
+                             "(1-based; waves + 1 once complete).", labels=["policy"])
+    waves = GaugeMetricFamily("gitfleet_rollout_waves", "Waves of the RolloutPolicy.",
+                              labels=["policy"])
+    paused = GaugeMetricFamily("gitfleet_rollout_paused", "1 when the rollout is paused "
+                               "(a failure or `gitfleet rollout pause`).", labels=["policy"])
+    phase = GaugeMetricFamily("gitfleet_rollout_phase", "1 for the phase the rollout is in.",
+                              labels=["policy", "phase"])
+    states = GaugeMetricFamily("gitfleet_rollout_clusters", "Clusters per rollout state.",
+                               labels=["policy", "state"])
+    for name, row in sorted(rows.items()):
+        wave.add_metric([name], row.wave)
+        waves.add_metric([name], row.waves)
+        paused.add_metric([name], int(row.phase == "Paused"))
+        for p in ROLLOUT_PHASES:
+            phase.add_metric([name, p], int(row.phase == p))
+        for state, count in sorted(row.states.items()):
+            states.add_metric([name, state], count)
+    yield from (wave, waves, paused, phase, states)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet import yamlio
+from gitfleet.durations import parse_duration
 from gitfleet.errors import InputError
 from gitfleet.layout import (
     AGENT_NAMESPACE,
@@ -48,6 +49,13 @@ from gitfleet.model.objects import (
     group_of,
 )
 from gitfleet.model.problems import Problem
+from gitfleet.model.rollouts import (
+    ROLLOUT_KIND,
+    ROLLOUT_VERSION,
+    RolloutPolicy,
+    Wave,
+    parse_max_unavailable,
+)
 from gitfleet.model.settings import FleetSettings
 from gitfleet.secrets.detect import plaintext_secret
 
@@ -150,6 +158,7 @@ class Fleet:
     broken_paths: frozenset[str] = field(default_factory=frozenset)
     # cluster names whose clusters/<name>.yaml is present but broken
     broken_clusters: frozenset[str] = field(default_factory=frozenset)
+    rollouts: tuple[RolloutPolicy, ...] = ()     # gitfleet.io RolloutPolicy, by name
 
     def cluster_for_namespace(self, namespace: str) -> Cluster | None:
         for c in self.clusters.values():
@@ -174,6 +183,7 @@ class _Builder:
         self.propagations: list[Propagation] = []
         self.karmada_overrides: list[KarmadaOverride] = []
         self.autoscalers: list[Autoscaler] = []
+        self.rollouts: list[RolloutPolicy] = []
         self.crd_scopes: dict[tuple[str, str], str] = {}
         # The bytes and document index being loaded: a problem's line is looked up in them.
         self.source: tuple[bytes, int] = (b"", 0)
@@ -321,7 +331,10 @@ class _Builder:
             group = group_of(api_version)
             who = f"{kind}/{namespace + '/' if namespace else ''}{name}"
             hint = kind_hint(group, kind)
-            if (group, kind) in POLICY_KINDS:
+            if (group, kind) == (GITFLEET, ROLLOUT_KIND):
+                self.load_rollout(doc.data, api_version, namespace, name, origin, who,
+                                  in_policies=in_policies)
+            elif (group, kind) in POLICY_KINDS:
                 self.load_policy(doc.data, api_version, kind, namespace, name, origin, who)
             elif hint or group in (KARMADA_POLICY, KARMADA_AUTOSCALING):
                 known = sorted(k for g, k in POLICY_KINDS if g == group)
@@ -421,6 +434,8 @@ class _Builder:
         confirm = frozenset(n.strip() for n in
                             str(annotations.get(CONFIRM_PURGE_ANNOTATION) or "").split(",")
                             if n.strip())
+        labels = {str(k): str(v) for k, v in
+                  ((body.get("metadata") or {}).get("labels") or {}).items()}
         if kind == "Subscription":
             feeds = tuple(Feed(f["apiVersion"], f["kind"], f["name"], f.get("namespace", ""))
                           for f in spec["feeds"])
@@ -434,7 +449,8 @@ class _Builder:
                 dividing_type=dividing.get("type", "Static"),
                 tolerations=tuple(spec.get("clusterTolerations") or ()),
                 api_version=api_version, digest=digest, origin=origin, rebalance=rebalance,
-                by_subgroup=spec.get("schedulingBySubGroup") is True, confirm_purge=confirm))
+                by_subgroup=spec.get("schedulingBySubGroup") is True, confirm_purge=confirm,
+                labels=labels))
         elif kind in ("Localization", "Globalization"):
             f = spec["feed"]
             feed = Feed(f["apiVersion"], f["kind"], f["name"], f.get("namespace", ""))
@@ -456,7 +472,7 @@ class _Builder:
                 selectors=tuple(spec["resourceSelectors"]), placement=spec.get("placement") or {},
                 conflict_resolution=spec.get("conflictResolution", "Abort"),
                 api_version=api_version, digest=digest, origin=origin, spec=spec,
-                rebalance=rebalance, confirm_purge=confirm))
+                rebalance=rebalance, confirm_purge=confirm, labels=labels))
         elif kind in ("OverridePolicy", "ClusterOverridePolicy"):
             rules: list[tuple[dict[str, Any] | None, dict[str, Any]]] = [
                 (r.get("targetCluster"), r["overriders"]) for r in spec.get("overrideRules") or []]
@@ -468,6 +484,78 @@ class _Builder:
                 digest=digest, origin=origin))
         else:
             self.autoscalers.append(Autoscaler(kind, namespace, name, spec, origin))
+
+    def load_rollout(self, body: dict[str, Any], api_version: str, namespace: str, name: str,
+                     origin: Origin, who: str, *, in_policies: bool) -> None:
+        """A RolloutPolicy: schema, then what a schema cannot say (wave names unique, an
+        affinity or a percentage on every wave but the last, durations), each at its line."""
+        source, index = self.source
+
+        def at(*where: str | int) -> Origin:
+            return Origin(origin.path, yamlio.line_of(source, index, where) or origin.line)
+
+        if not in_policies:
+            self.error(origin, who, "RolloutPolicy belongs under policies/")
+            return
+        if api_version != f"{GITFLEET}/{ROLLOUT_VERSION}":
+            self.error(at("apiVersion"), who, f"RolloutPolicy is read at apiVersion "
+                       f"{GITFLEET}/{ROLLOUT_VERSION}, not {api_version}")
+            return
+        if namespace:
+            self.error(at("metadata", "namespace"), who, "RolloutPolicy is fleet-wide: "
+                       "remove metadata.namespace")
+            return
+        if not self.check_names("", name, origin, who) or \
+                not self.schema_ok(ROLLOUT_KIND, body, origin, who):
+            return
+        if self.duplicate((ROLLOUT_KIND, "", "", name), origin, who):
+            return
+        spec = body["spec"]
+        waves: list[Wave] = []
+        ok = True
+        names: set[str] = set()
+        last = len(spec["waves"]) - 1
+        for i, w in enumerate(spec["waves"]):
+            where = ("spec", "waves", i)
+            if w["name"] in names:
+                self.error(at(*where, "name"), who, f"spec.waves[{i}].name: wave "
+                           f"{w['name']!r} is named twice (wave names are unique)")
+                ok = False
+            names.add(w["name"])
+            has_affinity, has_percent = "clusterAffinity" in w, "percent" in w
+            if has_affinity and has_percent:
+                self.error(at(*where, "percent"), who, f"spec.waves[{i}]: clusterAffinity or "
+                           "percent, not both")
+                ok = False
+            elif not has_affinity and not has_percent and i != last:
+                self.error(at(*where, "name"), who, f"spec.waves[{i}] ({w['name']}): needs "
+                           "clusterAffinity or percent (only the last wave may take the rest)")
+                ok = False
+            bake = 0.0
+            if "bake" in w:
+                try:
+                    bake = parse_duration(w["bake"])
+                except ValueError as exc:
+                    self.error(at(*where, "bake"), who, f"spec.waves[{i}].bake: {exc}")
+                    ok = False
+            waves.append(Wave(name=w["name"], affinity=w.get("clusterAffinity"),
+                              percent=w.get("percent"), bake=bake))
+        try:
+            unavailable = parse_max_unavailable(spec.get("maxUnavailable", "100%"))
+        except ValueError as exc:
+            self.error(at("spec", "maxUnavailable"), who, f"spec.maxUnavailable: {exc}")
+            return
+        try:
+            timeout = parse_duration(spec.get("healthTimeout", "15m"))
+        except ValueError as exc:
+            self.error(at("spec", "healthTimeout"), who, f"spec.healthTimeout: {exc}")
+            return
+        if not ok:
+            return
+        self.rollouts.append(RolloutPolicy(
+            name=name, selector=spec.get("selector"), waves=tuple(waves),
+            max_unavailable=unavailable, health_timeout=timeout,
+            on_failure=spec.get("onFailure", "Pause"), digest=digest_of(spec), origin=origin))
 
     # -- after everything is read -----------------------------------------------------------
 
@@ -525,7 +613,8 @@ class _Builder:
                                            key=lambda p: (p.kind, *by_name(p)))),
             autoscalers=tuple(sorted(self.autoscalers, key=lambda a: (a.kind, *by_name(a)))),
             errors=tuple(sorted(self.errors)), warnings=tuple(sorted(self.warnings)),
-            broken_paths=frozenset(self.broken), broken_clusters=frozenset(self.broken_clusters))
+            broken_paths=frozenset(self.broken), broken_clusters=frozenset(self.broken_clusters),
+            rollouts=tuple(sorted(self.rollouts, key=lambda r: r.name)))
 
 
 def kind_hint(group: str, kind: str) -> str:
@@ -534,6 +623,8 @@ def kind_hint(group: str, kind: str) -> str:
     known = [k for g, k in POLICY_KINDS if g == group]
     if group == CLUSTERNET_APPS:
         known.append("HelmChart")
+    if group == GITFLEET:
+        known.append(ROLLOUT_KIND)
     if kind in known or (group == CLUSTERNET_APPS and kind in CLUSTERNET_OTHER_KINDS):
         return ""
     close = difflib.get_close_matches(kind, known, n=1, cutoff=0.75)

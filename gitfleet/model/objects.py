@@ -155,6 +155,8 @@ class Subscription:
     by_subgroup: bool = False  # spec.schedulingBySubGroup
     # clusters named in gitfleet.io/confirm-purge: failover may purge their old copies
     confirm_purge: frozenset[str] = field(default=frozenset(), compare=False)
+    # metadata.labels: what a RolloutPolicy's selector matches
+    labels: dict[str, str] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,8 @@ class Propagation:
     rebalance: str = ""  # the gitfleet.io/rebalance annotation: a new value divides afresh
     # clusters named in gitfleet.io/confirm-purge: failover may purge their old copies
     confirm_purge: frozenset[str] = field(default=frozenset(), compare=False)
+    # metadata.labels: what a RolloutPolicy's selector matches
+    labels: dict[str, str] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def cluster_scoped(self) -> bool:

@@ -34,7 +34,7 @@ MARK = "x-gitfleet"
 UPSTREAM_KINDS = frozenset({
     "Subscription", "Localization", "Globalization", "HelmChart", "ManagedCluster",
     "PropagationPolicy", "ClusterPropagationPolicy", "OverridePolicy", "ClusterOverridePolicy",
-    "FederatedHPA", "CronFederatedHPA",
+    "FederatedHPA", "CronFederatedHPA", "RolloutPolicy",
 })
 
 Path = tuple[str | int, ...]

@@ -37,6 +37,8 @@ from gitfleet.state.objects import (
 )
 
 LOG = logging.getLogger("gitfleet.state.writer")
+# (built state index, cluster -> wanted tree) -> (cluster -> tree to publish, new tree objects)
+Release = Callable[[TreeIndex, dict[str, str]], tuple[dict[str, str], dict[str, tuple[int, bytes]]]]
 CLUSTERS = "clusters/"
 STATUS_INPUT = "Status-Input"
 RENDERER = "Renderer"
@@ -150,7 +152,8 @@ class StateWriter:
     def write(self, files: Mapping[str, bytes], *, source_commit: str, heads: StateHeads,
               summary: RenderSummary | None = None,
               clusters: Iterable[str] = (), status_input: str | None = None,
-              renderer: str | None = None, reason: str = "") -> StateWrite:
+              renderer: str | None = None, release: Release | None = None,
+              note: str = "") -> StateWrite:
         """Write `files` (the whole state tree) on top of `heads` and publish it: the cluster
         branches that moved first, then the state.
 
@@ -158,7 +161,9 @@ class StateWriter:
         `status_input` is a digest of the cluster status the render took (a trailer, so that a
         restarted hub knows whether it may render incrementally from this state), `renderer`
         names the code that rendered it (a restarted hub of another build renders in full).
-        `reason` (lines) says why the state changed besides the source (cluster failover).
+        `release` (a rollout, `gitfleet.state.release`) may give a cluster branch another tree
+        than its state subtree, with the new tree objects that takes; `note` is a paragraph
+        of the state commit's message (what a rollout did).
         Nothing changed -> nothing written. Raises RefConflict if `heads` no longer hold.
         """
         started = time.perf_counter()
@@ -170,6 +175,9 @@ class StateWriter:
         wanted = dict.fromkeys(clusters, EMPTY_TREE) | subtrees
         for name in heads.clusters:
             wanted.setdefault(name, EMPTY_TREE)
+        released: dict[str, tuple[int, bytes]] = {}
+        if release is not None:
+            wanted, released = release(index, wanted)
         moving = sorted(name for name, tree in wanted.items()
                         if heads.clusters.get(name, ("", ""))[1] != tree)
         state_changes = build.root != prev_tree
@@ -180,13 +188,16 @@ class StateWriter:
 
         when = self.clock.now()
         new_objects = self._missing(build)
+        for sha, obj in released.items():
+            if sha not in self._present and sha not in new_objects:
+                new_objects[sha] = obj
         if EMPTY_TREE in {wanted[n] for n in moving}:
             new_objects.setdefault(EMPTY_TREE, (OBJ_TREE, b""))
         state = heads.state
         state_update = []
         if state_changes:
             message = _state_message(source_commit, summary or RenderSummary.of_index(index),
-                                     status_input, renderer, reason)
+                                     status_input, renderer, note)
             state, body = self.git.commit_object(
                 build.root, [heads.state] if heads.state else [], message, when=when)
             new_objects[state] = (OBJ_COMMIT, body)
@@ -275,10 +286,10 @@ class StateWriter:
 
 
 def _state_message(source_commit: str, summary: RenderSummary, status_input: str | None,
-                   renderer: str | None, reason: str = "") -> str:
+                   renderer: str | None, note: str = "") -> str:
     text = f"Render {source_commit[:12]}: {summary.line()}\n\n"
-    if reason.strip():
-        text += reason.strip() + "\n\n"
+    if note:
+        text += note.rstrip("\n") + "\n\n"
     text += (f"Source-Commit: {source_commit}\n"
              f"Render-Summary: clusters={summary.clusters} descriptions={summary.descriptions} "
              f"objects={summary.objects} errors={summary.errors} warnings={summary.warnings}\n")

@@ -76,6 +76,13 @@ VALID: dict[str, Any] = {
                                     "name": "nginx"},
                  "rules": [{"name": "scale-up", "schedule": "*/1 * * * *",
                             "targetReplicas": 5, "timeZone": "UTC"}]}},
+    "RolloutPolicy": lambda: {
+        "apiVersion": "gitfleet.io/v1alpha1", "kind": "RolloutPolicy",
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"matchLabels": {"tier": "web"}},
+                 "waves": [{"name": "canary", "clusterAffinity": {"matchLabels": {"ring": "c"}},
+                            "bake": "10m"}, {"name": "early", "percent": 20}, {"name": "rest"}],
+                 "maxUnavailable": "10%", "healthTimeout": "15m", "onFailure": "Pause"}},
     "ManagedCluster": lambda: yamlio.load_one((ROOT / "clusters/prod-east.yaml").read_bytes(),
                                               "prod-east.yaml"),
     "FleetSettings": lambda: yamlio.load_one((ROOT / "fleet.yaml").read_bytes(), "fleet.yaml"),
