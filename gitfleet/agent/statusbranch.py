@@ -4,6 +4,11 @@ The agent is the branch's only writer, so it keeps the tip it last pushed and pu
 tip as the lease; a lost lease (someone else moved it) means re-read and retry. A heartbeat-only
 status replaces a heartbeat-only tip (the new commit takes the tip's parents), so quiet time does
 not grow history; every other change appends (see `statusmessage`).
+
+With a signing key (`gitfleet.agent.signer`) every commit is signed by the agent's `Git`. A tip
+this agent did not sign (someone else wrote into its branch) is never read as its own last
+status: the agent starts afresh on top of it, and the hub, which folds only commits signed by
+the cluster's key, ignores it as well.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from gitfleet.errors import InputError, RefConflict
 from gitfleet.layout import STATUS_FILE, Branches
 from gitfleet.logs import log
 from gitfleet.state.git import Git, RefUpdate, RemoteRefMissing
+from gitfleet.state.signing import TrustedKeys, verify_commit_body
 
 LOG = logging.getLogger("gitfleet.agent.status")
 
@@ -47,6 +53,9 @@ class StatusBranch:
         self.tip_parents = None
         self.status = None
         self.tip_heartbeat_only = False
+        if tip is not None and not self._signed_by_us(tip):
+            self.loaded = True
+            return None
         if tip is not None:
             raw = self.git.read_blob(tip, STATUS_FILE)
             if raw is not None:
@@ -58,6 +67,19 @@ class StatusBranch:
             self.tip_heartbeat_only = self._heartbeat_only(tip)
         self.loaded = True
         return self.status
+
+    def _signed_by_us(self, commit: str) -> bool:
+        """Whether `commit` carries this agent's signature (True when it signs nothing)."""
+        key = self.git.signer
+        if key is None:
+            return True
+        body = self.git.read_objects([commit]).get(commit, b"")
+        verdict = verify_commit_body(body, TrustedKeys.of(key))
+        if not verdict.ok:
+            log(LOG, logging.WARNING, "status branch tip not signed by this agent; starting "
+                "afresh on top of it", cluster=self.cluster, commit=commit[:12],
+                reason=verdict.reason)
+        return verdict.ok
 
     def _heartbeat_only(self, commit: str) -> bool:
         message = self.git.run("cat-file", "commit", commit).decode(errors="replace")

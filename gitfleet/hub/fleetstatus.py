@@ -9,6 +9,11 @@ aggregation). A commit lands only when something changed; when only heartbeat ti
 new commit replaces the previous heartbeat-only commit instead of growing history.
 
 The same reading gives the render its status inputs: each cluster's reported capacity.
+
+Only status the cluster's agent signed is read (`statustrust`): for a cluster whose ManagedCluster
+names `spec.signingKey`, a tip not signed by it is not folded (the newest signed commit is, and
+the cluster's file says `statusRejected` and why); a cluster without one is folded as before,
+with `statusWarning`.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 from gitfleet import yamlio
 from gitfleet.clock import Clock, parse_iso
 from gitfleet.errors import InputError
+from gitfleet.hub.statustrust import Choice, StatusTrust
 from gitfleet.layout import DESCRIPTION_FILE, STATUS_FILE, Branches
 from gitfleet.model.loader import Fleet
 from gitfleet.render.emit import emit, emit_list_items
@@ -61,6 +67,23 @@ class FleetStatus:
         self._units: dict[bytes, dict[tuple[str, str], _Unit]] = {}    # cluster tree -> units
         self._rows: dict[tuple[object, ...], tuple[dict[str, Any], str]] = {}
         self._fold_time = 0.0
+        self.trust = StatusTrust(git)
+        self.choices: dict[str, Choice] = {}                      # cluster -> what was folded
+        self.folded: dict[str, str] = {}                          # cluster -> commit folded
+        self._keys_key: tuple[tuple[str, str], ...] = ()
+
+    def trust_keys(self, fleet: Fleet | None) -> None:
+        """Take each cluster's `spec.signingKey` from the fleet as the key its status must be
+        signed by (and log rejections from now on)."""
+        if fleet is None:
+            return
+        lines = tuple(sorted((n, c.signing_key) for n, c in fleet.clusters.items()
+                             if c.signing_key))
+        self.trust.log_rejections = True
+        if lines != self._keys_key:
+            self._keys_key = lines
+            self.trust.set_keys(dict(lines))
+            self._fold_key = None
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -69,9 +92,15 @@ class FleetStatus:
         prefix = self.branches.status("")
         return {ref[len(prefix):]: sha for ref, sha in self.git.refs(prefix).items()}
 
+    def folded_heads(self) -> dict[str, str]:
+        """cluster -> the status commit folded for it: the tip, or the newest commit signed by
+        the cluster's key (clusters with none are left out). Sets `choices`."""
+        self.choices = self.trust.choose(self.heads())
+        return {name: c.commit for name, c in self.choices.items() if c.commit is not None}
+
     def read(self) -> dict[str, dict[str, Any]]:
         """cluster -> its parsed status.yaml (clusters with an unreadable file are left out)."""
-        heads = self.heads()
+        heads = self.folded = self.folded_heads()
         new = [sha for sha in heads.values() if sha not in self._parsed]
         if new:
             blobs = self._read_status_files(new)
@@ -106,7 +135,7 @@ class FleetStatus:
     def files(self, fleet: Fleet | None, state: TreeIndex) -> dict[str, bytes]:
         """The fleet-status tree for the current status branches and state (as last built)."""
         statuses = self.read()
-        heads = self.heads()
+        heads = self.folded
         now = self.clock.now()
         names = set(statuses) | set(fleet.clusters if fleet else ())
         out: dict[str, bytes] = {}
@@ -115,8 +144,14 @@ class FleetStatus:
         for name in sorted(names):
             doc = cluster_summary(name, statuses.get(name), now=now,
                                   in_fleet=fleet is None or name in fleet.clusters)
+            choice = self.choices.get(name)
+            if choice is not None and choice.rejected:
+                doc["statusRejected"] = choice.rejected
+            if choice is not None and choice.warning:
+                doc["statusWarning"] = choice.warning
             ready[name] = bool(doc["ready"])
-            key = (name, heads.get(name), doc["ready"], doc["reason"], doc["inFleet"])
+            key = (name, heads.get(name), doc["ready"], doc["reason"], doc["inFleet"],
+                   doc.get("statusRejected"), doc.get("statusWarning"))
             data = self._summaries.get(key)
             if data is None:
                 data = emit(doc).encode()

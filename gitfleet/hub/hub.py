@@ -223,6 +223,7 @@ class Hub:
         source, fleet = found
         branches = Branches(fleet.settings.branch_prefix)
         self.status.branches = self.branches = branches
+        self.status.trust_keys(fleet)     # fold only status signed by spec.signingKey
         if self._clean_due:
             self._clean()
         heads = read_heads(self.store.git, branches)

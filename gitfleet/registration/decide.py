@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from gitfleet.errors import InputError
 from gitfleet.layout import Branches
 from gitfleet.model.loader import Fleet
+from gitfleet.registration.keys import key_id
 from gitfleet.registration.request import (
     REQUEST_FILE,
     Answer,
@@ -42,6 +43,12 @@ def judge(request: Request, fleet: Fleet, *, approval: str) -> Answer:
         if existing.cluster_id and existing.cluster_id != request.cluster_id:
             return Answer("Denied", f"the name {request.name} is taken by cluster "
                           f"{existing.cluster_id}", digest)
+        if existing.signing_key and request.signing_key and \
+                key_id(existing.signing_key) != key_id(request.signing_key):
+            # Approving would change nothing: the hub keeps trusting the key in the file.
+            return Answer("Denied", f"clusters/{request.name}.yaml names another "
+                          "spec.signingKey; to rotate this agent's key, put its new public "
+                          "key there", digest)
         return Answer("Approved", f"registered as clusters/{request.name}.yaml", digest)
     for other in fleet.clusters.values():
         if other.cluster_id and other.cluster_id == request.cluster_id:
