@@ -44,6 +44,7 @@ from gitfleet.registration import applicant
 from gitfleet.registration.request import Answer, Request
 from gitfleet.secrets.keyring import AGE_KEY_SECRET, Keyring
 from gitfleet.state.git import Git, init_repo
+from gitfleet.state.signing import TrustedKeys, Verdict
 
 LOG = logging.getLogger("gitfleet.agent")
 
@@ -81,6 +82,7 @@ class AgentSettings:
     kube_backoff: Backoff = field(default_factory=lambda: Backoff(base=1.0, maximum=60.0))
     age_key_file: Path | None = None  # age identity for SOPS files (gitfleet.secrets)
     signing_key_file: Path | None = None  # signs status + registration (else the Secret)
+    trusted_hub_keys: TrustedKeys | None = None  # apply only commits signed by one of these
 
     def engine_settings(self) -> EngineSettings:
         return EngineSettings(cluster=self.cluster, create_namespaces=self.create_namespaces,
@@ -99,6 +101,7 @@ class StepOutcome:
     report: SyncReport | None = None
     status_written: str = ""
     errors: list[str] = field(default_factory=list)
+    refused: str = ""        # why the fetched cluster commit was not applied (its signature)
 
 
 class Agent:
@@ -118,7 +121,8 @@ class Agent:
             read_secret=lambda: kube.get("v1", "Secret", *SIGNING_KEY_SECRET))
         self.git.signer = self.signer.key
         self.branch = ClusterBranch(self.git, settings.repo_url, branches, settings.cluster,
-                                    identities=self.keyring.identities)
+                                    identities=self.keyring.identities,
+                                    trusted=settings.trusted_hub_keys)
         self.status_branch = StatusBranch(self.git, settings.repo_url, branches,
                                           settings.cluster)
         self.engine = Engine(kube, settings.engine_settings())
@@ -140,6 +144,7 @@ class Agent:
         self.last = StepOutcome()
         self.refused = ""
         self._logged_commit = ""
+        self._logged_refusal = ""
         self._logged_drift: set[str] = set()
         self._logged_failures: dict[str, str] = {}
 
@@ -154,12 +159,19 @@ class Agent:
         self._fetch(now, out)
         commit = self.branch.last_fetched
         out.commit = commit
-        desired = self.branch.read(commit) if commit else None
+        verdict = self.branch.verdict(commit) if commit else None
+        refused = verdict is not None and not verdict.ok
+        desired = self.branch.read(commit) if commit and not refused else None
         heartbeat_due = now >= self._next_heartbeat
         if heartbeat_due:
             self._heartbeat = self._collect_heartbeat(now, out)
             self._next_heartbeat = now + self.settings.heartbeat_interval
-        status = self._sync(desired, now, out)
+        if refused:
+            assert commit is not None and verdict is not None
+            status = self._refuse(commit, verdict, now, out)
+        else:
+            self._logged_refusal = ""
+            status = self._sync(desired, now, out)
         self._write_status(status, now, out)
         if self.refused:
             self.last = out
@@ -284,6 +296,23 @@ class Agent:
         return build_status(cluster=cluster, desired=desired, report=report, previous=previous,
                             heartbeat=self._heartbeat, now=isoformat(now), result=result,
                             message=message)
+
+    def _refuse(self, commit: str, verdict: Verdict, now: float,
+                out: StepOutcome) -> ClusterStatus:
+        """The fetched commit is not signed by a trusted hub key: apply and prune nothing, keep
+        reporting the last applied commit, and say why in `sync.message` (result Refused). The
+        next round looks again: a later good commit is applied."""
+        previous = self._previous_status(now) or ClusterStatus(cluster=self.settings.cluster)
+        message = f"cluster commit {commit[:12]} refused: {verdict.reason}"
+        out.refused = message
+        out.errors.append(message)
+        if commit != self._logged_refusal:
+            log(LOG, logging.ERROR, "cluster commit refused; nothing applied",
+                cluster=self.settings.cluster, commit=commit[:12], reason=verdict.reason,
+                applied=previous.sync.cluster_commit[:12])
+            self._logged_refusal = commit
+        return replace(previous, heartbeat=self._heartbeat, sync=replace(
+            previous.sync, result=SyncResult.REFUSED, message=message))
 
     def _log_sync(self, desired: DesiredState, report: SyncReport, result: SyncResult) -> None:
         """One info line per sync that did something, one line per failure with its cause,

@@ -3,6 +3,11 @@
 An agent never fetches the whole fleet: one refspec, protocol v2, so a no-op fetch sends only
 that ref's prefix and moves nothing, and a change moves a few kilobytes. The fetched commit is
 kept in a local ref, so an agent whose remote is down keeps working from the last state it saw.
+
+With trusted hub keys, a commit is applied only when it carries a good signature by one of them
+(`verdict`): anyone who can push to the branch can otherwise make the agent apply anything. A
+refused commit is not even parsed (its files could be crafted to hurt the parser or the SOPS
+decryption).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Any
 from gitfleet.agent.desired import DesiredState, commit_trailers, parse_cluster_tree
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RemoteRefMissing
+from gitfleet.state.signing import TrustedKeys, Verdict
 
 
 @dataclass(frozen=True)
@@ -24,8 +30,11 @@ class FetchResult:
 
 class ClusterBranch:
     def __init__(self, git: Git, url: str, branches: Branches, cluster: str, *,
-                 identities: Callable[[], Sequence[Any]] | None = None) -> None:
+                 identities: Callable[[], Sequence[Any]] | None = None,
+                 trusted: TrustedKeys | None = None) -> None:
         self.git = git
+        self.trusted = trusted or None   # None: every commit is applied (unsigned state)
+        self._verdicts: dict[str, Verdict] = {}
         self.identities = identities  # age identities for SOPS files (gitfleet.secrets)
         self.url = url
         self.remote_ref = branches.cluster(cluster)
@@ -43,6 +52,17 @@ class ClusterBranch:
         except RemoteRefMissing:
             return FetchResult(commit=None, exists=False)
         return FetchResult(commit=self.last_fetched, exists=True)
+
+    def verdict(self, commit: str) -> Verdict | None:
+        """Whether `commit` may be applied: None without trusted keys (anything goes), else
+        the Verdict of its signature (kept per commit: a commit's signature never changes)."""
+        if self.trusted is None:
+            return None
+        verdict = self._verdicts.get(commit)
+        if verdict is None:
+            verdict = self.git.verify_commit(commit, self.trusted)
+            self._verdicts = {commit: verdict}
+        return verdict
 
     def read(self, commit: str) -> DesiredState:
         """The DesiredState of one commit of the branch (parsed once, then cached)."""

@@ -31,7 +31,7 @@ Example:
       sourceCommit: 0d3e...         # fleet repo commit (trailer), when known
       time: '2026-01-01T00:00:10Z'  # when that commit was (last) applied
       result: Synced                # Synced | OutOfSync | Failed | PruneRefused | Unreachable
-                                    # | Pending
+                                    # | Pending | Refused (commit not signed by a trusted key)
       message: ''
     descriptions:
     - namespace: default
@@ -114,6 +114,7 @@ class SyncResult(StrEnum):
     FAILED = "Failed"
     PRUNE_REFUSED = "PruneRefused"
     UNREACHABLE = "Unreachable"
+    REFUSED = "Refused"        # the cluster-branch commit is not signed by a trusted hub key
 
 
 @dataclass(frozen=True)

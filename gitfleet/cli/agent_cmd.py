@@ -2,7 +2,12 @@
 
 With --once: exit 0 when the round synced, 1 when objects failed, 3 on a fault (Git or the API
 server unreachable), 4 when this cluster is not registered yet and waits for its registration
-to be approved (`gitfleet approve NAME`), or, with --no-register, for its branch.
+to be approved (`gitfleet approve NAME`), or, with --no-register, for its branch; 5 when the
+cluster-branch commit is not signed by a key of --trust-hub-key (nothing was applied).
+
+With --trust-hub-key (repeatable; a file may hold several `ssh-ed25519 AAAA...` lines or
+allowed-signers lines) the agent applies only cluster-branch commits signed by one of those
+keys: anything else is refused, nothing is applied or pruned, and the status says why.
 """
 
 from __future__ import annotations
@@ -86,8 +91,31 @@ def add_parser(subparsers: Any) -> None:
                    help="this agent's Ed25519 key (OpenSSH file; generated there, mode 0600, "
                         "when missing): signs status and registration commits (else the Secret "
                         "gitfleet-system/gitfleet-agent-signing-key)")
+    p.add_argument("--trust-hub-key", action="append", type=Path, default=[], metavar="PATH",
+                   help="public key file(s) of the hub: apply only cluster-branch commits "
+                        "signed by one of them (repeatable; else GITFLEET_TRUST_HUB_KEY)")
     p.add_argument("--once", action="store_true", help="one round, then exit")
     p.set_defaults(run=run)
+
+
+def trusted_keys(paths: list[Path]) -> Any:
+    """The hub keys the agent trusts (TrustedKeys), or None (with a warning) when none."""
+    import logging
+
+    from gitfleet.logs import log
+    from gitfleet.state.signing import TrustedKeys
+
+    env = os.environ.get("GITFLEET_TRUST_HUB_KEY", "")
+    files = paths or [Path(p) for p in env.split(os.pathsep) if p]
+    if not files:
+        log(logging.getLogger("gitfleet.agent"), logging.WARNING,
+            "no --trust-hub-key: cluster-branch commits are applied without checking who "
+            "signed them")
+        return None
+    keys = TrustedKeys()
+    for path in files:
+        keys = keys.merged(TrustedKeys.load(path))
+    return keys
 
 
 def _default_workdir(repo: str, cluster: str) -> Path:
@@ -134,7 +162,8 @@ def run(args: argparse.Namespace) -> int:
         allow_mass_prune=args.allow_mass_prune, apply_workers=args.apply_workers,
         register=args.register, cluster_labels=args.cluster_labels, sync_mode=args.sync_mode,
         git_backoff=Backoff(base=min(1.0, args.git_backoff_max), maximum=args.git_backoff_max),
-        age_key_file=args.age_key_file, signing_key_file=args.signing_key)
+        age_key_file=args.age_key_file, signing_key_file=args.signing_key,
+        trusted_hub_keys=trusted_keys(args.trust_hub_key))
     kube = KubeClient(api_client(args.kubeconfig, context=args.context))
     server = None
     if args.listen:
@@ -167,6 +196,8 @@ def run(args: argparse.Namespace) -> int:
                       "no registration was asked for)", file=sys.stderr)
                 return 4
             return _registration_outcome(agent.registration, args.cluster)
+        if outcome.refused:
+            return 5
         if outcome.report is None and outcome.errors:
             return 3
         failed = outcome.report is None or any(r.error for r in outcome.report.objects.values())

@@ -23,6 +23,7 @@ from gitfleet.layout import Branches
 from gitfleet.model.loader import load_settings
 from gitfleet.registration.decide import approve
 from gitfleet.state.git import Git, RefUpdate
+from gitfleet.state.signing import SigningKey
 from gitfleet.state.store import LocalStore, open_store
 
 
@@ -34,13 +35,19 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--repo", default=".", help="fleet repo: a local path or a URL (default: .)")
     p.add_argument("--branch", default="", help="source branch (default: from fleet.yaml, "
                    "else main)")
+    p.add_argument("--signing-key", metavar="PATH",
+                   help="OpenSSH Ed25519 private key that signs the approval commits (needed "
+                   "when the hub runs with --require-signed-source; or GITFLEET_SIGNING_KEY)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    key_path = args.signing_key or os.environ.get("GITFLEET_SIGNING_KEY") or None
+    signer = SigningKey.load(key_path) if key_path else None
     store = open_store(args.repo)
     store.refresh()
     git = store.git
+    git.signer = signer
     branch = args.branch
     if not branch:
         tip = git.resolve("refs/heads/main")

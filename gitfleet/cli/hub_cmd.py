@@ -8,7 +8,13 @@ in progress. One log line per render carries its figures.
 With --once: one round, then exit. Exit 0 when the state is current (written or unchanged),
 even if some Subscriptions could not render (their errors are printed and kept in errors.yaml,
 and they keep their last good Descriptions); 2 when there is no source branch; 3 when the round
-failed (remote unreachable, lost every ref race).
+failed (remote unreachable, lost every ref race). With --require-signed-source, a source tip
+not signed by an allowed key is not rendered: exit 2, the previous state stays.
+
+With --signing-key (or GITFLEET_SIGNING_KEY) every commit the hub writes — state, cluster
+branches, fleet status, registration answers and approvals — is signed in Git's SSH signature
+format (`git verify-commit` with gpg.format=ssh checks it); agents started with
+--trust-hub-key apply only such commits.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from gitfleet.errors import GitfleetError, InputError, TransientError
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.loop import HubDaemon
 from gitfleet.hub.settings import HubSettings, parse_listen
+from gitfleet.logs import log
+from gitfleet.state.signing import SigningKey, TrustedKeys
 from gitfleet.state.store import open_store
 
 
@@ -72,6 +80,13 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--git-config", action="store_true",
                    help="let your Git configuration (credential helpers, insteadOf) apply to "
                    "fetch and push of a remote (by default gitfleet runs Git without it)")
+    p.add_argument("--signing-key", metavar="PATH",
+                   help="unencrypted OpenSSH Ed25519 private key that signs every commit the "
+                   "hub writes (or GITFLEET_SIGNING_KEY); without one commits are unsigned")
+    p.add_argument("--require-signed-source", action="append", default=[], metavar="KEYS",
+                   help="file of allowed public keys (ssh-ed25519 or allowed-signers lines; "
+                   "repeatable): a source commit not signed by one of them (or by the hub's "
+                   "own key) is not rendered")
     p.add_argument("--no-fleet-status", action="store_true",
                    help="do not fold status branches into <prefix>/fleet-status")
     p.set_defaults(run=run)
@@ -92,7 +107,14 @@ def settings_of(args: argparse.Namespace) -> HubSettings:
             raise ValueError("--http-timeout must be positive")
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    return HubSettings(source_branch=args.branch, interval=interval, debounce=debounce,
+    key_path = args.signing_key or os.environ.get("GITFLEET_SIGNING_KEY") or None
+    signing_key = SigningKey.load(key_path) if key_path else None
+    source_keys = None
+    for path in args.require_signed_source:
+        loaded = TrustedKeys.load(path)
+        source_keys = loaded if source_keys is None else source_keys.merged(loaded)
+    return HubSettings(source_branch=args.branch, signing_key=signing_key,
+                       source_keys=source_keys, interval=interval, debounce=debounce,
                        conflict_retries=args.conflict_retries,
                        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
                        listen=args.listen or None, webhook_secret=secret,
@@ -108,6 +130,13 @@ def run(args: argparse.Namespace) -> int:
     if args.verbose == 0:
         logging.getLogger("gitfleet").setLevel(logging.INFO)   # one line per render
     settings = settings_of(args)
+    if settings.signing_key is None:
+        log(logging.getLogger("gitfleet.hub"), logging.WARNING,
+            "no --signing-key: the hub writes unsigned commits (agents cannot tell them "
+            "from forged ones)")
+    else:
+        log(logging.getLogger("gitfleet.hub"), logging.INFO, "signing commits",
+            key=settings.signing_key.fingerprint)
     store = open_store(args.repo, cache_dir=settings.cache_dir, inherit_config=args.git_config)
     hub = Hub(store, settings=settings)
     if args.once:
@@ -125,6 +154,9 @@ def _once(hub: Hub) -> int:
         return 3  # a runtime fault: the remote may be back next time
     except GitfleetError:
         raise
+    if report is None and hub.refused:
+        print(f"error: {hub.refused}", file=sys.stderr)
+        return 2  # an input error: the source is not signed by an allowed key
     if report is None and hub.branches is None:
         print(f"error: source branch {hub.source_branch()} not found", file=sys.stderr)
         return 2  # an input error

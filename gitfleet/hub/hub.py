@@ -37,6 +37,7 @@ from gitfleet.registration.decide import process as process_registrations
 from gitfleet.render.core import RenderResult, render
 from gitfleet.render.incremental import render_incremental
 from gitfleet.render.status import StatusSnapshot
+from gitfleet.state.signing import TrustedKeys
 from gitfleet.state.snapshot import SOURCE_PATHS, SourceReader
 from gitfleet.state.store import Store
 from gitfleet.state.writer import (
@@ -80,12 +81,18 @@ class Hub:
                  rng: random.Random | None = None) -> None:
         self.store = store
         self.settings = settings or HubSettings()
+        if self.settings.signing_key is not None:
+            store.git.signer = self.settings.signing_key    # every commit the hub writes
+        self._source_keys = self.settings.source_keys
+        if self._source_keys is not None and self.settings.signing_key is not None:
+            self._source_keys = self._source_keys.merged(TrustedKeys.of(self.settings.signing_key))
         self.clock = clock or SystemClock()
         self.metrics = metrics or Metrics()
         self.rng = rng or random.Random()
         self.reader = SourceReader(store.git, fleets_kept=self.settings.basis_fleets_kept)
         self.status = FleetStatus(store.git, clock=self.clock)
         self.last: RenderReport | None = None      # the last render that ran
+        self.refused = ""          # why the source tip is not rendered (unsigned), else ""
         self._writers: dict[str, StateWriter] = {}
         self._previous: tuple[str | None, Mapping[str, bytes]] | None = None
         # (source commit, state commit, status key) of this hub's last render
@@ -201,12 +208,33 @@ class Hub:
                 log(LOG, logging.WARNING, "source branch not found", branch=branch,
                     repo=self.store.remote or str(git.path))
                 return None
+            if not self._signed(source, branch):
+                return None
             fleet = self.reader.fleet_at(source)
             wanted = fleet.settings.source_branch
             if self.settings.source_branch or wanted == branch:
                 return source, fleet
             self._fleet_branch = wanted     # fleet.yaml names another source branch
         return None
+
+    def _signed(self, source: str, branch: str) -> bool:
+        """With --require-signed-source: whether the tip of the source branch carries a good
+        signature by an allowed key (as Flux verifies a source). When not, nothing renders, the
+        previous state stays, and `refused` says why (logged and counted once per commit)."""
+        if self._source_keys is None:
+            return True
+        verdict = self.store.git.verify_commit(source, self._source_keys)
+        if verdict.ok:
+            self.refused = ""
+            return True
+        message = (f"source commit {source[:12]} on {branch} is not rendered: {verdict.reason} "
+                   "(--require-signed-source); the previous state stays")
+        if message != self.refused:
+            self.metrics.source_refused += 1
+            log(LOG, logging.ERROR, "source refused", commit=source[:12], branch=branch,
+                reason=verdict.reason)
+        self.refused = message
+        return False
 
     def _writer(self, branches: Branches) -> StateWriter:
         writer = self._writers.get(branches.prefix)

@@ -132,6 +132,7 @@ class Metrics:
     state_writes: int = 0
     ref_conflicts: int = 0
     step_failures: int = 0
+    source_refused: int = 0           # source commits not rendered: not signed by an allowed key
     triggers: dict[str, int] = field(default_factory=dict)
     last_source_commit: str = ""
     last_state_commit: str = ""
@@ -215,6 +216,9 @@ def _families(m: Metrics) -> Iterator[Metric]:
     yield _counter("gitfleet_hub_ref_conflicts", "Ref updates lost to a race.", m.ref_conflicts)
     yield _counter("gitfleet_hub_step_failures", "Steps that failed (retried).",
                    m.step_failures)
+    yield _counter("gitfleet_hub_source_refused",
+                   "Source commits not rendered: not signed by a key --require-signed-source "
+                   "allows.", m.source_refused)
     yield _gauge("gitfleet_hub_clusters", "Clusters in the last render.", m.clusters)
     yield _gauge("gitfleet_hub_last_render_timestamp_seconds", "When the last render ran.",
                  m.last_render_time)

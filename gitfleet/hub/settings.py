@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitfleet.backoff import Backoff
+from gitfleet.state.signing import SigningKey, TrustedKeys
 
 DEFAULT_INTERVAL = 15.0
 
@@ -39,6 +40,9 @@ class HubSettings:
     fold_delay_max: float = 5.0        # longest that pushes in a row may delay status folding
     fold_quiet: float = 0.2            # quiet time after a render before statuses are folded
     basis_fleets_kept: int = 32        # fleets of ApplyLater bases kept (~3 MB per 1,000 clusters)
+    signing_key: SigningKey | None = None   # signs every commit the hub writes; None: unsigned
+    source_keys: TrustedKeys | None = None  # render only source commits signed by one of these
+                                            # (or by signing_key: the hub's own approvals)
     stale_after: float = 10.0          # lock/temporary files of a dead Git process older than
                                        # this are removed (on start and after a failed round)
 

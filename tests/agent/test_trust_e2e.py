@@ -1,0 +1,159 @@
+"""Signed state end to end through real processes: `gitfleet hub --signing-key` writes the
+state into a repository served by `git daemon`, `gitfleet agent --trust-hub-key` applies it to
+a kubesim cluster; a commit pushed onto the cluster branch with plain git is refused, nothing
+is pruned, and the status branch says why."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitfleet.agent.statusfile import SyncResult
+from gitfleet.state.signing import SigningKey
+from tests.agent.conftest import Remote, person, status_of
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+FLEET = {
+    "clusters/c1.yaml": """apiVersion: clusters.clusternet.io/v1beta1
+kind: ManagedCluster
+metadata:
+  name: c1
+  namespace: gitfleet-c1
+  labels: {env: test}
+spec:
+  clusterId: 11111111-1111-4111-8111-111111111111
+  syncMode: Pull
+""",
+    "templates/namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: app\n",
+}
+CONFIG = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {name}
+  namespace: app
+data:
+  v: "{value}"
+"""
+SUBSCRIPTION = """apiVersion: apps.clusternet.io/v1alpha1
+kind: Subscription
+metadata:
+  name: app
+  namespace: app
+spec:
+  subscribers:
+    - clusterAffinity:
+        matchLabels: {env: test}
+  feeds:
+    - {apiVersion: v1, kind: Namespace, name: app}
+"""
+
+
+def _git(work: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_AUTHOR_NAME="mallory",
+               GIT_AUTHOR_EMAIL="m@example.com", GIT_COMMITTER_NAME="mallory",
+               GIT_COMMITTER_EMAIL="m@example.com")
+    return subprocess.run(["git", *args], cwd=work, check=True, capture_output=True, text=True,
+                          env=env, timeout=60).stdout
+
+
+def _gitfleet(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gitfleet", *args], capture_output=True,
+                          text=True, timeout=120, cwd=ROOT, env=dict(os.environ))
+
+
+def _fleet(work: Path, configs: dict[str, str], message: str) -> None:
+    files = dict(FLEET)
+    files["policies/app.yaml"] = SUBSCRIPTION + "".join(
+        f"    - {{apiVersion: v1, kind: ConfigMap, name: {n}}}\n" for n in configs)
+    for old in (work / "templates").glob("cfg-*.yaml"):
+        old.unlink()
+    for name, value in configs.items():
+        files[f"templates/{name}.yaml"] = CONFIG.format(name=name, value=value)
+    for rel, text in files.items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_text(text)
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", message)
+    _git(work, "push", "-q", "origin", "HEAD:main")
+
+
+def _configs(sim) -> dict[str, str]:
+    return {o["metadata"]["name"]: o["data"]["v"]
+            for o in person(sim).list_objects("v1", "ConfigMap", namespace="app").items
+            if o["metadata"]["name"].startswith("cfg-")}
+
+
+def test_signed_state_is_applied_and_a_pushed_forgery_is_refused(
+        remote: Remote, kubesim, tmp_path: Path) -> None:
+    key = SigningKey.generate()
+    key.save(tmp_path / "hub_key")
+    (tmp_path / "hub.pub").write_text(f"# the hub\n{key.public_line('hub')}\n")
+    work = tmp_path / "work"
+    _git(tmp_path, "clone", "-q", str(remote.git.path), str(work))
+    _fleet(work, {"cfg-a": "1", "cfg-b": "1"}, "fleet: two configs")
+
+    hub = ["hub", "--repo", str(remote.git.path), "--once", "--no-fleet-status",
+           "--signing-key", str(tmp_path / "hub_key")]
+    done = _gitfleet(*hub)
+    assert done.returncode == 0, done.stderr
+
+    sim = kubesim()
+    kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
+    agent = ["agent", "--repo", remote.url, "--cluster", "c1", "--once", "--no-register",
+             "--kubeconfig", str(kubeconfig), "--workdir", str(tmp_path / "agent"),
+             "--trust-hub-key", str(tmp_path / "hub.pub")]
+    applied = _gitfleet(*agent)
+    assert applied.returncode == 0, applied.stderr
+    assert "no --trust-hub-key" not in applied.stderr
+    assert _configs(sim) == {"cfg-a": "1", "cfg-b": "1"}
+    good = status_of(remote)
+    assert good is not None and good.sync.result == SyncResult.SYNCED
+
+    # Mallory can push to the cluster branch: drop cfg-b, change cfg-a, with plain git
+    forge = tmp_path / "forge"
+    _git(tmp_path, "clone", "-q", "--branch", "gitfleet/clusters/c1", remote.url, str(forge))
+    folder = next(p for p in forge.rglob("*ConfigMap_app_cfg-b*"))
+    folder.unlink()
+    target = next(p for p in forge.rglob("*ConfigMap_app_cfg-a*"))
+    target.write_text(target.read_text().replace("v: '1'", "v: evil").replace('v: "1"', "v: evil"))
+    _git(forge, "commit", "-q", "-am", "nothing to see here")
+    _git(forge, "push", "-q", "origin", "HEAD:refs/heads/gitfleet/clusters/c1")
+    forged = _git(forge, "rev-parse", "HEAD").strip()
+
+    refused = _gitfleet(*agent)
+    assert refused.returncode == 5, refused.stderr
+    assert f"cluster commit {forged[:12]} refused: unsigned" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert _configs(sim) == {"cfg-a": "1", "cfg-b": "1"}           # nothing applied or pruned
+    status = status_of(remote)
+    assert status is not None and status.sync.result == SyncResult.REFUSED
+    assert status.sync.message == f"cluster commit {forged[:12]} refused: unsigned"
+    assert status.sync.cluster_commit == good.sync.cluster_commit
+
+    # `git verify-commit` tells the same story (where OpenSSH is installed)
+    allowed = tmp_path / "allowed_signers"
+    allowed.write_text(f"hub {key.public_line()}\n")
+    check = ["-c", "gpg.format=ssh", "-c", f"gpg.ssh.allowedSignersFile={allowed}",
+             "verify-commit"]
+    if subprocess.run(["which", "ssh-keygen"], capture_output=True).returncode == 0:
+        _git(remote.git.path, *check, good.sync.cluster_commit)
+        with pytest.raises(subprocess.CalledProcessError):
+            _git(remote.git.path, *check, forged)
+
+    # the next signed render moves the branch on (from the forged tip) and is applied
+    _fleet(work, {"cfg-a": "2"}, "fleet: one config")
+    done = _gitfleet(*hub)
+    assert done.returncode == 0, done.stderr
+    again = _gitfleet(*agent)
+    assert again.returncode == 0, again.stderr
+    assert _configs(sim) == {"cfg-a": "2"}
+    status = status_of(remote)
+    assert status is not None and status.sync.result == SyncResult.SYNCED
