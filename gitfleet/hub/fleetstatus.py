@@ -72,14 +72,14 @@ class FleetStatus:
         self.folded: dict[str, str] = {}                          # cluster -> commit folded
         self._keys_key: tuple[tuple[str, str], ...] = ()
 
-    def trust_keys(self, fleet: Fleet | None) -> None:
+    def trust_keys(self, fleet: Fleet | None, *, log: bool = True) -> None:
         """Take each cluster's `spec.signingKey` from the fleet as the key its status must be
-        signed by (and log rejections from now on)."""
+        signed by (and, with `log`, log rejections from now on)."""
         if fleet is None:
             return
         lines = tuple(sorted((n, c.signing_key) for n, c in fleet.clusters.items()
                              if c.signing_key))
-        self.trust.log_rejections = True
+        self.trust.log_rejections = log
         if lines != self._keys_key:
             self._keys_key = lines
             self.trust.set_keys(dict(lines))

@@ -411,7 +411,8 @@ class Hub:
         index = self._writer(self.branches).index
         wrote = self.status.fold(fleet, index, publish=self.store.publish,
                                  state_commit=self._previous[0], recheck=self.interval())
-        self.metrics.watch_clusters(self.store.git, self.branches, clock=self.clock)
+        self.metrics.watch_clusters(self.store.git, self.branches, clock=self.clock,
+                                    fleet=fleet)
         if wrote:
             log(LOG, logging.INFO, "fleet status written", commit=wrote[:12])
 

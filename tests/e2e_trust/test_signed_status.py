@@ -108,3 +108,7 @@ def test_a_cluster_with_a_key_and_no_signed_status_has_no_status(tmp_path: Path)
     assert east["ready"] is False and east["reason"] == "no heartbeat yet"
     assert "no signed status in the 1 commits before it" in east["statusRejected"]
     assert _east_ready(repo) == 0
+    # /metrics reads status as the hub folds it
+    ready = [line for line in hub.metrics.text().splitlines()
+             if line.startswith("gitfleet_cluster_ready{") and "prod-east" in line]
+    assert ready and all(line.endswith(" 0.0") for line in ready)
