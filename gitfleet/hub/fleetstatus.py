@@ -87,20 +87,21 @@ class FleetStatus:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def heads(self) -> dict[str, str]:
-        """cluster -> commit of its status branch."""
+    def tips(self) -> dict[str, str]:
+        """cluster -> the tip of its status branch, whoever wrote it."""
         prefix = self.branches.status("")
         return {ref[len(prefix):]: sha for ref, sha in self.git.refs(prefix).items()}
 
-    def folded_heads(self) -> dict[str, str]:
-        """cluster -> the status commit folded for it: the tip, or the newest commit signed by
-        the cluster's key (clusters with none are left out). Sets `choices`."""
-        self.choices = self.trust.choose(self.heads())
+    def heads(self) -> dict[str, str]:
+        """cluster -> the status commit to believe: the branch tip, or the newest commit signed
+        by the cluster's key (clusters with none are left out). What anything read from a
+        status branch must come from. Sets `choices`."""
+        self.choices = self.trust.choose(self.tips())
         return {name: c.commit for name, c in self.choices.items() if c.commit is not None}
 
     def read(self) -> dict[str, dict[str, Any]]:
         """cluster -> its parsed status.yaml (clusters with an unreadable file are left out)."""
-        heads = self.folded = self.folded_heads()
+        heads = self.folded = self.heads()
         new = [sha for sha in heads.values() if sha not in self._parsed]
         if new:
             blobs = self._read_status_files(new)
@@ -259,7 +260,7 @@ class FleetStatus:
         Skips the work when neither a status branch nor the state moved, unless `recheck`
         seconds passed (heartbeats age even when nothing is written).
         """
-        key = (tuple(sorted(self.heads().items())), state_commit,
+        key = (tuple(sorted(self.tips().items())), state_commit,
                tuple(sorted(fleet.clusters)) if fleet else ())
         now = self.clock.now()
         if key == self._fold_key and now - self._fold_time < recheck:
