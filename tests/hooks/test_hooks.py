@@ -280,3 +280,19 @@ def test_without_a_hub_key_the_hubs_branches_pass_with_a_warning(tmp_path: Path)
         assert done.returncode == 0 and "hub branches are not checked" in done.stderr
         ref = BRANCHES.status("a")
         assert served.push(f"{served.commit(ref, STATUS, None)}:{ref}").returncode != 0
+
+
+def test_install_takes_prefix_and_source_branch_from_fleet_yaml(tmp_path: Path) -> None:
+    bare = tmp_path / "repo.git"
+    git = init_repo(bare, bare=True)
+    commit = git.commit(git.write_tree({"fleet.yaml": b"branchPrefix: fleet\n"
+                                                      b"sourceBranch: trunk\n"}), [], "fleet")
+    git.update_refs([RefUpdate("refs/heads/main", commit, None)])
+    done = gitfleet("hooks", "install", str(bare))
+    assert done.returncode == 0, done.stderr
+    assert "refs/heads/fleet/*" in done.stdout and "on trunk" in done.stdout
+    settings = yaml.safe_load((bare / "hooks" / "gitfleet-hook.yaml").read_text())
+    assert (settings["branchPrefix"], settings["sourceBranch"]) == ("fleet", "trunk")
+    done = gitfleet("hooks", "install", str(bare), "--branch-prefix", "gf")
+    assert yaml.safe_load((bare / "hooks" / "gitfleet-hook.yaml").read_text())[
+        "branchPrefix"] == "gf"
