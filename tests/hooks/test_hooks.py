@@ -18,6 +18,8 @@ from gitfleet.state.git import Git, RefUpdate, init_repo
 from gitfleet.state.signing import SigningKey
 from tests.gitserver import git_daemon
 
+pytestmark = pytest.mark.slow
+
 BRANCHES = Branches()
 
 
