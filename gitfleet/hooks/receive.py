@@ -84,7 +84,8 @@ class Checker:
         hub = [u for u, t in targets if t.owner in (Owner.HUB, Owner.APPROVAL)
                and not u.deletes]
         self._hub_added = new_commits(self.git, [u.new for u in hub],
-                                      since=[u.old for u in hub]) if self.hub_keys else []
+                                      since=[u.old for u in hub] + self._source_tip()
+                                      ) if self.hub_keys else []
         self._bodies = self.git.read_objects(self._hub_added)
         rulings = []
         for update, target in targets:
@@ -94,9 +95,17 @@ class Checker:
                 rulings.append(Ruling(update.ref, False, exc.message))
         return rulings
 
-    def _added_by(self, update: Update) -> list[str]:
+    def _source_tip(self) -> list[str]:
+        """The source branch's tip, as a list to exclude: an approval branch is the source
+        branch plus the hub's commit, and the source branch's history is people's, governed by
+        review (and `hub --require-signed-source`), not by this hook."""
+        tip = self.git.resolve(self.source)
+        return [tip] if tip else []
+
+    def _added_by(self, update: Update, *, hub: bool = False) -> list[str]:
         """The commits this update adds to its ref (newest first), their bodies read."""
-        added = new_commits(self.git, [update.new], since=[update.old])
+        since = [update.old, *(self._source_tip() if hub else ())]
+        added = new_commits(self.git, [update.new], since=since)
         missing = [sha for sha in added if sha not in self._bodies]
         self._bodies.update(self.git.read_objects(missing))
         return added
@@ -130,7 +139,8 @@ class Checker:
                 break
         else:
             return Ruling(update.ref, True)    # every commit the hub's branches gain is signed
-        return self._signed(update, self.hub_keys, "the hub's key", self._added_by(update))
+        return self._signed(update, self.hub_keys, "the hub's key",
+                            self._added_by(update, hub=True))
 
     def _signed(self, update: Update, keys: TrustedKeys, whose: str,
                 added: Sequence[str]) -> Ruling:

@@ -298,3 +298,15 @@ def test_install_takes_prefix_and_source_branch_from_fleet_yaml(tmp_path: Path) 
     done = gitfleet("hooks", "install", str(bare), "--branch-prefix", "gf")
     assert yaml.safe_load((bare / "hooks" / "gitfleet-hook.yaml").read_text())[
         "branchPrefix"] == "gf"
+
+
+def test_an_approval_branch_is_the_source_branch_plus_the_hubs_commit(served: Served) -> None:
+    ref = BRANCHES.approval("newcomer")
+    files = {"clusters/newcomer.yaml": cluster_file("newcomer", SigningKey.generate())}
+    # the source branch's own (unsigned) history is people's: only the commit on top is checked
+    forged = served.commit("refs/heads/main", files, None)
+    done = served.push(f"{forged}:{ref}")
+    assert done.returncode != 0 and "signed by the hub's key" in done.stderr
+    good = served.commit("refs/heads/main", files, served.hub)
+    assert served.push(f"{good}:{ref}").returncode == 0
+    assert served.push(f":{ref}").returncode == 0        # `gitfleet approve` removes it
