@@ -159,7 +159,11 @@ class Agent:
         self._fetch(now, out)
         commit = self.branch.last_fetched
         out.commit = commit
-        verdict = self.branch.verdict(commit) if commit else None
+        verdict = None
+        if commit and self.branch.trusted is not None:
+            previous = self._previous_status(now)
+            verdict = self.branch.verdict(
+                commit, applied=previous.sync.cluster_commit if previous else "")
         refused = verdict is not None and not verdict.ok
         desired = self.branch.read(commit) if commit and not refused else None
         heartbeat_due = now >= self._next_heartbeat

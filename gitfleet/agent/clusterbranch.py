@@ -34,7 +34,7 @@ class ClusterBranch:
                  trusted: TrustedKeys | None = None) -> None:
         self.git = git
         self.trusted = trusted or None   # None: every commit is applied (unsigned state)
-        self._verdicts: dict[str, Verdict] = {}
+        self._verdicts: dict[tuple[str, str], Verdict] = {}
         self.identities = identities  # age identities for SOPS files (gitfleet.secrets)
         self.url = url
         self.remote_ref = branches.cluster(cluster)
@@ -53,15 +53,25 @@ class ClusterBranch:
             return FetchResult(commit=None, exists=False)
         return FetchResult(commit=self.last_fetched, exists=True)
 
-    def verdict(self, commit: str) -> Verdict | None:
+    def verdict(self, commit: str, *, applied: str = "") -> Verdict | None:
         """Whether `commit` may be applied: None without trusted keys (anything goes), else
-        the Verdict of its signature (kept per commit: a commit's signature never changes)."""
+        the Verdict of its signature (kept per commit: a commit's signature never changes).
+
+        A well-signed commit older than the one `applied` (its ancestor) is refused too: the
+        hub only ever moves a branch forward, so that is an old state pushed back (a replay).
+        """
         if self.trusted is None:
             return None
-        verdict = self._verdicts.get(commit)
+        key = (commit, applied)
+        verdict = self._verdicts.get(key)
         if verdict is None:
             verdict = self.git.verify_commit(commit, self.trusted)
-            self._verdicts = {commit: verdict}
+            if verdict.ok and applied and applied != commit and \
+                    self.git.is_ancestor(commit, applied):
+                verdict = Verdict(ok=False, key=verdict.key,
+                                  reason=f"older than the applied commit {applied[:12]} "
+                                  "(an old state pushed back)")
+            self._verdicts = {key: verdict}
         return verdict
 
     def read(self, commit: str) -> DesiredState:

@@ -331,6 +331,11 @@ class Git:
         self.write_objects({sha: (OBJ_COMMIT, body)}, check_existing=False)
         return sha
 
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """Whether `ancestor` is reachable from `descendant` (False when either is unknown)."""
+        proc = self._exec(["merge-base", "--is-ancestor", ancestor, descendant], None)
+        return proc.returncode == 0
+
     def verify_commit(self, sha: str, keys: TrustedKeys) -> Verdict:
         """Whether commit `sha` carries a good signature by one of `keys` (never raises on a
         malformed signature; a missing commit is a GitError)."""

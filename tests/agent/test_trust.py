@@ -154,3 +154,28 @@ def test_keys_of_several_files_are_all_trusted_and_no_file_warns(
     with caplog.at_level(logging.WARNING, logger="gitfleet.agent"):
         assert trusted_keys([]) is None
     assert any("no --trust-hub-key" in r.getMessage() for r in caplog.records)
+
+
+def test_an_old_signed_commit_pushed_back_is_refused(remote: Remote, kubesim, make_agent) -> None:
+    hub = SigningKey.generate()
+    sim = kubesim()
+    agent = make_agent(remote, sim, trusted_hub_keys=TrustedKeys.of(hub))
+    old = _publish(remote, _files(a="1", b="1"), hub)
+    agent.step()
+    new = _publish(remote, _files(a="2"), hub)
+    agent.step()
+    assert _data(sim, "a") == {"v": "2"} and _data(sim, "b") is None
+    remote.git.update_refs([RefUpdate(REF, old, new)])        # a replay of a signed state
+    agent.step()
+    assert agent.last.refused == (f"cluster commit {old[:12]} refused: older than the applied "
+                                  f"commit {new[:12]} (an old state pushed back)")
+    assert _data(sim, "a") == {"v": "2"} and _data(sim, "b") is None
+    status = status_of(remote)
+    assert status is not None and status.sync.result == SyncResult.REFUSED
+    assert status.sync.cluster_commit == new
+    remote.git.signer = hub
+    later = remote.git.commit(remote.git.write_tree(_files(a="3")), [new], "render 3\n")
+    remote.git.signer = None
+    remote.git.update_refs([RefUpdate(REF, later, old)])
+    agent.step()
+    assert agent.last.synced and _data(sim, "a") == {"v": "3"}

@@ -197,3 +197,20 @@ def test_approve_signs_its_commits_with_signing_key(tmp_path: Path) -> None:
               clock=FakeClock())
     hub.run_once()
     assert "refs/heads/gitfleet/clusters/edge-1" in refs(repo) and hub.refused == ""
+
+
+def test_the_hub_puts_a_tampered_cluster_branch_back_with_a_signed_commit(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path / "fleet")
+    key = SigningKey.generate()
+    hub = Hub(open_store(str(repo)), settings=HubSettings(signing_key=key), clock=FakeClock())
+    hub.run_once()
+    ref = "refs/heads/gitfleet/clusters/staging"
+    good = refs(repo)[ref]
+    tree = git(repo, "rev-parse", f"{good}^{{tree}}").strip()
+    forged = git(repo, "commit-tree", "-p", good, "-m", "forged",
+                 "4b825dc642cb6eb9a060e54bf8d69288fbee4904").strip()
+    git(repo, "update-ref", ref, forged, good)
+    hub.run_once()
+    healed = refs(repo)[ref]
+    assert healed != forged and git(repo, "rev-parse", f"{healed}^{{tree}}").strip() == tree
+    assert Git(repo).verify_commit(healed, TrustedKeys.of(key)).ok

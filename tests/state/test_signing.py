@@ -11,12 +11,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gitfleet.errors import InputError
 from gitfleet.state.git import Git, init_repo
+from gitfleet.state.objects import encode_commit
 from gitfleet.state.signing import SigningKey, TrustedKeys, sign_commit, split_signature
 
 SSH_KEYGEN = shutil.which("ssh-keygen")
+_KEY = SigningKey.generate()
 needs_ssh_keygen = pytest.mark.skipif(SSH_KEYGEN is None, reason="ssh-keygen is not installed")
 
 
@@ -265,3 +269,21 @@ def test_random_damage_to_a_signature_never_raises_and_never_verifies() -> None:
             continue
         assert trusted.verify(b"data", text) is None
         trusted.check(b"data", text)     # a verdict, never an exception
+
+
+@settings(max_examples=200, deadline=None)
+@given(message=st.text(min_size=0, max_size=300),
+       parents=st.lists(st.text("0123456789abcdef", min_size=40, max_size=40), max_size=3),
+       extra=st.lists(st.sampled_from([b"encoding ISO-8859-1", b"mergetag object x\n type c",
+                                       b"gpgsig-sha256 other\n continued"]), max_size=2))
+def test_sign_then_split_gives_back_the_payload_and_it_verifies(
+        message: str, parents: list[str], extra: list[bytes]) -> None:
+    body = encode_commit(tree="1" * 40, parents=parents, author="a <a@b>", when=1,
+                         message=message)
+    head, _, rest = body.partition(b"\n\n")
+    body = b"\n".join([head, *extra]) + b"\n\n" + rest
+    signed = sign_commit(body, _KEY)
+    payload, armored = split_signature(signed)
+    assert payload == body and armored is not None
+    assert TrustedKeys.of(_KEY).check(payload, armored).ok
+    assert split_signature(body) == (body, None)
