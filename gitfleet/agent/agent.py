@@ -33,6 +33,7 @@ from gitfleet.agent.heartbeat import build_heartbeat
 from gitfleet.agent.metrics import autoscaled_targets, collect
 from gitfleet.agent.recovery import Recovery
 from gitfleet.agent.report import NAMESPACE_SKIP, aborted_status, build_status, sync_verdict
+from gitfleet.agent.signer import SIGNING_KEY_SECRET, AgentSigner
 from gitfleet.agent.statusbranch import StatusBranch
 from gitfleet.agent.statusfile import ClusterStatus, Heartbeat, SyncResult, SyncStatus
 from gitfleet.backoff import Backoff, Retry
@@ -92,6 +93,7 @@ class AgentSettings:
     # worker then writes only the sync part of the status branch).
     push_worker: bool = False
     own_heartbeat: bool = True
+    signing_key_file: Path | None = None  # signs status + registration (else the Secret)
     trusted_hub_keys: TrustedKeys | None = None  # apply only commits signed by one of these
 
     def engine_settings(self) -> EngineSettings:
@@ -131,6 +133,10 @@ class Agent:
         branches = Branches(settings.branch_prefix)
         self.keyring = Keyring(key_file=settings.age_key_file,
                                read_secret=lambda: kube.get("v1", "Secret", *AGE_KEY_SECRET))
+        self.signer = AgentSigner(
+            cluster=settings.cluster, key_file=settings.signing_key_file,
+            read_secret=lambda: kube.get("v1", "Secret", *SIGNING_KEY_SECRET))
+        self.git.signer = self.signer.key
         self.branch = ClusterBranch(self.git, settings.repo_url, branches, settings.cluster,
                                     identities=self.keyring.identities,
                                     trusted=settings.trusted_hub_keys)
@@ -168,6 +174,8 @@ class Agent:
         """Do one round; return the seconds until the next one is wanted."""
         now = self.clock.now()
         out = StepOutcome()
+        if not self.signer.resolved:
+            self.git.signer = self.signer.resolve()
         self._fetch(now, out)
         commit = self.branch.last_fetched
         out.commit = commit
@@ -236,7 +244,7 @@ class Agent:
                 labels=dict(self.settings.cluster_labels), sync_mode=self.settings.sync_mode,
                 kubernetes_version=str(version.get("gitVersion", "")),
                 platform=str(version.get("platform", "")), requested_at=isoformat(now),
-                age_recipient=self.keyring.recipient)
+                age_recipient=self.keyring.recipient, signing_key=self.signer.public_line)
             branches = Branches(self.settings.branch_prefix)
             if applicant.submit(self.git, self.settings.repo_url, request, branches=branches,
                                 now=now):

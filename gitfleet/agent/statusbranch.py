@@ -6,6 +6,11 @@ status replaces a heartbeat-only tip (the new commit takes the tip's parents), s
 not grow history; every other change appends (see `statusmessage`). `metrics.yaml` (the
 autoscaling report, gitfleet.agent.metrics) rides along: a change of it alone is written as a
 heartbeat, so it replaces a heartbeat-only tip too.
+
+With a signing key (`gitfleet.agent.signer`) every commit is signed by the agent's `Git`. A tip
+this agent did not sign (someone else wrote into its branch) is never read as its own last
+status: the agent starts afresh on top of it, and the hub, which folds only commits signed by
+the cluster's key, ignores it as well.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from gitfleet.errors import InputError, RefConflict
 from gitfleet.layout import METRICS_FILE, STATUS_FILE, Branches
 from gitfleet.logs import log
 from gitfleet.state.git import Git, RefUpdate, RemoteRefMissing
+from gitfleet.state.signing import TrustedKeys, verify_commit_body
 
 LOG = logging.getLogger("gitfleet.agent.status")
 
@@ -51,6 +57,9 @@ class StatusBranch:
         self.status = None
         self.tip_heartbeat_only = False
         self.metrics = None
+        if tip is not None and not self._signed_by_us(tip):
+            self.loaded = True
+            return None
         if tip is not None:
             self.metrics = self.git.read_blob(tip, METRICS_FILE)
             raw = self.git.read_blob(tip, STATUS_FILE)
@@ -63,6 +72,19 @@ class StatusBranch:
             self.tip_heartbeat_only = self._heartbeat_only(tip)
         self.loaded = True
         return self.status
+
+    def _signed_by_us(self, commit: str) -> bool:
+        """Whether `commit` carries this agent's signature (True when it signs nothing)."""
+        key = self.git.signer
+        if key is None:
+            return True
+        body = self.git.read_objects([commit]).get(commit, b"")
+        verdict = verify_commit_body(body, TrustedKeys.of(key))
+        if not verdict.ok:
+            log(LOG, logging.WARNING, "status branch tip not signed by this agent; starting "
+                "afresh on top of it", cluster=self.cluster, commit=commit[:12],
+                reason=verdict.reason)
+        return verdict.ok
 
     def _heartbeat_only(self, commit: str) -> bool:
         message = self.git.run("cat-file", "commit", commit).decode(errors="replace")

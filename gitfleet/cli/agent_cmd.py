@@ -89,6 +89,10 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--age-key-file", type=Path,
                    help="age identity file for SOPS-encrypted objects (else the Secret "
                         "gitfleet-system/gitfleet-age-key)")
+    p.add_argument("--signing-key", type=Path,
+                   help="this agent's Ed25519 key (OpenSSH file; generated there, mode 0600, "
+                        "when missing): signs status and registration commits (else the Secret "
+                        "gitfleet-system/gitfleet-agent-signing-key)")
     p.add_argument("--trust-hub-key", action="append", type=Path, default=[], metavar="PATH",
                    help="public key file(s) of the hub: apply only cluster-branch commits "
                         "signed by one of them (repeatable; else GITFLEET_TRUST_HUB_KEY)")
@@ -161,7 +165,8 @@ def run(args: argparse.Namespace) -> int:
         allow_mass_prune=args.allow_mass_prune, apply_workers=args.apply_workers,
         register=args.register, cluster_labels=args.cluster_labels, sync_mode=args.sync_mode,
         git_backoff=Backoff(base=min(1.0, args.git_backoff_max), maximum=args.git_backoff_max),
-        age_key_file=args.age_key_file, trusted_hub_keys=trusted_keys(args.trust_hub_key))
+        age_key_file=args.age_key_file, signing_key_file=args.signing_key,
+        trusted_hub_keys=trusted_keys(args.trust_hub_key))
     kube = KubeClient(api_client(args.kubeconfig, context=args.context))
     server = None
     if args.listen:

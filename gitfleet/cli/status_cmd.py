@@ -157,6 +157,11 @@ def run(args: argparse.Namespace) -> int:
         print_table(["namespace", "name", "kind", "ready", "phase", "replicas"],
                     [[cell(r[k]) for k in ("namespace", "name", "kind", "ready", "phase",
                                             "replicas")] for r in data["subscriptions"]])
+    rejected = [r for r in data.get("clusterRows", []) if r["statusRejected"]]
+    if rejected:
+        print()
+        for r in rejected:
+            print(f"status rejected: {r['name']}: {r['statusRejected']}")
     if data["errors"]:
         print()
         for e in data["errors"]:

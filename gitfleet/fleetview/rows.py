@@ -158,6 +158,8 @@ def cluster_rows(view: View) -> list[dict[str, Any]]:
             "registration": registration.result if registration else "",
             "added": rfc3339(added),
             "ageSeconds": view.seconds(added),
+            "statusRejected": snap.status_rejected.get(name, ""),
+            "statusWarning": snap.status_warnings.get(name, ""),
         })
     return rows
 

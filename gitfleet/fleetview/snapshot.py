@@ -88,6 +88,9 @@ class FleetSnapshot:
     registrations: dict[str, RegistrationEntry] = field(default_factory=dict)
     evictions: list[dict[str, Any]] = field(default_factory=list)   # evictions.yaml rows
     rollouts: dict[str, dict[str, Any]] = field(default_factory=dict)   # rollouts.yaml, by policy
+    # cluster -> why its status branch tip is not believed / that nothing checked its signer
+    status_rejected: dict[str, str] = field(default_factory=dict)
+    status_warnings: dict[str, str] = field(default_factory=dict)
 
     def commit_time(self, sha: str) -> int | None:
         return self.commit_times.get(sha)
@@ -267,7 +270,8 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
     status_prefix = branches.status("")
     heads = git.refs(status_prefix)
     if heads:
-        names = {ref[len(status_prefix):]: sha for ref, sha in heads.items()}
+        names = _believed(git, snap, {ref[len(status_prefix):]: sha for ref, sha in heads.items()},
+                          source_ref)
         out = git.run("cat-file", "--batch",
                       input="".join(f"{sha}:{STATUS_FILE}\n" for sha in names.values()).encode())
         pos = 0
@@ -293,6 +297,27 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
     snap.cluster_added = _cluster_added_times(git, source_ref)
     snap.registrations = _registrations(git, branches)
     return snap
+
+
+def _believed(git: Git, snap: FleetSnapshot, heads: dict[str, str],
+              source_ref: str | None) -> dict[str, str]:
+    """The status commit to read per cluster, as the hub folds it: signed by the cluster's
+    `spec.signingKey` when it has one (gitfleet.hub.statustrust)."""
+    from gitfleet.hub.statustrust import StatusTrust
+    from gitfleet.registration.keys import cluster_keys
+
+    keys = cluster_keys(git, source_ref) if source_ref else {}
+    trust = StatusTrust(git)
+    trust.set_keys({name: key.line for name, key in keys.items() if key.line})
+    out = {}
+    for name, choice in trust.choose(heads).items():
+        if choice.rejected:
+            snap.status_rejected[name] = choice.rejected
+        if choice.warning:
+            snap.status_warnings[name] = choice.warning
+        if choice.commit is not None:
+            out[name] = choice.commit
+    return out
 
 
 def _registrations(git: Git, branches: Branches) -> dict[str, RegistrationEntry]:

@@ -12,6 +12,11 @@ The same reading gives the render its status inputs: each cluster's reported cap
 Each cluster's row carries its lifecycle condition (Ready, NotReady, Unknown, NeverReported:
 gitfleet.lifecycle.judgement; healthz/livez/readyz forced false unless Ready), the taints the
 hub gave it and how many eviction tasks name it (gitfleet.hub.evictions).
+
+Only status the cluster's agent signed is read (`statustrust`): for a cluster whose ManagedCluster
+names `spec.signingKey`, a tip not signed by it is not folded (the newest signed commit is, and
+the cluster's file says `statusRejected` and why); a cluster without one is folded as before,
+with `statusWarning`.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from gitfleet import yamlio
 from gitfleet.clock import Clock, parse_iso
 from gitfleet.errors import InputError
 from gitfleet.hub.evictions import LifecycleInputs
+from gitfleet.hub.statustrust import Choice, StatusTrust
 from gitfleet.layout import DESCRIPTION_FILE, STATUS_FILE, Branches
 from gitfleet.lifecycle.judgement import Condition, judge
 from gitfleet.model.loader import Fleet
@@ -66,17 +72,41 @@ class FleetStatus:
         self._rows: dict[tuple[object, ...], tuple[dict[str, Any], str]] = {}
         self._fold_time = 0.0
         self.lifecycle = LifecycleInputs()     # the hub's last judgement (taints, evictions)
+        self.trust = StatusTrust(git)
+        self.choices: dict[str, Choice] = {}                      # cluster -> what was folded
+        self.folded: dict[str, str] = {}                          # cluster -> commit folded
+        self._keys_key: tuple[tuple[str, str], ...] = ()
+
+    def trust_keys(self, fleet: Fleet | None, *, log: bool = True) -> None:
+        """Take each cluster's `spec.signingKey` from the fleet as the key its status must be
+        signed by (and, with `log`, log rejections from now on)."""
+        if fleet is None:
+            return
+        lines = tuple(sorted((n, c.signing_key) for n, c in fleet.clusters.items()
+                             if c.signing_key))
+        self.trust.log_rejections = log
+        if lines != self._keys_key:
+            self._keys_key = lines
+            self.trust.set_keys(dict(lines))
+            self._fold_key = None
 
     # -- reading -------------------------------------------------------------------------------
 
-    def heads(self) -> dict[str, str]:
-        """cluster -> commit of its status branch."""
+    def tips(self) -> dict[str, str]:
+        """cluster -> the tip of its status branch, whoever wrote it."""
         prefix = self.branches.status("")
         return {ref[len(prefix):]: sha for ref, sha in self.git.refs(prefix).items()}
 
+    def heads(self) -> dict[str, str]:
+        """cluster -> the status commit to believe: the branch tip, or the newest commit signed
+        by the cluster's key (clusters with none are left out). What anything read from a
+        status branch must come from. Sets `choices`."""
+        self.choices = self.trust.choose(self.tips())
+        return {name: c.commit for name, c in self.choices.items() if c.commit is not None}
+
     def read(self) -> dict[str, dict[str, Any]]:
         """cluster -> its parsed status.yaml (clusters with an unreadable file are left out)."""
-        heads = self.heads()
+        heads = self.folded = self.heads()
         new = [sha for sha in heads.values() if sha not in self._parsed]
         if new:
             blobs = self._read_status_files(new)
@@ -111,7 +141,7 @@ class FleetStatus:
     def files(self, fleet: Fleet | None, state: TreeIndex) -> dict[str, bytes]:
         """The fleet-status tree for the current status branches and state (as last built)."""
         statuses = self.read()
-        heads = self.heads()
+        heads = self.folded
         now = self.clock.now()
         names = set(statuses) | set(fleet.clusters if fleet else ())
         out: dict[str, bytes] = {}
@@ -123,9 +153,15 @@ class FleetStatus:
             doc = cluster_summary(name, statuses.get(name), now=now,
                                   in_fleet=fleet is None or name in fleet.clusters,
                                   taints=taints, evictions=evictions)
+            choice = self.choices.get(name)
+            if choice is not None and choice.rejected:
+                doc["statusRejected"] = choice.rejected
+            if choice is not None and choice.warning:
+                doc["statusWarning"] = choice.warning
             ready[name] = bool(doc["ready"])
             key = (name, heads.get(name), doc["ready"], doc["reason"], doc["inFleet"],
-                   doc["condition"], tuple(taints), evictions)
+                   doc["condition"], tuple(taints), evictions,
+                   doc.get("statusRejected"), doc.get("statusWarning"))
             data = self._summaries.get(key)
             if data is None:
                 data = emit(doc).encode()
@@ -233,7 +269,7 @@ class FleetStatus:
         Skips the work when neither a status branch nor the state moved, unless `recheck`
         seconds passed (heartbeats age even when nothing is written).
         """
-        key = (tuple(sorted(self.heads().items())), state_commit,
+        key = (tuple(sorted(self.tips().items())), state_commit,
                tuple(sorted(fleet.clusters)) if fleet else ())
         now = self.clock.now()
         if key == self._fold_key and now - self._fold_time < recheck:

@@ -260,6 +260,7 @@ class Hub:
         source, fleet = found
         branches = Branches(fleet.settings.branch_prefix)
         self.status.branches = self.branches = branches
+        self.status.trust_keys(fleet)     # fold only status signed by spec.signingKey
         if self._clean_due:
             self._clean()
         heads = read_heads(self.store.git, branches)
@@ -471,7 +472,8 @@ class Hub:
         index = self._writer(self.branches).index
         wrote = self.status.fold(fleet, index, publish=self.store.publish,
                                  state_commit=self._previous[0], recheck=self.interval())
-        self.metrics.watch_clusters(self.store.git, self.branches, clock=self.clock)
+        self.metrics.watch_clusters(self.store.git, self.branches, clock=self.clock,
+                                    fleet=fleet)
         if wrote:
             log(LOG, logging.INFO, "fleet status written", commit=wrote[:12])
 

@@ -31,6 +31,7 @@ from gitfleet.errors import GitfleetError
 from gitfleet.hub.fleetstatus import FleetStatus, cluster_summary
 from gitfleet.layout import Branches
 from gitfleet.logs import log
+from gitfleet.model.loader import Fleet
 from gitfleet.state.git import Git
 from gitfleet.state.writer import read_heads
 
@@ -103,6 +104,11 @@ class ClusterReader:
         self.status = FleetStatus(git, clock=clock, branches=branches)
         self._times: dict[str, float] = {}
         self._lock = threading.Lock()
+
+    def trust_keys(self, fleet: Fleet) -> None:
+        """Read status as the hub folds it: only what the cluster's key signed."""
+        with self._lock:
+            self.status.trust_keys(fleet, log=False)
 
     def figures(self) -> dict[str, ClusterFigures]:
         with self._lock:
@@ -178,11 +184,14 @@ class Metrics:
         with self._lock:
             self.rollouts = dict(figures)
 
-    def watch_clusters(self, git: Git, branches: Branches, *, clock: Clock) -> None:
+    def watch_clusters(self, git: Git, branches: Branches, *, clock: Clock,
+                       fleet: Fleet | None = None) -> None:
         """Serve per-cluster series read from `git` (where the hub writes) at scrape time."""
         current = self._clusters
         if current is None or current.git is not git or current.branches != branches:
-            self._clusters = ClusterReader(git, branches, clock)
+            self._clusters = current = ClusterReader(git, branches, clock)
+        if fleet is not None:
+            current.trust_keys(fleet)
 
     def text(self) -> str:
         """The Prometheus exposition format (text 0.0.4)."""

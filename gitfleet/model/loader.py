@@ -314,7 +314,8 @@ class _Builder:
                 cluster_id=spec.get("clusterId", ""), sync_mode=spec.get("syncMode", "Pull"),
                 cluster_type=spec.get("clusterType", "StandardCluster"), taints=taints,
                 provider=spec.get("provider", ""), region=spec.get("region", ""),
-                zone=spec.get("zone", ""), origin=origin)
+                zone=spec.get("zone", ""), origin=origin,
+                signing_key=spec.get("signingKey", ""))
         if len(self.errors) > before and DNS_LABEL.match(stem):
             self.broken_clusters.add(stem)
 

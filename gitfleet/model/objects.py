@@ -118,6 +118,8 @@ class Cluster:
     region: str = ""
     zone: str = ""
     origin: Origin = field(default=Origin(""), compare=False)
+    # the agent's SSH public key: the hub folds only status commits it signed (not a render input)
+    signing_key: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from gitfleet.errors import InputError
 from gitfleet.layout import Branches
 from gitfleet.model.loader import Fleet
+from gitfleet.registration.keys import key_id
 from gitfleet.registration.request import (
     REQUEST_FILE,
     Answer,
@@ -25,6 +26,7 @@ from gitfleet.registration.request import (
     parse,
 )
 from gitfleet.state.git import Git, RefUpdate
+from gitfleet.state.signing import TrustedKeys
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,12 @@ def judge(request: Request, fleet: Fleet, *, approval: str) -> Answer:
         if existing.cluster_id and existing.cluster_id != request.cluster_id:
             return Answer("Denied", f"the name {request.name} is taken by cluster "
                           f"{existing.cluster_id}", digest)
+        if existing.signing_key and request.signing_key and \
+                key_id(existing.signing_key) != key_id(request.signing_key):
+            # Approving would change nothing: the hub keeps trusting the key in the file.
+            return Answer("Denied", f"clusters/{request.name}.yaml names another "
+                          "spec.signingKey; to rotate this agent's key, put its new public "
+                          "key there", digest)
         return Answer("Approved", f"registered as clusters/{request.name}.yaml", digest)
     for other in fleet.clusters.values():
         if other.cluster_id and other.cluster_id == request.cluster_id:
@@ -52,6 +60,28 @@ def judge(request: Request, fleet: Fleet, *, approval: str) -> Answer:
     return Answer("Pending", f"waiting for review: merge branch "
                   f"{{prefix}}/approvals/{request.name} or run `gitfleet approve "
                   f"{request.name}`", digest)
+
+
+def request_signature_problem(git: Git, commit: str, request: Request, fleet: Fleet) -> str:
+    """Why the request `commit` is not signed as it must be ("" when it is): by the cluster's
+    `spec.signingKey` when its ManagedCluster has one, else by the key the request publishes.
+    A request that publishes no key, for a cluster without one, is not checked (older agents)."""
+    existing = fleet.clusters.get(request.name)
+    expected = (existing.signing_key if existing is not None and existing.signing_key
+                else request.signing_key)
+    if not expected:
+        return ""
+    where = (f"clusters/{request.name}.yaml spec.signingKey" if expected != request.signing_key
+             else "the request's spec.signingKey")
+    try:
+        keys = TrustedKeys.from_text(expected, origin=where)
+    except InputError as exc:
+        return f"{where} is unusable: {exc.message}"
+    verdict = git.verify_commit(commit, keys)
+    if verdict.ok:
+        return ""
+    return (f"the request commit {commit[:12]} is not signed by {where} "
+            f"({', '.join(keys.fingerprints)}): {verdict.reason}")
 
 
 def add_file_commit(git: Git, parent: str, path: str, data: bytes, message: str, *,
@@ -119,6 +149,13 @@ def process(git: Git, fleet: Fleet, *, source_ref: str, source_commit: str, bran
                 answer.result != "Pending":
             continue
         verdict = judge(request, fleet, approval=fleet.settings.registration_approval)
+        if verdict.result != "Denied" and (answer is None
+                                           or answer.request_digest != request.digest()):
+            # the tip is the agent's new request (the hub answers each one in the round it
+            # sees it): it must be signed by the key it asks to be known by
+            problem = request_signature_problem(git, tip, request, fleet)
+            if problem:
+                verdict = Answer("Denied", problem, request.digest())
         verdict = Answer(verdict.result, verdict.message.replace("{prefix}", branches.prefix),
                          verdict.request_digest, now_text(now))
         if answer is not None and (answer.result, answer.message, answer.request_digest) == \

@@ -35,6 +35,7 @@ class Request:
     platform: str = ""
     requested_at: str = ""
     age_recipient: str = ""  # where `gitfleet seal` encrypts this cluster's Secrets to
+    signing_key: str = ""    # the agent's SSH public key: it signs status and registration
 
     def spec(self) -> dict[str, Any]:
         spec = {"clusterId": self.cluster_id, "clusterName": self.name,
@@ -44,6 +45,8 @@ class Request:
                 "platform": self.platform, "requestedAt": self.requested_at}
         if self.age_recipient:  # only when set: older requests keep their digest
             spec["ageRecipient"] = self.age_recipient
+        if self.signing_key:
+            spec["signingKey"] = self.signing_key
         return spec
 
     def digest(self) -> str:
@@ -83,7 +86,8 @@ def parse(data: bytes, path: str = REQUEST_FILE) -> tuple[Request, Answer | None
         sync_mode=spec.get("syncMode", "Pull"),
         cluster_type=spec.get("clusterType", "StandardCluster"),
         kubernetes_version=spec.get("kubernetesVersion", ""), platform=spec.get("platform", ""),
-        requested_at=spec.get("requestedAt", ""), age_recipient=spec.get("ageRecipient", ""))
+        requested_at=spec.get("requestedAt", ""), age_recipient=spec.get("ageRecipient", ""),
+        signing_key=spec.get("signingKey", ""))
     if request.name != doc["metadata"]["name"]:
         raise InputError("metadata.name and spec.clusterName differ", path=path, obj=KIND)
     status = doc.get("status")
@@ -102,7 +106,8 @@ def cluster_file(request: Request) -> bytes:
                      "labels": dict(sorted(request.labels.items()))},
         "spec": {"clusterId": request.cluster_id, "clusterType": request.cluster_type,
                  "syncMode": request.sync_mode,
-                 **({"ageRecipient": request.age_recipient} if request.age_recipient else {})},
+                 **({"ageRecipient": request.age_recipient} if request.age_recipient else {}),
+                 **({"signingKey": request.signing_key} if request.signing_key else {})},
     }).encode()
 
 

@@ -1,0 +1,128 @@
+"""Installing and removing the pre-receive hook in a bare repository.
+
+The hook is a three-line shell script that runs `python -m gitfleet hooks pre-receive` with the
+interpreter (and the gitfleet) that installed it, so a Git server needs nothing on its PATH. Its
+settings sit beside it in `gitfleet-hook.yaml` (the branch prefix, the source branch, the hub's
+public keys), so the hook reads nothing from outside the repository. A hook gitfleet did not
+write is never overwritten or removed: it is someone's, and chaining hooks is theirs to decide.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import gitfleet
+from gitfleet import yamlio
+from gitfleet.errors import InputError
+from gitfleet.layout import DEFAULT_PREFIX
+from gitfleet.state.git import Git
+from gitfleet.state.signing import TrustedKeys
+
+HOOK = "pre-receive"
+CONFIG = "gitfleet-hook.yaml"
+MARKER = "# gitfleet-hook: pre-receive"
+
+
+@dataclass(frozen=True)
+class HookConfig:
+    """What the hook checks against: where gitfleet's branches are and whose keys count."""
+
+    branch_prefix: str = DEFAULT_PREFIX
+    source_branch: str = "main"
+    hub_keys: str = ""            # public key lines ("" = hub branches not checked)
+
+    def to_yaml(self) -> str:
+        return ("# written by `gitfleet hooks install`; read by its pre-receive hook\n"
+                + yamlio.dump({"branchPrefix": self.branch_prefix,
+                               "sourceBranch": self.source_branch,
+                               "hubKeys": self.hub_keys}))
+
+    @classmethod
+    def load(cls, path: Path) -> HookConfig:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read the hook's settings: {exc.strerror or exc} "
+                             "(reinstall with `gitfleet hooks install`)", path=str(path)) from None
+        doc = yamlio.load_one(data, str(path))
+        if not isinstance(doc, dict):
+            raise InputError("not a mapping", path=str(path))
+        config = cls(branch_prefix=str(doc.get("branchPrefix") or DEFAULT_PREFIX),
+                     source_branch=str(doc.get("sourceBranch") or "main"),
+                     hub_keys=str(doc.get("hubKeys") or ""))
+        config.trusted_hub_keys(origin=str(path))      # unusable keys: say so now
+        return config
+
+    def trusted_hub_keys(self, *, origin: str) -> TrustedKeys:
+        return TrustedKeys.from_text(self.hub_keys, origin=origin)
+
+
+def hooks_dir(repo: Path) -> Path:
+    """The hooks folder of the bare repository `repo` (core.hooksPath respected)."""
+    git = Git(repo)
+    if not git.is_repository():
+        raise InputError("not a Git repository", path=str(repo))
+    if git.run("rev-parse", "--is-bare-repository").decode().strip() != "true":
+        raise InputError("not a bare repository: install the hook in the repository the Git "
+                         "server serves (the one pushes go to)", path=str(repo))
+    out = git.run("rev-parse", "--git-path", "hooks").decode().strip()
+    return (repo / out).resolve()
+
+
+def script() -> str:
+    """The hook: this interpreter, this gitfleet."""
+    root = Path(gitfleet.__file__).resolve().parent.parent
+    return (f"#!/bin/sh\n{MARKER}\n"
+            "# written by `gitfleet hooks install`; `gitfleet hooks uninstall` removes it\n"
+            f"PYTHONPATH={shlex.quote(str(root))}\"${{PYTHONPATH:+:$PYTHONPATH}}\" "
+            f"exec {shlex.quote(sys.executable)} -m gitfleet hooks pre-receive\n")
+
+
+def is_ours(path: Path) -> bool:
+    try:
+        head = path.read_bytes()[:200]
+    except OSError:
+        return False
+    return MARKER.encode() in head
+
+
+def install(repo: Path, config: HookConfig) -> Path:
+    """Write the hook and its settings; returns the hook's path. InputError, changing nothing,
+    when a pre-receive hook gitfleet did not write is there."""
+    folder = hooks_dir(repo)
+    hook = folder / HOOK
+    if hook.exists() and not is_ours(hook):
+        raise InputError("a pre-receive hook that gitfleet did not write is already there; "
+                         "it is left as it is (remove it, or call `gitfleet hooks pre-receive` "
+                         "from it, passing its standard input)", path=str(hook))
+    folder.mkdir(parents=True, exist_ok=True)
+    _write(folder / CONFIG, config.to_yaml(), mode=0o644)
+    _write(hook, script(), mode=0o755)
+    return hook
+
+
+def uninstall(repo: Path) -> list[Path]:
+    """Remove the hook and its settings if gitfleet wrote them; returns what was removed."""
+    folder = hooks_dir(repo)
+    hook = folder / HOOK
+    if hook.exists() and not is_ours(hook):
+        raise InputError("this pre-receive hook was not written by gitfleet; left as it is",
+                         path=str(hook))
+    removed = []
+    for path in (hook, folder / CONFIG):
+        if path.exists():
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
+def _write(path: Path, text: str, *, mode: int) -> None:
+    """Replace `path` atomically (a push arriving meanwhile sees the old or the new file)."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
