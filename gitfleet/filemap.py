@@ -11,7 +11,16 @@ file. Both are plain read-only `Mapping`s for everyone else.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, ItemsView, Iterable, Iterator, Mapping, ValuesView
+from collections.abc import (
+    Callable,
+    Collection,
+    ItemsView,
+    Iterable,
+    Iterator,
+    KeysView,
+    Mapping,
+    ValuesView,
+)
 
 from gitfleet.errors import TransientError
 
@@ -85,7 +94,17 @@ class LazyFiles(Mapping[str, bytes]):
                                  f"repository (first {missing[0]})")
         self._blobs.update((sha, got[sha.hex()]) for sha in wanted)
 
+    def files_in(self, folders: Collection[str]) -> list[str]:
+        """The paths directly in `folders`; a map over a tree read lazily lists just those."""
+        lister = getattr(self.shas, "files_in", None)
+        if lister is not None:
+            return list(lister(folders))
+        wanted = set(folders)
+        return [p for p in self.shas if p.rpartition("/")[0] in wanted]
+
     def _folder_of(self, path: str) -> list[str]:
+        if hasattr(self.shas, "files_in"):
+            return self.files_in([path.rpartition("/")[0]]) or [path]
         if self._folders is None:
             self._folders = {}
             for p in self.shas:
@@ -144,6 +163,58 @@ class Overlay(Mapping[str, bytes]):
     def touched(self) -> set[str]:
         """The paths that may differ from `base`."""
         return set(self.changes) | set(self.removed)
+
+    def files_in(self, folders: Collection[str]) -> list[str]:
+        """The paths directly in `folders` (the base lists its part)."""
+        wanted = set(folders)
+        listed = [p for p in files_in(self.base, wanted) if p not in self.removed]
+        return listed + [p for p in self.changes
+                         if p.rpartition("/")[0] in wanted and p not in self.base]
+
+
+class Listed(Mapping[str, bytes]):
+    """A plain map that knows its folders (a built tree does): listing one folder costs what
+    is in it, not a walk over every path of a state."""
+
+    def __init__(self, files: Mapping[str, bytes],
+                 lister: Callable[[Collection[str]], list[str]]) -> None:
+        self.files = files
+        self._lister = lister
+
+    def __getitem__(self, path: str) -> bytes:
+        return self.files[path]
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.files
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.files)
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def keys(self) -> KeysView[str]:
+        return self.files.keys()
+
+    def items(self) -> ItemsView[str, bytes]:
+        return self.files.items()
+
+    def values(self) -> ValuesView[bytes]:
+        return self.files.values()
+
+    def files_in(self, folders: Collection[str]) -> list[str]:
+        return self._lister(folders)
+
+
+def files_in(files: Mapping[str, bytes], folders: Collection[str]) -> list[str]:
+    """The paths of `files` directly in one of `folders` ("" is the top). Maps that know their
+    folders (a state read lazily, a built tree, overlays of them) list only those; any other
+    map is walked."""
+    lister = getattr(files, "files_in", None)
+    if lister is not None:
+        return list(lister(folders))
+    wanted = set(folders)
+    return [p for p in files if p.rpartition("/")[0] in wanted]
 
 
 def overlay(base: Mapping[str, bytes], changes: Mapping[str, bytes],
