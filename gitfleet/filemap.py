@@ -82,8 +82,19 @@ class LazyFiles(Mapping[str, bytes]):
 
     def load(self, paths: Iterable[str]) -> None:
         """Read the contents of `paths` not read yet, in one batch."""
-        wanted = list(dict.fromkeys(sha for p in paths if (sha := self.shas.get(p)) is not None
-                                    and sha not in self._blobs))
+        shas = self.shas
+        self._load_shas([sha for p in paths if (sha := shas.get(p)) is not None])
+
+    def subset(self, paths: Iterable[str]) -> dict[str, bytes]:
+        """The files of `paths` this map holds, read in one batch (one lookup per path)."""
+        shas = self.shas
+        found = {p: sha for p in paths if (sha := shas.get(p)) is not None}
+        self._load_shas(found.values())
+        blobs = self._blobs
+        return {p: blobs[sha] for p, sha in found.items()}
+
+    def _load_shas(self, shas: Iterable[bytes]) -> None:
+        wanted = [sha for sha in dict.fromkeys(shas) if sha not in self._blobs]
         if not wanted:
             return
         got = self._read([sha.hex() for sha in wanted])
@@ -238,6 +249,8 @@ def prefetch(files: Mapping[str, bytes], paths: Iterable[str]) -> None:
 
 def subset(files: Mapping[str, bytes], paths: Iterable[str]) -> dict[str, bytes]:
     """The files of `paths` that `files` holds, read in one batch."""
+    if isinstance(files, LazyFiles):
+        return files.subset(paths)
     wanted = [p for p in paths if p in files]
     prefetch(files, wanted)
     return {p: files[p] for p in wanted}

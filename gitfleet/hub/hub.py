@@ -84,7 +84,8 @@ class Hub:
         self.clock = clock or SystemClock()
         self.metrics = metrics or Metrics()
         self.rng = rng or random.Random()
-        self.reader = SourceReader(store.git, fleets_kept=self.settings.basis_fleets_kept)
+        self.reader = SourceReader(store.git, fleets_kept=self.settings.basis_fleets_kept,
+                                   keep_parsed=True)
         self.status = FleetStatus(store.git, clock=self.clock)
         self.last: RenderReport | None = None      # the last render that ran
         self._writers: dict[str, StateWriter] = {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 import struct
 import zlib
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
@@ -198,16 +199,14 @@ class LazyTree:
         return out
 
 
+_ENTRY = re.compile(rb"([0-7]+) ([^\0]+)\0(.{20})", re.S)
+
+
 def _decode_entries(body: bytes) -> Entries:
-    out: Entries = {}
-    i = 0
-    index = body.index
-    while i < len(body):
-        sp = index(b" ", i)
-        nul = index(b"\0", sp)
-        out[body[sp + 1:nul].decode()] = (body[i:sp], body[nul + 1:nul + 21])
-        i = nul + 21
-    return out
+    found = _ENTRY.findall(body)
+    if sum(len(m) + len(n) + 22 for m, n, _ in found) != len(body):
+        raise ValueError("not a Git tree object")
+    return {name.decode(): (mode, sha) for mode, name, sha in found}
 
 
 class _TreeFolders(Mapping[str, Entries]):
@@ -272,11 +271,16 @@ class _TreeBlobs(Mapping[str, bytes]):
         return entry[1]
 
     def __contains__(self, path: object) -> bool:
-        if not isinstance(path, str):
-            return False
+        return isinstance(path, str) and self.get(path) is not None
+
+    def get(self, path: str, default: bytes | None = None) -> bytes | None:  # type: ignore[override]
+        """The blob id of `path` (one dict lookup once its folder is read)."""
         folder, _, name = path.rpartition("/")
-        entry = (self.tree.entries(folder) or {}).get(name)
-        return entry is not None and entry[0] == MODE_FILE
+        entries = self.tree._entries.get(folder)
+        if entries is None:
+            entries = self.tree.entries(folder) or {}
+        entry = entries.get(name)
+        return entry[1] if entry is not None and entry[0] == MODE_FILE else default
 
     def __iter__(self) -> Iterator[str]:
         self.tree.load_all()
