@@ -132,6 +132,8 @@ def main() -> None:
         work = args.work or tmp / "work"
         if not work.exists():
             make_repo(work, generate(clusters=args.clusters, templates=args.templates))
+        elif git(work, "rev-parse", "--verify", "-q", STATE).strip():
+            stamp(work, ROOT)       # a state this build may restart from, not render again
         print(f"clusters={args.clusters} templates={args.templates}", flush=True)
         print(summary("running hub", running(work, args.rounds)), flush=True)
         for i, code in enumerate(args.code or [ROOT]):

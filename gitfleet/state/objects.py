@@ -108,20 +108,37 @@ class LazyTree:
     start slow. `read` maps tree ids (hex) to their bodies; this module stays free of Git.
     """
 
-    def __init__(self, root: str, *, read: Reader) -> None:
+    def __init__(self, root: str, *, read: Reader, eager_after: int = 8) -> None:
         self.root = root
         self._read = read
         self._entries: dict[str, Entries] = {}
         self._shas: dict[str, str] = {"": root}     # folder -> tree id, for folders seen
+        self._misses = 0
+        self._eager_after = eager_after
         self.reads = 0                                # batches read (tests, benchmarks)
 
     def entries(self, folder: str) -> Entries | None:
-        """The entries of `folder` (name -> (mode, binary id)), None when it is no folder."""
+        """The entries of `folder` (name -> (mode, binary id)), None when it is no folder.
+
+        A folder asked for alone is read alone; after `eager_after` such reads the whole tree
+        is read, level by level, so a caller that walks every folder (a fleet status fold)
+        costs a few reads, not one Git call per folder."""
         found = self._entries.get(folder)
-        if found is None:
+        if found is not None:
+            return found
+        if folder:
+            parent, _, name = folder.rpartition("/")
+            above = self._entries.get(parent)
+            if above is not None:
+                entry = above.get(name)
+                if entry is None or entry[0] != MODE_TREE:
+                    return None               # known not to be a folder: nothing to read
+        self._misses += 1
+        if self._misses > self._eager_after:
+            self.load_all()
+        else:
             self.load([folder])
-            found = self._entries.get(folder)
-        return found
+        return self._entries.get(folder)
 
     def sha(self, folder: str) -> str | None:
         """The tree id of `folder`, None when it is no folder (reads its parent if needed)."""
