@@ -29,7 +29,7 @@ from gitfleet.render.core import (
     problems_per_cluster,
     render,
 )
-from gitfleet.render.plans import best_strength, karmada_claims, resolve_feed
+from gitfleet.render.plans import best_strength, karmada_claims, keeps_placement, resolve_feed
 from gitfleet.render.previous import CLAIMS_FILE, PreviousState
 from gitfleet.render.scope import Scope, scope_of
 from gitfleet.render.status import StatusSnapshot
@@ -63,9 +63,13 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
     folders = {folder for unit in units for folder in _folders(unit)}
     only = _localized_clusters(base, head) if not scope.propagations else None
     drafted = set(head.clusters) if only is None else only
-    again = sorted({f"clusters/{c}/{folder}" for c in head.clusters for folder in folders})
+    restricted = scope.restrict(head)
+    # Scheduling reads the previous Descriptions of every cluster only for steady division and
+    # sub-group binding; otherwise the clusters drafted are all that is read.
+    read = drafted if only is not None and not keeps_placement(restricted) else head.clusters
+    again = sorted({f"clusters/{c}/{folder}" for c in read for folder in folders})
     # The units rendered again only need their own previous folders (and the claims); a state
-    # read lazily from Git reads just these. Scheduling reads them in every cluster.
+    # read lazily from Git reads just these.
     previous_paths = files_in(previous_files, again)
     redone = subset(previous_files, [*previous_paths, CLAIMS_FILE, ERRORS_FILE])
     redone_paths = previous_paths if only is None else \
@@ -74,7 +78,7 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
         again = [f for f in again if f.split("/", 2)[1] in only]
     # every cluster file drafted is written again by the render below
     replaced = [f"clusters/{c}/{CLUSTER_FILE}" for c in sorted(drafted)]
-    result = render(scope.restrict(head), source_commit=source_commit, previous_files=redone,
+    result = render(restricted, source_commit=source_commit, previous_files=redone,
                     status=status, fleet_at=fleet_at, only_clusters=only)
     changes = {p: d for p, d in result.files.items() if p not in (ERRORS_FILE, CLAIMS_FILE)}
     idents = {_ident(u) for u in units}

@@ -157,3 +157,13 @@ def test_a_localization_change_keeps_the_other_clusters_problems() -> None:
     quick, _ = _quick(head, _edit(head, "policies/web/localization-prod-east.yaml",
                                   "value: x", "value: y"))
     assert _written(quick) == {"prod-east"}
+
+
+def test_a_localization_change_under_steady_division_equals_a_full_render() -> None:
+    # Dynamic division keeps replicas where the previous state put them, in every cluster:
+    # scheduling then reads every cluster's previous Description, even for one cluster's change
+    files = generate(clusters=12, templates=30, units=6)
+    files = _edit(files, "policies/app003/subscription.yaml", "type: Static", "type: Dynamic")
+    quick, _ = _quick(files, _edit(files, "policies/localizations/c00000.yaml",
+                                   '"tuned": "c00000"', '"tuned": "yes"'))
+    assert _written(quick) == {"c00000"}
