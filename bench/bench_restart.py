@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_restart.py [--clusters 1000] [--templates 100] [--rounds 3]
                                             [--code /path/to/a/gitfleet/checkout]
+                                            [--without-parse-cache] [--work DIR]
 
 On a fleet from `bench/fleetgen.py` in a fresh local repository: an in-process `Hub` renders
 and writes it once, then handles `--rounds` one-line Localization changes of one cluster (the
@@ -9,6 +10,9 @@ running hub); then, for as many more changes, a cold `gitfleet hub --once --no-f
 process starts from the state in Git (the restarted hub). Reported per round: wall and CPU
 seconds (the hub and its Git children), the render mode, the Git objects the write added and
 how many blobs of the previous state were read back.
+
+`--without-parse-cache` adds cold rounds with the hub's parse cache (`.git/gitfleet/parsed.json`,
+what the previous hub parsed of the fleet) removed first, as after a fresh clone.
 
 `--code` runs the cold hub from another checkout (e.g. main, for a before/after figure). The
 state is first stamped with the measured build's `Renderer` trailer (same tree), so that every
@@ -44,8 +48,8 @@ def running(work: Path, rounds: int) -> list[dict[str, object]]:
     hub = Hub(open_store(str(work)), settings=HubSettings(fleet_status=False))
     t = time.perf_counter()
     first = hub.run_once()
-    assert first is not None and first.wrote
-    print(f"first render and write: {time.perf_counter() - t:.1f} s", flush=True)
+    assert first is not None
+    print(f"first round ({first.mode}): {time.perf_counter() - t:.1f} s", flush=True)
     out = []
     for n in range(rounds):
         change_one(work, n)
@@ -74,11 +78,14 @@ def stamp(work: Path, code: Path) -> None:
     git(work, "update-ref", STATE, commit)
 
 
-def cold(work: Path, rounds: int, code: Path, *, first: int) -> list[dict[str, object]]:
+def cold(work: Path, rounds: int, code: Path, *, first: int,
+         parse_cache: bool = True) -> list[dict[str, object]]:
     stamp(work, code)
     out = []
     for n in range(rounds):
         change_one(work, first + n)      # a value no earlier round used
+        if not parse_cache:              # as on a fresh clone: every fleet file parsed
+            (work / ".git" / "gitfleet" / "parsed.json").unlink(missing_ok=True)
         t, c, o = time.perf_counter(), cpu(), stored_objects(work)
         done = subprocess.run([sys.executable, "-m", "gitfleet", "hub", "--repo", str(work),
                                "--once", "--no-fleet-status"], cwd=code, capture_output=True,
@@ -113,16 +120,28 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--code", type=Path, action="append", default=[],
                         help="checkout(s) to run the cold hub from (default: this one)")
+    parser.add_argument("--work", type=Path,
+                        help="the fleet repository to use: generated there when absent, kept "
+                             "and reused when present (a 10,000-cluster fleet takes minutes)")
+    parser.add_argument("--without-parse-cache", action="store_true",
+                        help="also run cold hubs without the parse results a previous hub "
+                             "kept in the Git folder (as after a fresh clone)")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-restart-"))
     try:
-        work = tmp / "work"
-        make_repo(work, generate(clusters=args.clusters, templates=args.templates))
+        work = args.work or tmp / "work"
+        if not work.exists():
+            make_repo(work, generate(clusters=args.clusters, templates=args.templates))
+        elif git(work, "rev-parse", "--verify", "-q", STATE).strip():
+            stamp(work, ROOT)       # a state this build may restart from, not render again
         print(f"clusters={args.clusters} templates={args.templates}", flush=True)
         print(summary("running hub", running(work, args.rounds)), flush=True)
         for i, code in enumerate(args.code or [ROOT]):
             rows = cold(work, args.rounds, code.resolve(), first=100 * (i + 1))
             print(summary(f"cold hub --once ({code})", rows), flush=True)
+        if args.without_parse_cache:
+            rows = cold(work, args.rounds, ROOT, first=1000, parse_cache=False)
+            print(summary("cold hub --once, no parse cache", rows), flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

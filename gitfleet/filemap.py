@@ -11,7 +11,16 @@ file. Both are plain read-only `Mapping`s for everyone else.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, ItemsView, Iterable, Iterator, Mapping, ValuesView
+from collections.abc import (
+    Callable,
+    Collection,
+    ItemsView,
+    Iterable,
+    Iterator,
+    KeysView,
+    Mapping,
+    ValuesView,
+)
 
 from gitfleet.errors import TransientError
 
@@ -73,8 +82,19 @@ class LazyFiles(Mapping[str, bytes]):
 
     def load(self, paths: Iterable[str]) -> None:
         """Read the contents of `paths` not read yet, in one batch."""
-        wanted = list(dict.fromkeys(sha for p in paths if (sha := self.shas.get(p)) is not None
-                                    and sha not in self._blobs))
+        shas = self.shas
+        self._load_shas([sha for p in paths if (sha := shas.get(p)) is not None])
+
+    def subset(self, paths: Iterable[str]) -> dict[str, bytes]:
+        """The files of `paths` this map holds, read in one batch (one lookup per path)."""
+        shas = self.shas
+        found = {p: sha for p in paths if (sha := shas.get(p)) is not None}
+        self._load_shas(found.values())
+        blobs = self._blobs
+        return {p: blobs[sha] for p, sha in found.items()}
+
+    def _load_shas(self, shas: Iterable[bytes]) -> None:
+        wanted = [sha for sha in dict.fromkeys(shas) if sha not in self._blobs]
         if not wanted:
             return
         got = self._read([sha.hex() for sha in wanted])
@@ -85,7 +105,17 @@ class LazyFiles(Mapping[str, bytes]):
                                  f"repository (first {missing[0]})")
         self._blobs.update((sha, got[sha.hex()]) for sha in wanted)
 
+    def files_in(self, folders: Collection[str]) -> list[str]:
+        """The paths directly in `folders`; a map over a tree read lazily lists just those."""
+        lister = getattr(self.shas, "files_in", None)
+        if lister is not None:
+            return list(lister(folders))
+        wanted = set(folders)
+        return [p for p in self.shas if p.rpartition("/")[0] in wanted]
+
     def _folder_of(self, path: str) -> list[str]:
+        if hasattr(self.shas, "files_in"):
+            return self.files_in([path.rpartition("/")[0]]) or [path]
         if self._folders is None:
             self._folders = {}
             for p in self.shas:
@@ -145,6 +175,58 @@ class Overlay(Mapping[str, bytes]):
         """The paths that may differ from `base`."""
         return set(self.changes) | set(self.removed)
 
+    def files_in(self, folders: Collection[str]) -> list[str]:
+        """The paths directly in `folders` (the base lists its part)."""
+        wanted = set(folders)
+        listed = [p for p in files_in(self.base, wanted) if p not in self.removed]
+        return listed + [p for p in self.changes
+                         if p.rpartition("/")[0] in wanted and p not in self.base]
+
+
+class Listed(Mapping[str, bytes]):
+    """A plain map that knows its folders (a built tree does): listing one folder costs what
+    is in it, not a walk over every path of a state."""
+
+    def __init__(self, files: Mapping[str, bytes],
+                 lister: Callable[[Collection[str]], list[str]]) -> None:
+        self.files = files
+        self._lister = lister
+
+    def __getitem__(self, path: str) -> bytes:
+        return self.files[path]
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.files
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.files)
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def keys(self) -> KeysView[str]:
+        return self.files.keys()
+
+    def items(self) -> ItemsView[str, bytes]:
+        return self.files.items()
+
+    def values(self) -> ValuesView[bytes]:
+        return self.files.values()
+
+    def files_in(self, folders: Collection[str]) -> list[str]:
+        return self._lister(folders)
+
+
+def files_in(files: Mapping[str, bytes], folders: Collection[str]) -> list[str]:
+    """The paths of `files` directly in one of `folders` ("" is the top). Maps that know their
+    folders (a state read lazily, a built tree, overlays of them) list only those; any other
+    map is walked."""
+    lister = getattr(files, "files_in", None)
+    if lister is not None:
+        return list(lister(folders))
+    wanted = set(folders)
+    return [p for p in files if p.rpartition("/")[0] in wanted]
+
 
 def overlay(base: Mapping[str, bytes], changes: Mapping[str, bytes],
             removed: Collection[str]) -> Overlay:
@@ -167,6 +249,8 @@ def prefetch(files: Mapping[str, bytes], paths: Iterable[str]) -> None:
 
 def subset(files: Mapping[str, bytes], paths: Iterable[str]) -> dict[str, bytes]:
     """The files of `paths` that `files` holds, read in one batch."""
+    if isinstance(files, LazyFiles):
+        return files.subset(paths)
     wanted = [p for p in paths if p in files]
     prefetch(files, wanted)
     return {p: files[p] for p in wanted}

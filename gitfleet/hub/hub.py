@@ -53,6 +53,7 @@ from gitfleet.state.writer import (
     StateWriter,
     read_heads,
     state_trailers,
+    summary_totals,
 )
 
 LOG = logging.getLogger("gitfleet.hub")
@@ -94,13 +95,17 @@ class Hub:
         self.clock = clock or SystemClock()
         self.metrics = metrics or Metrics()
         self.rng = rng or random.Random()
-        self.reader = SourceReader(store.git, fleets_kept=self.settings.basis_fleets_kept)
+        self.reader = SourceReader(store.git, fleets_kept=self.settings.basis_fleets_kept,
+                                   keep_parsed=True)
         self.status = FleetStatus(store.git, clock=self.clock)
         self.lifecycle = Lifecycle()              # cluster judgement, taints, failover
         self.last: RenderReport | None = None      # the last render that ran
         self.refused = ""          # why the source tip is not rendered (unsigned), else ""
         self._writers: dict[str, StateWriter] = {}
         self._previous: tuple[str | None, Mapping[str, bytes]] | None = None
+        # (state commit, its Descriptions and objects): an incremental render counts its
+        # totals from the folders it renders again instead of listing the whole state
+        self._totals: tuple[str | None, tuple[int, int]] | None = None
         # (source commit, state commit, status key) of this hub's last render
         self._rendered: tuple[str, str | None, object] | None = None
         # set by the daemon loop: fold statuses and answer registrations between pushes
@@ -321,9 +326,12 @@ class Hub:
         for change in life.changes:
             log(LOG, logging.WARNING, "cluster lifecycle", change=change)
         self._last_result = result
-        self._previous = (write.state, plan.files)
         self.rollouts.written(write.state, plan)
         self.metrics.rolled(plan.figures())
+        # the writer's copy of the files knows its folders: the next incremental render lists
+        # the folders it renders again instead of walking every path
+        self._previous = (write.state, self._writer(branches).index.files)
+        self._totals = (write.state, (result.descriptions, result.objects))
         self._rendered = (source, write.state, status_key)
         assert write.heads is not None
         self._done_key = (source, branches.prefix, write.state, _digest(write.heads), status_key)
@@ -351,7 +359,9 @@ class Hub:
             if found is None:
                 return None
             mode = "restart"
-            base, state, key = found
+            base, state, key, totals = found
+            if totals is not None:
+                self._totals = (state, totals)
         else:
             base, state, key = self._rendered
         if state != heads.state or key != status_key or (base == source and mode != "restart"):
@@ -360,14 +370,17 @@ class Hub:
                                     source, "--", *SOURCE_PATHS).decode().splitlines()
         paths = frozenset(p for p in listed if relevant(p))
         self._mode = (mode, len(paths))
+        totals = self._totals[1] if self._totals and self._totals[0] == state else None
         return render_incremental(self.reader.fleet_at(base), fleet, paths=paths,
                                   previous_files=previous_files, source_commit=source,
-                                  status=snapshot, fleet_at=self.reader.fleet_at)
+                                  status=snapshot, fleet_at=self.reader.fleet_at,
+                                  previous_totals=totals)
 
-    def _rendered_by_state(self, heads: StateHeads) -> tuple[str, str | None, object] | None:
-        """(source, state, status digest) the state in Git was rendered from, when its
-        trailers say so, this very code rendered it, and the source commit is still in the
-        repository."""
+    def _rendered_by_state(self, heads: StateHeads
+                           ) -> tuple[str, str | None, object, tuple[int, int] | None] | None:
+        """(source, state, status digest, (Descriptions, objects)) the state in Git was
+        rendered from, when its trailers say so, this very code rendered it, and the source
+        commit is still in the repository (the figures None when the trailer lacks them)."""
         if heads.state is None:
             return None
         trailers = state_trailers(self.store.git, heads.state)
@@ -375,7 +388,7 @@ class Hub:
         if STATUS_INPUT not in trailers or trailers.get(RENDERER) != renderer_id() or \
                 not base or self.store.git.resolve(f"{base}^{{commit}}") != base:
             return None
-        return base, heads.state, trailers[STATUS_INPUT]
+        return base, heads.state, trailers[STATUS_INPUT], summary_totals(trailers)
 
     def _lock_hint(self, error: str) -> str:
         """When a lost race is a lock file, say when the hub will take it for stale."""

@@ -11,7 +11,7 @@ import difflib
 import hashlib
 import re
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,8 +136,73 @@ class _ParseCache:
             verdicts[kind] = schema.findings(kind, data)
         return verdicts[kind]
 
+    def export(self, contents: Iterable[bytes]) -> dict[str, list[list[Any]]]:
+        """What the cache holds for `contents` (file contents), as JSON-shaped data: per
+        content digest, each document's data, line, index and schema verdicts. A process
+        that starts next takes it back with `preload` instead of parsing every file again."""
+        out: dict[str, list[list[Any]]] = {}
+        for data in contents:
+            key = hashlib.sha1(data).digest()
+            docs = self._docs.get(key)
+            if docs is None or key.hex() in out:
+                continue
+            out[key.hex()] = [[d.data, d.line, d.index, {
+                kind: [[list(f.where), f.message, f.warning] for f in found]
+                for kind, found in self._verdicts.get(id(d.data), {}).items()}] for d in docs]
+        return out
+
+    def preload(self, entries: Mapping[str, Any]) -> int:
+        """Take back what `export` gave (entries already held are kept); returns how many
+        were taken. Anything not in the shape `export` writes is an error (ValueError): the
+        caller then drops the whole export."""
+        taken: list[tuple[bytes, list[yamlio.Document], list[dict[str, list[schema.Finding]]]]]
+        taken = []
+        for hexkey, docs in entries.items():
+            key = bytes.fromhex(hexkey)
+            if len(key) != 20 or not isinstance(docs, list):
+                raise ValueError(f"not a parse cache entry: {hexkey!r}")
+            if key in self._docs:
+                continue
+            built, verdicts = [], []
+            for entry in docs:
+                data, line, index, by_kind = entry
+                if not (isinstance(line, int) and isinstance(index, int)
+                        and isinstance(by_kind, dict)):
+                    raise ValueError(f"not a parse cache entry: {hexkey!r}")
+                built.append(yamlio.Document(data, line, index))
+                verdicts.append({str(kind): [schema.Finding(tuple(where), str(message),
+                                                            bool(warning))
+                                             for where, message, warning in found]
+                                 for kind, found in by_kind.items()})
+            taken.append((key, built, verdicts))
+        for key, built, verdicts in taken:      # all or nothing
+            self._docs[key] = built
+            for doc, found in zip(built, verdicts, strict=True):
+                self._verdicts[id(doc.data)] = found
+        while len(self._docs) > self.limit:
+            for d in self._docs.popitem(last=False)[1]:
+                self._verdicts.pop(id(d.data), None)
+        return len(taken)
+
+    @property
+    def size(self) -> int:
+        """File contents held (parsed, or taken back)."""
+        return len(self._docs)
+
 
 _CACHE = _ParseCache()
+# (path, content, size limit) -> the cluster a cluster file gave without any problem
+_CLEAN_CLUSTERS: dict[tuple[str, bytes, int], Cluster] = {}
+
+
+def export_parsed(contents: Iterable[bytes]) -> dict[str, list[list[Any]]]:
+    """The parsed documents and verdicts of `contents`, to hand to a later process."""
+    return _CACHE.export(contents)
+
+
+def preload_parsed(entries: Mapping[str, Any]) -> int:
+    """Take back what `export_parsed` gave (ValueError when it is not in that shape)."""
+    return _CACHE.preload(entries)
 
 
 @dataclass(frozen=True)
@@ -271,6 +336,22 @@ class _Builder:
     # -- clusters --------------------------------------------------------------------------
 
     def load_cluster_file(self, path: str, data: bytes) -> None:
+        # A file that loaded cleanly before (same path, same bytes, same size limit) gives the
+        # same cluster: a hub loads 10,000 unchanged cluster files at every commit it reads.
+        key = (path, data, self.settings.max_file_bytes)
+        known = _CLEAN_CLUSTERS.get(key)
+        if known is not None and known.name not in self.clusters:
+            self.clusters[known.name] = known
+            return
+        before, warned, had = len(self.errors), len(self.warnings), len(self.clusters)
+        self._load_cluster_file(path, data)
+        if len(self.errors) == before and len(self.warnings) == warned and \
+                len(self.clusters) == had + 1:
+            if len(_CLEAN_CLUSTERS) > 100_000:
+                _CLEAN_CLUSTERS.clear()
+            _CLEAN_CLUSTERS[key] = next(reversed(self.clusters.values()))
+
+    def _load_cluster_file(self, path: str, data: bytes) -> None:
         stem = path[len("clusters/"):].rsplit(".", 1)[0]
         before = len(self.errors)
         docs = self.documents(path, data)

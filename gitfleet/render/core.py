@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,15 +60,22 @@ class RenderResult:
     files: Mapping[str, bytes]
     errors: list[Problem]
     warnings: list[Problem]
-    clusters: list[ClusterSummary]
+    clusters: Sequence[ClusterSummary]
     variants_built: int = 0
+    # (Descriptions, objects) when known without summing `clusters` (an incremental render
+    # counts them from what it rendered again; its per-cluster figures are then lazy)
+    totals: tuple[int, int] | None = None
 
     @property
     def descriptions(self) -> int:
+        if self.totals is not None:
+            return self.totals[0]
         return sum(c.descriptions for c in self.clusters)
 
     @property
     def objects(self) -> int:
+        if self.totals is not None:
+            return self.totals[1]
         return sum(c.objects for c in self.clusters)
 
 

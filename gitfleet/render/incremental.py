@@ -10,11 +10,13 @@ everything. Tests compare it byte for byte with a full render.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import overload
 
 from gitfleet import yamlio
-from gitfleet.filemap import overlay, subset
-from gitfleet.layout import ERRORS_FILE
+from gitfleet.filemap import files_in, overlay, subset
+from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import ObjectKey
 from gitfleet.model.problems import Problem
@@ -27,7 +29,7 @@ from gitfleet.render.core import (
     problems_per_cluster,
     render,
 )
-from gitfleet.render.plans import best_strength, karmada_claims, resolve_feed
+from gitfleet.render.plans import best_strength, karmada_claims, keeps_placement, resolve_feed
 from gitfleet.render.previous import CLAIMS_FILE, PreviousState
 from gitfleet.render.scope import Scope, scope_of
 from gitfleet.render.status import StatusSnapshot
@@ -38,10 +40,16 @@ Unit = tuple[str, str, str]  # kind, namespace, name
 def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
                        previous_files: Mapping[str, bytes] | None, source_commit: str,
                        status: StatusSnapshot | None = None,
-                       fleet_at: Callable[[str], Fleet] | None = None) -> RenderResult | None:
+                       fleet_at: Callable[[str], Fleet] | None = None,
+                       previous_totals: tuple[int, int] | None = None) -> RenderResult | None:
     """The render of `head` after `base` (whose render is `previous_files`), or None when only
-    a full render is safe. `status` must be what `base` was rendered with."""
-    if not previous_files or ERRORS_FILE not in previous_files:
+    a full render is safe. `status` must be what `base` was rendered with.
+
+    `previous_totals` are the Descriptions and objects `previous_files` holds (a state
+    commit's Render-Summary): with them the totals of the result are counted from the folders
+    rendered again alone, and nothing outside them is listed (a state read lazily from Git
+    stays unread); the per-cluster figures are then counted only when asked for."""
+    if previous_files is None or ERRORS_FILE not in previous_files:
         return None
     if base.broken_paths or head.broken_paths or base.broken_clusters or head.broken_clusters:
         return None
@@ -53,51 +61,134 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
     scope = _close_over_shared_templates(scope, base, head)
     units = _units(scope)
     folders = {folder for unit in units for folder in _folders(unit)}
-    again = {f"clusters/{c}/{folder}" for c in head.clusters for folder in folders}
-    replaced, kept, redone_paths = _kept_files(previous_files, again, set(head.clusters))
+    only = _localized_clusters(base, head) if not scope.propagations else None
+    drafted = set(head.clusters) if only is None else only
+    restricted = scope.restrict(head)
+    # Scheduling reads the previous Descriptions of every cluster only for steady division and
+    # sub-group binding; otherwise the clusters drafted are all that is read.
+    read = drafted if only is not None and not keeps_placement(restricted) else head.clusters
+    again = sorted({f"clusters/{c}/{folder}" for c in read for folder in folders})
     # The units rendered again only need their own previous folders (and the claims); a state
     # read lazily from Git reads just these.
-    redone = subset(previous_files, [*redone_paths, CLAIMS_FILE, ERRORS_FILE])
-    result = render(scope.restrict(head), source_commit=source_commit, previous_files=redone,
-                    status=status, fleet_at=fleet_at)
+    previous_paths = files_in(previous_files, again)
+    redone = subset(previous_files, [*previous_paths, CLAIMS_FILE, ERRORS_FILE])
+    redone_paths = previous_paths if only is None else \
+        [p for p in previous_paths if p.split("/", 2)[1] in only]
+    if only is not None:
+        again = [f for f in again if f.split("/", 2)[1] in only]
+    # every cluster file drafted is written again by the render below
+    replaced = [f"clusters/{c}/{CLUSTER_FILE}" for c in sorted(drafted)]
+    result = render(restricted, source_commit=source_commit, previous_files=redone,
+                    status=status, fleet_at=fleet_at, only_clusters=only)
     changes = {p: d for p, d in result.files.items() if p not in (ERRORS_FILE, CLAIMS_FILE)}
     idents = {_ident(u) for u in units}
     old_errors, old_warnings = _previous_problems(redone[ERRORS_FILE])
-    errors = sorted(set(result.errors) | {p for p in old_errors
-                                         if p.unit and p.unit not in idents})
-    warnings = sorted(set(result.warnings) | {p for p in old_warnings
-                                             if p.unit and p.unit not in idents})
+
+    def kept(p: Problem) -> bool:
+        """A previous problem the render above could not have made again."""
+        return bool(p.unit) and (p.unit not in idents or (
+            only is not None and (m := _CLUSTER_SUFFIX.search(p.message)) is not None
+            and m[1] not in only))
+
+    errors = sorted(set(result.errors) | {p for p in old_errors if kept(p)})
+    warnings = sorted(set(result.warnings) | {p for p in old_warnings if kept(p)})
     changes[ERRORS_FILE] = errors_file(errors, warnings)
     claims = karmada_claims(head, PreviousState(redone))
     if claims:
         changes[CLAIMS_FILE] = claims_file(head, claims)
     files = overlay(previous_files, changes, [*redone_paths, *replaced, CLAIMS_FILE])
+    none = ClusterSummary("", 0, 0, 0, 0)
     by_name = {c.name: c for c in result.clusters}
     n_warn, n_err = problems_per_cluster(warnings), problems_per_cluster(errors)
-    summaries = [ClusterSummary(c, by_name[c].descriptions + kept[c][0],
-                                by_name[c].objects + kept[c][1], n_warn[c], n_err[c])
-                 for c in head.clusters]
-    return RenderResult(files, errors, warnings, summaries, result.variants_built)
+    again_set = set(again)
+
+    def summaries() -> list[ClusterSummary]:
+        counts = _kept_counts(previous_files, again_set, set(head.clusters))
+        return [ClusterSummary(c, by_name.get(c, none).descriptions + counts[c][0],
+                               by_name.get(c, none).objects + counts[c][1], n_warn[c],
+                               n_err[c])
+                for c in head.clusters]
+
+    if previous_totals is None:
+        return RenderResult(files, errors, warnings, summaries(), result.variants_built)
+    gone_desc = sum(1 for p in redone_paths if p.endswith(_DESCRIPTION))
+    totals = (previous_totals[0] - gone_desc + result.descriptions,
+              previous_totals[1] - (len(redone_paths) - gone_desc) + result.objects)
+    return RenderResult(files, errors, warnings,
+                        LazySummaries(list(head.clusters), summaries),
+                        result.variants_built, totals=totals)
 
 
-def _kept_files(previous: Mapping[str, bytes], again: set[str], clusters: set[str]
-                ) -> tuple[list[str], dict[str, list[int]], list[str]]:
-    """The previous files written again in any case (cluster files), per cluster the
-    Descriptions and objects among the files kept, and the files of the folders rendered again
-    (one pass over the paths only: a state holds a hundred thousand files)."""
-    replaced: list[str] = []
-    redone: list[str] = []
+_DESCRIPTION = "/" + DESCRIPTION_FILE
+_CLUSTER_SUFFIX = re.compile(r" \(cluster ([^)]+)\)$")
+
+
+def _localized_clusters(base: Fleet, head: Fleet) -> set[str] | None:
+    """The clusters a change can reach when it changes nothing but Localizations (a
+    Localization applies in the one cluster whose dedicated namespace holds it; scheduling
+    does not read it), else None. Rendering only those clusters' Descriptions is what keeps a
+    one-cluster tuning of a Subscription bound to 10,000 clusters cheap."""
+    if _all_but_localizations(base) != _all_but_localizations(head):
+        return None
+    before = {o.ident: o for o in base.localizations}
+    after = {o.ident: o for o in head.localizations}
+    namespaces = {ident[1] for ident in before.keys() | after.keys()
+                  if before.get(ident) != after.get(ident)}
+    return {c.name for c in head.clusters.values() if c.namespace in namespaces}
+
+
+def _all_but_localizations(fleet: Fleet) -> tuple[object, ...]:
+    """Everything of a fleet a render reads, but its Localizations and problems, compared by
+    content and place (object equality leaves bodies, labels and origins out)."""
+    return (
+        fleet.settings, fleet.broken_paths, fleet.broken_clusters,
+        {n: (c, sorted(c.labels.items()), c.origin) for n, c in fleet.clusters.items()},
+        {k: (t.api_version, t.digest, t.origin) for k, t in fleet.templates.items()},
+        [(s, s.digest, s.origin) for s in fleet.subscriptions],
+        [(g, g.digest, g.affinity, g.origin) for g in fleet.globalizations],
+        [(p, p.digest, p.spec, p.origin) for p in fleet.propagations],
+        [(o, o.digest, o.origin) for o in fleet.karmada_overrides],
+        [(a, a.spec, a.origin) for a in fleet.autoscalers])
+
+
+class LazySummaries(Sequence[ClusterSummary]):
+    """Per-cluster figures of an incremental render, counted (over the whole previous state)
+    only when someone asks for them; the hub asks only for their number and the totals."""
+
+    def __init__(self, names: list[str], count: Callable[[], list[ClusterSummary]]) -> None:
+        self._names = names
+        self._count = count
+        self._done: list[ClusterSummary] | None = None
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @overload
+    def __getitem__(self, i: int) -> ClusterSummary: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[ClusterSummary]: ...
+
+    def __getitem__(self, i: int | slice) -> ClusterSummary | Sequence[ClusterSummary]:
+        if self._done is None:
+            self._done = self._count()
+        return self._done[i]
+
+
+def _kept_counts(previous: Mapping[str, bytes], again: set[str], clusters: set[str]
+                 ) -> dict[str, list[int]]:
+    """Per cluster, the Descriptions and objects among the previous files kept (outside the
+    folders rendered again): one pass over the paths only."""
     counts = {c: [0, 0] for c in clusters}
     owner: dict[str, list[int] | None] = {}  # folder -> its cluster's counts (None: not counted)
     for path in previous:
         folder, _, name = path.rpartition("/")
         if folder in again:
-            redone.append(path)
-            continue
-        if name == CLUSTER_FILE:
-            replaced.append(path)
-            continue
-        if path in (ERRORS_FILE, CLAIMS_FILE):
             continue
         if folder not in owner:
             parts = folder.split("/")
@@ -105,8 +196,8 @@ def _kept_files(previous: Mapping[str, bytes], again: set[str], clusters: set[st
                 parts[0] == "clusters" else None
         tally = owner[folder]
         if tally is not None:
-            tally[0 if name == "description.yaml" else 1] += 1
-    return replaced, counts, redone
+            tally[0 if name == DESCRIPTION_FILE else 1] += 1
+    return counts
 
 
 def _units(scope: Scope) -> set[Unit]:

@@ -145,7 +145,7 @@ class PreviousState:
     """Index of a previous state tree (path -> bytes)."""
 
     def __init__(self, files: Mapping[str, bytes] | None) -> None:
-        self.files: Mapping[str, bytes] = files or {}
+        self.files: Mapping[str, bytes] = files if files is not None else {}
         self._replicas: dict[tuple[bytes, str], int | None] = {}
 
     @cached_property

@@ -7,13 +7,17 @@ repository in one pack, instead of one `git` call per file.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import re
 import struct
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from gitfleet.filemap import LazyFiles, Overlay, Reader, touched
+from gitfleet.errors import TransientError
+from gitfleet.filemap import LazyFiles, Listed, Overlay, Reader, touched
 
 OBJ_COMMIT = 1
 OBJ_TREE = 2
@@ -75,12 +79,14 @@ class TreeBuild:
     created by this build (for an incremental build, only those on changed paths)."""
 
     root: str
-    trees: dict[str, str]                     # folder path ("" = root) -> tree sha
+    trees: Mapping[str, str]                  # folder path ("" = root) -> tree sha
     objects: dict[str, tuple[int, bytes]] = field(repr=False)   # sha -> (type, body)
 
 
+_SMALL_CHANGE = 64       # changes an incremental build always takes
 _BAD_NAMES = frozenset(("", ".", "..", ".git"))
 Entries = dict[str, tuple[bytes, bytes]]      # name -> (mode, binary sha)
+_V = TypeVar("_V")
 
 
 def check_path(path: str) -> None:
@@ -93,6 +99,270 @@ class _Rebuild(Exception):
     """An incremental update that a full build handles better (or reports properly)."""
 
 
+class LazyTree:
+    """A tree already in Git, read folder by folder: a folder's entries are read (one tree
+    object, batched per level) only when something asks for that folder or below it.
+
+    A restarted hub needs the state's index, but a one-cluster change looks at a few folders of
+    a state that lists a million entries; reading it whole (`ls-tree -r`) is what made a cold
+    start slow. `read` maps tree ids (hex) to their bodies; this module stays free of Git.
+    """
+
+    def __init__(self, root: str, *, read: Reader, eager_after: int = 8) -> None:
+        self.root = root
+        self._read = read
+        self._entries: dict[str, Entries] = {}
+        self._shas: dict[str, str] = {"": root}     # folder -> tree id, for folders seen
+        self._misses = 0
+        self._eager_after = eager_after
+        self.reads = 0                                # batches read (tests, benchmarks)
+
+    def entries(self, folder: str) -> Entries | None:
+        """The entries of `folder` (name -> (mode, binary id)), None when it is no folder.
+
+        A folder asked for alone is read alone; after `eager_after` such reads the whole tree
+        is read, level by level, so a caller that walks every folder (a fleet status fold)
+        costs a few reads, not one Git call per folder."""
+        found = self._entries.get(folder)
+        if found is not None:
+            return found
+        if folder:
+            parent, _, name = folder.rpartition("/")
+            above = self._entries.get(parent)
+            if above is not None:
+                entry = above.get(name)
+                if entry is None or entry[0] != MODE_TREE:
+                    return None               # known not to be a folder: nothing to read
+        self._misses += 1
+        if self._misses > self._eager_after:
+            self.load_all()
+        else:
+            self.load([folder])
+        return self._entries.get(folder)
+
+    def sha(self, folder: str) -> str | None:
+        """The tree id of `folder`, None when it is no folder (reads its parent if needed)."""
+        found = self._shas.get(folder)
+        if found is None and folder:
+            parent, _, name = folder.rpartition("/")
+            entry = (self.entries(parent) or {}).get(name)
+            if entry is not None and entry[0] == MODE_TREE:
+                found = entry[1].hex()
+        return found
+
+    def load(self, folders: Iterable[str]) -> None:
+        """Read `folders` and every folder above them, one batch per depth."""
+        by_depth: dict[int, set[str]] = {}
+        for folder in folders:
+            while folder not in self._entries:
+                by_depth.setdefault(folder.count("/") + 1 if folder else 0, set()).add(folder)
+                if not folder:
+                    break
+                folder = folder.rpartition("/")[0]
+        for depth in sorted(by_depth):
+            self._read_level(by_depth[depth])
+
+    def load_all(self) -> None:
+        """Read every folder (level by level: as many batches as the tree is deep)."""
+        level = [f for f in ("",) if f not in self._entries]
+        self._read_level(set(level))
+        level = list(self._entries)
+        while level:
+            below = [f"{folder}/{name}" if folder else name for folder in level
+                     for name, (mode, _) in self._entries[folder].items() if mode == MODE_TREE]
+            below = [f for f in below if f not in self._entries]
+            self._read_level(set(below))
+            level = below
+
+    def _read_level(self, folders: set[str]) -> None:
+        wanted: dict[str, list[str]] = {}
+        for folder in folders:
+            if folder in self._entries:
+                continue
+            sha = self._shas.get(folder)
+            if sha is None:
+                parent, _, name = folder.rpartition("/")
+                entry = self._entries.get(parent, {}).get(name)
+                if entry is None or entry[0] != MODE_TREE:
+                    continue                      # not a folder of this tree
+                sha = self._shas[folder] = entry[1].hex()
+            wanted.setdefault(sha, []).append(folder)
+        if not wanted:
+            return
+        got = self._read(list(wanted))
+        self.reads += 1
+        missing = [sha for sha in wanted if sha not in got]
+        if missing:
+            raise TransientError(f"{len(missing)} trees of the state are missing from the "
+                                 f"repository (first {missing[0]})")
+        for sha, names in wanted.items():
+            entries = _decode_entries(got[sha])
+            for folder in names:
+                self._entries[folder] = entries
+                prefix = f"{folder}/" if folder else ""
+                for name, (mode, child) in entries.items():
+                    if mode == MODE_TREE:
+                        self._shas[prefix + name] = child.hex()
+
+    def files_in(self, folders: Collection[str]) -> list[str]:
+        """The plain files directly in `folders` (absent folders list nothing), reading only
+        those folders and the ones above them."""
+        self.load(folders)
+        out: list[str] = []
+        for folder in folders:
+            prefix = f"{folder}/" if folder else ""
+            out += [prefix + name for name, (mode, _) in
+                    (self._entries.get(folder) or {}).items() if mode == MODE_FILE]
+        return out
+
+
+_ENTRY = re.compile(rb"([0-7]+) ([^\0]+)\0(.{20})", re.S)
+
+
+def _decode_entries(body: bytes) -> Entries:
+    found = _ENTRY.findall(body)
+    if sum(len(m) + len(n) + 22 for m, n, _ in found) != len(body):
+        raise ValueError("not a Git tree object")
+    return {name.decode(): (mode, sha) for mode, name, sha in found}
+
+
+class _TreeFolders(Mapping[str, Entries]):
+    """A lazy tree's folders as the mapping a TreeIndex holds (folder -> entries)."""
+
+    def __init__(self, tree: LazyTree) -> None:
+        self.tree = tree
+
+    def __getitem__(self, folder: str) -> Entries:
+        found = self.tree.entries(folder)
+        if found is None:
+            raise KeyError(folder)
+        return found
+
+    def __contains__(self, folder: object) -> bool:
+        return isinstance(folder, str) and self.tree.entries(folder) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        self.tree.load_all()
+        return iter(list(self.tree._entries))
+
+    def __len__(self) -> int:
+        self.tree.load_all()
+        return len(self.tree._entries)
+
+
+class _TreeShas(Mapping[str, str]):
+    """A lazy tree's folder -> tree id (hex)."""
+
+    def __init__(self, tree: LazyTree) -> None:
+        self.tree = tree
+
+    def __getitem__(self, folder: str) -> str:
+        found = self.tree.sha(folder)
+        if found is None:
+            raise KeyError(folder)
+        return found
+
+    def __contains__(self, folder: object) -> bool:
+        return isinstance(folder, str) and self.tree.sha(folder) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        self.tree.load_all()
+        return iter(list(self.tree._entries))
+
+    def __len__(self) -> int:
+        self.tree.load_all()
+        return len(self.tree._entries)
+
+
+class _TreeBlobs(Mapping[str, bytes]):
+    """A lazy tree's plain files -> blob id (binary); `files_under` lists one folder."""
+
+    def __init__(self, tree: LazyTree) -> None:
+        self.tree = tree
+
+    def __getitem__(self, path: str) -> bytes:
+        folder, _, name = path.rpartition("/")
+        entry = (self.tree.entries(folder) or {}).get(name)
+        if entry is None or entry[0] != MODE_FILE:
+            raise KeyError(path)
+        return entry[1]
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self.get(path) is not None
+
+    def get(self, path: str, default: bytes | None = None) -> bytes | None:  # type: ignore[override]
+        """The blob id of `path` (one dict lookup once its folder is read)."""
+        folder, _, name = path.rpartition("/")
+        entries = self.tree._entries.get(folder)
+        if entries is None:
+            entries = self.tree.entries(folder) or {}
+        entry = entries.get(name)
+        return entry[1] if entry is not None and entry[0] == MODE_FILE else default
+
+    def __iter__(self) -> Iterator[str]:
+        self.tree.load_all()
+        for folder, entries in list(self.tree._entries.items()):
+            prefix = f"{folder}/" if folder else ""
+            for name, (mode, _) in entries.items():
+                if mode == MODE_FILE:
+                    yield prefix + name
+
+    def __len__(self) -> int:
+        self.tree.load_all()
+        return sum(1 for entries in self.tree._entries.values()
+                   for mode, _ in entries.values() if mode == MODE_FILE)
+
+    def files_in(self, folders: Collection[str]) -> list[str]:
+        return self.tree.files_in(folders)
+
+
+class _Layered(Mapping[str, _V]):
+    """`base` with `changes` set and `removed` gone, without copying `base`: an index updated
+    from a lazily read (or a large) one shares everything the update did not touch."""
+
+    def __init__(self, base: Mapping[str, _V], changes: dict[str, _V],
+                 removed: set[str]) -> None:
+        self.base = base
+        self.changes = changes
+        self.removed = removed
+
+    def __getitem__(self, key: str) -> _V:
+        found = self.changes.get(key, _MISSING)
+        if found is not _MISSING:
+            return found  # type: ignore[return-value]
+        if key in self.removed:
+            raise KeyError(key)
+        return self.base[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.changes or (key not in self.removed and key in self.base)
+
+    def __iter__(self) -> Iterator[str]:
+        for key in self.base:
+            if key not in self.removed and key not in self.changes:
+                yield key
+        yield from self.changes
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+
+_MISSING = object()
+
+
+def _layer(base: Mapping[str, _V], changes: dict[str, _V], removed: set[str]
+           ) -> Mapping[str, _V]:
+    """`base` changed, flattened onto the first base of a layered map (a long-running hub
+    keeps one base and one set of changes, not a chain)."""
+    if isinstance(base, _Layered):
+        merged = {k: v for k, v in base.changes.items() if k not in removed}
+        merged.update(changes)
+        gone = (base.removed | removed) - changes.keys()
+        return _Layered(base.base, merged, gone)
+    return _Layered(base, changes, removed - changes.keys())
+
+
 @dataclass
 class TreeIndex:
     """A built tree kept in memory, so the next build rehashes only what changed.
@@ -102,82 +372,35 @@ class TreeIndex:
     """
 
     files: Mapping[str, bytes] = field(default_factory=dict, repr=False)
-    blobs: dict[str, bytes] = field(default_factory=dict, repr=False)   # path -> binary sha
-    folders: dict[str, Entries] = field(default_factory=lambda: {"": {}}, repr=False)
-    trees: dict[str, str] = field(default_factory=lambda: {"": EMPTY_TREE})
+    blobs: Mapping[str, bytes] = field(default_factory=dict, repr=False)  # path -> binary sha
+    folders: Mapping[str, Entries] = field(default_factory=lambda: {"": {}}, repr=False)
+    trees: Mapping[str, str] = field(default_factory=lambda: {"": EMPTY_TREE})
 
     @property
     def root(self) -> str:
         return self.trees[""]
 
     @classmethod
-    def from_listing(cls, files: Mapping[str, bytes], root: str,
-                     listing: Iterable[tuple[str, str, str]]) -> TreeIndex | None:
-        """The index of a tree already in Git, from `ls-tree -r -t` (kind, sha, path) and the
-        blobs' contents, without hashing anything; None when the tree holds anything but
-        plain files and folders (then a full build decides)."""
-        folders: dict[str, Entries] = {"": {}}
-        trees = {"": root}
-        blobs: dict[str, bytes] = {}
-        for kind, sha, path in listing:
-            folder, _, name = path.rpartition("/")
-            if kind == "tree":
-                folders.setdefault(path, {})
-                trees[path] = sha
-                folders.setdefault(folder, {})[name] = (MODE_TREE, bytes.fromhex(sha))
-            elif kind == "blob" and path in files:
-                blobs[path] = bytes.fromhex(sha)
-                folders.setdefault(folder, {})[name] = (MODE_FILE, blobs[path])
-            else:
-                return None
-        if blobs.keys() != files.keys():
-            return None
-        return cls(files=_kept(files), blobs=blobs, folders=folders, trees=trees)
-
-    @classmethod
-    def from_ls_tree(cls, out: bytes, root: str, *, read: Reader) -> TreeIndex | None:
-        """The index of tree `root` from the raw output of `git ls-tree -r -t -z --full-tree`,
-        with the files read lazily through `read` (blob ids -> contents); None when the tree
-        holds anything but plain files and folders. One pass over the listing: a state of
-        10,000 clusters lists a million entries, so nothing is converted twice."""
-        folders: dict[str, Entries] = {"": {}}
-        trees = {"": root}
-        blobs: dict[str, bytes] = {}
-        fromhex = bytes.fromhex
-        last_folder, last_entries = "", folders[""]
-        file_meta, tree_kind = MODE_FILE + b" blob", b"tree"
-        for entry in out.split(b"\0"):
-            if not entry:
-                continue
-            meta, _, raw_path = entry.partition(b"\t")
-            head, _, sha_hex = meta.rpartition(b" ")
-            path = raw_path.decode()
-            folder, _, name = path.rpartition("/")
-            if folder != last_folder:
-                found = folders.get(folder)
-                if found is None:
-                    return None       # ls-tree lists a folder before its contents
-                last_folder, last_entries = folder, found
-            if head == file_meta:
-                sha = blobs[path] = fromhex(sha_hex.decode())
-                last_entries[name] = (MODE_FILE, sha)
-            elif head.endswith(tree_kind):
-                folders[path] = {}
-                hex_sha = trees[path] = sha_hex.decode()
-                last_entries[name] = (MODE_TREE, fromhex(hex_sha))
-            else:
-                return None
-        return cls(files=LazyFiles(blobs, read=read), blobs=blobs, folders=folders, trees=trees)
+    def lazy(cls, root: str, *, read: Reader) -> TreeIndex:
+        """The index of tree `root`, already in Git, read folder by folder through `read`
+        (object ids -> bodies) as the files and folders are asked for: nothing is hashed
+        and nothing listed up front. Its `files` read contents lazily too."""
+        tree = LazyTree(root, read=read)
+        blobs = _TreeBlobs(tree)
+        return cls(files=LazyFiles(blobs, read=read), blobs=blobs, folders=_TreeFolders(tree),
+                   trees=_TreeShas(tree))
 
     def update(self, files: Mapping[str, bytes], *,
                full_ratio: float = 0.25) -> tuple[TreeIndex, TreeBuild]:
         """The index of `files` and the build that produced it (new objects only).
 
-        Falls back to a full build when more than `full_ratio` of the files changed.
+        Falls back to a full build when more than `full_ratio` of the files changed (asked
+        only beyond a few dozen changes: counting the files of a state read lazily lists it).
         """
         old = self.files
+        empty = self.trees.get("") == EMPTY_TREE        # (not `not old`: len() lists a tree)
         changed = {}
-        candidates = touched(old, files) if old else None
+        candidates = touched(old, files) if not empty else None
         if candidates is not None:
             # an overlay: only the paths it touched can differ, and they are compared by blob
             # id, so the old contents (of a state read lazily) need not be read
@@ -192,7 +415,8 @@ class TreeIndex:
                 prev = old.get(path)
                 if prev is None or (prev is not data and prev != data):
                     changed[path] = data
-        if not old or len(changed) + len(removed) > full_ratio * max(len(files), 1):
+        n = len(changed) + len(removed)
+        if empty or (n > _SMALL_CHANGE and n > full_ratio * max(len(files), 1)):
             return _full(files)
         try:
             return self._incremental(files, changed, removed)
@@ -201,18 +425,30 @@ class TreeIndex:
 
     def _incremental(self, files: Mapping[str, bytes], changed: Mapping[str, bytes],
                      removed: set[str]) -> tuple[TreeIndex, TreeBuild]:
-        folders = dict(self.folders)
-        trees = dict(self.trees)
-        blobs = dict(self.blobs)
-        copied: set[str] = set()
+        # Changes are recorded beside the old index (which stays valid: a write that fails
+        # keeps it) rather than in copies of it: a state of 10,000 clusters holds a million
+        # paths, and one read lazily would be read whole by a copy.
+        new_folders: dict[str, Entries] = {}
+        gone_folders: set[str] = set()
+        new_trees: dict[str, str] = {}
+        new_blobs: dict[str, bytes] = {}
+        gone_blobs: set[str] = set()
         dirty: set[str] = set()
         objects: dict[str, tuple[int, bytes]] = {}
+        old_folders = self.folders
+
+        def is_folder(folder: str) -> bool:
+            return folder in new_folders or (folder not in gone_folders
+                                              and folder in old_folders)
 
         def entries(folder: str) -> Entries:
-            if folder not in copied:
-                folders[folder] = dict(folders.get(folder, {}))
-                copied.add(folder)
-            return folders[folder]
+            found = new_folders.get(folder)
+            if found is None:
+                base = old_folders.get(folder) if folder not in gone_folders else None
+                found = new_folders[folder] = dict(base or {})
+                if any(mode not in (MODE_FILE, MODE_TREE) for mode, _ in found.values()):
+                    raise _Rebuild(folder)        # not written by gitfleet: build in full
+            return found
 
         def touch(folder: str) -> None:
             while folder not in dirty:
@@ -222,20 +458,20 @@ class TreeIndex:
                 folder = folder.rpartition("/")[0]
 
         for path in removed:
-            del blobs[path]
+            gone_blobs.add(path)
             folder, _, name = path.rpartition("/")
             del entries(folder)[name]
             touch(folder)
         for path, data in changed.items():
             check_path(path)
             folder, _, name = path.rpartition("/")
-            if f"{folder}/{name}" in folders or (not folder and name in folders):
+            if is_folder(path):
                 raise _Rebuild(path)
-            if folder not in folders:
+            if not is_folder(folder):
                 parent = folder
-                while parent and parent not in folders:
+                while parent and not is_folder(parent):
                     up, _, leaf = parent.rpartition("/")
-                    if up in folders and leaf in folders[up]:
+                    if is_folder(up) and leaf in entries(up):
                         raise _Rebuild(path)      # an existing file where a folder should be
                     entries(parent)
                     parent = up
@@ -243,26 +479,29 @@ class TreeIndex:
             digest.update(data)
             sha = digest.digest()
             objects[sha.hex()] = (OBJ_BLOB, data)
-            blobs[path] = sha
+            new_blobs[path] = sha
             entries(folder)[name] = (MODE_FILE, sha)
             touch(folder)
         for folder in sorted(dirty, key=_depth_first):
-            items = folders[folder]
+            items = entries(folder)
             if folder:
                 parent, _, name = folder.rpartition("/")
             if not items and folder:
-                del folders[folder]
-                trees.pop(folder, None)
+                del new_folders[folder]
+                gone_folders.add(folder)
                 entries(parent).pop(name, None)
                 continue
             body = _encode_entries(items)
             tree_sha = object_sha(OBJ_TREE, body)
             objects[tree_sha] = (OBJ_TREE, body)
-            trees[folder] = tree_sha
+            new_trees[folder] = tree_sha
             if folder:
                 entries(parent)[name] = (MODE_TREE, bytes.fromhex(tree_sha))
-        index = TreeIndex(files=_kept(files), blobs=blobs, folders=folders, trees=trees)
-        return index, TreeBuild(root=trees[""], trees=trees, objects=objects)
+        all_folders = _layer(self.folders, new_folders, gone_folders)
+        index = TreeIndex(files=_kept(files, all_folders),
+                          blobs=_layer(self.blobs, new_blobs, gone_blobs),
+                          folders=all_folders, trees=_layer(self.trees, new_trees, gone_folders))
+        return index, TreeBuild(root=index.trees[""], trees=index.trees, objects=objects)
 
 
 def _blob_digest(data: bytes) -> bytes:
@@ -271,10 +510,22 @@ def _blob_digest(data: bytes) -> bytes:
     return digest.digest()
 
 
-def _kept(files: Mapping[str, bytes]) -> Mapping[str, bytes]:
-    """What an index keeps of `files`: a copy of a plain dict (its owner may change it), the
-    map itself when it is a read-only lazy one (copying would read every file)."""
-    return files if isinstance(files, (LazyFiles, Overlay)) else dict(files)
+def _kept(files: Mapping[str, bytes], folders: Mapping[str, Entries]) -> Mapping[str, bytes]:
+    """What an index keeps of `files`: the map itself when it is a read-only lazy one or an
+    overlay (copying would read every file), else a copy (its owner may change it) that lists
+    a folder through the index's `folders`."""
+    if isinstance(files, (LazyFiles, Overlay, Listed)):
+        return files
+    return Listed(dict(files), functools.partial(_files_in, folders))
+
+
+def _files_in(folders: Mapping[str, Entries], wanted: Collection[str]) -> list[str]:
+    out: list[str] = []
+    for folder in wanted:
+        prefix = f"{folder}/" if folder else ""
+        out += [prefix + name for name, (mode, _) in (folders.get(folder) or {}).items()
+                if mode == MODE_FILE]
+    return out
 
 
 def _depth_first(folder: str) -> int:
@@ -319,7 +570,7 @@ def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
             if name in folders[parent]:
                 raise ValueError(f"path is both a file and a folder: {folder}")
             folders[parent][name] = (MODE_TREE, bytes.fromhex(tree_sha))
-    index = TreeIndex(files=_kept(files), blobs=blobs, folders=folders, trees=trees)
+    index = TreeIndex(files=_kept(files, folders), blobs=blobs, folders=folders, trees=trees)
     return index, TreeBuild(root=trees[""], trees=trees, objects=objects)
 
 

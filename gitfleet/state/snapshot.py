@@ -3,29 +3,51 @@
 Snapshots share blobs: a file unchanged between two commits is read from Git once, and a
 loaded `Fleet` is kept for the last few commits, so reading the basis of every ApplyLater
 Description costs one load per distinct basis commit, not one per Description.
+
+A process that starts does not parse the fleet from scratch either: what the last one parsed
+(each file's documents and schema verdicts, by content digest) is kept in the repository's Git
+folder (`gitfleet/parsed.json`, written whole and renamed into place), and taken back on the
+first load. It is a cache: keyed by content and by the code that parsed it, dropped whole when
+it does not read back, and rebuilt by parsing when absent. It is trusted as much as the rest
+of the Git folder (whose config alone can run commands).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib.metadata
+import json
+import logging
+import os
+import tempfile
+import time
 from collections import OrderedDict
+from collections.abc import Iterable
+from pathlib import Path
 
+import gitfleet
 from gitfleet.errors import InputError
-from gitfleet.model.loader import FLEET_FILE, FOLDERS, Fleet
+from gitfleet.logs import log
+from gitfleet.model.loader import FLEET_FILE, FOLDERS, Fleet, export_parsed, preload_parsed
 from gitfleet.secrets.links import refuse_symlinks
 from gitfleet.source import load_snapshot, snapshot_paths
 from gitfleet.state.git import Git
 
 SOURCE_PATHS = (FLEET_FILE, *FOLDERS)
+PARSED_FILE = "gitfleet/parsed.json"            # inside the Git folder
+LOG = logging.getLogger("gitfleet.state.snapshot")
 
 
 class SourceReader:
     """Reads the fleet repo's files and `Fleet`s at given commits of one repository."""
 
-    def __init__(self, git: Git, *, fleets_kept: int = 8) -> None:
+    def __init__(self, git: Git, *, fleets_kept: int = 8, keep_parsed: bool = False) -> None:
         self.git = git
         self.fleets_kept = fleets_kept
         self._blobs: dict[str, bytes] = {}                # blob sha -> content (last snapshot)
         self._fleets: OrderedDict[str, Fleet] = OrderedDict()
+        self._parsed = ParsedCache(git) if keep_parsed else None
 
     def files_at(self, commit: str) -> dict[str, bytes]:
         """The fleet files (fleet.yaml, clusters/, policies/, templates/) of `commit`."""
@@ -46,7 +68,12 @@ class SourceReader:
         """The loaded fleet as of `commit` (cached for the last few commits)."""
         fleet = self._fleets.get(commit)
         if fleet is None:
-            fleet = load_snapshot(self.files_at(commit))
+            files = self.files_at(commit)
+            if self._parsed is not None:
+                self._parsed.take_back()
+            fleet = load_snapshot(files)
+            if self._parsed is not None:
+                self._parsed.keep(files.values())
             self._fleets[commit] = fleet
             while len(self._fleets) > self.fleets_kept:
                 self._fleets.popitem(last=False)
@@ -54,6 +81,114 @@ class SourceReader:
             self._fleets.move_to_end(commit)
         return fleet
 
+    @property
+    def parsed_taken(self) -> int:
+        """Files whose parse results this process took back from the last one."""
+        return self._parsed.taken if self._parsed is not None else 0
+
     def remember(self, commit: str, fleet: Fleet) -> None:
         self._fleets[commit] = fleet
         self._fleets.move_to_end(commit)
+
+
+@functools.cache
+def _code_id() -> str:
+    """The code whose parse results a cache holds: gitfleet's version and its model and YAML
+    modules, and the versions of the parser and validator libraries."""
+    import yaml
+    try:
+        validator = importlib.metadata.version("jsonschema")
+    except importlib.metadata.PackageNotFoundError:
+        validator = ""
+    root = Path(gitfleet.__file__).parent
+    h = hashlib.sha1(f"{gitfleet.__version__} {yaml.__version__} {validator}".encode())
+    paths = [root / "yamlio.py", *sorted((root / "model").rglob("*"))]
+    for path in paths:
+        if path.is_file() and path.suffix in (".py", ".json"):
+            h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+class ParsedCache:
+    """The fleet files' parse results, kept in the Git folder between processes.
+
+    Written when a load parsed more than a few files the file lacks (a push changes one or
+    two: parsing them again costs less than writing): at once the first time in a process,
+    then at most every `write_every` seconds with every snapshot loaded meanwhile."""
+
+    def __init__(self, git: Git, *, write_every: float = 60.0) -> None:
+        self.git = git
+        self.write_every = write_every
+        self._taken = False
+        self._kept: frozenset[str] = frozenset()      # content digests the file holds
+        self._seen: dict[str, bytes] = {}             # digest -> contents loaded since
+        self._written: float | None = None
+        self.taken = 0                                # entries taken back (tests, logs)
+
+    def _path(self) -> Path:
+        return self.git.git_dir() / PARSED_FILE
+
+    def take_back(self) -> None:
+        """Load the file once per process; a file that does not read back is ignored."""
+        if self._taken:
+            return
+        self._taken = True
+        path = self._path()
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return
+        try:
+            doc = json.loads(raw)
+            if not isinstance(doc, dict) or doc.get("code") != _code_id() or \
+                    not isinstance(doc.get("files"), dict):
+                return
+            self.taken = taken = preload_parsed(doc["files"])
+            self._kept = frozenset(doc["files"])
+        except (ValueError, TypeError) as exc:
+            log(LOG, logging.WARNING, "parse cache unreadable, ignored", path=str(path),
+                error=str(exc)[:200])
+            return
+        log(LOG, logging.DEBUG, "parse cache taken back", files=taken)
+
+    def keep(self, contents: Iterable[bytes]) -> None:
+        """Note a loaded snapshot's files; write the file when it lacks some and is due."""
+        for data in contents:
+            self._seen.setdefault(hashlib.sha1(data).hexdigest(), data)
+        new = len(self._seen.keys() - self._kept)
+        if not new or (self._kept and new <= len(self._seen) // 100):
+            # a few new files (a push) cost a few parses next time; a write costs more
+            self._seen.clear()
+            return
+        now = time.monotonic()
+        if self._written is not None and now - self._written < self.write_every:
+            return
+        self._written = now
+        entries = export_parsed(self._seen.values())
+        self._seen = {}
+        path = self._path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _remove_stale_temporaries(path)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".",
+                                       suffix=".tmp")
+            text = json.dumps({"code": _code_id(), "files": entries}, separators=(",", ":"))
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(tmp, path)
+        except OSError as exc:          # a cache: the hub works on without it
+            log(LOG, logging.WARNING, "parse cache not written", path=str(path),
+                error=str(exc))
+            return
+        self._kept = frozenset(entries)
+
+
+def _remove_stale_temporaries(path: Path, older_than: float = 600.0) -> None:
+    """Temporary files of this cache that a killed writer left (its own names only)."""
+    now = time.time()
+    for tmp in path.parent.glob(path.name + ".*.tmp"):
+        try:
+            if now - tmp.stat().st_mtime > older_than:
+                tmp.unlink()
+        except OSError:
+            pass

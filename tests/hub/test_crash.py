@@ -112,9 +112,11 @@ def test_a_restarted_hub_renders_incrementally_and_writes_what_a_running_one_doe
     assert first is not None and first.mode == "restart" and not first.wrote
     copy = tmp_path / "copy"
     shutil.copytree(rendered, copy)
-    for repo in (rendered, copy):
-        edit(repo, API, '"value": 1}', '"value": 2}')
-        commit(repo, "staging api: 2 replicas")
+    edit(rendered, API, '"value": 1}', '"value": 2}')
+    commit(rendered, "staging api: 2 replicas")
+    # the very same commit in both (two commits a second apart would differ in their id)
+    git(copy, "fetch", "-q", str(rendered), "main")
+    git(copy, "reset", "-q", "--hard", "FETCH_HEAD")
     warm = running.run_once()
     cold = hub_for(copy).run_once()
     assert warm is not None and cold is not None

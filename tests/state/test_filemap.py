@@ -10,7 +10,7 @@ import pytest
 
 from gitfleet.clock import FakeClock
 from gitfleet.errors import TransientError
-from gitfleet.filemap import LazyFiles, overlay, subset, touched
+from gitfleet.filemap import LazyFiles, files_in, overlay, subset, touched
 from gitfleet.state.git import Git, init_repo
 from gitfleet.state.objects import TreeIndex
 from gitfleet.state.writer import StateWriter, read_heads
@@ -104,3 +104,32 @@ def test_the_writer_builds_the_same_tree_from_an_overlay_of_a_lazy_state(
     again = StateWriter(other, clock=FakeClock()).write(
         expected, source_commit=SRC, heads=read_heads(other, writer.branches))
     assert again.tree == write.tree
+
+
+def test_a_lazy_state_is_listed_folder_by_folder(
+        written: tuple[Git, str, dict[str, bytes]]) -> None:
+    git, state, files = written
+    writer = StateWriter(git)
+    lazy = writer.load(state)
+    tree = writer.index.folders
+    assert files_in(lazy, ["clusters/c3/default/web", "clusters/c9/default/api",
+                           "clusters/c9/no/such"]) == [
+        "clusters/c3/default/web/apps_Deployment_default_web.yaml",
+        "clusters/c3/default/web/description.yaml",
+        "clusters/c9/default/api/apps_Deployment_default_api.yaml",
+        "clusters/c9/default/api/description.yaml"]
+    assert lazy.loaded == 0
+    # read: the root, clusters/, two cluster folders, their default/ and the two units
+    assert tree.tree.reads == 5                       # type: ignore[attr-defined]
+    assert len(tree.tree._entries) == 8               # type: ignore[attr-defined]
+    # a walk over every folder, one at a time, reads a few alone, then the rest level by level:
+    # not two reads (cN/, cN/default/) for each of the 20 clusters
+    for n in range(20):
+        assert "web" in tree[f"clusters/c{n}/default"]
+    assert tree.tree.reads <= 5 + 2 * 8 + 3           # type: ignore[attr-defined]
+    assert set(tree) == {f for p in files for f in _folders_of(p)}
+
+
+def _folders_of(path: str) -> list[str]:
+    parts = path.split("/")[:-1]
+    return [""] + ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
