@@ -47,7 +47,7 @@ from gitfleet.registration import applicant
 from gitfleet.registration.request import Answer, Request
 from gitfleet.secrets.keyring import AGE_KEY_SECRET, Keyring
 from gitfleet.state.git import Git, init_repo
-from gitfleet.state.signing import TrustedKeys, Verdict
+from gitfleet.state.signing import SigningKey, TrustedKeys, Verdict
 
 LOG = logging.getLogger("gitfleet.agent")
 # `heartbeat.agentVersion` of a heartbeat the hub's push worker wrote for an agentless cluster.
@@ -94,6 +94,8 @@ class AgentSettings:
     push_worker: bool = False
     own_heartbeat: bool = True
     signing_key_file: Path | None = None  # signs status + registration (else the Secret)
+    # a key in memory instead: a push worker signs the status it writes with the hub's key
+    signing_key: SigningKey | None = None
     trusted_hub_keys: TrustedKeys | None = None  # apply only commits signed by one of these
 
     def engine_settings(self) -> EngineSettings:
@@ -135,7 +137,8 @@ class Agent:
                                read_secret=lambda: kube.get("v1", "Secret", *AGE_KEY_SECRET))
         self.signer = AgentSigner(
             cluster=settings.cluster, key_file=settings.signing_key_file,
-            read_secret=lambda: kube.get("v1", "Secret", *SIGNING_KEY_SECRET))
+            read_secret=lambda: kube.get("v1", "Secret", *SIGNING_KEY_SECRET),
+            key=settings.signing_key)
         self.git.signer = self.signer.key
         self.branch = ClusterBranch(self.git, settings.repo_url, branches, settings.cluster,
                                     identities=self.keyring.identities,

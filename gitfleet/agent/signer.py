@@ -87,13 +87,17 @@ class AgentSigner:
     """Where the agent's key comes from, resolved once: the key file, else the Secret."""
 
     def __init__(self, *, cluster: str, key_file: Path | None = None,
-                 read_secret: SecretReader | None = None) -> None:
+                 read_secret: SecretReader | None = None,
+                 key: SigningKey | None = None) -> None:
         self.cluster = cluster
         self.key: SigningKey | None = None
         self.resolved = False
         self._read_secret = read_secret
         self._warned = False
-        if key_file is not None:
+        if key is not None:          # given in memory: the hub's key, for its push workers
+            self.key = key
+            self.resolved = True
+        elif key_file is not None:
             self.key = load_or_create(key_file, cluster=cluster)
             self.resolved = True
             self._announce(f"file {key_file}")

@@ -206,7 +206,7 @@ def push_registry(args: argparse.Namespace, store: Store, settings: HubSettings)
     push = PushSettings(interval=args.push_interval,
                         heartbeat_interval=args.push_heartbeat_interval,
                         agentless=args.push_agentless, recovery=args.push_recovery,
-                        once=args.once)
+                        once=args.once, signing_key=settings.signing_key)
     return PushRegistry(repo_url=repo, kubeconfigs=source, settings=push,
                         workdir=workdir_for(settings.cache_dir or default_cache_dir(), repo))
 

@@ -182,6 +182,9 @@ class Checker:
         if not added and update.old != ZERO_SHA and update.new != update.old:
             return Ruling(update.ref, False, f"{_short(update.ref)} may not be moved back to "
                           f"an older commit ({update.new[:12]}): the agent only adds")
+        if self.hub_keys:
+            # the hub's push worker writes the sync part of a Push or Dual cluster's status
+            keys, where = keys.merged(self.hub_keys), f"{where} or the hub's key"
         return self._signed(update, keys, where, added)
 
     def _registration(self, update: Update, cluster: str) -> Ruling:

@@ -98,6 +98,9 @@ class Hub:
         self.reader = SourceReader(store.git, fleets_kept=self.settings.basis_fleets_kept,
                                    keep_parsed=True)
         self.status = FleetStatus(store.git, clock=self.clock)
+        if self.settings.signing_key is not None:
+            # the push workers sign the status they write for Push/Dual clusters with this key
+            self.status.trust.hub_keys = TrustedKeys.of(self.settings.signing_key)
         self.lifecycle = Lifecycle()              # cluster judgement, taints, failover
         self.last: RenderReport | None = None      # the last render that ran
         self.refused = ""          # why the source tip is not rendered (unsigned), else ""

@@ -42,6 +42,7 @@ from gitfleet.kube.kubeconfig import client_from_kubeconfig
 from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.state.git import init_repo
+from gitfleet.state.signing import SigningKey
 
 LOG = logging.getLogger("gitfleet.hub.push")
 T = TypeVar("T")
@@ -57,6 +58,9 @@ class PushSettings:
     max_prune_share: float = 0.5
     restart_backoff: Backoff = field(default_factory=lambda: Backoff(base=1.0, maximum=60.0))
     once: bool = False                # each worker does one round and ends (`hub --once`)
+    # the hub's --signing-key: the status a worker writes is signed with it, and the hub (and
+    # the pre-receive hook of `gitfleet hooks`) accepts the hub's key on status branches
+    signing_key: SigningKey | None = None
 
 
 @dataclass(frozen=True)
@@ -183,7 +187,7 @@ class PushWorker:
             apply_workers=s.apply_workers, max_prune_share=s.max_prune_share,
             recovery=s.recovery,
             sync_mode=self.target.mode, push_worker=True,
-            own_heartbeat=self.target.own_heartbeat)
+            own_heartbeat=self.target.own_heartbeat, signing_key=s.signing_key)
 
     def _loop(self, kube: KubeClient) -> None:
         agent = Agent(self._agent_settings(), kube, clock=SystemClock(),

@@ -50,6 +50,9 @@ class StatusTrust:
     def __init__(self, git: Git, *, log_rejections: bool = False) -> None:
         self.git = git
         self.log_rejections = log_rejections
+        # the hub's own key(s): its push workers write the sync part of Push and Dual clusters'
+        # status (gitfleet.hub.pushworkers), signed with the key the hub signs everything with
+        self.hub_keys: TrustedKeys | None = None
         self._keys: dict[str, _Key] = {}
         self._verdicts: dict[tuple[str, str], tuple[bool, str]] = {}   # (fingerprint, sha)
         self._choices: dict[tuple[str, str, str], Choice] = {}        # (cluster, fpr, head)
@@ -72,7 +75,8 @@ class StatusTrust:
             if len(parsed) != 1:
                 keys[name] = _Key(line, None, "", f"{origin} must hold exactly one key")
                 continue
-            keys[name] = _Key(line, parsed, parsed.fingerprints[0])
+            trusted = parsed.merged(self.hub_keys) if self.hub_keys else parsed
+            keys[name] = _Key(line, trusted, parsed.fingerprints[0])
         self._keys = keys
 
     def choose(self, heads: Mapping[str, str]) -> dict[str, Choice]:
