@@ -1,0 +1,1 @@
+"""Autoscaling: the HPA algorithm and CronFederatedHPA schedules, pure (the hub acts)."""
