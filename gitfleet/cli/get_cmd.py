@@ -1,6 +1,7 @@
 """`gitfleet get TYPE [NAME...]`: kubectl-like tables read from Git.
 
-TYPE is clusters, subscriptions, descriptions or drift. Reads the state branch and the agents'
+TYPE is clusters, subscriptions, descriptions, drift, fhpa (FederatedHPAs) or cronfhpa
+(CronFederatedHPA rules). Reads the state branch and the agents'
 status branches of a fleet repo (a local path or a URL; default: the current repository).
 `-o wide` adds columns, `-o json|yaml` prints every field (times as RFC 3339, ages as numbers
 of seconds), `-o name` prints TYPE/NAME lines, `--no-headers` drops the header row, and
@@ -21,6 +22,7 @@ from typing import Any
 
 from gitfleet.cli.common import print_data, print_table
 from gitfleet.errors import InputError
+from gitfleet.fleetview.autoscaling import cronfhpa_rows, fhpa_rows
 from gitfleet.fleetview.repo import opened_repo
 from gitfleet.fleetview.rows import (
     View,
@@ -59,10 +61,25 @@ RESOURCES: dict[str, tuple[Callable[[View], list[dict[str, Any]]], Columns, Colu
                ("namespace", "namespace"), ("name", "name"), ("fields", "fields"),
                ("age", "ageSeconds")],
               [("first seen", "firstSeen")]),
+    "fhpa": (lambda v: fhpa_rows(v.snap.autoscalers.get("fhpa", []), v.now),
+             [("namespace", "namespace"), ("name", "name"), ("reference", "reference"),
+              ("targets", "targets"), ("minpods", "minReplicas"), ("maxpods", "maxReplicas"),
+              ("replicas", "currentReplicas"), ("desired", "desiredReplicas"),
+              ("last scale", "lastScaleAgeSeconds")],
+             [("clusters", "clusters"), ("active", "active"), ("message", "message")]),
+    "cronfhpa": (lambda v: cronfhpa_rows(v.snap.autoscalers.get("cronfhpa", []), v.now),
+                 [("namespace", "namespace"), ("name", "name"), ("rule", "rule"),
+                  ("reference", "reference"), ("schedule", "schedule"),
+                  ("next", "nextExecutionTime"), ("last result", "lastResult"),
+                  ("applied", "applied"), ("last run", "lastAgeSeconds")],
+                 [("time zone", "timeZone"), ("suspend", "suspend"), ("message", "message")]),
 }
 ALIASES = {"cluster": "clusters", "subscription": "subscriptions", "sub": "subscriptions",
            "subs": "subscriptions", "description": "descriptions", "desc": "descriptions",
-           "descs": "descriptions", "drifts": "drift"}
+           "descs": "descriptions", "drifts": "drift",
+           "federatedhpa": "fhpa", "federatedhpas": "fhpa", "fhpas": "fhpa",
+           "cronfederatedhpa": "cronfhpa", "cronfederatedhpas": "cronfhpa",
+           "cronfhpas": "cronfhpa"}
 
 
 def selector(text: str) -> Callable[[dict[str, str]], bool]:
@@ -81,7 +98,7 @@ def add_parser(subparsers: Any) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("resource", metavar="TYPE",
                    choices=sorted([*RESOURCES, *ALIASES]),
-                   help="clusters | subscriptions | descriptions | drift")
+                   help="clusters | subscriptions | descriptions | drift | fhpa | cronfhpa")
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="only these (a cluster's name; NAME or NAMESPACE/NAME otherwise)")
     p.add_argument("--repo", default=".", help="fleet repo: a local path or a URL (default: .)")
@@ -111,13 +128,16 @@ def cell(value: Any, key: str = "") -> str:
 def row_name(resource: str, row: dict[str, Any]) -> str:
     """`-o name`: TYPE/NAME as kubectl prints it (NAMESPACE/NAME where there is one)."""
     kind = {"clusters": "cluster", "subscriptions": "subscription",
-            "descriptions": "description", "drift": "drift"}[resource]
+            "descriptions": "description", "drift": "drift", "fhpa": "federatedhpa",
+            "cronfhpa": "cronfederatedhpa"}[resource]
     if resource == "clusters":
         return f"{kind}/{row['name']}"
     if resource == "descriptions":
         return f"{kind}/{row['cluster']}/{row['namespace']}/{row['name']}"
     if resource == "drift":
         return f"{kind}/{row['cluster']}/{row['kind']}/{row['namespace'] or '_'}/{row['name']}"
+    if resource == "cronfhpa":
+        return f"{kind}/{row['namespace']}/{row['name']}/{row['rule']}"
     return f"{kind}/{row['namespace']}/{row['name']}"
 
 
@@ -155,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
     rows_of, columns, wide = RESOURCES[resource]
     view = load_view(args.repo, args.branch_prefix)
     rows = rows_of(view)
+    if args.cluster and resource in ("fhpa", "cronfhpa"):
+        raise InputError("--cluster: a FederatedHPA and its cron rules are fleet-wide")
     if args.cluster:
         key = "name" if resource == "clusters" else "cluster"
         if resource == "subscriptions":

@@ -15,6 +15,7 @@ from typing import Any
 from gitfleet import yamlio
 from gitfleet.agent.statusfile import ClusterStatus
 from gitfleet.errors import InputError
+from gitfleet.fleetview.autoscaling import read_autoscalers
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, STATUS_FILE, Branches
 from gitfleet.model.settings import FleetSettings
 from gitfleet.state.git import Git
@@ -83,6 +84,7 @@ class FleetSnapshot:
     commit_times: dict[str, int] = field(default_factory=dict)
     cluster_added: dict[str, int] = field(default_factory=dict)  # first commit of clusters/<c>
     registrations: dict[str, RegistrationEntry] = field(default_factory=dict)
+    autoscalers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # fhpa, cronfhpa
 
     def commit_time(self, sha: str) -> int | None:
         return self.commit_times.get(sha)
@@ -277,6 +279,7 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
     snap.commit_times = _commit_times(git, shas)
     snap.cluster_added = _cluster_added_times(git, source_ref)
     snap.registrations = _registrations(git, branches)
+    snap.autoscalers = read_autoscalers(git, branches)
     return snap
 
 

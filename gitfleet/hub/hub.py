@@ -19,14 +19,15 @@ import logging
 import random
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import gitfleet
 from gitfleet.backoff import Retry
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import InputError, RefConflict, TransientError
-from gitfleet.filemap import LazyFiles, Overlay
+from gitfleet.filemap import LazyFiles, Overlay, overlay
+from gitfleet.hub.autoscaling import AUTOSCALING_FILE, Autoscaling, Scaling
 from gitfleet.hub.fleetstatus import FleetStatus
 from gitfleet.hub.metrics import Metrics
 from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings
@@ -85,6 +86,8 @@ class Hub:
         self.rng = rng or random.Random()
         self.reader = SourceReader(store.git, fleets_kept=self.settings.basis_fleets_kept)
         self.status = FleetStatus(store.git, clock=self.clock)
+        self.autoscaling = Autoscaling(store.git)
+        self.status.extra = self.autoscaling.status_files
         self.last: RenderReport | None = None      # the last render that ran
         self._writers: dict[str, StateWriter] = {}
         self._previous: tuple[str | None, Mapping[str, bytes]] | None = None
@@ -142,7 +145,7 @@ class Hub:
         if self._fold_due:
             self._fold_due = False
             return self.settings.fold_quiet
-        return self.interval()
+        return min(self.interval(), self.autoscaling.wake_in(self.clock.now()))
 
     def interval(self) -> float:
         """Seconds between rounds: the setting, else fleet.yaml's `intervals.fetch`."""
@@ -227,7 +230,11 @@ class Hub:
             self._clean()
         heads = read_heads(self.store.git, branches)
         snapshot, status_key = self.status.render_inputs()
-        key = (source, branches.prefix, heads.state, _digest(heads), status_key)
+        scaling = self._autoscale(fleet, heads)
+        if scaling.replicas:
+            snapshot = replace(snapshot, replicas=scaling.replicas)
+            status_key = f"{status_key}+{scaling.digest}"
+        key = (source, branches.prefix, heads.state, _digest(heads), status_key, scaling.file)
         if key == self._done_key:
             return None
         started = time.perf_counter()
@@ -239,18 +246,21 @@ class Hub:
             self._mode = ("full", 0)
             result = render(fleet, source_commit=source, previous_files=previous_files,
                             status=snapshot, fleet_at=self.reader.fleet_at)
+        result = replace(result, files=_with_autoscaling(result.files, scaling))
         rendered = time.perf_counter()
         summary = RenderSummary(clusters=len(result.clusters), descriptions=result.descriptions,
                                 objects=result.objects, errors=len(result.errors),
                                 warnings=len(result.warnings))
         write = self._writer(branches).write(result.files, source_commit=source, heads=heads,
                                              summary=summary, clusters=fleet.clusters,
-                                             status_input=status_key, renderer=renderer_id())
+                                             status_input=status_key, renderer=renderer_id(),
+                                             note=scaling.note())
         done = time.perf_counter()
         self._previous = (write.state, result.files)
         self._rendered = (source, write.state, status_key)
         assert write.heads is not None
-        self._done_key = (source, branches.prefix, write.state, _digest(write.heads), status_key)
+        self._done_key = (source, branches.prefix, write.state, _digest(write.heads), status_key,
+                          scaling.file)
         report = RenderReport(source=source, state=write.state, wrote=write.changed,
                               moved=write.moved, result=result,
                               render_seconds=rendered - started, write_seconds=done - rendered,
@@ -259,6 +269,13 @@ class Hub:
                               state_read=_state_read(previous_files) - read_before)
         self._report(report, write)
         return report
+
+    def _autoscale(self, fleet: Fleet, heads: StateHeads) -> Scaling:
+        """This round's autoscaling decisions (FederatedHPA, CronFederatedHPA): the totals the
+        render divides and the `autoscaling.yaml` the state carries."""
+        ready = [c for c in self.status.ready_clusters() if c in fleet.clusters]
+        return self.autoscaling.round(fleet, state=heads.state, ready=ready,
+                                      status_heads=self.status.heads(), now=self.clock.now())
 
     def _incremental(self, source: str, fleet: Fleet, heads: StateHeads,
                      previous_files: Mapping[str, bytes] | None, snapshot: StatusSnapshot,
@@ -405,6 +422,15 @@ def _state_read(files: Mapping[str, bytes] | None) -> int:
     while isinstance(files, Overlay):
         files = files.base
     return files.loaded if isinstance(files, LazyFiles) else 0
+
+
+def _with_autoscaling(files: Mapping[str, bytes], scaling: Scaling) -> Mapping[str, bytes]:
+    """The rendered state with the autoscalers' persisted file (none without autoscalers)."""
+    if scaling.file is not None:
+        return overlay(files, {AUTOSCALING_FILE: scaling.file}, ())
+    if AUTOSCALING_FILE in files:
+        return overlay(files, {}, (AUTOSCALING_FILE,))
+    return files
 
 
 def _digest(heads: StateHeads) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet import yamlio
+from gitfleet.autoscale.cron import rules_of
 from gitfleet.errors import InputError
 from gitfleet.layout import (
     AGENT_NAMESPACE,
@@ -463,6 +464,12 @@ class _Builder:
                 selectors=tuple(spec.get("resourceSelectors") or ()), rules=tuple(rules),
                 digest=digest, origin=origin))
         else:
+            if kind == "CronFederatedHPA":
+                try:
+                    rules_of(spec)      # schedules and time zones the hub can evaluate
+                except InputError as exc:
+                    self.error(origin, who, f"{exc.message} ({exc.obj})")
+                    return
             self.autoscalers.append(Autoscaler(kind, namespace, name, spec, origin))
 
     # -- after everything is read -----------------------------------------------------------

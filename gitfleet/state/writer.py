@@ -150,14 +150,15 @@ class StateWriter:
     def write(self, files: Mapping[str, bytes], *, source_commit: str, heads: StateHeads,
               summary: RenderSummary | None = None,
               clusters: Iterable[str] = (), status_input: str | None = None,
-              renderer: str | None = None) -> StateWrite:
+              renderer: str | None = None, note: str | None = None) -> StateWrite:
         """Write `files` (the whole state tree) on top of `heads` and publish it: the cluster
         branches that moved first, then the state.
 
         `clusters` names clusters that should have a branch even with nothing to deploy;
         `status_input` is a digest of the cluster status the render took (a trailer, so that a
         restarted hub knows whether it may render incrementally from this state), `renderer`
-        names the code that rendered it (a restarted hub of another build renders in full).
+        names the code that rendered it (a restarted hub of another build renders in full);
+        `note` heads the state commit's message (an autoscaling decision names itself there).
         Nothing changed -> nothing written. Raises RefConflict if `heads` no longer hold.
         """
         started = time.perf_counter()
@@ -186,6 +187,8 @@ class StateWriter:
         if state_changes:
             message = _state_message(source_commit, summary or RenderSummary.of_index(index),
                                      status_input, renderer)
+            if note:
+                message = f"{note}\n\n{message}"
             state, body = self.git.commit_object(
                 build.root, [heads.state] if heads.state else [], message, when=when)
             new_objects[state] = (OBJ_COMMIT, body)
