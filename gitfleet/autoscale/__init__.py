@@ -1,1 +1,1 @@
-"""Autoscaling: the HPA algorithm and CronFederatedHPA schedules, pure (the hub acts)."""
+"""Autoscaling decisions (pure): the Kubernetes HPA algorithm over a fleet's pods."""
