@@ -53,7 +53,8 @@ def fhpa_rows(docs: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
             "reference": str(d.get("target", "")),
             "targets": str(d.get("currentMetrics") or "<unknown>"),
             "minReplicas": d.get("minReplicas"), "maxReplicas": d.get("maxReplicas"),
-            "currentReplicas": d.get("currentReplicas"), "desiredReplicas": d.get("desiredReplicas"),
+            "currentReplicas": d.get("currentReplicas"),
+            "desiredReplicas": d.get("desiredReplicas"),
             "lastScaleTime": str(d.get("lastScaleTime", "")),
             "lastScaleAgeSeconds": _seconds(now, d.get("lastScaleTime")),
             "clusters": d.get("reportingClusters", 0),
@@ -70,11 +71,13 @@ def cronfhpa_rows(docs: list[dict[str, Any]], now: float) -> list[dict[str, Any]
     for d in docs:
         for h in d.get("executionHistories") or []:
             runs = [*(h.get("successfulExecutions") or []), *(h.get("failedExecutions") or [])]
-            last = max(runs, key=lambda r: str(r.get("scheduleTime", "")), default={})
+            last: dict[str, Any] = max(runs, key=lambda r: str(r.get("scheduleTime", "")),
+                                       default={})
             applied = last.get("appliedReplicas")
             if applied is None and ("appliedMinReplicas" in last or
                                     "appliedMaxReplicas" in last):
-                applied = f"{last.get('appliedMinReplicas', '')}..{last.get('appliedMaxReplicas', '')}"
+                applied = (f"{last.get('appliedMinReplicas', '')}.."
+                           f"{last.get('appliedMaxReplicas', '')}")
             rows.append({
                 "namespace": str(d.get("namespace", "")), "name": str(d.get("name", "")),
                 "reference": str(d.get("target", "")), "rule": str(h.get("ruleName", "")),

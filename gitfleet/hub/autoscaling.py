@@ -466,7 +466,7 @@ class Autoscaling:
         elif name not in st.hpas:
             st.hpas[name] = hpa
         clusters = len({p.cluster for p in pods})
-        return HpaStatus(scaler.namespace, scaler.name, target_text, low, high, current,
+        return HpaStatus(scaler.namespace, scaler.name, target_text, low, high, d.desired,
                          d.desired, tuple(m.describe() for m in d.metrics), last,
                          d.conditions, clusters), decision
 

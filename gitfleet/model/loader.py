@@ -17,6 +17,7 @@ from typing import Any
 
 from gitfleet import yamlio
 from gitfleet.autoscale.cron import rules_of
+from gitfleet.autoscale.spec import Behavior, MetricTarget
 from gitfleet.errors import InputError
 from gitfleet.layout import (
     AGENT_NAMESPACE,
@@ -464,12 +465,18 @@ class _Builder:
                 selectors=tuple(spec.get("resourceSelectors") or ()), rules=tuple(rules),
                 digest=digest, origin=origin))
         else:
-            if kind == "CronFederatedHPA":
-                try:
-                    rules_of(spec)      # schedules and time zones the hub can evaluate
-                except InputError as exc:
-                    self.error(origin, who, f"{exc.message} ({exc.obj})")
-                    return
+            try:        # what the hub evaluates must be usable: errors name the field
+                if kind == "CronFederatedHPA":
+                    rules_of(spec)
+                else:
+                    MetricTarget.from_spec(spec.get("metrics"))
+                    Behavior.from_spec(spec.get("behavior"))
+                    if int(spec.get("minReplicas", 1)) > int(spec["maxReplicas"]):
+                        raise InputError(f"spec.minReplicas {spec.get('minReplicas')} is above "
+                                         f"spec.maxReplicas {spec['maxReplicas']}")
+            except InputError as exc:
+                self.error(origin, who, exc.message + (f" ({exc.obj})" if exc.obj else ""))
+                return
             self.autoscalers.append(Autoscaler(kind, namespace, name, spec, origin))
 
     # -- after everything is read -----------------------------------------------------------
