@@ -113,6 +113,7 @@ class Rule:
     name: str = ""
     pointers: tuple[Path, ...] = ()
     managers: tuple[str, ...] = ()
+    hub_owned: bool = False     # a FederatedHPA's replicas: applied from Git, never drift
 
     def matches(self, ref: ObjectRef) -> bool:
         group = "" if ref.group == "core" else ref.group  # Argo CD's core group is ""
@@ -134,7 +135,8 @@ class Rule:
         group = str(entry.get("group") or "")
         return Rule(group="" if group == "core" else group, kind=kind,
                     namespace=str(entry.get("namespace") or ""),
-                    name=str(entry.get("name") or ""), pointers=pointers, managers=managers)
+                    name=str(entry.get("name") or ""), pointers=pointers, managers=managers,
+                    hub_owned=entry.get("owner") == "hub")
 
 
 def _hpa_rules(objects: Mapping[str, Any]) -> list[Rule]:
@@ -205,6 +207,8 @@ class Ignores:
         if live is None:
             return body  # the first create carries every field
         pointers, owned = self.paths(ref, live)
+        hub = {p for r in self.rules if r.hub_owned and r.matches(ref) for p in r.pointers}
+        pointers = [p for p in pointers if p not in hub]   # the hub's value, from Git
         if not pointers and not owned:
             return body
         out = copy.deepcopy(body)
