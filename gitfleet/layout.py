@@ -14,7 +14,8 @@ namespace part (`core_Namespace__bar.yaml`).
 Branches (the prefix is a setting, default `gitfleet`):
     <prefix>/state                 whole fleet, rendered
     <prefix>/clusters/<name>       that cluster's subtree of the state (same tree object)
-    <prefix>/status/<name>         written by that cluster's agent: status.yaml
+    <prefix>/status/<name>         written by that cluster's agent: status.yaml (and
+                                   metrics.yaml for autoscaled workloads)
     <prefix>/fleet-status          the hub's fleet-wide summary (not `<prefix>/status`: Git cannot
                                    hold a branch `x/status` beside branches `x/status/<name>`)
     <prefix>/registrations/<name>  an agent's ClusterRegistrationRequest and the hub's answer
@@ -30,6 +31,7 @@ DEFAULT_PREFIX = "gitfleet"
 DESCRIPTION_FILE = "description.yaml"
 ERRORS_FILE = "errors.yaml"
 STATUS_FILE = "status.yaml"
+METRICS_FILE = "metrics.yaml"
 CLUSTER_SCOPE_DIR = "_cluster"
 
 

@@ -28,6 +28,7 @@ from gitfleet.agent.engine import (
     watch_kinds,
 )
 from gitfleet.agent.heartbeat import build_heartbeat
+from gitfleet.agent.metrics import autoscaled_targets, collect
 from gitfleet.agent.recovery import Recovery
 from gitfleet.agent.report import NAMESPACE_SKIP, aborted_status, build_status, sync_verdict
 from gitfleet.agent.statusbranch import StatusBranch
@@ -62,6 +63,7 @@ class AgentSettings:
     branch_prefix: str = "gitfleet"
     interval: float = 10.0
     heartbeat_interval: float = 60.0
+    collect_interval: float = 15.0  # metrics of autoscaled workloads (gitfleet.agent.metrics)
     progress_interval: float = 1.0
     recovery: bool = False
     app_pusher: bool = False
@@ -127,6 +129,8 @@ class Agent:
         self._next_fetch = 0.0
         self._next_heartbeat = 0.0
         self._next_registration = 0.0
+        self._next_collect = 0.0
+        self._metrics: bytes | None = None  # metrics.yaml to write (None: keep the branch's)
         self.registration: Answer | None = None
         self._heartbeat: Heartbeat | None = None
         self._status: ClusterStatus | None = None
@@ -151,6 +155,9 @@ class Agent:
         if heartbeat_due:
             self._heartbeat = self._collect_heartbeat(now, out)
             self._next_heartbeat = now + self.settings.heartbeat_interval
+        if desired is not None and now >= self._next_collect:
+            self._metrics = self._collect_metrics(desired, now, out)
+            self._next_collect = now + self.settings.collect_interval
         status = self._sync(desired, now, out)
         self._write_status(status, now, out)
         if self.refused:
@@ -224,6 +231,21 @@ class Agent:
                                version=facts.version, healthz=facts.healthz, livez=facts.livez,
                                readyz=facts.readyz, nodes=facts.nodes, pods=facts.pods,
                                cluster_id=facts.cluster_id, app_pusher=self.settings.app_pusher)
+
+    def _collect_metrics(self, desired: DesiredState, now: float,
+                         out: StepOutcome) -> bytes | None:
+        """metrics.yaml for the autoscaled workloads (b"": none, drop the file; None: the API
+        did not answer, keep the last report, whose time then tells the hub it is stale)."""
+        targets = autoscaled_targets(desired)
+        if not targets:
+            return b""
+        try:
+            report = collect(self.kube, targets, cluster=self.settings.cluster,
+                             time=isoformat(now))
+        except (Unreachable, ApiError) as exc:
+            out.errors.append(f"metrics: {exc}")
+            return None
+        return report.to_yaml()
 
     def _previous_status(self, now: float) -> ClusterStatus | None:
         if not self._status_loaded and self._status_retry.ready(now):
@@ -324,7 +346,8 @@ class Agent:
             extra += [_repair_line(out.report.objects[d.ref.key], d) for d in out.report.drift
                       if d.repaired and d.ref.key in out.report.objects]
         try:
-            action = self.status_branch.write(status, when=now, extra=extra)
+            action = self.status_branch.write(status, when=now, extra=extra,
+                                              metrics=self._metrics)
         except GitfleetError as exc:
             with self._repairs_lock:
                 self._repairs[:0] = repairs
@@ -349,6 +372,8 @@ class Agent:
         if self._status_retry.failures:
             delay = min(delay, self._status_retry.wait(now))
         delay = min(delay, max(0.0, self._next_heartbeat - now))
+        if self._metrics:
+            delay = min(delay, max(0.0, self._next_collect - now))
         return max(delay, 0.0)
 
     # -- recovery --------------------------------------------------------------------------

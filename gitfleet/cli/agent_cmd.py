@@ -57,6 +57,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--interval", type=duration_arg, default=10.0, help="sync interval (10s)")
     p.add_argument("--heartbeat-interval", type=duration_arg, default=60.0,
                    help="heartbeat interval (60s)")
+    p.add_argument("--collect-interval", type=duration_arg, default=15.0,
+                   help="how often the usage of autoscaled workloads is reported (15s)")
     p.add_argument("--progress-interval", type=duration_arg, default=1.0,
                    help="interval while following a rollout (1s)")
     p.add_argument("--git-backoff-max", type=duration_arg, default=10.0,
@@ -125,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
                  else _default_workdir(args.repo, args.cluster)),
         branch_prefix=args.branch_prefix, interval=args.interval,
         heartbeat_interval=args.heartbeat_interval, progress_interval=args.progress_interval,
+        collect_interval=args.collect_interval,
         recovery=gates.get("Recovery", False), app_pusher=gates.get("AppPusher", False),
         create_namespaces=args.create_namespaces, max_prune_share=args.max_prune_share,
         allow_mass_prune=args.allow_mass_prune, apply_workers=args.apply_workers,

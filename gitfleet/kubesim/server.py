@@ -23,6 +23,7 @@ from gitfleet.kubesim import discovery, openapi
 from gitfleet.kubesim import status as st
 from gitfleet.kubesim.apiserver import ApiServer, Request
 from gitfleet.kubesim.faults import Faults
+from gitfleet.kubesim.metrics import USAGE_PATH, UsageRule
 from gitfleet.kubesim.tables import table, wants_table
 from gitfleet.kubesim.watches import WatchRequest, expired_status, follow, start_cursor
 
@@ -172,7 +173,9 @@ class Handler(BaseHTTPRequestHandler):
         raw_path, _, qs = self.path.partition("?")
         query = {k: v[-1] for k, v in parse_qs(qs, keep_blank_values=True).items()}
         try:
-            if not self._serve_fixed(method, raw_path):
+            if raw_path == USAGE_PATH:
+                self._serve_usage(method, body)
+            elif not self._serve_fixed(method, raw_path):
                 self._serve_resource(method, raw_path, query, body)
         except st.ApiError as err:
             self._send_error(err)
@@ -184,6 +187,18 @@ class Handler(BaseHTTPRequestHandler):
                                          f"Internal error occurred: {exc}"))
 
     # ---- non-resource paths --------------------------------------------------------------
+
+    def _serve_usage(self, method: str, body: bytes) -> None:
+        """The admin knob for another process: POST a UsageRule as JSON (gitfleet.kubesim.metrics).
+        """
+        if method != "POST":
+            raise st.ApiError(405, "MethodNotAllowed", f"{USAGE_PATH} takes POST")
+        try:
+            rule = UsageRule.from_json(json.loads(body or b"{}"))
+        except ValueError as exc:
+            raise st.bad_request(f"usage rule: {exc}") from None
+        self.ctx.api.metrics.set_usage(rule)
+        self._send_json(200, {"kind": "Status", "apiVersion": "v1", "status": "Success"})
 
     def _serve_fixed(self, method: str, path: str) -> bool:
         api = self.ctx.api

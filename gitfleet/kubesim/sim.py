@@ -14,6 +14,7 @@ from gitfleet.kubesim.apiserver import ApiServer, rfc3339
 from gitfleet.kubesim.catalog import BUILTINS, METRICS_TYPES, Catalog, ResourceType
 from gitfleet.kubesim.controller import Controller
 from gitfleet.kubesim.faults import Faults
+from gitfleet.kubesim.metrics import UsageRule
 from gitfleet.kubesim.server import Context, HttpServer
 from gitfleet.kubesim.store import Obj, Store
 
@@ -185,6 +186,17 @@ class KubeSim:
         """What `metrics.k8s.io` reports for one pod."""
         self.api.metrics.set_pod(namespace, name, [
             {"name": container, "usage": {"cpu": cpu, "memory": memory}}])
+
+    def set_usage(self, namespace: str, *, name: str = "", selector: str = "",
+                  cpu: str = "0", memory: str = "0", spread: bool = False) -> None:
+        """What `metrics.k8s.io` reports for every Running pod of a workload, now and as its
+        pods come and go: by owner `name` or label `selector`; with `spread`, cpu and memory
+        are the workload's total, shared evenly by its pods (see gitfleet.kubesim.metrics)."""
+        self.api.metrics.set_usage(UsageRule(namespace=namespace, name=name, selector=selector,
+                                             cpu=cpu, memory=memory, spread=spread))
+
+    def clear_usage(self, namespace: str, *, name: str = "", selector: str = "") -> None:
+        self.api.metrics.clear_usage(namespace, name=name, selector=selector)
 
     def set_node_metrics(self, name: str, *, cpu: str = "500m", memory: str = "1Gi") -> None:
         """What `metrics.k8s.io` reports for one node (default: zero usage)."""
