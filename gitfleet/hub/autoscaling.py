@@ -28,6 +28,7 @@ import hashlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from fractions import Fraction
 from typing import Any
 
@@ -45,7 +46,9 @@ from gitfleet.autoscale.cron import (
 from gitfleet.autoscale.history import AutoscaleHistory, Recommendation
 from gitfleet.autoscale.hpa import Behavior, Condition, MetricTarget, PodSample, decide
 from gitfleet.clock import isoformat, parse_iso
+from gitfleet.durations import parse_duration
 from gitfleet.errors import InputError
+from gitfleet.layout import METRICS_FILE
 from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import Autoscaler, ObjectKey
@@ -55,7 +58,6 @@ from gitfleet.state.git import Git
 
 LOG = logging.getLogger("gitfleet.hub.autoscaling")
 AUTOSCALING_FILE = "autoscaling.yaml"
-METRICS_FILE = "metrics.yaml"
 API_VERSION = "gitfleet.io/v1alpha1"
 FHPA = "FederatedHPA"
 CRON = "CronFederatedHPA"
@@ -533,8 +535,10 @@ def _parse_metrics(data: bytes | None) -> dict[str, Any] | None:
 
 
 def _time(value: Any) -> float | None:
+    """RFC 3339 as Kubernetes writes it (fractions of a second allowed)."""
     try:
-        return parse_iso(str(value)) if value else None
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp() \
+            if value else None
     except ValueError:
         return None
 
@@ -552,14 +556,23 @@ def _amounts(value: Any) -> dict[str, Fraction] | None:
 
 
 def _sample(cluster: str, pod: Any, when: float | None) -> PodSample | None:
+    """One pod of an agent's metrics.yaml (gitfleet.agent.metrics writes it) as the HPA's
+    input; the file's time stands for a usage sample that names none."""
     if not isinstance(pod, Mapping) or not pod.get("name"):
         return None
+    window: dict[str, float] = {}
+    try:
+        if pod.get("usageWindow"):
+            window["metric_window"] = parse_duration(str(pod["usageWindow"]))
+    except ValueError:
+        pass
     return PodSample(cluster=cluster, name=str(pod["name"]), ready=bool(pod.get("ready")),
                      phase=str(pod.get("phase", "Running")), started=_time(pod.get("started")),
                      ready_changed=_time(pod.get("readyChanged")),
                      usage=_amounts(pod.get("usage")),
                      requests=_amounts(pod.get("requests")) or {},
-                     deleting=bool(pod.get("deleting", False)), metric_time=when)
+                     deleting=bool(pod.get("deleting", False)),
+                     metric_time=_time(pod.get("usageTime")) or when, **window)
 
 
 def _status_files(hpas: Mapping[str, HpaStatus], crons: Mapping[str, dict[str, Any]]
