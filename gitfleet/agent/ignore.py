@@ -113,7 +113,9 @@ class Rule:
     name: str = ""
     pointers: tuple[Path, ...] = ()
     managers: tuple[str, ...] = ()
-    hub_owned: bool = False     # a FederatedHPA's replicas: applied from Git, never drift
+    # a FederatedHPA's replicas: the hub's value from Git is applied while the agent alone
+    # owns the field; never drift
+    hub_owned: bool = False
 
     def matches(self, ref: ObjectRef) -> bool:
         group = "" if ref.group == "core" else ref.group  # Argo CD's core group is ""
@@ -207,14 +209,15 @@ class Ignores:
         if live is None:
             return body  # the first create carries every field
         pointers, owned = self.paths(ref, live)
-        hub = {p for r in self.rules if r.hub_owned and r.matches(ref) for p in r.pointers}
-        pointers = [p for p in pointers if p not in hub]   # the hub's value, from Git
         if not pointers and not owned:
             return body
+        hub = {p for r in self.rules if r.hub_owned and r.matches(ref) for p in r.pointers}
         out = copy.deepcopy(body)
         for path in owned:
             remove(out, path)
         for path in pointers:
+            if path in hub and owners(live, path) <= {manager}:
+                continue    # the hub's decision, from Git, while no one else took the field
             found, value = lookup(live, path)
             if found and owners(live, path) == {manager}:
                 put(out, path, copy.deepcopy(value))

@@ -182,3 +182,10 @@ def test_federated_hpa_replicas_come_from_the_hub_and_are_never_drift(remote, ku
     _scale_as_hpa(sim, "web", 7)
     agent.step()
     assert _drift_names(remote) == []
+    # another manager took the field: the hub's next total is left to it, still no drift
+    publish(remote.git, "c1", _branch(deployment("web", "bar", replicas=4, image="nginx:1.26"),
+                                      ignore=ignore))
+    wait_for(lambda: _live(sim, "Deployment", "web")["spec"]["template"]["spec"]
+             ["containers"][0]["image"] == "nginx:1.26", step=agent.step)
+    assert _live(sim, "Deployment", "web")["spec"]["replicas"] == 7
+    assert _drift_names(remote) == []
