@@ -6,6 +6,8 @@ hub carries in `cluster.yaml` — leaves `spec.replicas` to it; and every entry 
 `fleet.yaml: ignoreDifferences` (Argo CD's shape: `group`, `kind`, optional
 `namespace`/`name`, `jsonPointers` and/or `managedFieldsManagers`), which the hub also carries
 in `cluster.yaml`. The first create still carries every field.
+A FederatedHPA's entry is marked `owner: hub`: the hub is that autoscaler and its decisions
+come as the branch's replicas, which the agent applies while no other manager took the field.
 
 Leaving a field out of a server-side apply releases the agent's ownership of it. When nobody
 else owns it yet (no autoscaler has written it), the server would reset it to its default, so

@@ -330,3 +330,29 @@ def test_an_autoscaler_removed_from_the_fleet_gives_the_template_its_replicas_ba
     hub.run_once()
     assert division(repo) == (4, 2)
     assert "autoscaling.yaml" not in git(repo, "ls-tree", "--name-only", STATE)
+
+
+def test_a_cron_rule_that_cannot_run_is_a_failed_execution_in_its_history(
+        fleet: tuple[Path, Git, FakeClock], capsys: pytest.CaptureFixture[str]) -> None:
+    repo, _, clock = fleet
+    orphan = CRON_ON_FHPA.replace("name: web}", "name: gone}")
+    commit(repo, "cron on a FederatedHPA that does not exist", {"policies/web/cron.yaml": orphan})
+    hub = new_hub(repo, clock)
+    hub.run_once()
+    commits = state_commits(repo)
+    clock.advance(8 * 3600 + 20)
+    hub.run_once()
+    assert state_commits(repo) == commits + 1          # the history changed: one commit
+    assert message(repo).startswith(
+        "Autoscale CronFederatedHPA web/office-hours rule morning: no change (scheduled "
+        "2026-01-01T08:00:00Z; failed: FederatedHPA web/gone not found)")
+    assert division(repo) == (4, 2)
+    cron = fleet_status(repo, "autoscaling/cronfederatedhpas/web/office-hours.yaml")
+    [rule] = cron["executionHistories"]
+    assert rule["successfulExecutions"] == []
+    assert [(e["result"], e["message"]) for e in rule["failedExecutions"]] == [
+        ("Failed", "FederatedHPA web/gone not found")]
+    capsys.readouterr()
+    assert main(["get", "cronfhpa", "-o", "wide", "--repo", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert "Failed" in out and "FederatedHPA web/gone not found" in out
