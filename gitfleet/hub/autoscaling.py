@@ -282,11 +282,12 @@ class Autoscaling:
             decisions += self._cron(fleet, scaler, hpas, now_state, now=now)
             cron_status[f"{scaler.namespace}/{scaler.name}"] = self._cron_status(
                 scaler, now_state, now=now)
-        samples = self._samples(self.metrics({c: status_heads[c] for c in ready
-                                              if c in status_heads}))
+        reports = self.metrics({c: status_heads[c] for c in ready if c in status_heads})
+        samples = self._samples(reports)
+        counted = _replicas_reported(reports)
         hpa_status: dict[str, HpaStatus] = {}
         for name, scaler in hpas.items():
-            found = self._hpa(fleet, scaler, now_state, samples, now=now)
+            found = self._hpa(fleet, scaler, now_state, samples, counted, now=now)
             if found is None:
                 continue
             status, decision = found
@@ -414,7 +415,8 @@ class Autoscaling:
     # -- FederatedHPA ----------------------------------------------------------------------
 
     def _hpa(self, fleet: Fleet, scaler: Autoscaler, st: _Persisted,
-             samples: Mapping[tuple[str, str, str, str], list[PodSample]], *, now: float
+             samples: Mapping[tuple[str, str, str, str], list[PodSample]],
+             counted: Mapping[tuple[str, str, str, str], int], *, now: float
              ) -> tuple[HpaStatus, ScalingDecision | None] | None:
         name = f"{scaler.namespace}/{scaler.name}"
         found = target_key(scaler)
@@ -442,7 +444,12 @@ class Autoscaling:
             return HpaStatus(scaler.namespace, scaler.name, target_text, low, high, 0, 0,
                              conditions=(Condition("AbleToScale", "False", "FailedGetScale",
                                                    f"no template {key} in the fleet"),)), None
-        pods = samples.get((api, key.kind, key.namespace, key.name), [])
+        workload = (api, key.kind, key.namespace, key.name)
+        pods = samples.get(workload, [])
+        # Karmada's calibration: the pods counted stand for the share of the total that the
+        # Ready clusters run (a NotReady cluster's replicas are not judged by their absence)
+        share = Fraction(counted.get(workload, 0), current) if current else Fraction(1)
+        calibration = share if 0 < share < 1 else Fraction(1)
         memory = self._memory.get(name)
         if memory is None:
             # A hub that starts remembers the current total as its first recommendation, so a
@@ -451,7 +458,8 @@ class Autoscaling:
                 *hpa.history.recommendations, Recommendation(time=now, replicas=current)))
         try:
             d = decide(now=now, current=current, pods=pods, metrics=targets, min_replicas=low,
-                       max_replicas=high, behavior=behavior, history=memory)
+                       max_replicas=high, behavior=behavior, history=memory,
+                       calibration=calibration)
         except InputError as exc:
             self._error(name, f"{name}: {exc.message}")
             return None
@@ -573,6 +581,19 @@ def _sample(cluster: str, pod: Any, when: float | None) -> PodSample | None:
                      requests=_amounts(pod.get("requests")) or {},
                      deleting=bool(pod.get("deleting", False)),
                      metric_time=_time(pod.get("usageTime")) or when, **window)
+
+
+def _replicas_reported(reports: Mapping[str, dict[str, Any]]
+                       ) -> dict[tuple[str, str, str, str], int]:
+    """Per workload, the replicas the given clusters' agents report it runs with."""
+    out: dict[tuple[str, str, str, str], int] = {}
+    for doc in reports.values():
+        for w in doc.get("workloads") or ():
+            if isinstance(w, Mapping) and isinstance(w.get("replicas"), int):
+                key = (str(w.get("apiVersion", "")), str(w.get("kind", "")),
+                       str(w.get("namespace", "")), str(w.get("name", "")))
+                out[key] = out.get(key, 0) + int(w["replicas"])
+    return out
 
 
 def _status_files(hpas: Mapping[str, HpaStatus], crons: Mapping[str, dict[str, Any]]

@@ -356,3 +356,20 @@ def test_a_cron_rule_that_cannot_run_is_a_failed_execution_in_its_history(
     assert main(["get", "cronfhpa", "-o", "wide", "--repo", str(repo)]) == 0
     out = capsys.readouterr().out
     assert "Failed" in out and "FederatedHPA web/gone not found" in out
+
+
+def test_a_not_ready_cluster_does_not_make_the_others_scale_the_total_down(
+        fleet: tuple[Path, Git, FakeClock]) -> None:
+    """Karmada's calibration: prod-west stops reporting; prod-east's 4 pods at 100 % of a 50 %
+    target stand for its share (4 of 6) of the total, so the total doubles to 12."""
+    repo, g, clock = fleet
+    commit(repo, "autoscale web", {"policies/web/fhpa.yaml": FHPA})
+    hub = new_hub(repo, clock)
+    report_all(g, clock, cpu_m=50)
+    hub.run_once()
+    clock.advance(600)                                 # prod-west's heartbeat goes stale
+    report(g, "prod-east", clock, pods=4, cpu_m=100)
+    hub.run_once()
+    assert message(repo).startswith("Autoscale FederatedHPA web/web: 6 -> 12 replicas")
+    status = fleet_status(repo, "autoscaling/federatedhpas/web/web.yaml")
+    assert status["reportingClusters"] == 1
