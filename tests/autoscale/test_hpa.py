@@ -499,3 +499,12 @@ def test_history_forgets_what_no_window_or_period_needs() -> None:
         history = d.history
     # down window 300 s at one evaluation per 15 s: at most 21 remembered recommendations
     assert len(history.recommendations) <= 21
+
+
+def test_calibration_scales_the_proposal_to_the_whole_workload() -> None:
+    # the pods reported are half the workload's replicas (Karmada's calibration 0.5):
+    # 100 % against 50 % over 2 pods -> 4, over the whole -> 8
+    pods = [pod(n, cpu="1") for n in "ab"]
+    assert run(pods, current=4, calibration=Fraction(1, 2)).desired == 8
+    with pytest.raises(InputError, match="calibration"):
+        run(pods, current=4, calibration=0)
