@@ -241,8 +241,19 @@ class Autoscaling:
         self._status: dict[str, bytes] = {}                      # fleet-status files
         self._errors: dict[tuple[str, str], str] = {}            # logged once per text
         self._wake: float | None = None                          # the next cron run
+        self._files: Mapping[str, bytes] = {}                    # the state's files
+        # state commit -> per target, the replicas each cluster is given
+        self._rendered: tuple[str | None, dict[ObjectKey, dict[str, int]]] = (None, {})
 
     # -- reading ---------------------------------------------------------------------------
+
+    def idle(self, state: str | None) -> bool:
+        """Whether there is nothing to do: no autoscaler persisted anything in `state` (a fleet
+        without autoscalers costs one blob lookup per state commit)."""
+        if self.persisted(state).to_file() is not None:
+            return False
+        self._status, self._wake, self._memory = {}, None, {}
+        return True
 
     def persisted(self, state: str | None) -> _Persisted:
         """What the state commit's `autoscaling.yaml` holds (parsed once per state commit)."""
@@ -266,9 +277,14 @@ class Autoscaling:
     # -- one round -------------------------------------------------------------------------
 
     def round(self, fleet: Fleet, *, state: str | None, ready: Sequence[str],
-              status_heads: Mapping[str, str], now: float) -> Scaling:
-        """The totals to render at `now`, and what changed since the state."""
+              status_heads: Mapping[str, str], now: float,
+              files: Mapping[str, bytes] | None = None) -> Scaling:
+        """The totals to render at `now`, and what changed since the state (whose `files`
+        say how the current totals are divided)."""
         before = self.persisted(state)
+        if self._rendered[0] != state:
+            self._rendered = (state, {})
+        self._files = files or {}
         saved = before.to_file()
         now_state = _copy(before)
         decisions: list[ScalingDecision] = []
@@ -416,7 +432,7 @@ class Autoscaling:
 
     def _hpa(self, fleet: Fleet, scaler: Autoscaler, st: _Persisted,
              samples: Mapping[tuple[str, str, str, str], list[PodSample]],
-             counted: Mapping[tuple[str, str, str, str], int], *, now: float
+             counted: Mapping[tuple[str, str, str, str], Mapping[str, int]], *, now: float
              ) -> tuple[HpaStatus, ScalingDecision | None] | None:
         name = f"{scaler.namespace}/{scaler.name}"
         found = target_key(scaler)
@@ -446,9 +462,26 @@ class Autoscaling:
                                                    f"no template {key} in the fleet"),)), None
         workload = (api, key.kind, key.namespace, key.name)
         pods = samples.get(workload, [])
+        reported = counted.get(workload, {})
+        given = self.rendered(key)
+        behind = sorted(c for c, n in given.items() if c in reported and reported[c] != n)
+        if behind:
+            # The clusters have not applied the last total yet: their pods would be judged
+            # against a scale they do not run (the HPA controller evaluates the scale it sees).
+            c = behind[0]
+            hpa_now = st.hpas.setdefault(name, hpa)
+            return HpaStatus(scaler.namespace, scaler.name, target_text, low, high, current,
+                             current, last_scale=hpa_now.last_scale,
+                             clusters=len({p.cluster for p in pods}), conditions=(Condition(
+                                 "AbleToScale", "False", "WaitingForClusters",
+                                 f"{c} runs {reported[c]} of the {given[c]} replicas rendered "
+                                 f"for it ({len(behind)} cluster(s) behind); evaluating once "
+                                 "they apply the last scale"),)), None
         # Karmada's calibration: the pods counted stand for the share of the total that the
         # Ready clusters run (a NotReady cluster's replicas are not judged by their absence)
-        share = Fraction(counted.get(workload, 0), current) if current else Fraction(1)
+        running = sum(given.get(c, n) for c, n in reported.items()) if given else \
+            sum(reported.values())
+        share = Fraction(running, current) if current else Fraction(1)
         calibration = share if 0 < share < 1 else Fraction(1)
         memory = self._memory.get(name)
         if memory is None:
@@ -479,6 +512,26 @@ class Autoscaling:
         return HpaStatus(scaler.namespace, scaler.name, target_text, low, high, d.desired,
                          d.desired, tuple(m.describe() for m in d.metrics), last,
                          d.conditions, clusters), decision
+
+    def rendered(self, key: ObjectKey) -> dict[str, int]:
+        """cluster -> the replicas of workload `key` the state gives it (read once per state
+        commit and target)."""
+        found = self._rendered[1].get(key)
+        if found is None:
+            suffix = f"/{key.group}_{key.kind}_{key.namespace}_{key.name}.yaml"
+            paths = [p for p in self._files if p.startswith("clusters/") and p.endswith(suffix)]
+            found = {}
+            for path in paths:
+                try:
+                    doc = yamlio.load_one(self._files[path], path)
+                    value = (doc.get("spec") or {}).get("replicas")
+                except (InputError, AttributeError):
+                    continue
+                if isinstance(value, int):
+                    cluster = path.split("/")[1]
+                    found[cluster] = found.get(cluster, 0) + value
+            self._rendered[1][key] = found
+        return found
 
     def _samples(self, reports: Mapping[str, dict[str, Any]]
                  ) -> dict[tuple[str, str, str, str], list[PodSample]]:
@@ -584,15 +637,15 @@ def _sample(cluster: str, pod: Any, when: float | None) -> PodSample | None:
 
 
 def _replicas_reported(reports: Mapping[str, dict[str, Any]]
-                       ) -> dict[tuple[str, str, str, str], int]:
-    """Per workload, the replicas the given clusters' agents report it runs with."""
-    out: dict[tuple[str, str, str, str], int] = {}
-    for doc in reports.values():
+                       ) -> dict[tuple[str, str, str, str], dict[str, int]]:
+    """Per workload, cluster -> the replicas its agent reports the workload runs with."""
+    out: dict[tuple[str, str, str, str], dict[str, int]] = {}
+    for cluster, doc in reports.items():
         for w in doc.get("workloads") or ():
             if isinstance(w, Mapping) and isinstance(w.get("replicas"), int):
                 key = (str(w.get("apiVersion", "")), str(w.get("kind", "")),
                        str(w.get("namespace", "")), str(w.get("name", "")))
-                out[key] = out.get(key, 0) + int(w["replicas"])
+                out.setdefault(key, {})[cluster] = int(w["replicas"])
     return out
 
 

@@ -273,9 +273,14 @@ class Hub:
     def _autoscale(self, fleet: Fleet, heads: StateHeads) -> Scaling:
         """This round's autoscaling decisions (FederatedHPA, CronFederatedHPA): the totals the
         render divides and the `autoscaling.yaml` the state carries."""
+        if not fleet.autoscalers and self.autoscaling.idle(heads.state):
+            return Scaling(replicas={}, file=None)
         ready = [c for c in self.status.ready_clusters() if c in fleet.clusters]
+        files = self._previous_files(heads, Branches(fleet.settings.branch_prefix)) \
+            if any(a.kind == "FederatedHPA" for a in fleet.autoscalers) else None
         return self.autoscaling.round(fleet, state=heads.state, ready=ready,
-                                      status_heads=self.status.heads(), now=self.clock.now())
+                                      status_heads=self.status.heads(), now=self.clock.now(),
+                                      files=files)
 
     def _incremental(self, source: str, fleet: Fleet, heads: StateHeads,
                      previous_files: Mapping[str, bytes] | None, snapshot: StatusSnapshot,

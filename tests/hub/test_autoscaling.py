@@ -373,3 +373,32 @@ def test_a_not_ready_cluster_does_not_make_the_others_scale_the_total_down(
     assert message(repo).startswith("Autoscale FederatedHPA web/web: 6 -> 12 replicas")
     status = fleet_status(repo, "autoscaling/federatedhpas/web/web.yaml")
     assert status["reportingClusters"] == 1
+
+
+def test_no_new_decision_until_the_clusters_run_the_last_one(
+        fleet: tuple[Path, Git, FakeClock]) -> None:
+    """Reports still of the old division (4 + 2 while 6 + 3 is rendered) are not judged against
+    the new total: the hub waits, as the HPA controller evaluates the scale it observes."""
+    repo, g, clock = fleet
+    commit(repo, "autoscale web", {"policies/web/fhpa.yaml": FHPA})
+    hub = new_hub(repo, clock)
+    report_all(g, clock, cpu_m=50)
+    hub.run_once()
+    clock.advance(30)
+    report_all(g, clock, cpu_m=75)
+    hub.run_once()
+    assert division(repo) == (6, 3)
+    commits = state_commits(repo)
+    clock.advance(30)
+    report_all(g, clock, cpu_m=100)                   # prod-east/west still run 4 + 2
+    hub.run_once()
+    assert state_commits(repo) == commits
+    status = fleet_status(repo, "autoscaling/federatedhpas/web/web.yaml")
+    [able] = [c for c in status["conditions"] if c["type"] == "AbleToScale"]
+    assert (able["status"], able["reason"]) == ("False", "WaitingForClusters")
+    assert able["message"].startswith("prod-east runs 4 of the 6 replicas rendered for it")
+    clock.advance(30)
+    report(g, "prod-east", clock, pods=6, cpu_m=100)  # applied: judged again, 9 -> 18
+    report(g, "prod-west", clock, pods=3, cpu_m=100)
+    hub.run_once()
+    assert message(repo).startswith("Autoscale FederatedHPA web/web: 9 -> 18 replicas")

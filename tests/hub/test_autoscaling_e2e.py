@@ -84,11 +84,15 @@ def running_pods(sim: KubeSim) -> int:
 
 
 def until(check, hub: Hub, *, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
-    """Run hub rounds until `check()` holds (bounded)."""
+    """Run hub rounds until `check()` holds (bounded); a timeout says what the hub last did."""
     deadline = time.monotonic() + timeout
     while not check():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            git_ = hub.store.git
+            last = git_.run("log", "-3", "--format=%s", STATE).decode()
+            files = hub.status.extra() if hub.status.extra else {}
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}; state: {last}"
+                                 f"; autoscaler: {files}")
         hub.run_once()
         time.sleep(0.2)
 
@@ -122,7 +126,8 @@ def test_a_load_rise_in_one_cluster_scales_the_workload_out_in_both(
               clock=SystemClock())
     hub.run_once()
     for sim in sims.values():
-        sim.set_usage("shop", name="web", cpu="10m", memory="32Mi")     # 50 %: on target
+        # the workload's usage in each cluster, shared by its pods: 32Mi of 64Mi, on target
+        sim.set_usage("shop", name="web", cpu="10m", memory="32Mi", spread=True)
     with git_daemon(base) as url:
         agents = [Agent(AgentSettings(repo_url=f"{url}/fleet.git", cluster=name,
                                       workdir=tmp_path / f"agent-{name}", interval=2.0,
@@ -142,11 +147,15 @@ def test_a_load_rise_in_one_cluster_scales_the_workload_out_in_both(
                 assert int(git(bare.path, "rev-list", "--count", STATE)) == commits
 
                 started = time.monotonic()
-                sims["c1"].set_usage("shop", name="web", cpu="10m", memory="96Mi")
-                # (96 + 32) / 2 = 64Mi = 100 % of the request, target 50 %: 2 -> 4, 2 + 2
+                sims["c1"].set_usage("shop", name="web", cpu="10m", memory="96Mi", spread=True)
+                # (96 + 32) / 2 pods = 64Mi = 100 % of the request, target 50 %: 2 -> 4, 2 + 2;
+                # then (96 + 32) / 4 = 32Mi: on target again
                 until(lambda: all(running_pods(s) == 2 for s in sims.values()), hub,
                       timeout=90, what="two web pods running in each cluster")
                 seconds = time.monotonic() - started
+                for _ in range(3):     # the same load over more pods: no further decision
+                    hub.run_once()
+                    time.sleep(0.5)
         finally:
             for agent in agents:
                 agent.close()
