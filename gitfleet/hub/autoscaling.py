@@ -17,9 +17,10 @@ them in its controller's, and are persisted with each decision; a restarted hub 
 stabilization window with the current total, so it never scales down sooner than the window
 allows after a restart.
 
-The live status (current and desired replicas, metric values, conditions, cron histories and
-next runs) goes to the fleet status (`autoscaling/...` files), which `gitfleet get fhpa` and
-`gitfleet get cronfhpa` read.
+What persists is `gitfleet.hub.autoscalingstate`; the agents' reports are read by
+`gitfleet.hub.metricsreports`. The live status (current and desired replicas, metric values,
+conditions, cron histories and next runs) goes to the fleet status (`autoscaling/...` files),
+which `gitfleet get fhpa` and `gitfleet get cronfhpa` read.
 """
 
 from __future__ import annotations
@@ -27,8 +28,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -38,27 +38,30 @@ from gitfleet.autoscale.cron import (
     SUCCEEDED,
     CronRule,
     Execution,
-    RuleRecord,
     plan,
     record,
     rules_of,
 )
 from gitfleet.autoscale.history import AutoscaleHistory, Recommendation
 from gitfleet.autoscale.hpa import Behavior, Condition, MetricTarget, PodSample, decide
-from gitfleet.clock import isoformat, parse_iso
-from gitfleet.durations import parse_duration
+from gitfleet.clock import isoformat
 from gitfleet.errors import InputError
+from gitfleet.hub.autoscalingstate import (
+    API_VERSION,
+    AUTOSCALING_FILE,
+    AutoscalingState,
+    HpaRecord,
+    copy_state,
+)
+from gitfleet.hub.metricsreports import parse_metrics, pod_samples, replicas_reported
 from gitfleet.layout import METRICS_FILE
 from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import Autoscaler, ObjectKey
-from gitfleet.quantity import parse_quantity
 from gitfleet.render.emit import emit
 from gitfleet.state.git import Git
 
 LOG = logging.getLogger("gitfleet.hub.autoscaling")
-AUTOSCALING_FILE = "autoscaling.yaml"
-API_VERSION = "gitfleet.io/v1alpha1"
 FHPA = "FederatedHPA"
 CRON = "CronFederatedHPA"
 KARMADA_GROUP = "autoscaling.karmada.io"
@@ -100,84 +103,6 @@ class Scaling:
         head = f"Autoscale {lines[0]}" if len(lines) == 1 else \
             f"Autoscale: {len(lines)} decisions"
         return head + ("\n\n" + "\n".join(lines) if len(lines) > 1 else "")
-
-
-@dataclass(frozen=True)
-class _Hpa:
-    """What persists for one FederatedHPA."""
-
-    history: AutoscaleHistory = AutoscaleHistory()
-    last_scale: float | None = None
-    bounds: tuple[int, int] | None = None          # (min, max) a cron rule set
-    spec_bounds: tuple[int, int] | None = None     # the spec's bounds when it did
-
-
-@dataclass
-class _Persisted:
-    """`autoscaling.yaml`, parsed."""
-
-    totals: dict[ObjectKey, tuple[str, int]] = field(default_factory=dict)  # key -> (apiV, n)
-    hpas: dict[str, _Hpa] = field(default_factory=dict)                     # "ns/name"
-    crons: dict[str, dict[str, RuleRecord]] = field(default_factory=dict)   # "ns/name" -> rule
-
-    def to_file(self) -> bytes | None:
-        if not (self.totals or self.hpas or self.crons):
-            return None
-        doc: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "AutoscalingState"}
-        doc["replicas"] = [{"apiVersion": api, "kind": k.kind, "namespace": k.namespace,
-                            "name": k.name, "replicas": n}
-                           for k, (api, n) in sorted(self.totals.items(), key=lambda i: str(i[0]))]
-        doc["federatedHPAs"] = [_hpa_doc(name, h) for name, h in sorted(self.hpas.items())]
-        doc["cronFederatedHPAs"] = [
-            {"namespace": name.partition("/")[0], "name": name.partition("/")[2],
-             "rules": [{"name": r, **rec.to_dict()} for r, rec in sorted(rules.items())]}
-            for name, rules in sorted(self.crons.items())]
-        return emit(doc).encode()
-
-    @classmethod
-    def from_file(cls, data: bytes | None) -> _Persisted:
-        out = cls()
-        if not data:
-            return out
-        try:
-            doc = yamlio.load_one(data, AUTOSCALING_FILE) or {}
-            for r in doc.get("replicas") or ():
-                api = str(r["apiVersion"])
-                key = ObjectKey(api.rpartition("/")[0], str(r["kind"]), str(r["namespace"]),
-                                str(r["name"]))
-                out.totals[key] = (api, int(r["replicas"]))
-            for h in doc.get("federatedHPAs") or ():
-                out.hpas[f"{h['namespace']}/{h['name']}"] = _Hpa(
-                    history=AutoscaleHistory.from_data(h.get("history"), path=AUTOSCALING_FILE),
-                    last_scale=parse_iso(h["lastScaleTime"]) if h.get("lastScaleTime") else None,
-                    bounds=_pair(h.get("bounds")), spec_bounds=_pair(h.get("specBounds")))
-            for c in doc.get("cronFederatedHPAs") or ():
-                out.crons[f"{c['namespace']}/{c['name']}"] = {
-                    str(r["name"]): RuleRecord.from_dict(r) for r in c.get("rules") or ()}
-        except (InputError, KeyError, TypeError, ValueError, AttributeError) as exc:
-            # Not a file this code wrote: start afresh rather than stop scaling for good.
-            log(LOG, logging.WARNING, "autoscaling.yaml unreadable; starting afresh",
-                error=str(exc))
-            return cls()
-        return out
-
-
-def _pair(value: Any) -> tuple[int, int] | None:
-    if not isinstance(value, Mapping):
-        return None
-    return int(value["minReplicas"]), int(value["maxReplicas"])
-
-
-def _hpa_doc(name: str, h: _Hpa) -> dict[str, Any]:
-    ns, _, short = name.partition("/")
-    out: dict[str, Any] = {"namespace": ns, "name": short}
-    if h.last_scale is not None:
-        out["lastScaleTime"] = isoformat(h.last_scale)
-    if h.bounds is not None and h.spec_bounds is not None:
-        out["bounds"] = {"minReplicas": h.bounds[0], "maxReplicas": h.bounds[1]}
-        out["specBounds"] = {"minReplicas": h.spec_bounds[0], "maxReplicas": h.spec_bounds[1]}
-    out["history"] = h.history.to_data()
-    return out
 
 
 def target_key(scaler: Autoscaler) -> tuple[ObjectKey, str] | None:
@@ -235,7 +160,7 @@ class Autoscaling:
 
     def __init__(self, git: Git) -> None:
         self.git = git
-        self._persisted: tuple[str | None, _Persisted] | None = None
+        self._persisted: tuple[str | None, AutoscalingState] | None = None
         self._metrics: dict[str, dict[str, Any] | None] = {}    # status commit -> metrics.yaml
         self._memory: dict[str, AutoscaleHistory] = {}           # recommendations since
         self._status: dict[str, bytes] = {}                      # fleet-status files
@@ -255,12 +180,12 @@ class Autoscaling:
         self._status, self._wake, self._memory = {}, None, {}
         return True
 
-    def persisted(self, state: str | None) -> _Persisted:
+    def persisted(self, state: str | None) -> AutoscalingState:
         """What the state commit's `autoscaling.yaml` holds (parsed once per state commit)."""
         if self._persisted is None or self._persisted[0] != state:
             data = self.git.read_blob(state, AUTOSCALING_FILE) if state else None
-            self._persisted = (state, _Persisted.from_file(data))
-        return _copy(self._persisted[1])
+            self._persisted = (state, AutoscalingState.from_file(data))
+        return copy_state(self._persisted[1])
 
     def metrics(self, heads: Mapping[str, str]) -> dict[str, dict[str, Any]]:
         """cluster -> its agent's metrics.yaml (clusters without one are left out)."""
@@ -268,7 +193,7 @@ class Autoscaling:
         if new:
             found = self.git.read_objects(f"{c}:{METRICS_FILE}" for c in new)
             for sha in new:
-                self._metrics[sha] = _parse_metrics(found.get(f"{sha}:{METRICS_FILE}"))
+                self._metrics[sha] = parse_metrics(found.get(f"{sha}:{METRICS_FILE}"))
         live = set(heads.values())
         self._metrics = {k: v for k, v in self._metrics.items() if k in live}
         return {name: doc for name, sha in heads.items()
@@ -286,7 +211,7 @@ class Autoscaling:
             self._rendered = (state, {})
         self._files = files or {}
         saved = before.to_file()
-        now_state = _copy(before)
+        now_state = copy_state(before)
         decisions: list[ScalingDecision] = []
         scalers = sorted(fleet.autoscalers, key=lambda a: (a.kind, a.namespace, a.name))
         hpas = {f"{a.namespace}/{a.name}": a for a in scalers if a.kind == FHPA}
@@ -299,8 +224,8 @@ class Autoscaling:
             cron_status[f"{scaler.namespace}/{scaler.name}"] = self._cron_status(
                 scaler, now_state, now=now)
         reports = self.metrics({c: status_heads[c] for c in ready if c in status_heads})
-        samples = self._samples(reports)
-        counted = _replicas_reported(reports)
+        samples = pod_samples(reports)
+        counted = replicas_reported(reports)
         hpa_status: dict[str, HpaStatus] = {}
         for name, scaler in hpas.items():
             found = self._hpa(fleet, scaler, now_state, samples, counted, now=now)
@@ -333,7 +258,7 @@ class Autoscaling:
     # -- CronFederatedHPA ------------------------------------------------------------------
 
     def _cron(self, fleet: Fleet, scaler: Autoscaler, hpas: Mapping[str, Autoscaler],
-              st: _Persisted, *, now: float) -> list[ScalingDecision]:
+              st: AutoscalingState, *, now: float) -> list[ScalingDecision]:
         name = f"{scaler.namespace}/{scaler.name}"
         try:
             rules = rules_of(scaler.spec)
@@ -354,7 +279,7 @@ class Autoscaling:
 
     def _execute(self, fleet: Fleet, scaler: Autoscaler,
                  found: tuple[ObjectKey, str] | None, rule: CronRule,
-                 hpas: Mapping[str, Autoscaler], st: _Persisted, *, scheduled: float,
+                 hpas: Mapping[str, Autoscaler], st: AutoscalingState, *, scheduled: float,
                  now: float) -> tuple[Execution, ScalingDecision]:
         what = f"{CRON} {scaler.namespace}/{scaler.name} rule {rule.name}"
         when = f"scheduled {isoformat(scheduled)}"
@@ -376,7 +301,7 @@ class Autoscaling:
                 return failed("a FederatedHPA target needs targetMinReplicas or "
                               "targetMaxReplicas")
             spec_bounds = _spec_bounds(target)
-            hpa = st.hpas.get(f"{key.namespace}/{key.name}", _Hpa())
+            hpa = st.hpas.get(f"{key.namespace}/{key.name}", HpaRecord())
             low, high = hpa.bounds if hpa.bounds and hpa.spec_bounds == spec_bounds \
                 else spec_bounds
             low = rule.target_min_replicas if rule.target_min_replicas is not None else low
@@ -401,7 +326,7 @@ class Autoscaling:
                           replicas=rule.target_replicas),
                 ScalingDecision(what, old, rule.target_replicas, f"{when}; {key}"))
 
-    def _cron_status(self, scaler: Autoscaler, st: _Persisted, *, now: float
+    def _cron_status(self, scaler: Autoscaler, st: AutoscalingState, *, now: float
                      ) -> dict[str, Any]:
         name = f"{scaler.namespace}/{scaler.name}"
         try:
@@ -430,7 +355,7 @@ class Autoscaling:
 
     # -- FederatedHPA ----------------------------------------------------------------------
 
-    def _hpa(self, fleet: Fleet, scaler: Autoscaler, st: _Persisted,
+    def _hpa(self, fleet: Fleet, scaler: Autoscaler, st: AutoscalingState,
              samples: Mapping[tuple[str, str, str, str], list[PodSample]],
              counted: Mapping[tuple[str, str, str, str], Mapping[str, int]], *, now: float
              ) -> tuple[HpaStatus, ScalingDecision | None] | None:
@@ -447,7 +372,7 @@ class Autoscaling:
             self._error(name, exc.format())
             return None
         spec_bounds = _spec_bounds(scaler)
-        hpa = st.hpas.get(name, _Hpa())
+        hpa = st.hpas.get(name, HpaRecord())
         if hpa.bounds is not None and hpa.spec_bounds != spec_bounds:
             hpa = replace(hpa, bounds=None, spec_bounds=None)     # the spec changed since
         low, high = hpa.bounds or spec_bounds
@@ -533,32 +458,14 @@ class Autoscaling:
             self._rendered[1][key] = found
         return found
 
-    def _samples(self, reports: Mapping[str, dict[str, Any]]
-                 ) -> dict[tuple[str, str, str, str], list[PodSample]]:
-        """Pods per workload (apiVersion, kind, namespace, name) over the clusters given."""
-        out: dict[tuple[str, str, str, str], list[PodSample]] = {}
-        for cluster, doc in sorted(reports.items()):
-            when = _time(doc.get("time"))
-            for w in doc.get("workloads") or ():
-                if not isinstance(w, Mapping):
-                    continue
-                key = (str(w.get("apiVersion", "")), str(w.get("kind", "")),
-                       str(w.get("namespace", "")), str(w.get("name", "")))
-                pods = out.setdefault(key, [])
-                for p in w.get("pods") or ():
-                    sample = _sample(cluster, p, when)
-                    if sample is not None:
-                        pods.append(sample)
-        return out
-
-    def _with_memory(self, st: _Persisted) -> _Persisted:
-        out = _copy(st)
+    def _with_memory(self, st: AutoscalingState) -> AutoscalingState:
+        out = copy_state(st)
         for name, hpa in out.hpas.items():
             if name in self._memory:
                 out.hpas[name] = replace(hpa, history=self._memory[name])
         return out
 
-    def _forget(self, st: _Persisted, fleet: Fleet, hpas: Mapping[str, Autoscaler],
+    def _forget(self, st: AutoscalingState, fleet: Fleet, hpas: Mapping[str, Autoscaler],
                 crons: Sequence[Autoscaler]) -> None:
         """Drop what no autoscaler owns any more: a total nobody targets returns to the
         template's replicas."""
@@ -575,78 +482,9 @@ class Autoscaling:
             log(LOG, logging.WARNING, "autoscaler not evaluated", autoscaler=name, error=text)
 
 
-def _copy(st: _Persisted) -> _Persisted:
-    return _Persisted(totals=dict(st.totals), hpas=dict(st.hpas),
-                      crons={k: dict(v) for k, v in st.crons.items()})
-
-
 def _spec_bounds(scaler: Autoscaler) -> tuple[int, int]:
     spec = scaler.spec
     return int(spec.get("minReplicas", 1)), int(spec.get("maxReplicas", 1))
-
-
-def _parse_metrics(data: bytes | None) -> dict[str, Any] | None:
-    if data is None:
-        return None
-    try:
-        doc = yamlio.load_one(data, METRICS_FILE)
-    except InputError:
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
-def _time(value: Any) -> float | None:
-    """RFC 3339 as Kubernetes writes it (fractions of a second allowed)."""
-    try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp() \
-            if value else None
-    except ValueError:
-        return None
-
-
-def _amounts(value: Any) -> dict[str, Fraction] | None:
-    if not isinstance(value, Mapping):
-        return None
-    out = {}
-    for k, v in value.items():
-        try:
-            out[str(k)] = parse_quantity(v)
-        except (ValueError, TypeError):
-            continue
-    return out
-
-
-def _sample(cluster: str, pod: Any, when: float | None) -> PodSample | None:
-    """One pod of an agent's metrics.yaml (gitfleet.agent.metrics writes it) as the HPA's
-    input; the file's time stands for a usage sample that names none."""
-    if not isinstance(pod, Mapping) or not pod.get("name"):
-        return None
-    window: dict[str, float] = {}
-    try:
-        if pod.get("usageWindow"):
-            window["metric_window"] = parse_duration(str(pod["usageWindow"]))
-    except ValueError:
-        pass
-    return PodSample(cluster=cluster, name=str(pod["name"]), ready=bool(pod.get("ready")),
-                     phase=str(pod.get("phase", "Running")), started=_time(pod.get("started")),
-                     ready_changed=_time(pod.get("readyChanged")),
-                     usage=_amounts(pod.get("usage")),
-                     requests=_amounts(pod.get("requests")) or {},
-                     deleting=bool(pod.get("deleting", False)),
-                     metric_time=_time(pod.get("usageTime")) or when, **window)
-
-
-def _replicas_reported(reports: Mapping[str, dict[str, Any]]
-                       ) -> dict[tuple[str, str, str, str], dict[str, int]]:
-    """Per workload, cluster -> the replicas its agent reports the workload runs with."""
-    out: dict[tuple[str, str, str, str], dict[str, int]] = {}
-    for cluster, doc in reports.items():
-        for w in doc.get("workloads") or ():
-            if isinstance(w, Mapping) and isinstance(w.get("replicas"), int):
-                key = (str(w.get("apiVersion", "")), str(w.get("kind", "")),
-                       str(w.get("namespace", "")), str(w.get("name", "")))
-                out.setdefault(key, {})[cluster] = int(w["replicas"])
-    return out
 
 
 def _status_files(hpas: Mapping[str, HpaStatus], crons: Mapping[str, dict[str, Any]]

@@ -27,7 +27,8 @@ from gitfleet.backoff import Retry
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import InputError, RefConflict, TransientError
 from gitfleet.filemap import LazyFiles, Overlay, overlay
-from gitfleet.hub.autoscaling import AUTOSCALING_FILE, Autoscaling, Scaling
+from gitfleet.hub.autoscaling import Autoscaling, Scaling
+from gitfleet.hub.autoscalingstate import AUTOSCALING_FILE
 from gitfleet.hub.fleetstatus import FleetStatus
 from gitfleet.hub.metrics import Metrics
 from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings
