@@ -6,6 +6,8 @@ hub carries in `cluster.yaml` — leaves `spec.replicas` to it; and every entry 
 `fleet.yaml: ignoreDifferences` (Argo CD's shape: `group`, `kind`, optional
 `namespace`/`name`, `jsonPointers` and/or `managedFieldsManagers`), which the hub also carries
 in `cluster.yaml`. The first create still carries every field.
+A FederatedHPA's entry is marked `owner: hub`: the hub is that autoscaler and its decisions
+come as the branch's replicas, which the agent applies while no other manager took the field.
 
 Leaving a field out of a server-side apply releases the agent's ownership of it. When nobody
 else owns it yet (no autoscaler has written it), the server would reset it to its default, so
@@ -113,6 +115,9 @@ class Rule:
     name: str = ""
     pointers: tuple[Path, ...] = ()
     managers: tuple[str, ...] = ()
+    # a FederatedHPA's replicas: the hub's value from Git is applied while the agent alone
+    # owns the field; never drift
+    hub_owned: bool = False
 
     def matches(self, ref: ObjectRef) -> bool:
         group = "" if ref.group == "core" else ref.group  # Argo CD's core group is ""
@@ -134,7 +139,8 @@ class Rule:
         group = str(entry.get("group") or "")
         return Rule(group="" if group == "core" else group, kind=kind,
                     namespace=str(entry.get("namespace") or ""),
-                    name=str(entry.get("name") or ""), pointers=pointers, managers=managers)
+                    name=str(entry.get("name") or ""), pointers=pointers, managers=managers,
+                    hub_owned=entry.get("owner") == "hub")
 
 
 def _hpa_rules(objects: Mapping[str, Any]) -> list[Rule]:
@@ -207,10 +213,13 @@ class Ignores:
         pointers, owned = self.paths(ref, live)
         if not pointers and not owned:
             return body
+        hub = {p for r in self.rules if r.hub_owned and r.matches(ref) for p in r.pointers}
         out = copy.deepcopy(body)
         for path in owned:
             remove(out, path)
         for path in pointers:
+            if path in hub and owners(live, path) <= {manager}:
+                continue    # the hub's decision, from Git, while no one else took the field
             found, value = lookup(live, path)
             if found and owners(live, path) == {manager}:
                 put(out, path, copy.deepcopy(value))

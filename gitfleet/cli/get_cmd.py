@@ -1,8 +1,8 @@
 """`gitfleet get TYPE [NAME...]`: kubectl-like tables read from Git.
 
 TYPE is clusters, subscriptions, descriptions, drift, evictions (the hub's failover tasks:
-which workload left which cluster, why, and whether its old copy is purged yet) or rollouts
-(RolloutPolicy progress). Reads the
+which workload left which cluster, why, and whether its old copy is purged yet), rollouts
+(RolloutPolicy progress), fhpa (FederatedHPAs) or cronfhpa (CronFederatedHPA rules). Reads the
 state branch and the agents' status branches of a fleet repo (a local path or a URL;
 default: the current repository).
 `-o wide` adds columns, `-o json|yaml` prints every field (times as RFC 3339, ages as numbers
@@ -24,6 +24,7 @@ from typing import Any
 
 from gitfleet.cli.common import print_data, print_table
 from gitfleet.errors import InputError
+from gitfleet.fleetview.autoscaling import cronfhpa_rows, fhpa_rows
 from gitfleet.fleetview.repo import opened_repo
 from gitfleet.fleetview.rows import (
     View,
@@ -73,11 +74,26 @@ RESOURCES: dict[str, tuple[Callable[[View], list[dict[str, Any]]], Columns, Colu
                  [("name", "name"), ("revision", "revision"), ("phase", "phase"),
                   ("wave", "wave"), ("clusters", "clusters"), ("age", "ageSeconds")],
                  [("source commit", "sourceCommit"), ("reason", "reason")]),
+    "fhpa": (lambda v: fhpa_rows(v.snap.autoscalers.get("fhpa", []), v.now),
+             [("namespace", "namespace"), ("name", "name"), ("reference", "reference"),
+              ("targets", "targets"), ("minpods", "minReplicas"), ("maxpods", "maxReplicas"),
+              ("replicas", "currentReplicas"), ("desired", "desiredReplicas"),
+              ("last scale", "lastScaleAgeSeconds")],
+             [("clusters", "clusters"), ("active", "active"), ("message", "message")]),
+    "cronfhpa": (lambda v: cronfhpa_rows(v.snap.autoscalers.get("cronfhpa", []), v.now),
+                 [("namespace", "namespace"), ("name", "name"), ("rule", "rule"),
+                  ("reference", "reference"), ("schedule", "schedule"),
+                  ("next", "nextExecutionTime"), ("last result", "lastResult"),
+                  ("applied", "applied"), ("last run", "lastAgeSeconds")],
+                 [("time zone", "timeZone"), ("suspend", "suspend"), ("message", "message")]),
 }
 ALIASES = {"cluster": "clusters", "subscription": "subscriptions", "sub": "subscriptions",
            "subs": "subscriptions", "description": "descriptions", "desc": "descriptions",
            "descs": "descriptions", "drifts": "drift", "eviction": "evictions",
-           "rollout": "rollouts"}
+           "rollout": "rollouts",
+           "federatedhpa": "fhpa", "federatedhpas": "fhpa", "fhpas": "fhpa",
+           "cronfederatedhpa": "cronfhpa", "cronfederatedhpas": "cronfhpa",
+           "cronfhpas": "cronfhpa"}
 
 
 def selector(text: str) -> Callable[[dict[str, str]], bool]:
@@ -97,7 +113,8 @@ def add_parser(subparsers: Any) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("resource", metavar="TYPE",
                    choices=sorted([*RESOURCES, *ALIASES]),
-                   help="clusters | subscriptions | descriptions | drift | evictions | rollouts")
+                   help="clusters | subscriptions | descriptions | drift | evictions | rollouts |"
+                   " fhpa | cronfhpa")
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="only these (a cluster's name; NAME or NAMESPACE/NAME otherwise)")
     p.add_argument("--repo", default=".", help="fleet repo: a local path or a URL (default: .)")
@@ -128,7 +145,8 @@ def row_name(resource: str, row: dict[str, Any]) -> str:
     """`-o name`: TYPE/NAME as kubectl prints it (NAMESPACE/NAME where there is one)."""
     kind = {"clusters": "cluster", "subscriptions": "subscription",
             "descriptions": "description", "drift": "drift",
-            "evictions": "eviction", "rollouts": "rollout"}[resource]
+            "evictions": "eviction", "rollouts": "rollout",
+            "fhpa": "federatedhpa", "cronfhpa": "cronfederatedhpa"}[resource]
     if resource == "clusters":
         return f"{kind}/{row['name']}"
     if resource == "descriptions":
@@ -137,6 +155,8 @@ def row_name(resource: str, row: dict[str, Any]) -> str:
         return f"{kind}/{row['cluster']}/{row['kind']}/{row['namespace'] or '_'}/{row['name']}"
     if resource == "evictions":
         return f"{kind}/{row['cluster']}/{row['workload']}"
+    if resource == "cronfhpa":
+        return f"{kind}/{row['namespace']}/{row['name']}/{row['rule']}"
     return f"{kind}/{row['namespace']}/{row['name']}"
 
 
@@ -176,6 +196,8 @@ def run(args: argparse.Namespace) -> int:
     rows_of, columns, wide = RESOURCES[resource]
     view = load_view(args.repo, args.branch_prefix)
     rows = rows_of(view)
+    if args.cluster and resource in ("fhpa", "cronfhpa"):
+        raise InputError("--cluster: a FederatedHPA and its cron rules are fleet-wide")
     if args.cluster:
         key = "name" if resource == "clusters" else "cluster"
         if resource == "subscriptions":

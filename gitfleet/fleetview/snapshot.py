@@ -15,6 +15,7 @@ from typing import Any
 from gitfleet import yamlio
 from gitfleet.agent.statusfile import ClusterStatus
 from gitfleet.errors import InputError
+from gitfleet.fleetview.autoscaling import read_autoscalers
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, STATUS_FILE, Branches
 from gitfleet.model.settings import FleetSettings
 from gitfleet.rollout.progress import ROLLOUTS_FILE, read_file
@@ -91,6 +92,7 @@ class FleetSnapshot:
     # cluster -> why its status branch tip is not believed / that nothing checked its signer
     status_rejected: dict[str, str] = field(default_factory=dict)
     status_warnings: dict[str, str] = field(default_factory=dict)
+    autoscalers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # fhpa, cronfhpa
 
     def commit_time(self, sha: str) -> int | None:
         return self.commit_times.get(sha)
@@ -296,6 +298,7 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
     snap.commit_times = _commit_times(git, shas)
     snap.cluster_added = _cluster_added_times(git, source_ref)
     snap.registrations = _registrations(git, branches)
+    snap.autoscalers = read_autoscalers(git, branches)
     return snap
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,6 +89,8 @@ class FleetStatus:
             self._keys_key = lines
             self.trust.set_keys(dict(lines))
             self._fold_key = None
+        # more fleet-status files (the autoscalers' status), set by the hub
+        self.extra: Callable[[], Mapping[str, bytes]] | None = None
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -170,7 +172,15 @@ class FleetStatus:
         self._summaries = summaries
         for (ns, sub), data in self._subscriptions(statuses, state, ready, heads).items():
             out[f"subscriptions/{ns}/{sub}.yaml"] = data
+        if self.extra is not None:
+            out.update(self.extra())
         return out
+
+    def ready_clusters(self) -> list[str]:
+        """The clusters whose heartbeat says Ready now (the autoscalers count their pods)."""
+        now = self.clock.now()
+        return [name for name, doc in sorted(self.read().items())
+                if cluster_summary(name, doc, now=now, in_fleet=True)["ready"]]
 
     def _units_of(self, cluster: str, state: TreeIndex) -> dict[tuple[str, str], _Unit]:
         """What the state holds for one cluster, per Description folder (cached by subtree)."""
@@ -387,9 +397,10 @@ def worst_phase(phases: list[str]) -> str:
 
 
 def _stable_digest(files: Mapping[str, bytes]) -> str:
-    """A digest of the fleet status that ignores heartbeat times."""
+    """A digest of the fleet status that ignores heartbeat times and autoscaler metric values
+    (they move with every report)."""
     h = hashlib.sha1()
-    pattern = re.compile(rb"^" + _TIME_KEY.encode() + rb": .*$", re.M)
+    pattern = re.compile(rb"^(?:" + _TIME_KEY.encode() + rb"|currentMetrics): .*$", re.M)
     for path in sorted(files):
         h.update(path.encode() + b"\0" + pattern.sub(b"", files[path]) + b"\0")
     return h.hexdigest()

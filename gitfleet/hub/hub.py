@@ -27,7 +27,9 @@ import gitfleet
 from gitfleet.backoff import Retry
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import InputError, RefConflict, TransientError
-from gitfleet.filemap import LazyFiles, Overlay
+from gitfleet.filemap import LazyFiles, Overlay, overlay
+from gitfleet.hub.autoscaling import Autoscaling, Scaling
+from gitfleet.hub.autoscalingstate import AUTOSCALING_FILE
 from gitfleet.hub.evictions import Lifecycle, LifecycleInputs, with_evictions
 from gitfleet.hub.fleetstatus import FleetStatus
 from gitfleet.hub.metrics import Metrics
@@ -102,6 +104,8 @@ class Hub:
             # the push workers sign the status they write for Push/Dual clusters with this key
             self.status.trust.hub_keys = TrustedKeys.of(self.settings.signing_key)
         self.lifecycle = Lifecycle()              # cluster judgement, taints, failover
+        self.autoscaling = Autoscaling(store.git)
+        self.status.extra = self.autoscaling.status_files
         self.last: RenderReport | None = None      # the last render that ran
         self.refused = ""          # why the source tip is not rendered (unsigned), else ""
         self._writers: dict[str, StateWriter] = {}
@@ -165,7 +169,7 @@ class Hub:
         if self._fold_due:
             self._fold_due = False
             return self.settings.fold_quiet
-        return self.interval()
+        return min(self.interval(), self.autoscaling.wake_in(self.clock.now()))
 
     def interval(self) -> float:
         """Seconds between rounds: the setting, else fleet.yaml's `intervals.fetch`."""
@@ -283,7 +287,11 @@ class Hub:
             snapshot = dataclasses.replace(snapshot, taints=life.taints, evicted=life.evicted,
                                            retained=life.retained, preserved=life.preserved)
             status_key = f"{status_key}+{life.digest}"
-        key = (source, branches.prefix, heads.state, _digest(heads), status_key)
+        scaling = self._autoscale(fleet, heads)
+        if scaling.replicas:
+            snapshot = dataclasses.replace(snapshot, replicas=scaling.replicas)
+            status_key = f"{status_key}+{scaling.digest}"
+        key = (source, branches.prefix, heads.state, _digest(heads), status_key, scaling.file)
         if key == self._done_key:
             if self._last_result is None or self.rollouts.last is None or \
                     not self.rollouts.last.active:
@@ -291,7 +299,7 @@ class Hub:
             # nothing to render, but a rollout waits on reports and time: step it alone
             self._mode = ("rollout", 0)
             return self._write(source, fleet, branches, heads, status_key, self._last_result,
-                               life, started=time.perf_counter(), previous_files=None,
+                               life, scaling, started=time.perf_counter(), previous_files=None,
                                read_before=0)
         started = time.perf_counter()
         read_before = _state_read(previous_files)
@@ -302,14 +310,17 @@ class Hub:
             result = render(fleet, source_commit=source, previous_files=previous_files,
                             status=snapshot, fleet_at=self.reader.fleet_at)
         return self._write(source, fleet, branches, heads, status_key, result, life,
+                           scaling,
                            started=started, previous_files=previous_files,
                            read_before=read_before)
 
     def _write(self, source: str, fleet: Fleet, branches: Branches, heads: StateHeads,
-               status_key: str, result: RenderResult, life: LifecycleInputs, *,
+               status_key: str, result: RenderResult, life: LifecycleInputs,
+               scaling: Scaling, *,
                started: float,
                previous_files: Mapping[str, bytes] | None, read_before: int) -> RenderReport:
         """Step the rollouts on `result` and write it (cluster branches first, state last)."""
+        result = dataclasses.replace(result, files=_with_autoscaling(result.files, scaling))
         rendered = time.perf_counter()
         summary = RenderSummary(clusters=len(result.clusters), descriptions=result.descriptions,
                                 objects=result.objects, errors=len(result.errors),
@@ -324,7 +335,8 @@ class Hub:
                                              summary=summary, clusters=fleet.clusters,
                                              status_input=status_key, renderer=renderer_id(),
                                              release=self.rollouts.release(plan),
-                                             note="\n\n".join(t for t in (reason, note) if t))
+                                             note="\n\n".join(t for t in (reason, note) if t),
+                                             title=scaling.note() or "")
         done = time.perf_counter()
         for change in life.changes:
             log(LOG, logging.WARNING, "cluster lifecycle", change=change)
@@ -337,7 +349,8 @@ class Hub:
         self._totals = (write.state, (result.descriptions, result.objects))
         self._rendered = (source, write.state, status_key)
         assert write.heads is not None
-        self._done_key = (source, branches.prefix, write.state, _digest(write.heads), status_key)
+        self._done_key = (source, branches.prefix, write.state, _digest(write.heads), status_key,
+                          scaling.file)
         report = RenderReport(source=source, state=write.state, wrote=write.changed,
                               moved=write.moved, result=result,
                               render_seconds=rendered - started, write_seconds=done - rendered,
@@ -346,6 +359,18 @@ class Hub:
                               state_read=_state_read(previous_files) - read_before)
         self._report(report, write)
         return report
+
+    def _autoscale(self, fleet: Fleet, heads: StateHeads) -> Scaling:
+        """This round's autoscaling decisions (FederatedHPA, CronFederatedHPA): the totals the
+        render divides and the `autoscaling.yaml` the state carries."""
+        if not fleet.autoscalers and self.autoscaling.idle(heads.state):
+            return Scaling(replicas={}, file=None)
+        ready = [c for c in self.status.ready_clusters() if c in fleet.clusters]
+        files = self._previous_files(heads, Branches(fleet.settings.branch_prefix)) \
+            if any(a.kind == "FederatedHPA" for a in fleet.autoscalers) else None
+        return self.autoscaling.round(fleet, state=heads.state, ready=ready,
+                                      status_heads=self.status.heads(), now=self.clock.now(),
+                                      files=files)
 
     def _incremental(self, source: str, fleet: Fleet, heads: StateHeads,
                      previous_files: Mapping[str, bytes] | None, snapshot: StatusSnapshot,
@@ -512,6 +537,15 @@ def _state_read(files: Mapping[str, bytes] | None) -> int:
     while isinstance(files, Overlay):
         files = files.base
     return files.loaded if isinstance(files, LazyFiles) else 0
+
+
+def _with_autoscaling(files: Mapping[str, bytes], scaling: Scaling) -> Mapping[str, bytes]:
+    """The rendered state with the autoscalers' persisted file (none without autoscalers)."""
+    if scaling.file is not None:
+        return overlay(files, {AUTOSCALING_FILE: scaling.file}, ())
+    if AUTOSCALING_FILE in files:
+        return overlay(files, {}, (AUTOSCALING_FILE,))
+    return files
 
 
 def _digest(heads: StateHeads) -> str:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet import yamlio
+from gitfleet.autoscale.cron import rules_of
+from gitfleet.autoscale.spec import Behavior, MetricTarget
 from gitfleet.durations import parse_duration
 from gitfleet.errors import InputError
 from gitfleet.layout import (
@@ -565,6 +567,18 @@ class _Builder:
                 selectors=tuple(spec.get("resourceSelectors") or ()), rules=tuple(rules),
                 digest=digest, origin=origin))
         else:
+            try:        # what the hub evaluates must be usable: errors name the field
+                if kind == "CronFederatedHPA":
+                    rules_of(spec)
+                else:
+                    MetricTarget.from_spec(spec.get("metrics"))
+                    Behavior.from_spec(spec.get("behavior"))
+                    if int(spec.get("minReplicas", 1)) > int(spec["maxReplicas"]):
+                        raise InputError(f"spec.minReplicas {spec.get('minReplicas')} is above "
+                                         f"spec.maxReplicas {spec['maxReplicas']}")
+            except InputError as exc:
+                self.error(origin, who, exc.message + (f" ({exc.obj})" if exc.obj else ""))
+                return
             self.autoscalers.append(Autoscaler(kind, namespace, name, spec, origin))
 
     def load_rollout(self, body: dict[str, Any], api_version: str, namespace: str, name: str,

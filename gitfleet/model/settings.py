@@ -25,6 +25,9 @@ class IgnoreEntry:
     name: str = ""
     json_pointers: tuple[str, ...] = ()
     managed_fields_managers: tuple[str, ...] = ()
+    # the hub sets these fields (a FederatedHPA's decisions): the agent applies what Git says
+    # and never calls a live difference drift; never from fleet.yaml
+    hub_owned: bool = False
 
     @staticmethod
     def from_dict(data: Mapping[str, Any]) -> IgnoreEntry:
@@ -44,12 +47,16 @@ class IgnoreEntry:
             out["jsonPointers"] = list(self.json_pointers)
         if self.managed_fields_managers:
             out["managedFieldsManagers"] = list(self.managed_fields_managers)
+        if self.hub_owned:
+            out["owner"] = "hub"
         return out
 
 
 def autoscaled_entries(autoscalers: Iterable[Any]) -> tuple[IgnoreEntry, ...]:
     """`spec.replicas` of every workload a FederatedHPA scales (SEMANTICS, "Autoscaling"):
-    the autoscaler owns that field once the workload exists. Takes the fleet's parsed
+    the autoscaler owns that field, so a live difference is never drift. The hub is that
+    autoscaler: its decisions reach the clusters as rendered replicas, which the agent applies
+    (`hub_owned`) rather than keeping the live value. Takes the fleet's parsed
     autoscalers (anything with `kind`, `namespace` and `spec`)."""
     out = []
     for scaler in autoscalers:
@@ -62,7 +69,8 @@ def autoscaled_entries(autoscalers: Iterable[Any]) -> tuple[IgnoreEntry, ...]:
         out.append(IgnoreEntry(kind=str(target["kind"]),
                                group=api_version.rpartition("/")[0],
                                namespace=str(getattr(scaler, "namespace", "") or ""),
-                               name=str(target["name"]), json_pointers=("/spec/replicas",)))
+                               name=str(target["name"]), json_pointers=("/spec/replicas",),
+                               hub_owned=True))
     return tuple(sorted(set(out), key=lambda e: (e.group, e.kind, e.namespace, e.name)))
 
 @dataclass(frozen=True)

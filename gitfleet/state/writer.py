@@ -153,7 +153,7 @@ class StateWriter:
               summary: RenderSummary | None = None,
               clusters: Iterable[str] = (), status_input: str | None = None,
               renderer: str | None = None, release: Release | None = None,
-              note: str = "") -> StateWrite:
+              note: str = "", title: str = "") -> StateWrite:
         """Write `files` (the whole state tree) on top of `heads` and publish it: the cluster
         branches that moved first, then the state.
 
@@ -164,6 +164,7 @@ class StateWriter:
         `release` (a rollout, `gitfleet.state.release`) may give a cluster branch another tree
         than its state subtree, with the new tree objects that takes; `note` is a paragraph
         of the state commit's message (what a rollout did).
+        `title` heads the state commit's message (an autoscaling decision names itself there).
         Nothing changed -> nothing written. Raises RefConflict if `heads` no longer hold.
         """
         started = time.perf_counter()
@@ -198,6 +199,8 @@ class StateWriter:
         if state_changes:
             message = _state_message(source_commit, summary or RenderSummary.of_index(index),
                                      status_input, renderer, note)
+            if title:
+                message = f"{title}\n\n{message}"
             state, body = self.git.commit_object(
                 build.root, [heads.state] if heads.state else [], message, when=when)
             new_objects[state] = (OBJ_COMMIT, body)

@@ -164,3 +164,28 @@ def test_ignore_differences_managed_fields_managers(remote, kubesim, make_agent)
     assert live["metadata"]["labels"]["tier"] == "front"
     assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:canary"
     assert _drift_names(remote) == []
+
+
+def test_federated_hpa_replicas_come_from_the_hub_and_are_never_drift(remote, kubesim,
+                                                                      make_agent) -> None:
+    """A FederatedHPA's decisions reach the cluster as rendered replicas (`owner: hub`): the
+    agent applies a new value from Git, and a local scale is not drift."""
+    sim = kubesim()
+    ignore = [{"group": "apps", "kind": "Deployment", "namespace": "bar", "name": "web",
+               "jsonPointers": ["/spec/replicas"], "owner": "hub"}]
+    publish(remote.git, "c1", _branch(deployment("web", "bar", replicas=3), ignore=ignore))
+    agent = make_agent(remote, sim)
+    _synced(remote, agent)
+    assert _live(sim, "Deployment", "web")["spec"]["replicas"] == 3
+    publish(remote.git, "c1", _branch(deployment("web", "bar", replicas=5), ignore=ignore))
+    wait_for(lambda: _live(sim, "Deployment", "web")["spec"]["replicas"] == 5, step=agent.step)
+    _scale_as_hpa(sim, "web", 7)
+    agent.step()
+    assert _drift_names(remote) == []
+    # another manager took the field: the hub's next total is left to it, still no drift
+    publish(remote.git, "c1", _branch(deployment("web", "bar", replicas=4, image="nginx:1.26"),
+                                      ignore=ignore))
+    wait_for(lambda: _live(sim, "Deployment", "web")["spec"]["template"]["spec"]
+             ["containers"][0]["image"] == "nginx:1.26", step=agent.step)
+    assert _live(sim, "Deployment", "web")["spec"]["replicas"] == 7
+    assert _drift_names(remote) == []

@@ -22,9 +22,9 @@ def test_scaffold_validates_and_renders(tmp_path: Path, capsys: pytest.CaptureFi
     capsys.readouterr()
     assert main(["validate", str(root)]) == 0
     out = capsys.readouterr().out
-    assert "0 errors, 3 warnings" in out   # the HelmChart needs helm; the autoscalers wait
+    assert "0 errors, 1 warnings" in out   # the HelmChart needs helm
     assert "an agent without helm on its PATH cannot install this chart" in out
-    assert out.count("is read but not acted on yet") == 2
+    assert "is read but not acted on yet" not in out
     kinds = set()
     for f in root.rglob("*.yaml"):
         if ".github" not in f.parts:

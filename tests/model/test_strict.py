@@ -205,18 +205,35 @@ def test_cluster_failover_purge_mode_is_acted_on() -> None:
     assert problems_of(fleet_with(policies__web=text.encode()), warnings=True) == []
 
 
+def _autoscaler(kind: str, spec: str) -> bytes:
+    return (f"apiVersion: autoscaling.karmada.io/v1alpha1\nkind: {kind}\nmetadata:\n"
+            f"  name: web\n  namespace: web\nspec:\n  scaleTargetRef:\n"
+            f"    apiVersion: apps/v1\n    kind: Deployment\n    name: web\n{spec}").encode()
+
+
 @pytest.mark.parametrize("kind", ["FederatedHPA", "CronFederatedHPA"])
-def test_autoscalers_are_read_but_not_acted_on_yet(kind: str) -> None:
+def test_autoscalers_are_acted_on_without_a_warning(kind: str) -> None:
     spec = ("  minReplicas: 1\n  maxReplicas: 5\n" if kind == "FederatedHPA" else
             "  rules:\n    - name: up\n      schedule: '0 8 * * *'\n      targetReplicas: 4\n")
-    text = (f"apiVersion: autoscaling.karmada.io/v1alpha1\nkind: {kind}\nmetadata:\n"
-            f"  name: web\n  namespace: web\nspec:\n  scaleTargetRef:\n"
-            f"    apiVersion: apps/v1\n    kind: Deployment\n    name: web\n{spec}")
-    files = fleet_with(policies__hpa=text.encode())
-    assert problems_of(files) == []
-    p = only(problems_of(files, warnings=True))
-    assert (p.path, p.line, p.message) == ("policies/hpa.yaml", 6,
-                                           "`spec` is read but not acted on yet")
+    files = fleet_with(policies__hpa=_autoscaler(kind, spec))
+    assert problems_of(files, warnings=True) == []
+
+
+@pytest.mark.parametrize(("kind", "spec", "text"), [
+    ("CronFederatedHPA", "  rules:\n    - name: up\n      schedule: '0 25 * * *'\n",
+     "spec.rules[0].schedule '0 25 * * *' is not a five-field cron schedule"),
+    ("CronFederatedHPA", "  rules:\n    - name: up\n      schedule: '0 8 * * *'\n"
+     "      timeZone: Europe/Nowhere\n", "spec.rules[0].timeZone 'Europe/Nowhere' is not"),
+    ("FederatedHPA", "  maxReplicas: 5\n  metrics:\n    - type: External\n",
+     "spec.metrics[0].type: 'External' is not supported by gitfleet"),
+    ("FederatedHPA", "  minReplicas: 6\n  maxReplicas: 5\n",
+     "spec.minReplicas 6 is above spec.maxReplicas 5"),
+])
+def test_an_autoscaler_the_hub_cannot_evaluate_is_an_error(kind: str, spec: str,
+                                                            text: str) -> None:
+    p = only(problems_of(fleet_with(policies__hpa=_autoscaler(kind, spec))))
+    assert p.path == "policies/hpa.yaml" and f"{kind}/web/web" in p.format()
+    assert text in p.message
 
 
 def test_status_is_ignored_with_a_warning() -> None:

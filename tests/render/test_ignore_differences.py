@@ -47,7 +47,7 @@ def test_entries_and_federated_hpa_targets_reach_the_agent() -> None:
          "jsonPointers": ["/spec/template/spec/containers/0/image"]},
         {"group": "", "kind": "ConfigMap", "name": "tuning", "managedFieldsManagers": ["tuner"]},
         {"group": "apps", "kind": "Deployment", "namespace": "apps", "name": "web",
-         "jsonPointers": ["/spec/replicas"]},
+         "jsonPointers": ["/spec/replicas"], "owner": "hub"},
     ]
     tree = {p.removeprefix("clusters/c1/"): d for p, d in result.files.items()
             if p.startswith("clusters/c1/")}
