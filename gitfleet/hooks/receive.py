@@ -155,15 +155,19 @@ class Checker:
 
     def _cluster_keys(self, cluster: str) -> tuple[TrustedKeys | None, str]:
         """The key cluster c signs with and where it comes from; (None, why) when the
-        ManagedCluster names none."""
+        ManagedCluster names none. A Push or Dual cluster's status is written by the hub's
+        push worker too: there the hub's key is accepted as well."""
         found = cluster_key(self.git, self.source, cluster)
         if found.problem:
             raise InputError(f"{found.path} on {self.config.source_branch} cannot be read: "
                              f"{found.problem}")
         if found.exists and found.line:
             where = f"cluster {cluster}'s key ({found.path} spec.signingKey)"
-            return TrustedKeys.from_text(found.line, origin=f"{found.path} spec.signingKey"), \
-                where
+            keys = TrustedKeys.from_text(found.line, origin=f"{found.path} spec.signingKey")
+            if found.hub_writes_status and self.hub_keys:
+                keys = keys.merged(self.hub_keys)
+                where += f" or, in {found.sync_mode} mode, the hub's key"
+            return keys, where
         if found.exists:
             return None, f"{found.path} has no spec.signingKey"
         line = requested_key(self.git, self.branches, cluster)
@@ -182,9 +186,6 @@ class Checker:
         if not added and update.old != ZERO_SHA and update.new != update.old:
             return Ruling(update.ref, False, f"{_short(update.ref)} may not be moved back to "
                           f"an older commit ({update.new[:12]}): the agent only adds")
-        if self.hub_keys:
-            # the hub's push worker writes the sync part of a Push or Dual cluster's status
-            keys, where = keys.merged(self.hub_keys), f"{where} or the hub's key"
         return self._signed(update, keys, where, added)
 
     def _registration(self, update: Update, cluster: str) -> Ruling:

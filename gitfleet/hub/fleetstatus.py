@@ -75,7 +75,7 @@ class FleetStatus:
         self.trust = StatusTrust(git)
         self.choices: dict[str, Choice] = {}                      # cluster -> what was folded
         self.folded: dict[str, str] = {}                          # cluster -> commit folded
-        self._keys_key: tuple[tuple[str, str], ...] = ()
+        self._keys_key: tuple[tuple[tuple[str, str], ...], frozenset[str]] = ((), frozenset())
 
     def trust_keys(self, fleet: Fleet | None, *, log: bool = True) -> None:
         """Take each cluster's `spec.signingKey` from the fleet as the key its status must be
@@ -84,10 +84,12 @@ class FleetStatus:
             return
         lines = tuple(sorted((n, c.signing_key) for n, c in fleet.clusters.items()
                              if c.signing_key))
+        pushed = frozenset(n for n, c in fleet.clusters.items()
+                           if c.signing_key and c.sync_mode in ("Push", "Dual"))
         self.trust.log_rejections = log
-        if lines != self._keys_key:
-            self._keys_key = lines
-            self.trust.set_keys(dict(lines))
+        if (lines, pushed) != self._keys_key:
+            self._keys_key = (lines, pushed)
+            self.trust.set_keys(dict(lines), hub_written=pushed)
             self._fold_key = None
         # more fleet-status files (the autoscalers' status), set by the hub
         self.extra: Callable[[], Mapping[str, bytes]] | None = None

@@ -42,6 +42,7 @@ class _Key:
     keys: TrustedKeys | None     # None: the line is unusable (problem says why)
     fingerprint: str
     problem: str = ""
+    hub: bool = False        # the hub's keys are trusted too (a Push or Dual cluster)
 
 
 class StatusTrust:
@@ -53,17 +54,23 @@ class StatusTrust:
         # the hub's own key(s): its push workers write the sync part of Push and Dual clusters'
         # status (gitfleet.hub.pushworkers), signed with the key the hub signs everything with
         self.hub_keys: TrustedKeys | None = None
+        # (the verdict cache is keyed by fingerprint: a cluster that also trusts the hub's keys
+        # has its own, "+hub")
         self._keys: dict[str, _Key] = {}
         self._verdicts: dict[tuple[str, str], tuple[bool, str]] = {}   # (fingerprint, sha)
         self._choices: dict[tuple[str, str, str], Choice] = {}        # (cluster, fpr, head)
         self._signed: dict[str, bool] = {}                              # sha -> has a signature
 
-    def set_keys(self, lines: Mapping[str, str]) -> None:
-        """Each cluster's `spec.signingKey` line (clusters with none are left out)."""
+    def set_keys(self, lines: Mapping[str, str], *,
+                 hub_written: frozenset[str] = frozenset()) -> None:
+        """Each cluster's `spec.signingKey` line (clusters with none are left out);
+        `hub_written`: the Push and Dual clusters, whose status the hub's push workers write
+        too (signed with `hub_keys`, which are trusted for those clusters only)."""
         keys: dict[str, _Key] = {}
         for name, line in lines.items():
             known = self._keys.get(name)
-            if known is not None and known.line == line:
+            if known is not None and known.line == line and \
+                    known.hub == (name in hub_written and bool(self.hub_keys)):
                 keys[name] = known
                 continue
             origin = f"clusters/{name}.yaml spec.signingKey"
@@ -75,8 +82,10 @@ class StatusTrust:
             if len(parsed) != 1:
                 keys[name] = _Key(line, None, "", f"{origin} must hold exactly one key")
                 continue
-            trusted = parsed.merged(self.hub_keys) if self.hub_keys else parsed
-            keys[name] = _Key(line, trusted, parsed.fingerprints[0])
+            hub = name in hub_written and bool(self.hub_keys)
+            trusted = parsed.merged(self.hub_keys) if hub and self.hub_keys else parsed
+            keys[name] = _Key(line, trusted, parsed.fingerprints[0] + ("+hub" if hub else ""),
+                              hub=hub)
         self._keys = keys
 
     def choose(self, heads: Mapping[str, str]) -> dict[str, Choice]:
@@ -150,7 +159,7 @@ class StatusTrust:
             return Choice(head)
         why = (f"commit {head[:12]} is {reason}" if reason == "unsigned"
                else f"commit {head[:12]}: {reason}")
-        why += f"; spec.signingKey is {key.fingerprint}"
+        why += f"; spec.signingKey is {key.fingerprint.removesuffix('+hub')}"
         out = self.git.run("rev-list", f"--max-count={MAX_WALK + 1}", head).decode().split()
         older = out[1:]
         unknown = [sha for sha in older if (key.fingerprint, sha) not in self._verdicts]

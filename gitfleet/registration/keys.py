@@ -28,6 +28,11 @@ class ClusterKey:
     line: str = ""
     path: str = ""
     problem: str = ""
+    sync_mode: str = "Pull"   # Push and Dual: the hub's push worker writes status too
+
+    @property
+    def hub_writes_status(self) -> bool:
+        return self.sync_mode in ("Push", "Dual")
 
 
 def key_id(line: str) -> tuple[str, ...]:
@@ -41,6 +46,12 @@ def _key_of(doc: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _mode_of(doc: Any) -> str:
+    spec = doc.get("spec") if isinstance(doc, dict) else None
+    value = spec.get("syncMode") if isinstance(spec, dict) else None
+    return value if isinstance(value, str) else "Pull"
+
+
 def cluster_key(git: Git, rev: str, name: str) -> ClusterKey:
     """The signing key `clusters/<name>.yaml` at `rev` names."""
     for path in (f"clusters/{name}.yaml", f"clusters/{name}.yml"):
@@ -51,7 +62,7 @@ def cluster_key(git: Git, rev: str, name: str) -> ClusterKey:
             doc = yamlio.load_one(data, path)
         except InputError as exc:
             return ClusterKey(exists=True, path=path, problem=exc.message)
-        return ClusterKey(exists=True, line=_key_of(doc), path=path)
+        return ClusterKey(exists=True, line=_key_of(doc), path=path, sync_mode=_mode_of(doc))
     return ClusterKey(exists=False)
 
 
@@ -67,7 +78,8 @@ def cluster_keys(git: Git, rev: str) -> dict[str, ClusterKey]:
         except InputError as exc:
             out[stem] = ClusterKey(exists=True, path=path, problem=exc.message)
             continue
-        out[stem] = ClusterKey(exists=True, line=_key_of(doc), path=path)
+        out[stem] = ClusterKey(exists=True, line=_key_of(doc), path=path,
+                               sync_mode=_mode_of(doc))
     return out
 
 

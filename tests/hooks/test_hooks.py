@@ -28,8 +28,8 @@ def gitfleet(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120)
 
 
-def cluster_file(name: str, key: SigningKey | None) -> bytes:
-    spec: dict[str, str] = {"clusterId": f"uid-{name}"}
+def cluster_file(name: str, key: SigningKey | None, sync_mode: str = "Pull") -> bytes:
+    spec: dict[str, str] = {"clusterId": f"uid-{name}", "syncMode": sync_mode}
     if key is not None:
         spec["signingKey"] = key.public_line(f"gitfleet-agent@{name}")
     return yaml.safe_dump({"apiVersion": "clusters.clusternet.io/v1beta1",
@@ -72,7 +72,8 @@ def _seed(bare: Path, a: SigningKey) -> None:
     git = Git(bare)
     files = {"fleet.yaml": b"registration:\n  approval: manual\n",
              "clusters/a.yaml": cluster_file("a", a),
-             "clusters/legacy.yaml": cluster_file("legacy", None)}
+             "clusters/legacy.yaml": cluster_file("legacy", None),
+             "clusters/pushed.yaml": cluster_file("pushed", SigningKey.generate(), "Push")}
     commit = git.commit(git.write_tree(files), [], "fleet")
     git.update_refs([RefUpdate("refs/heads/main", commit, None)])
 
@@ -145,6 +146,18 @@ def test_rewinding_or_deleting_an_agents_branch_is_refused(served: Served) -> No
     gone = served.push(f":{ref}")
     assert gone.returncode != 0 and "deleting gitfleet/status/a is refused" in gone.stderr
     assert served.tip(ref) == two
+
+
+def test_a_push_clusters_status_takes_the_hubs_key_too(served: Served) -> None:
+    # the hub's push worker writes the sync part of a Push (or Dual) cluster's status
+    ref = BRANCHES.status("pushed")
+    by_hub = served.commit(ref, STATUS, served.hub)
+    assert served.push(f"{by_hub}:{ref}").returncode == 0
+    forged = served.commit(ref, {"status.yaml": b"cluster: pushed\nready: forged\n"},
+                           SigningKey.generate())
+    done = served.push(f"{forged}:{ref}")
+    assert done.returncode != 0 and "in Push mode, the hub's key" in done.stderr
+    assert served.tip(ref) == by_hub
 
 
 def test_a_cluster_without_a_key_is_accepted_with_a_warning(served: Served) -> None:
