@@ -76,6 +76,8 @@ class FleetStatus:
         self.choices: dict[str, Choice] = {}                      # cluster -> what was folded
         self.folded: dict[str, str] = {}                          # cluster -> commit folded
         self._keys_key: tuple[tuple[str, str], ...] = ()
+        # more fleet-status files (the autoscalers' status), set by the hub
+        self.extra: Callable[[], Mapping[str, bytes]] | None = None
 
     def trust_keys(self, fleet: Fleet | None, *, log: bool = True) -> None:
         """Take each cluster's `spec.signingKey` from the fleet as the key its status must be
@@ -89,8 +91,6 @@ class FleetStatus:
             self._keys_key = lines
             self.trust.set_keys(dict(lines))
             self._fold_key = None
-        # more fleet-status files (the autoscalers' status), set by the hub
-        self.extra: Callable[[], Mapping[str, bytes]] | None = None
 
     # -- reading -------------------------------------------------------------------------------
 
