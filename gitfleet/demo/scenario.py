@@ -1,5 +1,6 @@
-"""The demo's story: converge, review and push a change, repair a drift, show the end, and
-fail a cluster over (its agent stops; the hub marks it Unknown and moves its Divided share).
+"""The demo's story: converge, review and push a change, repair a drift, scale a workload out
+on a load rise (FederatedHPA; see gitfleet.demo.autoscale), show the end, and fail a cluster
+over (its agent stops; the hub marks it Unknown and moves its Divided share).
 
 Everything is real: a bare fleet repo served by `git daemon` on 127.0.0.1, the hub and two
 agents as `gitfleet` processes, two kubesim API servers, the official Kubernetes client. The
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gitfleet.cli.get_cmd import RESOURCES, show
+from gitfleet.demo.autoscale import CRON_FILE, set_steady_load, show_autoscaling
 from gitfleet.demo.example import DEMO_CLUSTERS, PUSH_CLUSTERS, demo_fleet
 from gitfleet.demo.processes import Supervisor, free_port, wait_listening
 from gitfleet.demo.progress import Watcher
@@ -46,8 +48,10 @@ class DemoSettings:
     change_timeout: float = 25.0
     drift_timeout: float = 20.0
     failover_timeout: float = 45.0
+    autoscale_timeout: float = 40.0
     agent_interval: str = "1s"
     heartbeat_interval: str = "3s"
+    collect_interval: str = "1s"      # the agents' metrics of autoscaled workloads
     hub_interval: str = "1s"
     controller_delay: float = 0.3
     stop_timeout: float = 5.0
@@ -118,13 +122,16 @@ class Demo:
                                  "--push-heartbeat-interval", s.heartbeat_interval,
                                  "--cache-dir", str(self.dir / "hub-cache"))
         for name in DEMO_CLUSTERS:
-            sim = KubeSim(controller_delay=s.controller_delay, name=name).start()
+            # pods=True: the FederatedHPA needs the pods (and their metrics) of its workload
+            sim = KubeSim(controller_delay=s.controller_delay, name=name, pods=True).start()
             self.sims.append(sim)
+            set_steady_load([sim])
             kubeconfig = sim.write_kubeconfig(self.dir / f"{name}.kubeconfig")
             self.supervisor.gitfleet(
                 f"agent-{name}", "agent", "--repo", url, "--cluster", name,
                 "--kubeconfig", str(kubeconfig), "--feature-gates", "Recovery=true",
                 "--interval", s.agent_interval, "--heartbeat-interval", s.heartbeat_interval,
+                "--collect-interval", s.collect_interval,
                 "--workdir", str(self.dir / "agents" / name))
             self.print(f"  cluster     {name}: kubesim at {sim.url}, agent with Recovery on")
         for name, sim in zip(PUSH_CLUSTERS, self.push_sims, strict=True):
@@ -182,6 +189,14 @@ class Demo:
         if note:
             watcher.say(f"{victim}'s status branch says: {note}")
         watcher.until(lambda p: p.converged, timeout=s.drift_timeout, what="after the drift")
+
+        self.print()
+        show_autoscaling(git=git, clusters=DEMO_CLUSTERS, sims=self.sims, watcher=watcher,
+                         timeout=s.autoscale_timeout, rule_file=demo_fleet()[CRON_FILE],
+                         check=self.supervisor.check, print_=self.print,
+                         tables=lambda names: self._tables(git, names))
+        watcher.until(lambda p: p.converged, timeout=s.autoscale_timeout,
+                      what="after the scale-out")
 
         self.print()
         self.print("== where everything ended ==")

@@ -22,9 +22,12 @@ CRON_DIR = "autoscaling/cronfederatedhpas/"
 
 def read_autoscalers(git: Git, branches: Branches) -> dict[str, list[dict[str, Any]]]:
     """{"fhpa": [status docs], "cronfhpa": [status docs]} from the fleet-status branch."""
-    listing = git.ls_tree(branches.fleet_status, FHPA_DIR, CRON_DIR)
-    blobs = git.read_objects(listing.values())
     out: dict[str, list[dict[str, Any]]] = {"fhpa": [], "cronfhpa": []}
+    commit = git.resolve(branches.fleet_status)
+    if commit is None:                # the hub has not written it yet
+        return out
+    listing = git.ls_tree(commit, FHPA_DIR, CRON_DIR)
+    blobs = git.read_objects(listing.values())
     for path, sha in sorted(listing.items()):
         try:
             doc = yamlio.load_one(blobs.get(sha, b""), path)

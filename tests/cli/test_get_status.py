@@ -92,7 +92,7 @@ def test_get_clusters(fleet: Path, capsys) -> None:
     assert rows["prod-east"]["DRIFTED"] == "1" and rows["prod-east"]["VERSION"] == "v1.29.0"
     assert rows["prod-west"]["READY"] == "False"  # its last heartbeat is an hour old
     assert rows["staging"]["READY"] == "False" and rows["staging"]["HEARTBEAT"] == "never"
-    assert rows["prod-east"]["DESCRIPTIONS"] == "4" and rows["staging"]["DESCRIPTIONS"] == "2"
+    assert rows["prod-east"]["DESCRIPTIONS"] == "5" and rows["staging"]["DESCRIPTIONS"] == "2"
     assert main(["get", "clusters", "--repo", str(fleet), "-o", "wide"]) == 0
     wide = capsys.readouterr().out
     assert "LABELS" in wide and "env=prod,region=us-east,tier=large" in wide
@@ -104,7 +104,7 @@ def test_get_descriptions(fleet: Path, capsys) -> None:
     assert out.split("\n", 1)[0].split() == ["NAMESPACE", "NAME", "CLUSTER", "DEPLOYER",
                                              "PHASE", "AGE"]
     rows = {(r["NAMESPACE"], r["NAME"], r["CLUSTER"]): r for r in table(out)}
-    assert len(rows) == 10
+    assert len(rows) == 12     # 5 in each prod cluster (shop/shop among them), 2 in staging
     assert rows[("web", "web", "prod-east")]["PHASE"] == "Success"
     assert rows[("api", "api", "prod-east")]["PHASE"] == "Progressing"
     assert rows[("web", "web", "prod-west")]["PHASE"] == "Unknown"   # cluster not ready

@@ -69,6 +69,25 @@ def test_demo_runs_the_whole_loop_and_leaves_nothing_behind(tmp_path: Path) -> N
     assert "gitfleet diff" in out and "Deployment web/web 4→6" in out
     assert "the change is live: web replicas prod-east=6, prod-west=3" in out
     assert "Recovery put web/web back to 6 replicas" in out
+    # autoscaling: a load rise in prod-east scales the cart out in both prod clusters
+    step = out.split("== autoscaling:", 1)[1].split("== where everything ended ==", 1)[0]
+    before = re.search(r"cart replicas before: prod-east=(\d+) \(\1 ready\), "
+                       r"prod-west=(\d+) \(\2 ready\)", step)
+    after = re.search(r"cart replicas after: prod-east=(\d+) \(\1 ready\), "
+                      r"prod-west=(\d+) \(\2 ready\)", step)
+    assert before and after, step
+    assert int(after[1]) > int(before[1]) and int(after[2]) > int(before[2]), step
+    decision = "Autoscale FederatedHPA shop/cart: 2 -> 4 replicas (memory 100%/50%"
+    assert f"state commit: {decision}" in step
+    state_log = subprocess.run(["git", "--git-dir", str(workdir / "served" / "fleet.git"),
+                                "log", "--format=%s", "gitfleet/state"], capture_output=True,
+                               text=True, timeout=30).stdout
+    assert [s for s in state_log.splitlines() if s.startswith("Autoscale")] == [
+        s for s in state_log.splitlines() if s.startswith(decision)], state_log  # one decision
+    assert re.search(r"shop\s+cart\s+Deployment/cart\s+memory 50%/50%\s+2\s+10\s+4\s+4", step)
+    assert re.search(r"shop\s+cart-office-hours\s+morning\s+FederatedHPA/cart\s+0 8 \* \* 1-5"
+                     r"\s+\d{4}-\d\d-\d\dT\d\d:00:00Z", step)
+    assert "rule morning at '0 8 * * 1-5' (Europe/Berlin): minReplicas 6" in step
     end = out.split("== where everything ended ==", 1)[1]
     assert re.search(r"web\s+web\s+Subscription\s+2\s+2/2\s+Success\s+9", end)
     # failover: prod-west's agent stops, its Divided share moves to prod-east

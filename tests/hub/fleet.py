@@ -25,11 +25,13 @@ def git(repo: Path, *args: str, input: str | None = None) -> str:
 
 
 def example_repo(path: Path, *, bare: bool = False) -> Path:
-    """A fresh repository (work tree, branch main) with the worked example committed."""
+    """A fresh repository (work tree, branch main) with the worked example committed, less its
+    `shop` app: the demo's autoscalers, which the hub tests (written against the example's
+    Descriptions, decisions and state files) leave to tests/hub/test_autoscaling*.py."""
     path.mkdir(parents=True)
     git(path, "init", "-q", "-b", "main")
     for name in ("clusters", "policies", "templates"):
-        shutil.copytree(ROOT / name, path / name)
+        shutil.copytree(ROOT / name, path / name, ignore=shutil.ignore_patterns("shop"))
     shutil.copy(ROOT / "fleet.yaml", path / "fleet.yaml")
     commit(path, "worked example")
     return path
