@@ -31,6 +31,23 @@ BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
         b"Content-Length: 5\r\nConnection: close\r\n\r\nbusy\n")
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """What both daemons' request handlers share: a whole answer in one call, and no access log
+    on stderr (the daemons log what matters themselves, structured)."""
+
+    def _send(self, code: int, body: bytes, ctype: str, *, close: bool = False) -> None:
+        self.send_response(code)
+        if close:
+            self.send_header("Connection", "close")
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return None
+
+
 class _BoundedServer(ThreadingHTTPServer):
     """`ThreadingHTTPServer` with a connection bound, socket timeouts and quiet errors."""
 

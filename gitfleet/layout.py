@@ -33,6 +33,8 @@ ERRORS_FILE = "errors.yaml"
 STATUS_FILE = "status.yaml"
 METRICS_FILE = "metrics.yaml"
 CLUSTER_SCOPE_DIR = "_cluster"
+# sync modes in which the hub's push workers may apply, and so write the cluster's status too
+PUSHED_MODES = frozenset(("Push", "Dual"))
 
 
 @dataclass(frozen=True)

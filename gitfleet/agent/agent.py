@@ -41,7 +41,7 @@ from gitfleet.clock import Clock, SystemClock, isoformat
 from gitfleet.errors import GitfleetError, InputError, TransientError
 from gitfleet.kube.client import KubeClient
 from gitfleet.kube.errors import ApiError, Unreachable
-from gitfleet.layout import Branches
+from gitfleet.layout import PUSHED_MODES, Branches
 from gitfleet.logs import log
 from gitfleet.registration import applicant
 from gitfleet.registration.request import Answer, Request
@@ -318,12 +318,12 @@ class Agent:
             return replace(base, heartbeat=self._heartbeat, sync=SyncStatus(
                 result=SyncResult.PENDING,
                 message=f"waiting for branch {self.branch.remote_ref} to appear"))
-        if self.settings.push_worker and desired.sync_mode not in ("Push", "Dual"):
+        if self.settings.push_worker and desired.sync_mode not in PUSHED_MODES:
             base = previous or ClusterStatus(cluster=cluster)
             return replace(base, heartbeat=self._heartbeat, sync=replace(
                 base.sync, result=SyncResult.PENDING,
                 message=f"{desired.sync_mode} mode: the agent applies, not the hub"))
-        if not self.settings.push_worker and desired.sync_mode in ("Push", "Dual") and (
+        if not self.settings.push_worker and desired.sync_mode in PUSHED_MODES and (
                 self.settings.app_pusher or desired.sync_mode == "Push"):
             return self._delegate(desired, previous, out)
         if self._delegated:

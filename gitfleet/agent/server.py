@@ -24,7 +24,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 
 from gitfleet.agent.agent import Agent, StepOutcome
 from gitfleet.errors import InputError
-from gitfleet.httpthread import HTTPThread
+from gitfleet.httpthread import HTTPThread, QuietHandler
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 SYNC_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, float("inf"))
@@ -176,7 +176,7 @@ class AgentServer(HTTPThread):
 
 
 def _handler_for(probe: Probe) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         server_version = "gitfleet-agent"
         protocol_version = "HTTP/1.1"
 
@@ -189,15 +189,5 @@ def _handler_for(probe: Probe) -> type[BaseHTTPRequestHandler]:
                 self._send(200, probe.text(), CONTENT_TYPE)
             else:
                 self._send(404, b"not found\n", "text/plain")
-
-        def _send(self, code: int, body: bytes, ctype: str) -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            return None
 
     return Handler

@@ -275,14 +275,19 @@ def _changed_within(events: Sequence[ScaleEvent], period: int, now: float) -> in
     return sum(e.change for e in events if e.time > now - period)
 
 
+def _period_start(current: int, history: AutoscaleHistory, period: int, now: float) -> int:
+    """The replica count at the start of a policy's period (the changes within it undone)."""
+    return (current - _changed_within(history.scale_up_events, period, now)
+            + _changed_within(history.scale_down_events, period, now))
+
+
 def _scale_up_limit(current: int, history: AutoscaleHistory, rules: ScalingRules,
                     now: float) -> int:
     if rules.select_policy == "Disabled":
         return current
     proposals = []
     for policy in rules.policies:
-        start = (current - _changed_within(history.scale_up_events, policy.period_seconds, now)
-                 + _changed_within(history.scale_down_events, policy.period_seconds, now))
+        start = _period_start(current, history, policy.period_seconds, now)
         if policy.type == "Pods":
             proposals.append(start + policy.value)
         else:
@@ -296,8 +301,7 @@ def _scale_down_limit(current: int, history: AutoscaleHistory, rules: ScalingRul
         return current
     proposals = []
     for policy in rules.policies:
-        start = (current - _changed_within(history.scale_up_events, policy.period_seconds, now)
-                 + _changed_within(history.scale_down_events, policy.period_seconds, now))
+        start = _period_start(current, history, policy.period_seconds, now)
         if policy.type == "Pods":
             proposals.append(start - policy.value)
         else:

@@ -32,7 +32,7 @@ from gitfleet.clock import Clock, parse_iso
 from gitfleet.errors import InputError
 from gitfleet.hub.evictions import LifecycleInputs
 from gitfleet.hub.statustrust import Choice, StatusTrust
-from gitfleet.layout import DESCRIPTION_FILE, STATUS_FILE, Branches
+from gitfleet.layout import DESCRIPTION_FILE, PUSHED_MODES, STATUS_FILE, Branches
 from gitfleet.lifecycle.judgement import Condition, judge
 from gitfleet.model.loader import Fleet
 from gitfleet.render.emit import emit, emit_list_items
@@ -87,7 +87,7 @@ class FleetStatus:
         lines = tuple(sorted((n, c.signing_key) for n, c in fleet.clusters.items()
                              if c.signing_key))
         pushed = frozenset(n for n, c in fleet.clusters.items()
-                           if c.signing_key and c.sync_mode in ("Push", "Dual"))
+                           if c.signing_key and c.sync_mode in PUSHED_MODES)
         self.trust.log_rejections = log
         if (lines, pushed) != self._keys_key:
             self._keys_key = (lines, pushed)
@@ -126,10 +126,12 @@ class FleetStatus:
         return {c: found[f"{c}:{STATUS_FILE}"] for c in commits
                 if f"{c}:{STATUS_FILE}" in found}
 
-    def render_inputs(self) -> tuple[StatusSnapshot, str]:
-        """The status the render takes (reported capacity), and a digest that changes with it."""
+    def render_inputs(self, statuses: Mapping[str, Mapping[str, Any]]
+                      ) -> tuple[StatusSnapshot, str]:
+        """The status the render takes (reported capacity) from this round's `read()`, and a
+        digest that changes with it."""
         capacity = {}
-        for name, doc in sorted(self.read().items()):
+        for name, doc in sorted(statuses.items()):
             hb = doc.get("heartbeat") or {}
             if hb.get("allocatable"):
                 capacity[name] = ClusterCapacity(
@@ -178,10 +180,11 @@ class FleetStatus:
             out.update(self.extra())
         return out
 
-    def ready_clusters(self) -> list[str]:
-        """The clusters whose heartbeat says Ready now (the autoscalers count their pods)."""
+    def ready_clusters(self, statuses: Mapping[str, Mapping[str, Any]]) -> list[str]:
+        """The clusters whose heartbeat (in this round's `read()`) says Ready now (the
+        autoscalers count their pods)."""
         now = self.clock.now()
-        return [name for name, doc in sorted(self.read().items())
+        return [name for name, doc in sorted(statuses.items())
                 if cluster_summary(name, doc, now=now, in_fleet=True)["ready"]]
 
     def _units_of(self, cluster: str, state: TreeIndex) -> dict[tuple[str, str], _Unit]:

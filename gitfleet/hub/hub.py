@@ -22,6 +22,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import gitfleet
 from gitfleet.backoff import Retry
@@ -276,18 +277,18 @@ class Hub:
         if self._clean_due:
             self._clean()
         heads = read_heads(self.store.git, branches)
-        snapshot, status_key = self.status.render_inputs()
+        statuses = self.status.read()       # once a round: every reader below takes these
+        snapshot, status_key = self.status.render_inputs(statuses)
         previous_files = self._previous_files(heads, branches)
         # Cluster lifecycle (gitfleet.hub.evictions): re-judged every round; a change of
         # judgement, taints or eviction tasks is a change of the render's status input.
-        life = self.lifecycle.judge(fleet, self.status.read(), previous_files,
-                                    now=self.clock.now())
+        life = self.lifecycle.judge(fleet, statuses, previous_files, now=self.clock.now())
         self.status.lifecycle = life
         if life.digest:
             snapshot = dataclasses.replace(snapshot, taints=life.taints, evicted=life.evicted,
                                            retained=life.retained, preserved=life.preserved)
             status_key = f"{status_key}+{life.digest}"
-        scaling = self._autoscale(fleet, heads)
+        scaling = self._autoscale(fleet, heads, statuses, previous_files)
         if scaling.replicas:
             snapshot = dataclasses.replace(snapshot, replicas=scaling.replicas)
             status_key = f"{status_key}+{scaling.digest}"
@@ -299,8 +300,8 @@ class Hub:
             # nothing to render, but a rollout waits on reports and time: step it alone
             self._mode = ("rollout", 0)
             return self._write(source, fleet, branches, heads, status_key, self._last_result,
-                               life, scaling, started=time.perf_counter(), previous_files=None,
-                               read_before=0)
+                               life, scaling, statuses, started=time.perf_counter(),
+                               previous_files=None, read_before=0)
         started = time.perf_counter()
         read_before = _state_read(previous_files)
         self._mode = ("full", 0)
@@ -310,13 +311,12 @@ class Hub:
             result = render(fleet, source_commit=source, previous_files=previous_files,
                             status=snapshot, fleet_at=self.reader.fleet_at)
         return self._write(source, fleet, branches, heads, status_key, result, life,
-                           scaling,
-                           started=started, previous_files=previous_files,
+                           scaling, statuses, started=started, previous_files=previous_files,
                            read_before=read_before)
 
     def _write(self, source: str, fleet: Fleet, branches: Branches, heads: StateHeads,
                status_key: str, result: RenderResult, life: LifecycleInputs,
-               scaling: Scaling, *,
+               scaling: Scaling, statuses: Mapping[str, Mapping[str, Any]], *,
                started: float,
                previous_files: Mapping[str, bytes] | None, read_before: int) -> RenderReport:
         """Step the rollouts on `result` and write it (cluster branches first, state last)."""
@@ -327,7 +327,7 @@ class Hub:
                                 warnings=len(result.warnings))
         files = with_evictions(result.files, life.file())
         plan = self.rollouts.plan(fleet=fleet, files=files, heads=heads,
-                                  statuses=self.status.read(), source=source,
+                                  statuses=statuses, source=source,
                                   now=self.clock.now())
         reason = "\n".join(life.changes)
         note = plan.note()
@@ -360,17 +360,20 @@ class Hub:
         self._report(report, write)
         return report
 
-    def _autoscale(self, fleet: Fleet, heads: StateHeads) -> Scaling:
+    def _autoscale(self, fleet: Fleet, heads: StateHeads,
+                   statuses: Mapping[str, Mapping[str, Any]],
+                   previous_files: Mapping[str, bytes] | None) -> Scaling:
         """This round's autoscaling decisions (FederatedHPA, CronFederatedHPA): the totals the
         render divides and the `autoscaling.yaml` the state carries."""
         if not fleet.autoscalers and self.autoscaling.idle(heads.state):
             return Scaling(replicas={}, file=None)
-        ready = [c for c in self.status.ready_clusters() if c in fleet.clusters]
-        files = self._previous_files(heads, Branches(fleet.settings.branch_prefix)) \
-            if any(a.kind == "FederatedHPA" for a in fleet.autoscalers) else None
+        ready = [c for c in self.status.ready_clusters(statuses) if c in fleet.clusters]
+        files = previous_files if any(a.kind == "FederatedHPA" for a in fleet.autoscalers) \
+            else None
+        # `folded`: the status commits `read()` chose this round (signed by the cluster's key)
         return self.autoscaling.round(fleet, state=heads.state, ready=ready,
-                                      status_heads=self.status.heads(), now=self.clock.now(),
-                                      files=files)
+                                      status_heads=dict(self.status.folded),
+                                      now=self.clock.now(), files=files)
 
     def _incremental(self, source: str, fleet: Fleet, heads: StateHeads,
                      previous_files: Mapping[str, bytes] | None, snapshot: StatusSnapshot,

@@ -39,7 +39,7 @@ from gitfleet.errors import GitfleetError, InputError
 from gitfleet.hub.kubeconfigs import Kubeconfig, KubeconfigSource
 from gitfleet.kube.client import KubeClient
 from gitfleet.kube.kubeconfig import client_from_kubeconfig
-from gitfleet.layout import Branches
+from gitfleet.layout import PUSHED_MODES, Branches
 from gitfleet.logs import log
 from gitfleet.state.git import init_repo
 from gitfleet.state.signing import SigningKey
@@ -79,7 +79,7 @@ class PushTarget:
 def push_target(*, cluster: str, sync_mode: str, status: Mapping[str, Any] | None,
                 agentless: bool) -> PushTarget | None:
     """The decision, from the ManagedCluster's syncMode and the last reported heartbeat."""
-    if sync_mode not in ("Push", "Dual"):
+    if sync_mode not in PUSHED_MODES:
         return None
     heartbeat = (status or {}).get("heartbeat") or {}
     by_hub = str(heartbeat.get("agentVersion", "")).startswith(

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from gitfleet.httpthread import HTTPThread
+from gitfleet.httpthread import HTTPThread, QuietHandler
 from gitfleet.hub.metrics import Metrics
 from gitfleet.hub.triggers import Wakeup
 from gitfleet.logs import log
@@ -149,7 +149,7 @@ class HubServer(HTTPThread):
 
 
 def _handler_for(server: HubServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         server_version = "gitfleet-hub"
         protocol_version = "HTTP/1.1"
         default_request_version = "HTTP/1.0"   # a garbled request line still gets a status line
@@ -205,17 +205,5 @@ def _handler_for(server: HubServer) -> type[BaseHTTPRequestHandler]:
             self.close_connection = True
             self._send(code, (json.dumps({"error": why}) + "\n").encode(), "application/json",
                        close=True)
-
-        def _send(self, code: int, body: bytes, ctype: str, *, close: bool = False) -> None:
-            self.send_response(code)
-            if close:
-                self.send_header("Connection", "close")
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            return None
 
     return Handler

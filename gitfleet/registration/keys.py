@@ -14,7 +14,7 @@ from typing import Any
 
 from gitfleet import yamlio
 from gitfleet.errors import InputError
-from gitfleet.layout import Branches
+from gitfleet.layout import PUSHED_MODES, Branches
 from gitfleet.registration.request import REQUEST_FILE, parse
 from gitfleet.state.git import Git
 
@@ -32,7 +32,7 @@ class ClusterKey:
 
     @property
     def hub_writes_status(self) -> bool:
-        return self.sync_mode in ("Push", "Dual")
+        return self.sync_mode in PUSHED_MODES
 
 
 def key_id(line: str) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ import hashlib
 import re
 import struct
 import zlib
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -226,44 +226,22 @@ def _decode_entries(body: bytes) -> Entries:
     return {name.decode(): (mode, sha) for mode, name, sha in found}
 
 
-class _TreeFolders(Mapping[str, Entries]):
-    """A lazy tree's folders as the mapping a TreeIndex holds (folder -> entries)."""
+class _ByFolder(Mapping[str, _V]):
+    """A lazy tree's folders as a mapping, each folder's value found by `lookup` (None: no
+    such folder): its entries (a TreeIndex's `folders`) or its tree id (`trees`)."""
 
-    def __init__(self, tree: LazyTree) -> None:
+    def __init__(self, tree: LazyTree, lookup: Callable[[str], _V | None]) -> None:
         self.tree = tree
+        self._lookup = lookup
 
-    def __getitem__(self, folder: str) -> Entries:
-        found = self.tree.entries(folder)
+    def __getitem__(self, folder: str) -> _V:
+        found = self._lookup(folder)
         if found is None:
             raise KeyError(folder)
         return found
 
     def __contains__(self, folder: object) -> bool:
-        return isinstance(folder, str) and self.tree.entries(folder) is not None
-
-    def __iter__(self) -> Iterator[str]:
-        self.tree.load_all()
-        return iter(list(self.tree._entries))
-
-    def __len__(self) -> int:
-        self.tree.load_all()
-        return len(self.tree._entries)
-
-
-class _TreeShas(Mapping[str, str]):
-    """A lazy tree's folder -> tree id (hex)."""
-
-    def __init__(self, tree: LazyTree) -> None:
-        self.tree = tree
-
-    def __getitem__(self, folder: str) -> str:
-        found = self.tree.sha(folder)
-        if found is None:
-            raise KeyError(folder)
-        return found
-
-    def __contains__(self, folder: object) -> bool:
-        return isinstance(folder, str) and self.tree.sha(folder) is not None
+        return isinstance(folder, str) and self._lookup(folder) is not None
 
     def __iter__(self) -> Iterator[str]:
         self.tree.load_all()
@@ -387,8 +365,8 @@ class TreeIndex:
         and nothing listed up front. Its `files` read contents lazily too."""
         tree = LazyTree(root, read=read)
         blobs = _TreeBlobs(tree)
-        return cls(files=LazyFiles(blobs, read=read), blobs=blobs, folders=_TreeFolders(tree),
-                   trees=_TreeShas(tree))
+        return cls(files=LazyFiles(blobs, read=read), blobs=blobs,
+                   folders=_ByFolder(tree, tree.entries), trees=_ByFolder(tree, tree.sha))
 
     def update(self, files: Mapping[str, bytes], *,
                full_ratio: float = 0.25) -> tuple[TreeIndex, TreeBuild]:
