@@ -249,6 +249,15 @@ def _check_nesting(text: str, path: str) -> None:
                                      path=path, line=mark.line + 1 if mark else None)
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
+    except yaml.MarkedYAMLError as err:
+        # libyaml from 0.2.6 (PyYAML 6.0.4 wheels) stops at its own nesting limit while its
+        # scanner looks ahead, before the events reach the count above: the same fault, said
+        # the same way whichever libyaml the install brought
+        if "nesting depth" not in str(err.problem):
+            raise
+        mark = err.context_mark or err.problem_mark
+        raise InputError(f"collections nest deeper than {MAX_DEPTH} levels",
+                         path=path, line=mark.line + 1 if mark else None) from None
     finally:
         loader.dispose()
 

@@ -24,6 +24,12 @@ MISSING_REASON = (f"the upstream conformance examples are not beside this checko
                   f"({CONFORMANCE} is absent)")
 
 
+# the real helm and kubectl that tools/setup installs (pinned), ahead of any on the machine
+TOOLS_BIN = ROOT / ".tools" / "bin"
+if TOOLS_BIN.is_dir():
+    os.environ["PATH"] = f"{TOOLS_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
 def _in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
