@@ -53,7 +53,9 @@ from gitfleet.hub.autoscalingstate import (
     HpaRecord,
     copy_state,
 )
+from gitfleet.hub.fleetstatus import ready_clusters
 from gitfleet.hub.metricsreports import parse_metrics, pod_samples, replicas_reported
+from gitfleet.hub.round import Contribution, RoundInputs
 from gitfleet.layout import METRICS_FILE
 from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
@@ -201,6 +203,23 @@ class Autoscaling:
 
     # -- one round -------------------------------------------------------------------------
 
+    def plan(self, inputs: RoundInputs) -> Contribution:
+        """This round's totals (the render divides them), `autoscaling.yaml` and the
+        autoscalers' fleet-status files."""
+        fleet, state = inputs.fleet, inputs.heads.state
+        if not fleet.autoscalers and self.idle(state):
+            return Contribution(files={AUTOSCALING_FILE: None})
+        ready = [c for c in ready_clusters(inputs.status.statuses, now=inputs.now)
+                 if c in fleet.clusters]
+        files = inputs.previous if any(a.kind == FHPA for a in fleet.autoscalers) else None
+        scaling = self.round(fleet, state=state, ready=ready, status_heads=inputs.status.heads,
+                             now=inputs.now, files=files)
+        return Contribution(
+            snapshot={"replicas": scaling.replicas} if scaling.replicas else {},
+            digest=scaling.digest if scaling.replicas else "",
+            files={AUTOSCALING_FILE: scaling.file}, title=scaling.note() or "",
+            status_files=self.status_files(), wake_in=self.wake_in(inputs.now))
+
     def round(self, fleet: Fleet, *, state: str | None, ready: Sequence[str],
               status_heads: Mapping[str, str], now: float,
               files: Mapping[str, bytes] | None = None) -> Scaling:
@@ -209,7 +228,7 @@ class Autoscaling:
         before = self.persisted(state)
         if self._rendered[0] != state:
             self._rendered = (state, {})
-        self._files = files or {}
+        self._files = {} if files is None else files     # (no len() of a lazy state)
         saved = before.to_file()
         now_state = copy_state(before)
         decisions: list[ScalingDecision] = []

@@ -22,6 +22,7 @@ from gitfleet.errors import InputError
 from gitfleet.filemap import overlay, subset, touched
 from gitfleet.hub.fleetstatus import cluster_summary
 from gitfleet.hub.metrics import RolloutFigures
+from gitfleet.hub.round import RoundInputs
 from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
@@ -133,6 +134,11 @@ class RolloutDriver:
                 dict[str, str], dict[str, tuple[int, bytes]]]:
             return self.builder.build(index, wanted, plan.swaps)
         return hook
+
+    def gate(self, inputs: RoundInputs, files: Mapping[str, bytes]) -> RolloutPlan:
+        """The round's gate over the rendered files: what ships now, what waits."""
+        return self.plan(fleet=inputs.fleet, files=files, heads=inputs.heads,
+                         statuses=inputs.status.statuses, source=inputs.source, now=inputs.now)
 
     def plan(self, *, fleet: Fleet, files: Mapping[str, bytes], heads: StateHeads,
              statuses: Mapping[str, Mapping[str, Any]], source: str, now: float) -> RolloutPlan:

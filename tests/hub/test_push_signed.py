@@ -56,7 +56,8 @@ def test_the_hub_folds_its_push_workers_signed_status(tmp_path: Path,
                      what="the worker's status")
             tip = git(repo, "rev-parse", Branches().status("p")).strip()
             hub.run_once()
-            choice = hub.status.choices["p"]
+            assert hub.seen is not None
+            choice = hub.seen.status.choices["p"]
             if worker_signs:
                 assert choice.rejected == ""
                 assert choice.commit == tip
