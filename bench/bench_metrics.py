@@ -29,10 +29,10 @@ from gitfleet.agent.metrics import (  # noqa: E402
 )
 from gitfleet.agent.objectref import ObjectRef  # noqa: E402
 from gitfleet.agent.statusbranch import StatusBranch  # noqa: E402
-from gitfleet.agent.statusfile import ClusterStatus, Heartbeat, SyncResult, SyncStatus  # noqa: E402
 from gitfleet.clock import isoformat  # noqa: E402
 from gitfleet.layout import Branches  # noqa: E402
 from gitfleet.state.git import init_repo  # noqa: E402
+from gitfleet.wire.status import ClusterStatus, Heartbeat, SyncResult, SyncStatus  # noqa: E402
 
 START = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 

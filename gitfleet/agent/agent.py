@@ -35,7 +35,6 @@ from gitfleet.agent.recovery import Recovery
 from gitfleet.agent.report import NAMESPACE_SKIP, aborted_status, build_status, sync_verdict
 from gitfleet.agent.signer import SIGNING_KEY_SECRET, AgentSigner
 from gitfleet.agent.statusbranch import StatusBranch
-from gitfleet.agent.statusfile import ClusterStatus, Heartbeat, SyncResult, SyncStatus
 from gitfleet.backoff import Backoff, Retry
 from gitfleet.clock import Clock, SystemClock, isoformat
 from gitfleet.errors import GitfleetError, InputError, TransientError
@@ -48,6 +47,7 @@ from gitfleet.registration.request import Answer, Request
 from gitfleet.secrets.keyring import AGE_KEY_SECRET, Keyring
 from gitfleet.state.git import Git, init_repo
 from gitfleet.state.signing import SigningKey, TrustedKeys, Verdict
+from gitfleet.wire.status import ClusterStatus, Heartbeat, SyncResult, SyncStatus
 
 LOG = logging.getLogger("gitfleet.agent")
 # `heartbeat.agentVersion` of a heartbeat the hub's push worker wrote for an agentless cluster.

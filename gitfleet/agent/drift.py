@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from gitfleet.agent.statusfile import FieldDrift
+from gitfleet.wire.status import FieldDrift
 
 _SKIPPED_TOP = frozenset({"apiVersion", "kind", "metadata", "status"})
 _COMPARED_METADATA = ("labels", "annotations")

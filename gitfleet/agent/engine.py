@@ -38,13 +38,13 @@ from gitfleet.agent.inventory import (
 )
 from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.prune import plan_prune
-from gitfleet.agent.statusfile import Change, FieldDrift, Health
 from gitfleet.errors import TransientError
 from gitfleet.kube.client import KubeClient
 from gitfleet.kube.errors import ApiError, NotServed
 from gitfleet.layout import AGENT_NAMESPACE, RESERVED_NAME_PREFIX, is_reserved_object
-from gitfleet.lifecycle.preservation import preserved_values
 from gitfleet.logs import log
+from gitfleet.wire.preservation import preserved_values
+from gitfleet.wire.status import Change, FieldDrift, Health
 
 LOG = logging.getLogger("gitfleet.agent.engine")
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gitfleet.agent.statusfile import Change, Health, Phase
+from gitfleet.wire.status import Change, Health, Phase
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from typing import Any
 
 from gitfleet import __version__
 from gitfleet.agent.drift import quantity
-from gitfleet.agent.statusfile import Heartbeat
 from gitfleet.podresources import effective_requests
+from gitfleet.wire.status import Heartbeat
 
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 

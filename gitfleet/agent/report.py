@@ -14,7 +14,7 @@ from dataclasses import replace
 from gitfleet.agent.desired import DesiredState
 from gitfleet.agent.engine import DriftFound, ObjectResult, SyncReport
 from gitfleet.agent.health import ObjectOutcome, phase_of
-from gitfleet.agent.statusfile import (
+from gitfleet.wire.status import (
     Change,
     ClusterStatus,
     DescriptionStatus,

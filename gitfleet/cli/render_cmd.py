@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gitfleet.cli.common import add_output_flag, print_data, print_table, require_repository
+from gitfleet.cli.common import add_output_flag, require_repository
 from gitfleet.cli.outdir import MARKER, previous_files, write_tree
 from gitfleet.cli.progress import progress
+from gitfleet.fleetview.tables import print_data, print_table
 from gitfleet.render.core import render
 from gitfleet.source import load_snapshot, read_revision, read_worktree
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from gitfleet.clock import isoformat
 from gitfleet.fleetview.snapshot import DescriptionEntry, FleetSnapshot
-from gitfleet.hub.fleetstatus import PHASE_ORDER, cluster_summary, worst_phase
+from gitfleet.fleetview.summary import PHASE_ORDER, cluster_summary, worst_phase
 
 REPLICA_FIELDS = ("readyReplicas", "availableReplicas")
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet import yamlio
-from gitfleet.agent.statusfile import ClusterStatus
 from gitfleet.errors import InputError
 from gitfleet.fleetview.autoscaling import read_autoscalers
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, Branches
@@ -21,6 +20,7 @@ from gitfleet.model.settings import FleetSettings
 from gitfleet.rollout.progress import ROLLOUTS_FILE, read_file
 from gitfleet.state.git import Git
 from gitfleet.state.statusread import StatusReader, StatusView
+from gitfleet.wire.status import ClusterStatus
 
 CLUSTER_FILE = "cluster.yaml"
 EVICTIONS_FILE = "evictions.yaml"   # gitfleet.hub.evictions: the hub's eviction tasks

@@ -46,6 +46,7 @@ from gitfleet.autoscale.history import AutoscaleHistory, Recommendation
 from gitfleet.autoscale.hpa import Behavior, Condition, MetricTarget, PodSample, decide
 from gitfleet.clock import isoformat
 from gitfleet.errors import InputError
+from gitfleet.fleetview.summary import ready_clusters
 from gitfleet.hub.autoscalingstate import (
     API_VERSION,
     AUTOSCALING_FILE,
@@ -53,7 +54,6 @@ from gitfleet.hub.autoscalingstate import (
     HpaRecord,
     copy_state,
 )
-from gitfleet.hub.fleetstatus import ready_clusters
 from gitfleet.hub.metricsreports import parse_metrics, pod_samples, replicas_reported
 from gitfleet.hub.round import Contribution, RoundInputs
 from gitfleet.layout import METRICS_FILE

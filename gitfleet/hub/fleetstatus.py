@@ -26,23 +26,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gitfleet.clock import Clock, parse_iso
+from gitfleet.clock import Clock
+from gitfleet.fleetview.summary import (
+    API_VERSION,
+    PHASE_ORDER,
+    TIME_KEY,
+    cluster_summary,
+    worst_phase,
+)
 from gitfleet.layout import DESCRIPTION_FILE, Branches
-from gitfleet.lifecycle.judgement import Condition, judge
 from gitfleet.model.loader import Fleet
 from gitfleet.render.emit import emit, emit_list_items
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.objects import MODE_TREE, TreeIndex
 from gitfleet.state.statusread import StatusView
 
-API_VERSION = "gitfleet.io/v1alpha1"
-PHASE_ORDER = ("Failure", "Degraded", "Unknown", "Progressing", "Installing", "Pending", "Success")
 REPLICA_FIELDS = ("replicas", "readyReplicas", "updatedReplicas", "availableReplicas")
 WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet")
 _REPLICAS = re.compile(rb"^spec:\n(?:[ \-].*\n)*?  replicas: (\d+)$", re.M)
 _SOURCE = re.compile(r"^  source:\n    apiVersion: (.*)\n    kind: (.*)\n    namespace: (.*)\n"
                      r"    name: (.*)$", re.M)
-_TIME_KEY = "lastHeartbeat"
 
 
 @dataclass(frozen=True)
@@ -241,50 +244,6 @@ class FleetStatus:
         return self._digests[commit]
 
 
-def ready_clusters(statuses: Mapping[str, Mapping[str, Any]], *, now: float) -> list[str]:
-    """The clusters whose heartbeat says Ready at `now` (the autoscalers count their pods)."""
-    return [name for name, doc in sorted(statuses.items())
-            if cluster_summary(name, doc, now=now, in_fleet=True)["ready"]]
-
-
-def cluster_summary(name: str, doc: Mapping[str, Any] | None, *, now: float,
-                    in_fleet: bool, taints: list[str] | None = None,
-                    evictions: int = 0) -> dict[str, Any]:
-    """One cluster's row of the fleet status: its condition (judged on heartbeat age and the
-    probes it reports), versions, sync, the hub's taints and its eviction tasks."""
-    hb = (doc or {}).get("heartbeat") or {}
-    sync = (doc or {}).get("sync") or {}
-    interval = int(hb.get("intervalSeconds") or 0)
-    judgement = judge(doc, now=now, parse_time=parse_iso)
-    ready, reason = judgement.ready, judgement.reason
-    descriptions = (doc or {}).get("descriptions") or []
-    phases: dict[str, int] = {}
-    for d in descriptions:
-        phase = str(d.get("phase", "Pending"))
-        phases[phase] = phases.get(phase, 0) + 1
-    nodes = hb.get("nodes") or {}
-    return {
-        "apiVersion": API_VERSION, "kind": "ClusterSummary", "cluster": name,
-        "inFleet": in_fleet,
-        "ready": ready, "reason": reason, "condition": str(judgement.condition),
-        "probes": {p: bool(hb.get(p)) and judgement.condition is Condition.READY
-                   for p in ("healthz", "livez", "readyz")},
-        "taints": list(taints or ()), "evictions": evictions,
-        _TIME_KEY: str(hb.get("time", "")),
-        "heartbeatIntervalSeconds": interval,
-        "versions": {"kubernetes": str(hb.get("kubernetesVersion", "")),
-                     "agent": str(hb.get("agentVersion", ""))},
-        "platform": str(hb.get("platform", "")),
-        "nodes": {"ready": int(nodes.get("ready", 0) or 0),
-                  "notReady": int(nodes.get("notReady", 0) or 0)},
-        "sync": {k: str(sync.get(k, "") or "") for k in
-                 ("result", "stateCommit", "clusterCommit", "sourceCommit", "time", "message")},
-        "descriptions": {"total": len(descriptions),
-                         "phases": {p: phases[p] for p in sorted(phases)}},
-        "drifted": len((doc or {}).get("drift") or []),
-    }
-
-
 def _cluster_row(cluster: str, doc: Mapping[str, Any] | None, key: str, desired: int,
                  ready: bool) -> dict[str, Any]:
     status = None
@@ -311,19 +270,11 @@ def _cluster_row(cluster: str, doc: Mapping[str, Any] | None, key: str, desired:
             "message": str((status or {}).get("message", "") or "")}
 
 
-def worst_phase(phases: list[str]) -> str:
-    """The Subscription's phase: the worst of its clusters' (Success only when all are)."""
-    if not phases:
-        return "Pending"
-    rank = {p: i for i, p in enumerate(PHASE_ORDER)}
-    return min(phases, key=lambda p: rank.get(p, rank["Unknown"]))
-
-
 def _stable_digest(files: Mapping[str, bytes]) -> str:
     """A digest of the fleet status that ignores heartbeat times and autoscaler metric values
     (they move with every report)."""
     h = hashlib.sha1()
-    pattern = re.compile(rb"^(?:" + _TIME_KEY.encode() + rb"|currentMetrics): .*$", re.M)
+    pattern = re.compile(rb"^(?:" + TIME_KEY.encode() + rb"|currentMetrics): .*$", re.M)
     for path in sorted(files):
         h.update(path.encode() + b"\0" + pattern.sub(b"", files[path]) + b"\0")
     return h.hexdigest()

@@ -27,7 +27,7 @@ from prometheus_client.core import (
 
 from gitfleet.clock import Clock, parse_iso
 from gitfleet.errors import GitfleetError
-from gitfleet.hub.fleetstatus import cluster_summary
+from gitfleet.fleetview.summary import cluster_summary
 from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.state.git import Git

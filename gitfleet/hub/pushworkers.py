@@ -32,7 +32,6 @@ from typing import Any, TypeVar
 
 from gitfleet.agent.agent import HUB_WORKER_VERSION, Agent, AgentSettings
 from gitfleet.agent.statusbranch import StatusBranch
-from gitfleet.agent.statusfile import ClusterStatus, SyncResult
 from gitfleet.backoff import Backoff
 from gitfleet.clock import SystemClock
 from gitfleet.errors import GitfleetError, InputError
@@ -43,6 +42,7 @@ from gitfleet.layout import PUSHED_MODES, Branches
 from gitfleet.logs import log
 from gitfleet.state.git import init_repo
 from gitfleet.state.signing import SigningKey
+from gitfleet.wire.status import ClusterStatus, SyncResult
 
 LOG = logging.getLogger("gitfleet.hub.push")
 T = TypeVar("T")

@@ -20,7 +20,7 @@ from typing import Any
 from gitfleet import yamlio
 from gitfleet.errors import InputError
 from gitfleet.filemap import overlay, subset, touched
-from gitfleet.hub.fleetstatus import cluster_summary
+from gitfleet.fleetview.summary import cluster_summary
 from gitfleet.hub.metrics import RolloutFigures
 from gitfleet.hub.round import RoundInputs
 from gitfleet.layout import DESCRIPTION_FILE

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gitfleet.agent.health import ObjectOutcome, judge, phase_of
 from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.stages import delete_order, in_stages
-from gitfleet.agent.statusfile import Change, Health, Phase
+from gitfleet.wire.status import Change, Health, Phase
 from tests.agent.fleetstate import deployment
 
 

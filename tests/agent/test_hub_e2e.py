@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gitfleet.agent.statusfile import Phase
 from gitfleet.clock import SystemClock
+from gitfleet.wire.status import Phase
 from tests.agent.conftest import Remote, person, running, status_of, wait_for
 
 pytestmark = pytest.mark.slow

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gitfleet.agent.statusfile import SyncResult
 from gitfleet.state.signing import SigningKey
+from gitfleet.wire.status import SyncResult
 from tests.agent.conftest import Remote, person, status_of
 
 pytestmark = pytest.mark.slow

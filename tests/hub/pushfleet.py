@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from gitfleet.agent.statusbranch import StatusBranch
-from gitfleet.agent.statusfile import ClusterStatus, Heartbeat
 from gitfleet.clock import isoformat
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.kubeconfigs import KubeconfigDir
@@ -22,6 +21,7 @@ from gitfleet.kubesim import KubeSim
 from gitfleet.layout import Branches
 from gitfleet.state.git import init_repo
 from gitfleet.state.store import open_store
+from gitfleet.wire.status import ClusterStatus, Heartbeat
 from tests.hub.fleet import commit, git
 
 SUBSCRIPTION = """apiVersion: apps.clusternet.io/v1alpha1

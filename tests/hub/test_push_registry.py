@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from gitfleet.agent.statusfile import SyncResult
 from gitfleet.backoff import Backoff
 from gitfleet.errors import InputError
 from gitfleet.hub.pushworkers import HUB_WORKER_VERSION, PushTarget, push_target
+from gitfleet.wire.status import SyncResult
 from tests.hub.fleet import commit, git
 from tests.hub.pushfleet import (
     cluster_yaml,

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from gitfleet.agent.statusfile import SyncResult
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.kubeconfigs import KubeconfigDir
 from gitfleet.hub.pushworkers import PushRegistry, PushSettings
@@ -20,6 +19,7 @@ from gitfleet.hub.settings import HubSettings
 from gitfleet.layout import Branches
 from gitfleet.state.signing import SigningKey
 from gitfleet.state.store import open_store
+from gitfleet.wire.status import SyncResult
 from tests.hub.fleet import commit, git
 from tests.hub.pushfleet import (
     cluster_yaml,
