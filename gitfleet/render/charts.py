@@ -10,6 +10,7 @@ when `createNamespace` — that are validated, trimmed and overridden like any o
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,6 +72,14 @@ def no_renderer(request: ChartRequest) -> ChartOutput:
     """Where no chart renderer was given: every HelmChart is an error saying so."""
     return ChartOutput(error="no chart renderer here: HelmChart feeds are rendered by the hub, "
                              "`gitfleet render`, `validate` and `diff` with `helm` on the PATH")
+
+
+_CHART_PROBLEM = re.compile(r"(^|; )HelmChart [^ ]+ \(")
+
+
+def is_chart_problem(message: str) -> bool:
+    """Whether a render error is (or holds) a HelmChart's: `hub --once` exits 1 on them."""
+    return _CHART_PROBLEM.search(message) is not None
 
 
 def values_digest(values: Mapping[str, Any]) -> str:
