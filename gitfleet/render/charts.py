@@ -74,7 +74,7 @@ def no_renderer(request: ChartRequest) -> ChartOutput:
                              "`gitfleet render`, `validate` and `diff` with `helm` on the PATH")
 
 
-_CHART_PROBLEM = re.compile(r"(^|; )HelmChart [^ ]+ \(")
+_CHART_PROBLEM = re.compile(r"(^|: |; )HelmChart [^ ]+ \(")
 
 
 def is_chart_problem(message: str) -> bool:
@@ -93,6 +93,9 @@ class Expanded:
     templates: list[Template] = field(default_factory=list)
     record: dict[str, Any] = field(default_factory=dict)
     error: str = ""
+    # the Namespace `createNamespace` adds: left out where another template delivers it
+    # (as `helm install --create-namespace` leaves an existing namespace alone)
+    created_namespace: ObjectKey | None = None
 
 
 def expand(request: ChartRequest, output: ChartOutput, origin: Origin, *,
@@ -134,9 +137,11 @@ def expand(request: ChartRequest, output: ChartOutput, origin: Origin, *,
                             f"{name} twice")
             continue
         templates[t.key] = t
+    created = None
     if create_namespace and request.namespace:
         ns_key = ObjectKey("", "Namespace", "", request.namespace)
         if ns_key not in templates:
+            created = ns_key
             body = {"apiVersion": "v1", "kind": "Namespace",
                     "metadata": {"name": request.namespace}}
             templates = {ns_key: Template("v1", "Namespace", "", request.namespace, body,
@@ -148,7 +153,7 @@ def expand(request: ChartRequest, output: ChartOutput, origin: Origin, *,
     record = {"helmChart": request.ident.removeprefix("HelmChart/"), "repo": output.repo,
               "chart": output.chart, "version": output.version, "digest": output.digest,
               "valuesDigest": request.values_digest}
-    return Expanded(list(templates.values()), record)
+    return Expanded(list(templates.values()), record, created_namespace=created)
 
 
 def _digest(body: Mapping[str, Any]) -> str:

@@ -98,6 +98,7 @@ class _Draft:
     overrides: list[dict[str, Any]]
     divided: dict[ObjectKey, int] = field(default_factory=dict)  # steady division: counts
     charts: list[dict[str, Any]] = field(default_factory=list)  # HelmCharts rendered
+    soft: set[ObjectKey] = field(default_factory=set)  # delivered unless another one is
 
 
 @dataclass
@@ -384,6 +385,7 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
                     basis_overlay = ctx.basis_overlay(prev_basis)
     variants: list[Variant] = []
     charts: list[dict[str, Any]] = []
+    soft: set[ObjectKey] = set()
     applied: dict[tuple[str, str, str], dict[str, Any]] = {}
     errors: list[str] = []
     for placement in placements:
@@ -421,6 +423,8 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
                     continue
                 _note_karmada(obj_steps, applied)
                 variants.append(rendered)
+                if obj.key == chart.created_namespace:
+                    soft.add(rendered.key)
         for s in choice.sets:
             entry = applied.setdefault(s.ident, {"kind": s.kind, "namespace": s.namespace,
                                                  "name": s.name, "path": s.origin.path})
@@ -439,7 +443,7 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
     overrides = [applied[k] for k in sorted(applied)]
     divided = {p.template.key: p.replicas.count for p in placements
                if p.recorded and p.replicas is not None}
-    return _Draft(plan, basis, variants, overrides, divided, charts), ""
+    return _Draft(plan, basis, variants, overrides, divided, charts, soft), ""
 
 
 def _note_karmada(steps: list[Any], applied: dict[tuple[str, str, str], dict[str, Any]]
@@ -620,6 +624,7 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
                                                     tuple(ctx.status.taints.get(cluster.name, ())))
     owner: dict[ObjectKey, str] = {}
     n_desc = n_obj = 0
+    firm = {v.key for d in drafts.values() for v in d.variants if v.key not in d.soft}
     for folder in sorted(set(drafts) | set(kept)):
         if folder in kept:
             for name, data in kept[folder].items():
@@ -631,6 +636,8 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
         variants = []
         for v in draft.variants:
             key = v.key
+            if key in draft.soft and (key in firm or key in owner):
+                continue   # a chart's createNamespace: the namespace is delivered already
             if key in owner:
                 ctx.errors.append(ctx.problem(
                     draft.plan, f"{key} is already delivered to this cluster by Description "
