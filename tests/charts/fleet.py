@@ -9,6 +9,9 @@ import yaml
 
 from tests.render.conftest import cluster, doc, override_set, subscription
 
+UIDS = {"a": "11111111-1111-4111-8111-111111111111",
+        "b": "22222222-2222-4222-8222-222222222222"}
+
 
 def helm_chart(repo: str, version: str = "1.0.0", *, name: str = "web", chart: str = "web",
                **spec: Any) -> dict[str, Any]:
@@ -23,7 +26,8 @@ def helm_values(name: str, values: dict[str, Any]) -> dict[str, Any]:
 
 
 def chart_fleet(repo: str, version: str = "1.0.0", **spec: Any) -> dict[str, bytes]:
-    files = dict([cluster("a", {"env": "prod"}), cluster("b", {"env": "prod"})])
+    files = dict([cluster("a", {"env": "prod"}, clusterId=UIDS["a"]),
+                  cluster("b", {"env": "prod"}, clusterId=UIDS["b"])])
     files["templates/web.yaml"] = doc(helm_chart(repo, version, **spec))
     files["policies/sub.yaml"] = doc(subscription(
         "web", [{"apiVersion": "apps.clusternet.io/v1alpha1", "kind": "HelmChart",
