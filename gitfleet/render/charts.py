@@ -153,6 +153,8 @@ def expand(request: ChartRequest, output: ChartOutput, origin: Origin, *,
     record = {"helmChart": request.ident.removeprefix("HelmChart/"), "repo": output.repo,
               "chart": output.chart, "version": output.version, "digest": output.digest,
               "valuesDigest": request.values_digest}
+    if "timeoutSeconds" in request.spec:   # for the agent's health wait (model.helmchart)
+        record["timeoutSeconds"] = request.spec["timeoutSeconds"]
     return Expanded(list(templates.values()), record, created_namespace=created)
 
 

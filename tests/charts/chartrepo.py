@@ -180,3 +180,56 @@ def serve_folder(root: Path) -> Iterator[int]:
 def chart_repo(tmp: Path) -> Iterator[ChartRepo]:
     with serve_folder(tmp / "repo") as port:
         yield ChartRepo(tmp / "repo", port)
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def oci_registry(tmp: Path) -> Iterator[str]:
+    """Debian's `docker-registry` on 127.0.0.1 (plain HTTP, no auth); yields `host:port`."""
+    import os
+    import time
+    import urllib.request
+
+    binary = shutil.which("docker-registry")
+    assert binary, "docker-registry is not installed (tools/apt-packages.txt, tools/setup --test)"
+    port = free_port()
+    config = tmp / "registry.yml"
+    config.write_text(yaml.safe_dump({
+        "version": 0.1, "log": {"level": "error"},
+        "storage": {"filesystem": {"rootdirectory": str(tmp / "registry-data")}},
+        "http": {"addr": f"127.0.0.1:{port}"}}))
+    proc = subprocess.Popen([binary, "serve", str(config)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env={**os.environ, "OTEL_TRACES_EXPORTER":
+                                                            "none"})
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise AssertionError("docker-registry did not start") from None
+                time.sleep(0.1)
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def push_oci(tmp: Path, registry: str, name: str, version: str, **kwargs: Any) -> None:
+    folder = write_chart(tmp / f"oci-src-{version}", name, version, **kwargs)
+    out = tmp / f"oci-pkg-{version}"
+    helm("package", str(folder), "--destination", str(out))
+    helm("push", str(out / f"{name}-{version}.tgz"), f"oci://{registry}/charts", "--plain-http",
+         "--registry-config", str(tmp / "registry-config.json"))
