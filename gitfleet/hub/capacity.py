@@ -1,4 +1,5 @@
-"""The clusters' reported capacity as the render's base status input (dynamic division).
+"""The clusters' reported capacity (dynamic division) and capabilities (Kubernetes version and
+API versions, for `helm template`) as the render's base status input.
 
 A planner like the others: its digest is always part of the state's Status-Input trailer, so a
 change of any cluster's reported room renders again.
@@ -8,12 +9,14 @@ from __future__ import annotations
 
 import hashlib
 
+from gitfleet.charts.capabilities import reported_capabilities
 from gitfleet.hub.round import Contribution, RoundInputs
 from gitfleet.render.status import ClusterCapacity
 
 
 class Capacity:
-    """Each cluster's allocatable and requested resources, from its heartbeat."""
+    """Each cluster's allocatable and requested resources and capabilities, from its
+    heartbeat."""
 
     def plan(self, inputs: RoundInputs) -> Contribution:
         capacity = {}
@@ -26,4 +29,8 @@ class Capacity:
         digest = hashlib.sha1(repr(sorted(
             (n, sorted(c.allocatable.items()), sorted(c.requested.items()))
             for n, c in capacity.items())).encode()).hexdigest()
-        return Contribution(snapshot={"capacity": capacity}, digest=digest)
+        capabilities = reported_capabilities(inputs.status.statuses)   # HelmCharts render with
+        if capabilities:
+            digest += "+" + hashlib.sha1(repr(sorted(capabilities.items())).encode()).hexdigest()
+        return Contribution(snapshot={"capacity": capacity, "capabilities": capabilities},
+                            digest=digest)

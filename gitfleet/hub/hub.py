@@ -15,15 +15,15 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Mapping
-from typing import Any
 
 from gitfleet.backoff import Retry
+from gitfleet.charts.renderer import Charts
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import InputError, RefConflict, TransientError
 from gitfleet.filemap import with_changes
 from gitfleet.hub.autoscaling import Autoscaling
 from gitfleet.hub.capacity import Capacity
+from gitfleet.hub.charts import HelmCharts
 from gitfleet.hub.evictions import Lifecycle
 from gitfleet.hub.inputs import InputReader
 from gitfleet.hub.metrics import Metrics
@@ -57,18 +57,19 @@ class Hub:
     def __init__(self, store: Store, *, settings: HubSettings | None = None,
                  clock: Clock | None = None, metrics: Metrics | None = None,
                  rng: random.Random | None = None, push: PushRegistry | None = None,
-                 render_extra: Mapping[str, Any] | None = None) -> None:
+                 charts: Charts | None = None) -> None:
         self.store, self.push = store, push
         self.settings = settings = settings or HubSettings()
         if settings.signing_key is not None:
             store.git.signer = settings.signing_key    # every commit the hub writes
-        self.clock = clock or SystemClock()
+        self.clock, self.rng = clock or SystemClock(), rng or random.Random()
         self.metrics = metrics or Metrics()
-        self.rng = rng or random.Random()
         self.inputs = InputReader(store, settings=settings, clock=self.clock,
                                   metrics=self.metrics)
         self.planners: list[Planner] = [Capacity(), Lifecycle(), Autoscaling(store.git)]
-        self.renderer = Renderer(store.git, extra=dict(render_extra or {}))
+        if charts is not None:                       # HelmChart feeds (gitfleet.charts)
+            self.planners.append(HelmCharts(charts, store.git))
+        self.renderer = Renderer(store.git)
         self.gate = RolloutDriver(store.git)          # RolloutPolicy waves (gitfleet.rollout)
         git, publish = store.git, store.publish
         self.reactors: list[Reactor] = [Registrations(git, publish)]
@@ -179,7 +180,8 @@ class Hub:
         report, started, read_before = None, time.perf_counter(), state_read(inputs.previous)
         if key != self._written:
             snapshot = StatusSnapshot(**{k: v for p in parts for k, v in p.snapshot.items()})
-            rendering = self.renderer.render(inputs, snapshot, status_input)
+            rendering = self.renderer.render(inputs, snapshot, status_input, {
+                k: v for p in parts for k, v in p.render_inputs.items()})
             report = self._write(inputs, parts, rendering, status_input, started=started,
                                  read_before=read_before)
         elif self.renderer.result is not None and self.gate.last and self.gate.last.active:

@@ -5,7 +5,7 @@ An incremental render is taken when the state is still the one written from the 
 and the status input is the same; a hub that has not rendered yet starts from the state in Git,
 whose Source-Commit, Status-Input and Renderer trailers say what it was rendered from. Anything
 else renders in full. Extra inputs of the render (a chart renderer, ...) are given once, at
-construction, and passed by keyword to every render.
+the round by the planners (`Contribution.render_inputs`) and passed by keyword to the render.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import functools
 import hashlib
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -85,28 +85,28 @@ class Basis:
 
 @dataclass
 class Renderer:
-    """Renders a round's inputs; `extra` are keyword inputs of every render."""
+    """Renders a round's inputs."""
 
     git: Git
-    extra: Mapping[str, Any] = field(default_factory=dict)
     last: Basis | None = None          # what this hub last wrote from
     result: RenderResult | None = None    # its result
 
-    def render(self, inputs: RoundInputs, snapshot: StatusSnapshot,
-               status_input: str) -> Rendering:
-        found = self._incremental(inputs, snapshot, status_input)
+    def render(self, inputs: RoundInputs, snapshot: StatusSnapshot, status_input: str,
+               extra: Mapping[str, Any]) -> Rendering:
+        """The render of `inputs` with `snapshot`; `extra`: more keyword inputs."""
+        found = self._incremental(inputs, snapshot, status_input, extra)
         if found is not None:
             return found
         return Rendering(render(inputs.fleet, source_commit=inputs.source,
                                 previous_files=inputs.previous, status=snapshot,
-                                fleet_at=inputs.fleet_at, **self.extra))
+                                fleet_at=inputs.fleet_at, **extra))
 
     def wrote(self, basis: Basis, result: RenderResult) -> None:
         """The state `basis.state` was written from `result`."""
         self.last, self.result = basis, result
 
     def _incremental(self, inputs: RoundInputs, snapshot: StatusSnapshot,
-                     status_input: str) -> Rendering | None:
+                     status_input: str, extra: Mapping[str, Any]) -> Rendering | None:
         if inputs.previous is None:
             return None
         mode, basis = "incremental", self.last
@@ -123,7 +123,7 @@ class Renderer:
         result = render_incremental(
             inputs.fleet_at(basis.source), inputs.fleet, paths=paths,
             previous_files=inputs.previous, source_commit=inputs.source, status=snapshot,
-            fleet_at=inputs.fleet_at, previous_totals=basis.totals, **self.extra)
+            fleet_at=inputs.fleet_at, previous_totals=basis.totals, **extra)
         return None if result is None else Rendering(result, mode, len(paths))
 
     def _basis_in_git(self, state: str | None) -> Basis | None:

@@ -48,6 +48,7 @@ class Contribution:
     it owns (None removes one). `note` and `title`: lines of the state commit's message.
     `rows`: per cluster, fields for the fleet status's cluster row; `status_files`: files of
     the fleet-status branch. `wake_in`: seconds until it wants a round again.
+    `render_inputs`: keyword inputs of the render (`charts`: a chart renderer).
     """
 
     snapshot: Mapping[str, Any] = field(default_factory=dict)
@@ -58,6 +59,7 @@ class Contribution:
     rows: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     status_files: Mapping[str, bytes] = field(default_factory=dict)
     wake_in: float = FOREVER
+    render_inputs: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
