@@ -171,15 +171,18 @@ class KubeClient:
     def apply(self, body: JSON, *, force: bool = True,
               field_manager: str | None = None) -> dict[str, Any]:
         """Server-side apply of one object under the field manager (the settings' unless one is
-        given: the agent writes its own records under a manager of their own); returns the
-        live object."""
+        given: the agent writes its own records under a manager of their own), with strict
+        field validation; returns the live object."""
         meta = body.get("metadata") or {}
         res = self.resource(str(body.get("apiVersion")), str(body.get("kind")))
         namespace = str(meta.get("namespace") or "") if res.namespaced else ""
         if res.namespaced and not namespace:
             namespace = "default"
             body = {**body, "metadata": {**meta, "namespace": namespace}}
-        query = [("fieldManager", field_manager or self.settings.field_manager)]
+        # Strict: a field the server has no place for (a typo, a field of a newer Kubernetes)
+        # is an error naming its path, never dropped in silence to drift forever.
+        query = [("fieldManager", field_manager or self.settings.field_manager),
+                 ("fieldValidation", "Strict")]
         if force:
             query.append(("force", "true"))
         result: dict[str, Any] = self._send(
