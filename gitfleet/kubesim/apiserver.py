@@ -58,6 +58,8 @@ JSONPATCH = "application/json-patch+json"
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+FOREGROUND = "foregroundDeletion"  # the garbage collector's finalizers
+ORPHAN = "orphan"
 _SERVER_META = ("uid", "creationTimestamp", "generation", "deletionTimestamp",
                 "deletionGracePeriodSeconds", "selfLink")
 
@@ -152,7 +154,6 @@ class ApiServer:
         self._lock = threading.Lock()
         self.metrics = Metrics(store, lambda: rfc3339(self.now()))
         self.schemas: dict[tuple[str, str, str], dict[str, Any]] = {}
-        self.orphaned: set[str] = set()  # uids deleted with propagationPolicy=Orphan
         self.write_hooks: list[Callable[[ResourceType, Event], None]] = []
 
     # ---- helpers -------------------------------------------------------------------------
@@ -552,7 +553,7 @@ class ApiServer:
         if not rt.custom and rt.kind != "CustomResourceDefinition":
             normalize(rt.kind, new)
             meta = new.setdefault("metadata", {})
-        if rt.kind == "Namespace" and old is not None:
+        if rt.kind == "Namespace" and old is not None and sub != "status":
             new["status"] = old.get("status", new.get("status"))
         apply_defaults(rt.kind, new, allocate_ip=self._allocate_ip,
                        allocate_node_port=self._allocate_node_port)
@@ -563,6 +564,14 @@ class ApiServer:
             causes += validate_custom(schema, new)
         if old is not None and not causes:
             causes = update_causes(rt, old, new)
+        if old is not None and old["metadata"].get("deletionTimestamp"):
+            added = sorted(set(meta.get("finalizers") or []) -
+                           set(old["metadata"].get("finalizers") or []))
+            if added:
+                causes.append(st.Cause(
+                    "FieldValueForbidden", "Forbidden: no new finalizers can be added if the "
+                    "object is being deleted, found new finalizers []string{" +
+                    ", ".join(f'"{f}"' for f in added) + "}", "metadata.finalizers"))
         if causes:
             raise st.invalid(rt.kind, rt.group, name, causes)
         new_flat = flatten(rt.kind, new, drop_status=False)
@@ -689,12 +698,29 @@ class ApiServer:
         if rt.kind == "Namespace" and req.name in IMMORTAL_NAMESPACES:
             raise st.forbidden(f'namespaces "{req.name}" is forbidden: this namespace may not '
                                "be deleted", {"name": req.name, "kind": "namespaces"})
-        if rt.kind == "Namespace" or meta.get("finalizers"):
-            if meta.get("deletionTimestamp"):
-                return 200, old
+        policy = req.query.get("propagationPolicy") or options.get("propagationPolicy")
+        if options.get("orphanDependents") is True and not policy:
+            policy = "Orphan"
+        if policy not in (None, "Foreground", "Background", "Orphan"):
+            raise st.ApiError(422, "Invalid", f'DeleteOptions.meta.k8s.io "" is invalid: '
+                              f'propagationPolicy: Unsupported value: "{policy}": supported '
+                              'values: "Foreground", "Background", "Orphan", "nil"',
+                              {"group": "meta.k8s.io", "kind": "DeleteOptions"})
+        if meta.get("deletionTimestamp"):
+            return 200, old  # already Terminating: held by its finalizers
+        finalizers = list(meta.get("finalizers") or [])
+        gc = FOREGROUND if policy == "Foreground" else ORPHAN if policy == "Orphan" else ""
+        if gc and rt.kind != "Namespace" and gc not in finalizers:
+            finalizers.append(gc)
+        if rt.kind == "Namespace" or finalizers:
+            # Terminating: stays, with a deletionTimestamp, until its finalizers are removed
+            # (foregroundDeletion and orphan by the garbage collector, the rest by whoever
+            # set them; a namespace's content by the namespace controller).
             new = clone(old)
             new["metadata"]["deletionTimestamp"] = rfc3339(self.now())
             new["metadata"]["deletionGracePeriodSeconds"] = 0
+            if finalizers:
+                new["metadata"]["finalizers"] = finalizers
             if rt.kind == "Namespace":
                 new.setdefault("status", {})["phase"] = "Terminating"
             if dry:
@@ -707,11 +733,21 @@ class ApiServer:
             return 200, new
         if dry:
             return 200, self._deleted_status(rt, old)
-        policy = req.query.get("propagationPolicy") or options.get("propagationPolicy")
-        if policy == "Orphan" or options.get("orphanDependents") is True:
-            self.orphaned.add(meta["uid"])
         self._remove(rt, req.namespace, req.name, old)
         return 200, self._deleted_status(rt, old)
+
+    def delete_as_controller(self, rt: ResourceType, namespace: str, name: str, *,
+                             policy: str = "Background") -> Obj | None:
+        """Delete as the garbage collector or namespace controller does: finalizers hold the
+        object Terminating. Returns what is left (None when it is gone)."""
+        req = Request("delete", rt, namespace=namespace, name=name,
+                      query={"propagationPolicy": policy}, system=True)
+        try:
+            self.delete(req)
+        except st.ApiError as exc:
+            if exc.code not in (404, 409):
+                raise
+        return self.store.get(_tkey(rt), namespace, name)
 
     def _deleted_status(self, rt: ResourceType, obj: Obj) -> Obj:
         if rt.kind in ("Pod", "CustomResourceDefinition") or rt.custom:
