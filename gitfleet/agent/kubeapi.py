@@ -8,10 +8,11 @@ socket. Only what the engine calls is here: no watch (Recovery's), no heartbeat 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from gitfleet.kube.client import KubeSettings, ListResult
-from gitfleet.kube.resources import ApiResource
+if TYPE_CHECKING:   # types only: the plan and its tests load no HTTP client
+    from gitfleet.kube.client import KubeSettings, ListResult
+    from gitfleet.kube.resources import ApiResource
 
 
 class ClusterApi(Protocol):
