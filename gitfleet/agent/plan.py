@@ -128,11 +128,6 @@ def plan(desired: DesiredState, inventory: Inventory, live: Live, *, owner: Owne
                                         error=reserved_error(ref))
             continue
         description = desired.descriptions.get(obj.description)
-        if description is not None and description.deployer != "generic":
-            settled[key] = ObjectResult(ref, obj.description, Change.SKIPPED, error=(
-                f"deployer {description.deployer!r} is not supported by this agent; "
-                "render the chart in the hub (helm on its PATH) instead"))
-            continue
         if obj.hook is not None and not obj.hook.runs:
             settled[key] = ObjectResult(ref, obj.description, Change.SKIPPED, Health.HEALTHY,
                                         message=f"Helm hook ({', '.join(obj.hook.events)}): "
