@@ -148,8 +148,11 @@ def cluster(view: View, data: dict[str, Any], name: str) -> dict[str, Any] | Non
         entry = entries.pop(key, None)
         t = tile(view, entry) if entry else {"phase": str(ds.get("phase", "")),
                                               "word": str(ds.get("phase", "")), "message": ""}
+        objects = [_object(o, drifted) for o in ds.get("objects") or []]
+        if row["condition"] != "Ready":   # what it last said is not what runs now
+            objects = [{**o, "health": "Unknown", "lastReported": o["health"]} for o in objects]
         tree.append({"key": key, **t, "statusMessage": str(ds.get("message", "")),
-                     "objects": [_object(o, drifted) for o in ds.get("objects") or []]})
+                     "objects": objects})
     for key, entry in sorted(entries.items()):   # rendered, never reported
         tree.append({"key": key, **tile(view, entry), "statusMessage": "", "objects": []})
     return {

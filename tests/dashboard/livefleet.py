@@ -109,7 +109,7 @@ def live_fleet(root: Path) -> Iterator[LiveFleet]:
     supervisor = fleet.supervisor = Supervisor(root / "logs")
     try:
         for name in (*DEMO_CLUSTERS, *PUSH_CLUSTERS):
-            fleet.sims[name] = KubeSim(controller_delay=1.0, name=name, pods=True).start()
+            fleet.sims[name] = KubeSim(controller_delay=2.0, name=name, pods=True).start()
         pushed = root / "push-kubeconfigs"
         for name in PUSH_CLUSTERS:
             fleet.sims[name].write_kubeconfig(pushed / f"{name}.yaml")

@@ -205,6 +205,7 @@
           ds.message ? h("span", { class: "muted" }, " " + ds.message) : ""),
         h("ul", {}, ds.objects.map((o) => h("li", {},
           badge(o.health), " ", o.kind + " " + (o.namespace ? o.namespace + "/" : "") + o.name,
+          o.lastReported ? h("span", { class: "muted" }, ` (last reported ${o.lastReported})`) : "",
           h("span", { class: "muted" }, " " + o.change),
           o.drift ? h("span", { class: "drift" }, " ⚠ drift") : "",
           o.error ? h("span", { class: "error" }, " " + o.error) : "")),
@@ -303,7 +304,7 @@
         const lineClass = (line) => (line.startsWith("+") && !line.startsWith("+++") ? "add"
           : line.startsWith("-") && !line.startsWith("---") ? "del" : null);
         const changeClass = { added: "ok", removed: "bad", changed: "warn" };
-        const items = diff.objects.map((o) => h("li", {},
+        const items = diff.objects.map((o) => h("li", { "data-path": o.path },
           h("details", { open: true },
             h("summary", {}, badge(o.change, null, changeClass[o.change]), " ",
               h("code", {}, o.path)),
