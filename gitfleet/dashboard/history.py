@@ -113,7 +113,7 @@ def _is_secret(file_name: str, data: bytes) -> bool:
 
 def _hide_secret(before: bytes, after: bytes) -> tuple[bytes, bytes]:
     """Both versions with every value of `data`/`stringData` replaced by a marker; a value that
-    differs between them is marked changed (so a diff shows that it moved, never what)."""
+    differs between them is marked old/new (so a diff shows that it moved, never what)."""
     docs = [_load(before), _load(after)]
     fields = [{f: dict(d.get(f) or {}) for f in SECRET_FIELDS} if d else {} for d in docs]
     out = []
@@ -126,7 +126,8 @@ def _hide_secret(before: bytes, after: bytes) -> tuple[bytes, bytes]:
             values = doc.get(f)
             if not isinstance(values, dict):
                 continue
-            doc[f] = {k: HIDDEN if other.get(f, {}).get(k) == v else f"{HIDDEN} (changed)"
+            moved = f"{HIDDEN} ({'old' if i == 0 else 'new'} value)"
+            doc[f] = {k: HIDDEN if other.get(f, {}).get(k, v) == v else moved
                       for k, v in values.items()}
         out.append(yamlio.dump(doc).encode())
     return out[0], out[1]
