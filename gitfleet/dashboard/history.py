@@ -69,13 +69,14 @@ def status_log(git: Git, ref: str, *, limit: int = 50) -> list[dict[str, Any]]:
 
 
 def changed_clusters(git: Git, since: str, state: str) -> dict[str, list[str]]:
-    """cluster -> the Description folders whose files differ between two state commits."""
+    """cluster -> the Description folders whose files differ between two state commits (a
+    cluster whose `cluster.yaml` alone changed, e.g. a taint, maps to no folder)."""
     out = git.run("diff", "--name-only", "--no-renames", since, state, "--", "clusters/",
                   check=False).decode()
     changed: dict[str, list[str]] = {}
     for path in out.splitlines():
         parts = path.split("/")
-        if len(parts) >= 4:
+        if len(parts) >= 3:     # a Description's files, or the cluster's own cluster.yaml
             folder = f"{parts[2]}/{parts[3]}" if len(parts) >= 5 else ""
             found = changed.setdefault(parts[1], [])
             if folder and folder not in found:
