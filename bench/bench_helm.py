@@ -171,7 +171,7 @@ def one_change_rounds(repo_url: str | None, clusters: int, repeats: int, work: P
             loc.write_text(_dump({
                 "apiVersion": HELMCHART, "kind": "Localization",
                 "metadata": {"name": "web-c00000", "namespace": f"gitfleet-{cluster_name(0)}"},
-                "spec": {"priority": 600,
+                "spec": {"priority": 600, "overridePolicy": "ApplyNow",
                          "feed": {"apiVersion": HELMCHART, "kind": "HelmChart", "name": "web",
                                   "namespace": "charts"},
                          "overrides": [{"name": "v", "type": "Helm",
@@ -182,7 +182,8 @@ def one_change_rounds(repo_url: str | None, clusters: int, repeats: int, work: P
             t = time.perf_counter()
             report = hub.run_once()
             values.append(time.perf_counter() - t)
-            assert report is not None and report.wrote and not report.result.errors
+            assert report is not None and report.wrote, report
+            assert not report.result.errors, report.result.errors[:3]
         out["chart_values_change_round_median_s"] = round(statistics.median(values), 3)
         out["helm_runs_total"] = charts.counters.templated
     return out
