@@ -137,7 +137,8 @@ def _default_workdir(repo: str, cluster: str) -> Path:
     except OSError:
         path = Path(tempfile.gettempdir()) / f"gitfleet-agent-{cluster}-{key}"
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path.chmod(0o700)
+    for folder in (path, path.parent):   # .../gitfleet/agent lists clusters: ours alone too
+        folder.chmod(0o700)
     return path
 
 

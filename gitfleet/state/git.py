@@ -287,7 +287,7 @@ class Git:
         target = self._objects() / sha[:2] / sha[2:]
         if target.exists():
             return
-        target.parent.mkdir(exist_ok=True)
+        target.parent.mkdir(exist_ok=True, mode=0o700 if self.private else 0o777)
         data = deflate(b"%s %d\0" % (TYPE_NAMES[kind], len(body)) + body)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix="tmp_obj_")
         try:

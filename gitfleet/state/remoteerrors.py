@@ -20,26 +20,43 @@ class RemoteError(TransientError):
 
     reason = "the Git remote failed"
     hint = ""
+    ssh_hint = ""   # over SSH, when it differs
 
     def __init__(self, command: str, url: str, detail: str) -> None:
         self.command = command
         self.url = redact(url)
         self.detail = _last_words(redact(detail))
-        hint = f"; {self.hint}" if self.hint else ""
-        super().__init__(f"{command} {self.url}: {self.reason}{hint} (git said: {self.detail})")
+        hint = self.ssh_hint if self.ssh_hint and not _is_http(url) else self.hint
+        hint = self.refine(hint, detail.lower())
+        super().__init__(f"{command} {self.url}: {self.reason}; {hint} (git said: {self.detail})")
+
+    def refine(self, hint: str, low: str) -> str:
+        return hint
 
 
 class AuthenticationFailed(RemoteError):
     reason = "authentication failed"
-    hint = ("the host refused the credentials: check the token (--git-token-file or "
-            "GITFLEET_GIT_TOKEN; expired or revoked?) or the SSH key (--git-ssh-key: is it a "
-            "deploy key of this repository?)")
+    hint = ("the host refused the token: check --git-token-file or GITFLEET_GIT_TOKEN "
+            "(expired, revoked, or the wrong --git-username?)")
+    ssh_hint = ("the host refused the SSH key: check that --git-ssh-key is a deploy key of "
+                "this repository (and the user in the URL)")
+
+    def refine(self, hint: str, low: str) -> str:
+        if "could not read username" in low or "could not read password" in low:
+            return ("the host asks for credentials and none were given: give a token with "
+                    "--git-token-file or GITFLEET_GIT_TOKEN")
+        return hint
 
 
 class PermissionDenied(RemoteError):
     reason = "permission denied"
     hint = ("the credentials are valid but may not do this: give the token or deploy key "
             "read access (and write access to this cluster's status and registration branches)")
+
+    def refine(self, hint: str, low: str) -> str:
+        if "mis-spelled the reponame" in low:
+            return hint + "; or the repository does not exist (gitolite answers both alike)"
+        return hint
 
 
 class HostKeyMismatch(RemoteError):
@@ -80,7 +97,7 @@ _KINDS: tuple[tuple[type[RemoteError], tuple[str, ...]], ...] = (
                             "could not read password", "returned error: 401",
                             "http basic: access denied", "invalid username or password",
                             "invalid credentials", "bad credentials")),
-    (RepositoryNotFound, ("repository not found", "returned error: 404",
+    (RepositoryNotFound, ("repository not found", "' not found", "returned error: 404",
                           "does not appear to be a git repository",
                           "access denied or repository not exported", "no such repository",
                           "could not be found", "not a git repository")),
@@ -101,6 +118,10 @@ def classify(command: str, url: str, stderr: str) -> RemoteError | None:
         if any(f in low for f in fragments):
             return kind(command, url, stderr)
     return None
+
+
+def _is_http(url: str) -> bool:
+    return url.lower().startswith(("http://", "https://"))
 
 
 def _last_words(text: str, limit: int = 300) -> str:
