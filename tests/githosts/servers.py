@@ -237,6 +237,7 @@ class SshGit:
         opts = (f'command="{command}",no-port-forwarding,no-X11-forwarding,'
                 f'no-agent-forwarding,no-pty ' if command else "")
         self._entries.append(opts + public_line)
+        self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "authorized_keys").write_text("\n".join(self._entries) + "\n")
 
     def up(self) -> None:
