@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import gitfleet
 from gitfleet.agent.clusterbranch import ClusterBranch
 from gitfleet.agent.desired import DesiredState
 from gitfleet.agent.engine import (
@@ -48,11 +47,16 @@ from gitfleet.secrets.keyring import AGE_KEY_SECRET, Keyring
 from gitfleet.state.git import Git, init_repo
 from gitfleet.state.signing import SigningKey, TrustedKeys, Verdict
 from gitfleet.state.transport import GitTransport
-from gitfleet.wire.status import ClusterStatus, Heartbeat, SyncResult, SyncStatus
+from gitfleet.wire.status import (
+    HUB_WORKER_VERSION,
+    ClusterStatus,
+    Heartbeat,
+    SyncResult,
+    SyncStatus,
+)
 
 LOG = logging.getLogger("gitfleet.agent")
 # `heartbeat.agentVersion` of a heartbeat the hub's push worker wrote for an agentless cluster.
-HUB_WORKER_VERSION = f"hub-push-worker/{gitfleet.__version__}"
 
 
 class PushModeRefused(InputError):

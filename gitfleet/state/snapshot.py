@@ -39,6 +39,15 @@ PARSED_FILE = "gitfleet/parsed.json"            # inside the Git folder
 LOG = logging.getLogger("gitfleet.state.snapshot")
 
 
+def read_revision(repo: str | os.PathLike[str], rev: str) -> tuple[dict[str, bytes], str]:
+    """The fleet files of commit `rev` in `repo`, and the commit's full sha."""
+    git = Git(repo)
+    sha = git.resolve(f"{rev}^{{commit}}")
+    if sha is None:
+        raise InputError(f"no such commit: {rev}", path=str(repo))
+    return SourceReader(git).files_at(sha), sha
+
+
 class SourceReader:
     """Reads the fleet repo's files and `Fleet`s at given commits of one repository."""
 

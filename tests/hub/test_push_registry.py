@@ -13,8 +13,8 @@ import pytest
 
 from gitfleet.backoff import Backoff
 from gitfleet.errors import InputError
-from gitfleet.hub.pushworkers import HUB_WORKER_VERSION, PushTarget, push_target
-from gitfleet.wire.status import SyncResult
+from gitfleet.hub.pushworkers import PushTarget, push_target
+from gitfleet.wire.status import HUB_WORKER_VERSION, SyncResult
 from tests.hub.fleet import commit, git
 from tests.hub.pushfleet import (
     cluster_yaml,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from gitfleet.cli.pushagent import AgentPush
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.kubeconfigs import KubeconfigDir
 from gitfleet.hub.pushworkers import PushRegistry, PushSettings
@@ -44,6 +45,7 @@ def test_the_hub_folds_its_push_workers_signed_status(tmp_path: Path,
     with sims("p") as sim:
         folder = kubeconfigs(tmp_path / "kubeconfigs", sim)
         registry = PushRegistry(
+            agents=AgentPush(),
             repo_url=str(repo), workdir=tmp_path / "push", kubeconfigs=KubeconfigDir(folder),
             settings=PushSettings(interval=0.2, agentless=True,
                                   signing_key=hub_key if worker_signs else None))
