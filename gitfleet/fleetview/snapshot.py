@@ -271,12 +271,9 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
         shas.extend(d.source_commit for d in snap.descriptions)
         shas.append(snap.source_commit)
     view = _believed(git, branches, source_ref)
-    for name, doc in view.statuses.items():
-        try:
-            snap.statuses[name] = ClusterStatus.from_dict(doc)
-        except (InputError, KeyError, TypeError, ValueError, AttributeError):
-            continue
-        snap.status_docs[name] = dict(doc)
+    for name, status in view.statuses.items():
+        snap.statuses[name] = status
+        snap.status_docs[name] = status.to_dict()
     for name, choice in view.choices.items():
         if choice.rejected:
             snap.status_rejected[name] = choice.rejected

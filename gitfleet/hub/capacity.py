@@ -20,12 +20,11 @@ class Capacity:
 
     def plan(self, inputs: RoundInputs) -> Contribution:
         capacity = {}
-        for name, doc in sorted(inputs.status.statuses.items()):
-            hb = doc.get("heartbeat") or {}
-            if hb.get("allocatable"):
-                capacity[name] = ClusterCapacity(
-                    allocatable={str(k): str(v) for k, v in hb["allocatable"].items()},
-                    requested={str(k): str(v) for k, v in (hb.get("requested") or {}).items()})
+        for name, status in sorted(inputs.status.statuses.items()):
+            hb = status.heartbeat
+            if hb is not None and hb.allocatable:
+                capacity[name] = ClusterCapacity(allocatable=dict(hb.allocatable),
+                                                 requested=dict(hb.requested))
         digest = hashlib.sha1(repr(sorted(
             (n, sorted(c.allocatable.items()), sorted(c.requested.items()))
             for n, c in capacity.items())).encode()).hexdigest()

@@ -36,6 +36,7 @@ from gitfleet.model.objects import ObjectKey, Taint
 from gitfleet.render.emit import emit
 from gitfleet.render.plans import template_id
 from gitfleet.render.previous import PreviousState
+from gitfleet.wire.status import ClusterStatus
 
 LOG = logging.getLogger("gitfleet.hub")
 EVICTIONS_FILE = "evictions.yaml"
@@ -89,7 +90,7 @@ class Lifecycle:
                             files={EVICTIONS_FILE: life.file()}, note="\n".join(life.changes),
                             rows=rows)
 
-    def judge(self, fleet: Fleet, statuses: Mapping[str, Mapping[str, Any]],
+    def judge(self, fleet: Fleet, statuses: Mapping[str, ClusterStatus],
               previous_files: Mapping[str, bytes] | None, *, now: float) -> LifecycleInputs:
         settings = fleet.settings
         # (not `previous_files or {}`: the truth of a lazily read state is its len(), which
@@ -186,26 +187,16 @@ def _application_failover(fleet: Fleet) -> bool:
                for p in fleet.propagations)
 
 
-def _objects(statuses: Mapping[str, Mapping[str, Any]]
-             ) -> dict[tuple[str, str], ObjectReport]:
+def _objects(statuses: Mapping[str, ClusterStatus]) -> dict[tuple[str, str], ObjectReport]:
     """(cluster, workload id) -> the object's reported health and preserved values."""
     out: dict[tuple[str, str], ObjectReport] = {}
-    for cluster, doc in statuses.items():
-        for d in doc.get("descriptions") or ():
-            for o in (d.get("objects") or ()) if isinstance(d, dict) else ():
-                if not isinstance(o, dict):
-                    continue
-                group = str(o.get("apiVersion", "")).rpartition("/")[0]
-                wid = f"{group}/{o.get('kind', '')}/{o.get('namespace', '') or ''}/" \
-                      f"{o.get('name', '')}"
-                preserved = o.get("preserved")
-                if not isinstance(preserved, dict):
-                    preserved = {}
-                live = o.get("status") if isinstance(o.get("status"), dict) else {}
-                available = live.get("availableReplicas") if isinstance(live, dict) else None
-                out[(cluster, wid)] = ObjectReport(
-                    str(o.get("health", "")), {str(k): str(v) for k, v in preserved.items()},
-                    available if isinstance(available, int) else None)
+    for cluster, status in statuses.items():
+        for d in status.descriptions:
+            for o in d.objects:
+                group = o.api_version.rpartition("/")[0]
+                wid = f"{group}/{o.kind}/{o.namespace}/{o.name}"
+                out[(cluster, wid)] = ObjectReport(str(o.health), dict(o.preserved),
+                                                   o.replicas.get("availableReplicas"))
     return out
 
 

@@ -40,6 +40,7 @@ from gitfleet.render.emit import emit, emit_list_items
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.objects import MODE_TREE, TreeIndex
 from gitfleet.state.statusread import StatusView
+from gitfleet.wire.status import ClusterStatus
 
 REPLICA_FIELDS = ("replicas", "readyReplicas", "updatedReplicas", "availableReplicas")
 WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet")
@@ -142,7 +143,7 @@ class FleetStatus:
         self._units[entry[1]] = units
         return units
 
-    def _subscriptions(self, statuses: Mapping[str, Mapping[str, Any]], state: TreeIndex,
+    def _subscriptions(self, statuses: Mapping[str, ClusterStatus], state: TreeIndex,
                        ready: Mapping[str, bool],
                        heads: Mapping[str, str]) -> dict[tuple[str, str], bytes]:
         """subscriptions/<ns>/<name>.yaml for every Description folder of the state."""
@@ -244,30 +245,23 @@ class FleetStatus:
         return self._digests[commit]
 
 
-def _cluster_row(cluster: str, doc: Mapping[str, Any] | None, key: str, desired: int,
+def _cluster_row(cluster: str, reported: ClusterStatus | None, key: str, desired: int,
                  ready: bool) -> dict[str, Any]:
-    status = None
-    for d in (doc or {}).get("descriptions") or []:
-        if f"{d.get('namespace', '')}/{d.get('name', '')}" == key:
-            status = d
-            break
+    status = reported.description(key) if reported is not None else None
     if status is None:
-        phase = "Pending" if ready or doc is None else "Unknown"
+        phase = "Pending" if ready or reported is None else "Unknown"
     else:
-        phase = str(status.get("phase", "Pending"))
-        if not ready and doc is not None and (doc.get("heartbeat") or {}):
+        phase = str(status.phase)
+        if not ready and reported is not None and reported.heartbeat is not None:
             phase = "Unknown" if phase not in ("Failure",) else phase
     live = dict.fromkeys(REPLICA_FIELDS, 0)
-    for obj in (status or {}).get("objects") or []:
-        values = obj.get("status")
-        if isinstance(values, dict):
-            for f in REPLICA_FIELDS:
-                if isinstance(values.get(f), int):
-                    live[f] += values[f]
+    for obj in status.objects if status is not None else ():
+        for f in REPLICA_FIELDS:
+            live[f] += obj.replicas.get(f, 0)
     return {"cluster": cluster, "phase": phase, "desiredReplicas": desired,
             "replicaStatus": live,
-            "sourceCommit": str((status or {}).get("sourceCommit", "") or ""),
-            "message": str((status or {}).get("message", "") or "")}
+            "sourceCommit": status.source_commit if status is not None else "",
+            "message": status.message if status is not None else ""}
 
 
 def _stable_digest(files: Mapping[str, bytes]) -> str:

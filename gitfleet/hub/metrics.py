@@ -15,7 +15,6 @@ import logging
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import (
@@ -27,12 +26,13 @@ from prometheus_client.core import (
 
 from gitfleet.clock import Clock, parse_iso
 from gitfleet.errors import GitfleetError
-from gitfleet.fleetview.summary import cluster_summary
 from gitfleet.layout import Branches
+from gitfleet.lifecycle.judgement import judge
 from gitfleet.logs import log
 from gitfleet.state.git import Git
 from gitfleet.state.statusread import StatusView
 from gitfleet.state.writer import read_heads
+from gitfleet.wire.status import ClusterStatus, SyncResult, SyncStatus
 
 LOG = logging.getLogger("gitfleet.hub.metrics")
 
@@ -51,7 +51,11 @@ class ClusterFigures:
     synced: bool                     # the last sync applied every object
 
 
-def cluster_figures(statuses: Mapping[str, Mapping[str, Any] | None],
+def _applied(status: ClusterStatus | None) -> str:
+    return status.sync.cluster_commit if status is not None else ""
+
+
+def cluster_figures(statuses: Mapping[str, ClusterStatus | None],
                     heads: Mapping[str, str], *, now: float,
                     head_times: Mapping[str, float]) -> dict[str, ClusterFigures]:
     """Per-cluster figures from the agents' parsed status files, the cluster branch heads
@@ -59,24 +63,24 @@ def cluster_figures(statuses: Mapping[str, Mapping[str, Any] | None],
     that are behind)."""
     out: dict[str, ClusterFigures] = {}
     for name in sorted(set(statuses) | set(heads)):
-        doc = statuses.get(name)
-        summary = cluster_summary(name, doc, now=now, in_fleet=name in heads)
-        hb = (doc or {}).get("heartbeat") or {}
+        status = statuses.get(name)
+        judgement = judge(status, now=now, parse_time=parse_iso)
+        hb = status.heartbeat if status is not None else None
         age: float | None = None
-        if hb:
+        if hb is not None:
             try:
-                age = max(0.0, now - parse_iso(str(hb.get("time", ""))))
+                age = max(0.0, now - parse_iso(hb.time))
             except ValueError:
                 age = None
-        sync = (doc or {}).get("sync") or {}
+        sync = status.sync if status is not None else SyncStatus()
         head = heads.get(name)
-        behind = head is not None and str(sync.get("clusterCommit") or "") != head
+        behind = head is not None and sync.cluster_commit != head
         lag = 0.0
         if behind and head in head_times:
             lag = max(0.0, now - head_times[str(head)])
-        out[name] = ClusterFigures(ready=bool(summary["ready"]), heartbeat_age=age,
-                                   drift=len((doc or {}).get("drift") or ()), behind=behind,
-                                   lag_seconds=lag, synced=sync.get("result") == "Synced")
+        out[name] = ClusterFigures(ready=judgement.ready, heartbeat_age=age,
+                                   drift=len(status.drift) if status else 0, behind=behind,
+                                   lag_seconds=lag, synced=sync.result is SyncResult.SYNCED)
     return out
 
 
@@ -111,8 +115,7 @@ class ClusterReader:
             heads = {n: c for n, (c, _) in read_heads(self.git, self.branches).clusters.items()}
             behind = [c for n, c in heads.items()
                       if c not in self._times
-                      and str(((statuses.get(n) or {}).get("sync") or {})
-                              .get("clusterCommit") or "") != c]
+                      and _applied(statuses.get(n)) != c]
             for sha, raw in self.git.read_objects(behind).items():
                 when = commit_time(raw)
                 if when is not None:

@@ -40,7 +40,7 @@ from gitfleet.layout import PUSHED_MODES, Branches
 from gitfleet.logs import log
 from gitfleet.state.signing import SigningKey
 from gitfleet.state.transport import GitTransport
-from gitfleet.wire.status import HUB_WORKER_VERSION
+from gitfleet.wire.status import HUB_WORKER_VERSION, ClusterStatus
 
 LOG = logging.getLogger("gitfleet.hub.push")
 T = TypeVar("T")
@@ -75,15 +75,15 @@ class PushTarget:
         return "agentless" if self.own_heartbeat else "agent reports AppPusher on"
 
 
-def push_target(*, cluster: str, sync_mode: str, status: Mapping[str, Any] | None,
+def push_target(*, cluster: str, sync_mode: str, status: ClusterStatus | None,
                 agentless: bool) -> PushTarget | None:
     """The decision, from the ManagedCluster's syncMode and the last reported heartbeat."""
     if sync_mode not in PUSHED_MODES:
         return None
-    heartbeat = (status or {}).get("heartbeat") or {}
-    by_hub = str(heartbeat.get("agentVersion", "")).startswith(
+    heartbeat = status.heartbeat if status is not None else None
+    by_hub = heartbeat is not None and heartbeat.agent_version.startswith(
         HUB_WORKER_VERSION.split("/", 1)[0] + "/")
-    agent_allows = bool(heartbeat) and not by_hub and heartbeat.get("appPusher") is True
+    agent_allows = heartbeat is not None and not by_hub and heartbeat.app_pusher
     if agent_allows:
         return PushTarget(cluster, sync_mode, own_heartbeat=False)
     if sync_mode == "Push" and agentless and (not heartbeat or by_hub):
@@ -262,7 +262,7 @@ class PushRegistry:
         # branches): a worker fetches only when its branch moved.
         self.tips: dict[str, str] = {}
 
-    def reconcile(self, sync_modes: Mapping[str, str], statuses: Mapping[str, Mapping[str, Any]],
+    def reconcile(self, sync_modes: Mapping[str, str], statuses: Mapping[str, ClusterStatus],
                   *, branches: Branches, tips: Mapping[str, str] | None = None) -> None:
         """Spawn, stop and restart workers to match the clusters pushable now.
 

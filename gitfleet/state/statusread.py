@@ -11,27 +11,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from gitfleet import yamlio
 from gitfleet.errors import InputError
 from gitfleet.layout import PUSHED_MODES, STATUS_FILE, Branches
 from gitfleet.model.loader import Fleet
 from gitfleet.state.git import Git
 from gitfleet.state.signing import TrustedKeys
 from gitfleet.state.statustrust import Choice, StatusTrust
+from gitfleet.wire.status import ClusterStatus
 
 
 @dataclass(frozen=True)
 class StatusView:
     """One reading of the status branches: each branch tip, the commit believed per cluster,
-    why (choices), and the parsed `status.yaml` of the believed commits (unreadable ones
-    left out)."""
+    why (choices), and the `status.yaml` of the believed commits, typed (unreadable ones left
+    out)."""
 
     tips: Mapping[str, str] = field(default_factory=dict)
     heads: Mapping[str, str] = field(default_factory=dict)
     choices: Mapping[str, Choice] = field(default_factory=dict)
-    statuses: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    statuses: Mapping[str, ClusterStatus] = field(default_factory=dict)
 
 
 class StatusReader:
@@ -46,7 +45,7 @@ class StatusReader:
         self.git = git
         self.branches = branches or Branches()
         self.trust = StatusTrust(git, log_rejections=log_rejections, hub_keys=hub_keys)
-        self._parsed: dict[str, dict[str, Any] | None] = {}     # status commit -> status.yaml
+        self._parsed: dict[str, ClusterStatus | None] = {}      # status commit -> status.yaml
         self._keys: tuple[object, ...] = ((), frozenset())
 
     def trust_keys(self, fleet: Fleet | None) -> None:
@@ -88,11 +87,10 @@ class StatusReader:
         return StatusView(tips=tips, heads=heads, choices=choices, statuses=statuses)
 
 
-def _parse(data: bytes | None) -> dict[str, Any] | None:
+def _parse(data: bytes | None) -> ClusterStatus | None:
     if data is None:
         return None
     try:
-        doc = yamlio.load_one(data, STATUS_FILE)
-    except InputError:
+        return ClusterStatus.from_yaml(data, STATUS_FILE)
+    except (InputError, KeyError, TypeError, ValueError, AttributeError):
         return None
-    return doc if isinstance(doc, dict) else None
