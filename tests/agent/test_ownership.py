@@ -6,8 +6,8 @@ from gitfleet.agent.engine import ANNOTATION_ADOPTED, LABEL_CLUSTER, LABEL_DESCR
 from gitfleet.agent.inventory import INVENTORY_NAME, INVENTORY_NAMESPACE, Inventory
 from gitfleet.agent.statusfile import Change, SyncResult
 from gitfleet.kube.client import KubeClient, KubeSettings
-from tests.agent.conftest import person, status_of
 from tests.agent.fleetstate import configmap, description_files, publish
+from tests.harness import person, status_of
 
 
 def _objects(remote, sim):
