@@ -26,7 +26,6 @@ from typing import Any
 from gitfleet.agent import stages
 from gitfleet.agent.desired import DesiredObject, DesiredState
 from gitfleet.agent.drift import compare
-from gitfleet.agent.health import judge, replica_status
 from gitfleet.agent.ignore import Ignores
 from gitfleet.agent.inventory import (
     INVENTORY_KEY,
@@ -39,7 +38,9 @@ from gitfleet.agent.inventory import (
 from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.prune import plan_prune
 from gitfleet.agent.statusfile import Change, FieldDrift, Health
+from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import TransientError
+from gitfleet.health import judge, replica_status
 from gitfleet.kube.client import KubeClient
 from gitfleet.kube.errors import ApiError, NotServed
 from gitfleet.layout import AGENT_NAMESPACE, RESERVED_NAME_PREFIX, is_reserved_object
@@ -222,9 +223,11 @@ class _Applied:
 class Engine:
     """Applies DesiredStates to one cluster; one sync at a time (a lock guards it)."""
 
-    def __init__(self, kube: KubeClient, settings: EngineSettings) -> None:
+    def __init__(self, kube: KubeClient, settings: EngineSettings,
+                 clock: Clock | None = None) -> None:
         self.kube = kube
         self.settings = settings
+        self.clock = clock or SystemClock()  # "now" of time-bound health judgements
         self._inventory: Inventory | None = None
         self._lock = threading.RLock()
         self._desired: DesiredState | None = None
@@ -403,7 +406,7 @@ class Engine:
                 if self.settings.recovery:
                     plans.append(_Plan(obj, found, "drift", fields, entry=entry))
                     continue
-            verdict = judge(found)
+            verdict = judge(found, rules=desired.health_rules, now=self.clock.now())
             results[key] = ObjectResult(ref, obj.description, Change.UNCHANGED,
                                         verdict.health, message=verdict.message,
                                         replicas=replica_status(found),
@@ -666,7 +669,7 @@ class Engine:
             change = Change.UNCHANGED
         else:
             change = Change.CONFIGURED
-        verdict = judge(after)
+        verdict = judge(after, rules=desired.health_rules, now=self.clock.now())
         return _Applied(ObjectResult(ref, obj.description, change, verdict.health,
                                      message=verdict.message, replicas=replica_status(after),
                                      preserved=preserved_values(after)),
