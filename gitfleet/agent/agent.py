@@ -284,7 +284,8 @@ class Agent:
         return build_heartbeat(time=isoformat(now), interval_seconds=interval,
                                version=facts.version, healthz=facts.healthz, livez=facts.livez,
                                readyz=facts.readyz, nodes=facts.nodes, pods=facts.pods,
-                               cluster_id=facts.cluster_id, app_pusher=self.settings.app_pusher)
+                               cluster_id=facts.cluster_id, app_pusher=self.settings.app_pusher,
+                               api_versions=facts.api_versions)
 
     def _collect_metrics(self, desired: DesiredState, now: float,
                          out: StepOutcome) -> bytes | None:

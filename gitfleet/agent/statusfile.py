@@ -135,6 +135,7 @@ class Heartbeat:
     allocatable: Mapping[str, str] = field(default_factory=dict)
     requested: Mapping[str, str] = field(default_factory=dict)
     app_pusher: bool = False
+    api_versions: tuple[str, ...] = ()   # served group/versions: what HelmCharts render with
 
     @property
     def ready(self) -> bool:
@@ -157,6 +158,7 @@ class Heartbeat:
             "allocatable": dict(self.allocatable),
             "requested": dict(self.requested),
             "appPusher": self.app_pusher,
+            **({"apiVersions": list(self.api_versions)} if self.api_versions else {}),
         }
 
     @classmethod
@@ -178,6 +180,7 @@ class Heartbeat:
             allocatable={str(k): str(v) for k, v in (d.get("allocatable") or {}).items()},
             requested={str(k): str(v) for k, v in (d.get("requested") or {}).items()},
             app_pusher=bool(d.get("appPusher", False)),
+            api_versions=tuple(str(a) for a in d.get("apiVersions") or ()),
         )
 
 

@@ -7,9 +7,11 @@ in progress. One log line per render carries its figures.
 
 With --once: one round, then exit. Exit 0 when the state is current (written or unchanged),
 even if some Subscriptions could not render (their errors are printed and kept in errors.yaml,
-and they keep their last good Descriptions); 2 when there is no source branch; 3 when the round
-failed (remote unreachable, lost every ref race). With --require-signed-source, a source tip
-not signed by an allowed key is not rendered: exit 2, the previous state stays.
+and they keep their last good Descriptions), except a HelmChart that could not be resolved,
+fetched or rendered: exit 1 (its clusters keep their last good Descriptions); 2 when there
+is no source branch; 3 when the round failed (remote unreachable, lost every ref race). With
+--require-signed-source, a source tip not signed by an allowed key is not rendered: exit 2,
+the previous state stays.
 
 Push and Dual clusters: the hub applies to them itself through one push worker per cluster
 (the agent's apply engine, with a kubeconfig from --push-kubeconfigs or
@@ -30,6 +32,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gitfleet.charts.cli import add_flags as add_chart_flags
+from gitfleet.charts.cli import charts_from
 from gitfleet.durations import duration_arg
 from gitfleet.errors import GitfleetError, InputError, TransientError
 from gitfleet.hub.hub import Hub
@@ -42,9 +46,10 @@ from gitfleet.hub.kubeconfigs import (
 )
 from gitfleet.hub.loop import HubDaemon
 from gitfleet.hub.pushworkers import PushRegistry, PushSettings, workdir_for
-from gitfleet.hub.settings import HubSettings, parse_listen
+from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings, parse_listen
 from gitfleet.kube.client import KubeClient, api_client
 from gitfleet.logs import log
+from gitfleet.render.charts import is_chart_problem
 from gitfleet.state.signing import SigningKey, TrustedKeys
 from gitfleet.state.store import Store, default_cache_dir, open_store
 
@@ -58,6 +63,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--repo", required=True, help="fleet repo: a local path or a remote URL")
     p.add_argument("--branch", help="source branch (default: fleet.yaml sourceBranch, or main)")
     p.add_argument("--once", action="store_true", help="run one round and exit")
+    add_chart_flags(p)
     p.add_argument("--interval", type=duration_arg,
                    help="fetch interval for a remote, re-check for a local repo "
                    "(default: fleet.yaml intervals.fetch, else 15s)")
@@ -174,7 +180,9 @@ def run(args: argparse.Namespace) -> int:
             key=settings.signing_key.fingerprint)
     store = open_store(args.repo, cache_dir=settings.cache_dir, inherit_config=args.git_config)
     push = push_registry(args, store, settings)
-    hub = Hub(store, settings=settings, push=push)
+    charts = charts_from(args, work=(settings.cache_dir or default_cache_dir()) / "charts",
+                         interval=settings.interval or DEFAULT_INTERVAL)
+    hub = Hub(store, settings=settings, push=push, charts=charts)
     try:
         if args.once:
             code = _once(hub)
@@ -236,4 +244,6 @@ def _once(hub: Hub) -> int:
     print(f"rendered {report.source[:12]}: {len(result.clusters)} clusters, "
           f"{result.descriptions} Descriptions, {result.objects} objects, "
           f"{len(result.errors)} errors, {len(result.warnings)} warnings; {what}")
-    return 0
+    # A chart that cannot be had or rendered is exit 1 (its clusters keep their last good
+    # Descriptions); other render errors are reported and kept in errors.yaml, exit 0.
+    return 1 if any(is_chart_problem(p.message) for p in result.errors) else 0

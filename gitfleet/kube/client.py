@@ -74,6 +74,7 @@ class ClusterFacts:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     pods: list[dict[str, Any]] = field(default_factory=list)
     cluster_id: str = ""
+    api_versions: tuple[str, ...] = ()   # served group/versions (HelmChart capabilities)
 
 
 class KubeClient:
@@ -296,7 +297,18 @@ class KubeClient:
         return ClusterFacts(version=version, healthz=self._probe("/healthz"),
                             livez=self._probe("/livez"), readyz=self._probe("/readyz"),
                             nodes=list(nodes), pods=list(pods),
-                            cluster_id=self.namespace_uid("kube-system"))
+                            cluster_id=self.namespace_uid("kube-system"),
+                            api_versions=self.api_versions())
+
+    def api_versions(self) -> tuple[str, ...]:
+        """The group/versions the server serves (`v1`, `apps/v1`, ...), from discovery."""
+        core = self._get_path("/api") or {}
+        groups = self._get_path("/apis") or {}
+        found = {str(v) for v in core.get("versions") or []}
+        for g in groups.get("groups") or []:
+            found.update(str(v.get("groupVersion")) for v in g.get("versions") or []
+                         if isinstance(v, dict) and v.get("groupVersion"))
+        return tuple(sorted(found))
 
 
 class Watch:

@@ -20,10 +20,12 @@ from gitfleet.kubesim.apiserver import ApiServer, rfc3339
 from gitfleet.kubesim.catalog import ResourceType
 from gitfleet.kubesim.patches import clone
 from gitfleet.kubesim.pods import desired_pods, template_hash
+from gitfleet.kubesim.podstates import RUNNING, template_state
 from gitfleet.kubesim.status import ApiError
 from gitfleet.kubesim.store import Event, Obj
 
 WORKLOADS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job"})
+REVISION = "deployment.kubernetes.io/revision"
 MANAGER = "kube-controller-manager"
 LOG = logging.getLogger("gitfleet.kubesim")
 
@@ -45,6 +47,10 @@ class Controller:
         self.delay = delay
         self.crd_delay = crd_delay
         self.stalled: set[tuple[str, str, str]] = set()
+        # (kind, namespace, name) -> container state of the workload's current pods
+        self.container_states: dict[tuple[str, str, str], str] = {}
+        # (namespace, Deployment name) -> template hash that last became available
+        self._available: dict[tuple[str, str], str] = {}
         self._lb_count = 0
         self._busy = 0
         self._heap: list[tuple[float, int, Key]] = []
@@ -216,11 +222,41 @@ class Controller:
             status.pop(key, None)
         return status
 
+    def container_state(self, kind: str, obj: Obj) -> str:
+        """The state of a workload's current pods: set at run time, else its template's."""
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace", "")
+        found = self.container_states.get((kind, namespace, meta.get("name", "")))
+        if found:
+            return found
+        template = (obj.get("spec") or {}).get("template") or {}
+        if kind == "ReplicaSet":
+            owner = next((r for r in meta.get("ownerReferences") or []
+                          if r.get("kind") == "Deployment" and r.get("controller")), None)
+            by_owner = self.container_states.get(("Deployment", namespace,
+                                                  (owner or {}).get("name", "")))
+            if owner is not None and by_owner:
+                deployment = self.api.store.get(("apps", "deployments"), namespace,
+                                                owner["name"])
+                labels = (meta.get("labels") or {})
+                if deployment is not None and labels.get("pod-template-hash") == template_hash(
+                        (deployment.get("spec") or {}).get("template") or {}):
+                    return by_owner
+        return template_state(template)
+
+    def _mid_rollout(self, obj: Obj) -> bool:
+        """A Deployment whose current pods do not start while an earlier template's do."""
+        meta = obj.get("metadata") or {}
+        good = self._available.get((meta.get("namespace", ""), meta.get("name", "")))
+        return bool(good) and good != template_hash((obj.get("spec") or {}).get("template")
+                                                    or {})
+
     def _desired_status(self, rt: ResourceType, obj: Obj) -> dict[str, Any]:
         meta = obj.get("metadata") or {}
         spec = obj.get("spec") or {}
         gen = meta.get("generation", 1)
-        stalled = (rt.kind, meta.get("namespace", ""), meta.get("name", "")) in self.stalled
+        stalled = (rt.kind, meta.get("namespace", ""), meta.get("name", "")) in self.stalled \
+            or (rt.kind != "Job" and self.container_state(rt.kind, obj) != RUNNING)
         if rt.kind == "DaemonSet":
             n = self.api.store.count(("", "nodes"))
             ready = 0 if stalled else n
@@ -240,7 +276,14 @@ class Controller:
         n = spec.get("replicas", 1)
         ready = 0 if stalled else n
         out = {"observedGeneration": gen}
-        if rt.kind == "Deployment":
+        if rt.kind == "Deployment" and stalled and n and self._mid_rollout(obj):
+            surge, unavailable = -(-n // 4), n // 4  # maxSurge 25% up, maxUnavailable down
+            old = n - unavailable
+            out.update(replicas=old + surge, updatedReplicas=surge, readyReplicas=old,
+                       availableReplicas=old)
+            if unavailable:
+                out["unavailableReplicas"] = unavailable
+        elif rt.kind == "Deployment":
             if n:
                 out.update(replicas=n, updatedReplicas=n)
             if ready:
@@ -267,13 +310,28 @@ class Controller:
         now = rfc3339(self.api.now())
         meta = obj["metadata"]
         stalled = (rt.kind, meta.get("namespace", ""), meta.get("name", "")) in self.stalled
+        state = self.container_state(rt.kind, obj) if rt.kind != "Job" else RUNNING
+        if stalled and state == RUNNING:
+            state = "ContainerCreating"
         if self.pods and rt.kind == "Deployment":
-            self._sync_replica_sets(obj)
+            obj = self._sync_replica_sets(rt, obj, state)
         elif self.pods and rt.kind != "Job":
-            self._sync_pods(rt, obj, ready=not stalled, now=now)
+            self._sync_pods(rt, obj, state=state, now=now)
         status = dict(desired)
         old_conditions = (obj.get("status") or {}).get("conditions")
-        if rt.kind == "Deployment":
+        thash = template_hash((obj.get("spec") or {}).get("template") or {})
+        if rt.kind == "Deployment" and state == RUNNING:
+            self._available[(meta.get("namespace", ""), meta["name"])] = thash
+        if rt.kind == "Deployment" and state != RUNNING and not stalled:
+            available = bool(desired.get("availableReplicas")) or not desired.get("replicas")
+            status["conditions"] = [
+                _condition("Available", "True", "MinimumReplicasAvailable",
+                           "Deployment has minimum availability.", now) if available else
+                _condition("Available", "False", "MinimumReplicasUnavailable",
+                           "Deployment does not have minimum availability.", now),
+                _condition("Progressing", "True", "ReplicaSetUpdated",
+                           f'ReplicaSet "{meta["name"]}-{thash}" is progressing.', now)]
+        elif rt.kind == "Deployment":
             if stalled:
                 status["conditions"] = [
                     _condition("Available", "False", "MinimumReplicasUnavailable",
@@ -301,11 +359,15 @@ class Controller:
         new = dict(obj, status=status)
         self.api.system_write(rt, new, manager=MANAGER, subresource="status")
 
-    def _sync_replica_sets(self, deployment: Obj) -> None:
-        """A Deployment runs its pods through a ReplicaSet per template, as a real one does."""
+    def _sync_replica_sets(self, rt: ResourceType, deployment: Obj, state: str) -> Obj:
+        """A Deployment runs its pods through a ReplicaSet per template, as a real one does:
+        each new template gets the next revision (`deployment.kubernetes.io/revision` on the
+        ReplicaSet and the Deployment); while the new pods do not start, the last ReplicaSet
+        whose pods did keeps serving (maxSurge/maxUnavailable 25%). Returns the Deployment as
+        stored afterwards."""
         rs_type = self.api.catalog.by_path("apps", "v1", "replicasets")
         if rs_type is None:
-            return
+            return deployment
         store = self.api.store
         meta = deployment["metadata"]
         namespace, uid = meta.get("namespace", ""), meta.get("uid")
@@ -319,25 +381,50 @@ class Controller:
         owner = {"apiVersion": "apps/v1", "kind": "Deployment", "name": meta["name"],
                  "uid": uid, "controller": True, "blockOwnerDeletion": True}
         replicas = spec.get("replicas", 1)
-        for rs in store.items(("apps", "replicasets"), namespace):
-            refs = rs["metadata"].get("ownerReferences") or []
-            if rs["metadata"]["name"] != name and any(r.get("uid") == uid for r in refs) \
-                    and (rs.get("spec") or {}).get("replicas"):
-                scaled = clone(rs)
-                scaled["spec"]["replicas"] = 0
-                self.api.system_write(rs_type, scaled, manager=MANAGER)
+        owned = [rs for rs in store.items(("apps", "replicasets"), namespace)
+                 if any(r.get("uid") == uid for r in rs["metadata"].get("ownerReferences")
+                        or [])]
         current = store.get(("apps", "replicasets"), namespace, name)
-        if current is not None and (current.get("spec") or {}).get("replicas") == replicas:
-            return
-        labels = dict((template.get("metadata") or {}).get("labels") or {})
-        self.api.system_write(rs_type, {
-            "apiVersion": "apps/v1", "kind": "ReplicaSet",
-            "metadata": {"name": name, "namespace": namespace, "labels": labels,
-                         "ownerReferences": [owner]},
-            "spec": {"replicas": replicas, "selector": selector, "template": template}},
-            manager=MANAGER)
+        latest = max((_revision(rs) for rs in owned), default=0)
+        revision = _revision(current) if current is not None else 0
+        if revision == 0 or revision < latest:
+            revision = latest + 1  # a new template, or a rollback to an old one
+        old_good = [rs for rs in owned if rs["metadata"]["name"] != name
+                    and (rs.get("spec") or {}).get("replicas")
+                    and self.container_state("ReplicaSet", rs) == RUNNING]
+        surge = -(-replicas // 4) if replicas else 0
+        keep_old = state != RUNNING and bool(old_good) and replicas > 0
+        new_count = surge if keep_old else replicas
+        serving = max(old_good, key=_revision)["metadata"]["name"] if keep_old else ""
+        for rs in owned:
+            rs_name = rs["metadata"]["name"]
+            if rs_name == name:
+                continue
+            want = replicas - replicas // 4 if rs_name == serving else 0
+            if (rs.get("spec") or {}).get("replicas") != want:
+                scaled = clone(rs)
+                scaled["spec"]["replicas"] = want
+                self.api.system_write(rs_type, scaled, manager=MANAGER)
+        annotations = {REVISION: str(revision),
+                       "deployment.kubernetes.io/desired-replicas": str(replicas),
+                       "deployment.kubernetes.io/max-replicas": str(replicas + surge)}
+        if current is None or (current.get("spec") or {}).get("replicas") != new_count or \
+                {k: v for k, v in (current["metadata"].get("annotations") or {}).items()
+                 if k in annotations} != annotations:
+            labels = dict((template.get("metadata") or {}).get("labels") or {})
+            self.api.system_write(rs_type, {
+                "apiVersion": "apps/v1", "kind": "ReplicaSet",
+                "metadata": {"name": name, "namespace": namespace, "labels": labels,
+                             "annotations": annotations, "ownerReferences": [owner]},
+                "spec": {"replicas": new_count, "selector": selector, "template": template}},
+                manager=MANAGER)
+        if (meta.get("annotations") or {}).get(REVISION) != str(revision):
+            marked = dict(deployment, metadata=dict(
+                meta, annotations={**(meta.get("annotations") or {}), REVISION: str(revision)}))
+            return self.api.system_write(rt, marked, manager=MANAGER)
+        return deployment
 
-    def _sync_pods(self, rt: ResourceType, obj: Obj, *, ready: bool, now: str) -> None:
+    def _sync_pods(self, rt: ResourceType, obj: Obj, *, state: str, now: str) -> None:
         pod_type = self.api.catalog.by_path("", "v1", "pods")
         if pod_type is None:
             return
@@ -348,7 +435,7 @@ class Controller:
         existing = {p["metadata"]["name"]: p for p in store.items(("", "pods"), namespace)
                     if any(r.get("uid") == uid
                            for r in p["metadata"].get("ownerReferences") or [])}
-        for pod in desired_pods(rt.kind, obj, nodes, ready=ready, now=now):
+        for pod in desired_pods(rt.kind, obj, nodes, state=state, now=now):
             name = pod["metadata"]["name"]
             current = existing.pop(name, None)
             if current is not None and (current["metadata"].get("labels")
@@ -359,7 +446,7 @@ class Controller:
                 current = self.api.system_write(
                     pod_type, {k: v for k, v in pod.items() if k != "status"},
                     manager=MANAGER)
-            if (current.get("status") or {}).get("phase") != pod["status"]["phase"]:
+            if _pod_state(current.get("status")) != _pod_state(pod["status"]):
                 self.api.system_write(pod_type, dict(current, status=pod["status"]),
                                       manager="kubelet", subresource="status")
         for name in existing:
@@ -426,3 +513,21 @@ class Controller:
                                       manager="kube-controller-manager")
             elif not refs:
                 self.api.remove_now(rt, namespace, name)
+
+
+def _revision(obj: Obj | None) -> int:
+    value = (((obj or {}).get("metadata") or {}).get("annotations") or {}).get(REVISION, "0")
+    try:
+        return int(value)
+    except ValueError:
+        return 0
+
+
+def _pod_state(status: Any) -> tuple[Any, ...]:
+    """What distinguishes one container state from another in a pod's status."""
+    status = status or {}
+    return (status.get("phase"), tuple((c.get("type"), c.get("status"))
+                                       for c in status.get("conditions") or ()), tuple(
+        (c.get("ready"), tuple(sorted((k, (v or {}).get("reason"))
+                                      for k, v in (c.get("state") or {}).items())))
+        for c in status.get("containerStatuses") or ()))

@@ -27,7 +27,7 @@ from gitfleet.layout import (
     RESERVED_NAME_PREFIX,
     is_reserved_object,
 )
-from gitfleet.model import kubeschema, schema
+from gitfleet.model import helmchart, kubeschema, schema
 from gitfleet.model.objects import (
     CLUSTER_SCOPED_KINDS,
     CLUSTERNET_APPS,
@@ -473,7 +473,8 @@ class _Builder:
             return
         if kind == "HelmChart" and group_of(api_version) == CLUSTERNET_APPS and (
                 not self.served(api_version, kind, origin, who)
-                or not self.schema_ok("HelmChart", body, origin, who)):
+                or not self.schema_ok("HelmChart", body, origin, who)
+                or not self.helm_chart_ok(body, origin, who)):
             return
         problem = replicas_problem(Template(api_version, kind, namespace, name, body, origin))
         if problem:
@@ -497,6 +498,19 @@ class _Builder:
         self.templates[key] = Template(api_version, kind, namespace, name, body, origin,
                                        digest_of(body))
         self.template_sources[key] = self.source
+
+    def helm_chart_ok(self, body: dict[str, Any], origin: Origin, who: str) -> bool:
+        """The HelmChart fields a rendered-manifest world cannot honour (model.helmchart)."""
+        ok = True
+        source, index = self.source
+        for name, message, warning in helmchart.problems(body.get("spec") or {}):
+            at = Origin(origin.path, yamlio.line_of(source, index, ("spec", name)) or origin.line)
+            if warning:
+                self.warn(at, who, message)
+            else:
+                self.error(at, who, message)
+                ok = False
+        return ok
 
     def load_policy(self, body: dict[str, Any], api_version: str, kind: str, namespace: str,
                     name: str, origin: Origin, who: str) -> None:
