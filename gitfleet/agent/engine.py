@@ -40,7 +40,15 @@ from gitfleet.agent.prune import plan_prune
 from gitfleet.agent.statusfile import Change, FieldDrift, Health
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import TransientError
-from gitfleet.health import judge, replica_status
+from gitfleet.health import (
+    WITH_PODS,
+    Verdict,
+    group_of,
+    judge,
+    pod_selector,
+    replica_status,
+    with_pods,
+)
 from gitfleet.kube.client import KubeClient
 from gitfleet.kube.errors import ApiError, NotServed
 from gitfleet.layout import AGENT_NAMESPACE, RESERVED_NAME_PREFIX, is_reserved_object
@@ -406,7 +414,7 @@ class Engine:
                 if self.settings.recovery:
                     plans.append(_Plan(obj, found, "drift", fields, entry=entry))
                     continue
-            verdict = judge(found, rules=desired.health_rules, now=self.clock.now())
+            verdict = self._judge(found, desired)
             results[key] = ObjectResult(ref, obj.description, Change.UNCHANGED,
                                         verdict.health, message=verdict.message,
                                         replicas=replica_status(found),
@@ -669,11 +677,30 @@ class Engine:
             change = Change.UNCHANGED
         else:
             change = Change.CONFIGURED
-        verdict = judge(after, rules=desired.health_rules, now=self.clock.now())
+        verdict = self._judge(after, desired)
         return _Applied(ObjectResult(ref, obj.description, change, verdict.health,
                                      message=verdict.message, replicas=replica_status(after),
                                      preserved=preserved_values(after)),
                         entry=entry, writes=writes)
+
+    def _judge(self, live: Mapping[str, Any], desired: DesiredState) -> Verdict:
+        """The judge's verdict; a Progressing workload's pods are read too (gitfleet.health.owned:
+        a crash loop fails a rollout now)."""
+        now = self.clock.now()
+        verdict = judge(live, rules=desired.health_rules, now=now)
+        if verdict.health is not Health.PROGRESSING or \
+                (group_of(live.get("apiVersion")), live.get("kind")) not in WITH_PODS:
+            return verdict
+        selector = pod_selector(live)
+        if selector is None:
+            return verdict
+        namespace = str((live.get("metadata") or {}).get("namespace") or "")
+        try:
+            pods = self.kube.list_objects("v1", "Pod", namespace=namespace,
+                                          label_selector=selector).items
+        except ApiError:
+            return verdict
+        return with_pods(verdict, pods, now=now)
 
     # -- recovery --------------------------------------------------------------------------
 

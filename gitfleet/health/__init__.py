@@ -8,10 +8,12 @@ fleet repo beat both. `phase_of` turns the objects' health into a Description's 
 """
 
 from gitfleet.health.judge import BUILT_IN, group_of, judge
+from gitfleet.health.owned import WITH_PODS, pod_selector, with_pods
 from gitfleet.health.phases import ObjectOutcome, phase_of
 from gitfleet.health.replicas import replica_status
 from gitfleet.health.rules import NO_RULES, HealthRule, HealthRules, RuleProblem, check_rules
 from gitfleet.health.verdict import Verdict
 
-__all__ = ["BUILT_IN", "NO_RULES", "HealthRule", "HealthRules", "ObjectOutcome", "RuleProblem",
-           "Verdict", "check_rules", "group_of", "judge", "phase_of", "replica_status"]
+__all__ = ["BUILT_IN", "NO_RULES", "WITH_PODS", "HealthRule", "HealthRules", "ObjectOutcome",
+           "RuleProblem", "Verdict", "check_rules", "group_of", "judge", "phase_of", "pod_selector",
+           "replica_status", "with_pods"]

@@ -137,3 +137,46 @@ def test_a_cel_rule_from_cluster_yaml_decides_a_custom_kind(remote, kubesim,
     desc = _description(remote)
     assert desc.phase is Phase.DEGRADED
     assert desc.message == "health rule example.com/Gadget: failed holds"
+
+
+def _deployment(image: str, state: str = "") -> dict[str, Any]:
+    labels = {"app": "web"}
+    template: dict[str, Any] = {"metadata": {"labels": labels},
+                                "spec": {"containers": [{"name": "web", "image": image}]}}
+    if state:  # how kubesim is told what the new pods' containers do (its podstates)
+        template["metadata"]["annotations"] = {"kubesim.gitfleet.io/container-state": state}
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "bar", "labels": labels},
+            "spec": {"replicas": 2, "selector": {"matchLabels": labels}, "template": template}}
+
+
+def test_a_deployment_whose_new_pods_crash_loop_is_degraded_within_one_sync(
+        remote, kubesim, make_agent) -> None:
+    sim = kubesim(pods=True)
+    publish(remote.git, "c1", description_files("bar", "web", [NAMESPACE,
+                                                               _deployment("shop:1")],
+                                                source_commit="1" * 40))
+    agent = make_agent(remote, sim)
+    _until_success(agent, remote)
+
+    publish(remote.git, "c1", description_files(
+        "bar", "web", [NAMESPACE, _deployment("shop:2", "CrashLoopBackOff")],
+        source_commit="2" * 40))
+    agent.step()  # applies the new template: the rollout starts
+    assert _description(remote).phase is Phase.PROGRESSING
+    assert sim.settle()  # the controller has made the new pods; they crash
+    agent.step()  # the first sync that can see them
+    desc = _description(remote)
+    assert desc.phase is Phase.DEGRADED, desc
+    assert desc.message.startswith("pod web-"), desc.message
+    assert "container web: CrashLoopBackOff: back-off" in desc.message
+    (deployment,) = [o for o in desc.objects if o.kind == "Deployment"]
+    assert deployment.health is Health.DEGRADED
+
+    # the fix: a good template again; the rollout completes and the phase recovers
+    publish(remote.git, "c1", description_files("bar", "web", [NAMESPACE,
+                                                               _deployment("shop:3")],
+                                                source_commit="3" * 40))
+    agent.step()
+    assert sim.settle()
+    _until_success(agent, remote)
