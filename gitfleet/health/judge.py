@@ -37,9 +37,19 @@ BUILT_IN: dict[tuple[str, str], Judge] = {
 }
 
 
+_GROUPS: dict[str, str] = {}
+
+
 def group_of(api_version: object) -> str:
     """`apps/v1` -> `apps`; `v1` -> "" (the core group)."""
-    return api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
+    if not isinstance(api_version, str):
+        return ""
+    group = _GROUPS.get(api_version)
+    if group is None:
+        if len(_GROUPS) > 10_000:
+            _GROUPS.clear()
+        group = _GROUPS[api_version] = api_version.rpartition("/")[0]
+    return group
 
 
 def judge(live: Obj, *, rules: HealthRules = NO_RULES, now: float | None = None) -> Verdict:
@@ -47,7 +57,7 @@ def judge(live: Obj, *, rules: HealthRules = NO_RULES, now: float | None = None)
     (an unschedulable pod, a Ready=False past its progress timeout) conclude; without it they
     stay Progressing."""
     meta = live.get("metadata")
-    if isinstance(meta, Mapping) and meta.get("deletionTimestamp"):
+    if (type(meta) is dict or isinstance(meta, Mapping)) and meta.get("deletionTimestamp"):
         return progressing("being deleted" + (
             f" (waiting for finalizers: {', '.join(map(str, meta['finalizers']))})"
             if meta.get("finalizers") else ""))
