@@ -146,7 +146,7 @@ class Agent:
                                     trusted=settings.trusted_hub_keys)
         self.status_branch = StatusBranch(self.git, settings.repo_url, branches,
                                           settings.cluster)
-        self.engine = Engine(kube, settings.engine_settings(), self.clock)
+        self.engine = Engine(kube, settings.engine_settings(), clock=self.clock)
         self.recovery: Recovery | None = None
         self._repairs: list[tuple[ObjectResult, DriftFound]] = []
         self._repairs_lock = threading.Lock()

@@ -106,6 +106,7 @@ class Phase(StrEnum):
     FAILURE = "Failure"
     DEGRADED = "Degraded"
     UNKNOWN = "Unknown"
+    WAITING = "Waiting"   # held until the units it depends on are Success here (ordering)
 
 
 class SyncResult(StrEnum):

@@ -72,6 +72,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--listen", default="",
                    help="HOST:PORT for webhooks, /healthz, /readyz and /metrics "
                    "(e.g. 127.0.0.1:8080)")
+    p.add_argument("--dashboard-token-file",
+                   help="file holding the bearer token the dashboard's API (at / of --listen) "
+                   "asks for (or set GITFLEET_DASHBOARD_TOKEN); see `gitfleet dashboard -h`")
+    p.add_argument("--dashboard-user-header", metavar="NAME",
+                   help="the dashboard trusts this header, set by an authenticating proxy")
     p.add_argument("--webhook-secret-file",
                    help="file holding the webhook secret (or set GITFLEET_WEBHOOK_SECRET); "
                    "without one /hooks/git is off")
@@ -134,6 +139,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def settings_of(args: argparse.Namespace) -> HubSettings:
+    from gitfleet.cli.dashboard_cmd import token_of
+
     secret = os.environ.get("GITFLEET_WEBHOOK_SECRET") or None
     if args.webhook_secret_file:
         secret = Path(args.webhook_secret_file).read_text().strip()
@@ -164,7 +171,9 @@ def settings_of(args: argparse.Namespace) -> HubSettings:
                        replay_window=args.webhook_replay_window,
                        http_timeout=args.http_timeout,
                        http_connections=args.http_max_connections,
-                       unready_after=args.unready_after)
+                       unready_after=args.unready_after,
+                       dashboard_token=token_of(args.dashboard_token_file),
+                       dashboard_user_header=args.dashboard_user_header)
 
 
 def run(args: argparse.Namespace) -> int:
