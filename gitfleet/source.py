@@ -270,12 +270,3 @@ def load_snapshot(files: Mapping[str, bytes], *,
         return fleet
     return dataclasses.replace(fleet, errors=(*fleet.errors, *problems),
                                broken_paths=fleet.broken_paths | broken)
-
-
-def helm_warnings(fleet: Fleet) -> list[Problem]:
-    """What `validate` says of HelmChart feeds: they need `helm` where they are installed."""
-    return [Problem(t.origin.path, t.origin.line, f"HelmChart/{t.namespace}/{t.name}",
-                    "HelmChart feeds are installed by the agent with helm: an agent without "
-                    "helm on its PATH cannot install this chart")
-            for t in sorted(fleet.templates.values(), key=lambda t: t.key)
-            if t.is_helm_chart]

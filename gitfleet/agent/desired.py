@@ -15,7 +15,18 @@ from typing import Any
 
 from gitfleet import yamlio
 from gitfleet.agent.objectref import ObjectRef
+from gitfleet.agent.ordering import (
+    BAND_WAVES,
+    Hook,
+    OrderingError,
+    Step,
+    hook_hash,
+    hook_of,
+    revision_of,
+    step_of,
+)
 from gitfleet.errors import InputError
+from gitfleet.health import NO_RULES, HealthRules
 from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.secrets.detect import is_sops
 
@@ -26,8 +37,10 @@ CLUSTER_FILE = "cluster.yaml"
 class DesiredObject:
     ref: ObjectRef
     description: str
-    hash: str
+    hash: str   # a hook's also holds its Description's revision (`ordering.hook_hash`)
     body: Mapping[str, Any]
+    step: Step | None = (BAND_WAVES, 0)   # `ordering`; None: a hook that is never applied
+    hook: Hook | None = None
 
 
 @dataclass(frozen=True)
@@ -41,6 +54,7 @@ class Description:
     refs: tuple[ObjectRef, ...] = ()
     read_errors: tuple[str, ...] = ()
     preserve_on_deletion: bool = False  # Karmada preserveResourcesOnDeletion: release, not prune
+    depends_on: tuple[str, ...] = ()     # units (`<ns>/<name>`) that must be Success here first
 
     @property
     def key(self) -> str:
@@ -68,6 +82,7 @@ class DesiredState:
     errors: tuple[str, ...] = ()
     sync_mode: str = "Pull"
     ignore_differences: tuple[Any, ...] = ()  # cluster.yaml's entries (gitfleet.agent.ignore)
+    health_rules: HealthRules = NO_RULES        # cluster.yaml's healthRules (gitfleet.health)
 
     @property
     def prunable(self) -> bool:
@@ -96,7 +111,8 @@ def _description_of(path: str, doc: Any) -> Description:
                        source_commit=str(spec.get("sourceCommit") or ""),
                        deployer=str(spec.get("deployer") or "generic"),
                        preserve_on_deletion=spec.get("preserveResourcesOnDeletion") is True,
-                       render_errors=errors, refs=tuple(refs))
+                       render_errors=errors, refs=tuple(refs),
+                       depends_on=tuple(str(u) for u in spec.get("dependsOn") or ()))
 
 
 def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
@@ -106,14 +122,19 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
     folders: dict[str, dict[str, bytes]] = {}
     sync_mode = "Pull"
     ignore_differences: tuple[Any, ...] = ()
+    health_rules = NO_RULES
+    errors: list[str] = []
     if CLUSTER_FILE in files:
         try:
             cluster_doc = yamlio.load_one(files[CLUSTER_FILE], CLUSTER_FILE)
             if isinstance(cluster_doc, Mapping):
                 sync_mode = str(cluster_doc.get("syncMode") or "Pull")
                 ignore_differences = tuple(cluster_doc.get("ignoreDifferences") or ())
+                health_rules = HealthRules.from_list(cluster_doc.get("healthRules"))
         except InputError:
             pass
+        except ValueError as exc:  # rules the hub validated, but this agent cannot compile
+            errors.append(f"{CLUSTER_FILE}: {exc}")
     for path, data in files.items():
         folder, _, name = path.rpartition("/")
         if not folder:  # cluster-level files (cluster.yaml) sit beside the Description folders
@@ -121,7 +142,6 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
         folders.setdefault(folder, {})[name] = data
     descriptions: dict[str, Description] = {}
     objects: dict[str, DesiredObject] = {}
-    errors: list[str] = []
     keys: Sequence[Any] | None = None  # age identities, asked for at the first SOPS file
     for folder in sorted(folders):
         content = folders[folder]
@@ -136,6 +156,7 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
             continue
         resources = _resources_of(content[DESCRIPTION_FILE], path)
         read_errors: list[str] = []
+        mine: list[str] = []
         for item in resources:
             file_name = str(item.get("file", ""))
             obj_path = f"{folder}/{file_name}"
@@ -162,16 +183,38 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
                 read_errors.append(f"{obj_path}: {ref} is also held by "
                                    f"{objects[ref.key].description}; kept there")
                 continue
+            try:
+                hook = hook_of(body)
+                step = step_of(ref.kind, body, hook)
+            except OrderingError as exc:
+                read_errors.append(f"{obj_path}: {exc}")
+                continue
             objects[ref.key] = DesiredObject(ref=ref, description=desc.key,
                                              hash=str(item.get("hash") or content_hash(body)),
-                                             body=body)
+                                             body=body, step=step, hook=hook)
+            mine.append(ref.key)
+        _mark_hooks(objects, mine)
         if read_errors:
             desc = Description(**{**desc.__dict__, "read_errors": tuple(read_errors)})
         descriptions[desc.key] = desc
     return DesiredState(cluster_commit=cluster_commit, state_commit=state_commit or cluster_commit,
                         source_commit=source_commit, descriptions=descriptions, objects=objects,
                         errors=tuple(errors), sync_mode=sync_mode,
-                        ignore_differences=ignore_differences)
+                        ignore_differences=ignore_differences, health_rules=health_rules)
+
+
+def _mark_hooks(objects: dict[str, DesiredObject], keys: Sequence[str]) -> None:
+    """Give the hooks among `keys` (one Description's objects) a hash that also holds the
+    Description's revision, so they run again when its content changes."""
+    hooks = [k for k in keys if objects[k].hook is not None]
+    if not hooks:
+        return
+    revision = revision_of({k: objects[k].hash for k in keys})
+    for key in hooks:
+        obj = objects[key]
+        objects[key] = DesiredObject(ref=obj.ref, description=obj.description,
+                                     hash=hook_hash(obj.hash, revision), body=obj.body,
+                                     step=obj.step, hook=obj.hook)
 
 
 def _open_sops(data: bytes, path: str, identities: Sequence[Any]) -> Mapping[str, Any]:

@@ -93,7 +93,8 @@ def pod_requests(pod: Mapping[str, Any]) -> dict[str, Decimal]:
 def build_heartbeat(*, time: str, interval_seconds: int, version: Mapping[str, Any],
                     healthz: bool, livez: bool, readyz: bool,
                     nodes: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]],
-                    cluster_id: str, app_pusher: bool) -> Heartbeat:
+                    cluster_id: str, app_pusher: bool,
+                    api_versions: Iterable[str] = ()) -> Heartbeat:
     node_list = list(nodes)
     ready = sum(1 for n in node_list if _node_ready(n))
     capacity = _sum((n.get("status") or {}).get("capacity") or {} for n in node_list)
@@ -107,4 +108,5 @@ def build_heartbeat(*, time: str, interval_seconds: int, version: Mapping[str, A
         platform=str(version.get("platform", "")), healthz=healthz, livez=livez, readyz=readyz,
         nodes_ready=ready, nodes_not_ready=len(node_list) - ready,
         capacity=_formatted(capacity), allocatable=_formatted(allocatable),
-        requested=_formatted(requested), app_pusher=app_pusher)
+        requested=_formatted(requested), app_pusher=app_pusher,
+        api_versions=tuple(sorted(api_versions)))

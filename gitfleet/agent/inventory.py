@@ -17,6 +17,7 @@ prunes the pending ones that are not, so a restart converges without a person.
 released (gitfleet's labels, annotations and entry removed, the object kept) rather than deleted
 when it leaves the fleet: adopted objects (unless their template says
 `gitfleet.io/prune-adopted: "true"`) and objects of a policy with `preserveResourcesOnDeletion`.
+`hookDeleted` remembers a Helm hook that ran for this hash and was deleted by its policy.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ class InventoryEntry:
     pending: bool = False
     adopted: bool = False
     release: bool = False
+    # A Helm hook deleted by its hook-delete-policy after that outcome ("succeeded" or
+    # "failed"): gone on purpose, not drift; it runs again only with a new hash.
+    hook_deleted: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -52,6 +56,8 @@ class InventoryEntry:
         for flag in ("pending", "adopted", "release"):
             if getattr(self, flag):
                 out[flag] = True
+        if self.hook_deleted:
+            out["hookDeleted"] = self.hook_deleted
         return out
 
     @classmethod
@@ -61,7 +67,8 @@ class InventoryEntry:
         return cls(ref=ref, description=str(d.get("description", "")),
                    hash=str(d.get("hash", "")), uid=str(d.get("uid") or ""),
                    pending=bool(d.get("pending", False)), adopted=bool(d.get("adopted", False)),
-                   release=bool(d.get("release", False)))
+                   release=bool(d.get("release", False)),
+                   hook_deleted=str(d.get("hookDeleted") or ""))
 
     def as_pending(self) -> InventoryEntry:
         return replace(self, pending=True)

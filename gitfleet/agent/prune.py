@@ -10,14 +10,34 @@ must not empty a cluster.
 An entry marked `release` (adopted under Overwrite, or of a policy that preserves resources on
 deletion) is released instead: the object stays, gitfleet's marks and the entry go. Releases do
 not count against the prune budget, since nothing is deleted.
+
+`plan_prune` is pure; `prune` carries the plan out: releases first, then deletions in the
+reverse order of sync waves (the live object's annotation says its wave) and, inside a wave,
+the reverse order of kind stages. Each object is asked again whether it is still the one
+gitfleet wrote, right before it is touched.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from gitfleet.agent import stages
+from gitfleet.agent.changes import ObjectResult
 from gitfleet.agent.desired import DesiredState
 from gitfleet.agent.inventory import Inventory, InventoryEntry
+from gitfleet.agent.kubeapi import ClusterApi
+from gitfleet.agent.marks import release_patch, uid_of
+from gitfleet.agent.objectref import ObjectRef
+from gitfleet.agent.ordering import OrderingError, wave_of
+from gitfleet.agent.statusfile import Change
+from gitfleet.kube.errors import ApiError, NotServed
+from gitfleet.logs import log
+
+LOG = logging.getLogger("gitfleet.agent.prune")
+Ours = Callable[[Mapping[str, Any], InventoryEntry], bool]
 
 
 @dataclass(frozen=True)
@@ -53,3 +73,78 @@ def plan_prune(inventory: Inventory, desired: DesiredState, *, max_share: float,
             f"refusing to prune {len(delete)} of {owned} owned objects (more than "
             f"{max_share:.0%} in one sync); run with --allow-mass-prune to allow it"))
     return PrunePlan(delete=tuple(delete), kept=tuple(kept), release=tuple(release))
+
+
+def prune(kube: ClusterApi, plan: PrunePlan, listed: Mapping[str, Any], *,
+          ours: Ours) -> tuple[list[ObjectResult], int]:
+    """Release, then delete, what `plan` says; the results (in that order) and the writes."""
+    results = [release_one(kube, e, listed.get(e.ref.key), ours=ours) for e in plan.release]
+    by_ref = {e.ref: e for e in plan.delete}
+    for ref in delete_order(by_ref, listed):
+        results.append(delete_one(kube, by_ref[ref], listed.get(ref.key), ours=ours))
+    writes = sum(r.change in (Change.RELEASED, Change.DELETED) for r in results)
+    return results, writes
+
+
+def delete_order(refs: Mapping[ObjectRef, Any], listed: Mapping[str, Any]) -> list[ObjectRef]:
+    """Highest sync wave first; inside a wave, webhooks first, Namespaces and CRDs last."""
+    def wave(ref: ObjectRef) -> int:
+        try:
+            return wave_of(listed.get(ref.key) or {}) or 0
+        except OrderingError:
+            return 0
+    ordered = stages.delete_order(refs)
+    return sorted(ordered, key=wave, reverse=True)   # stable: stage order kept in a wave
+
+
+def _live_of(kube: ClusterApi, entry: InventoryEntry,
+             listed: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    if listed is not None:
+        return listed
+    try:
+        return kube.get(entry.ref.api_version, entry.ref.kind, entry.ref.namespace,
+                        entry.ref.name)
+    except NotServed:
+        return None
+
+
+def delete_one(kube: ClusterApi, entry: InventoryEntry, listed: Mapping[str, Any] | None, *,
+               ours: Ours) -> ObjectResult:
+    """Delete one object that left the fleet, if it is still the one gitfleet wrote."""
+    ref = entry.ref
+    try:
+        live = _live_of(kube, entry, listed)
+        if live is None:
+            return ObjectResult(ref, entry.description, Change.DELETED, message="already gone")
+        if not ours(live, entry):
+            log(LOG, logging.WARNING, "left alone: not the object gitfleet wrote",
+                object=str(ref), uid=uid_of(live), recorded_uid=entry.uid)
+            return ObjectResult(ref, entry.description, Change.SKIPPED, message=(
+                "not deleted: the live object is not the one gitfleet wrote "
+                "(re-created or relabelled by someone else); forgotten"))
+        existed = kube.delete(ref.api_version, ref.kind, ref.namespace, ref.name)
+    except ApiError as exc:
+        return ObjectResult(ref, entry.description, Change.FAILED,
+                            error=f"delete failed: {exc.message or exc}")
+    log(LOG, logging.INFO, "deleted", object=str(ref), description=entry.description)
+    return ObjectResult(ref, entry.description, Change.DELETED,
+                        message="" if existed else "already gone")
+
+
+def release_one(kube: ClusterApi, entry: InventoryEntry, listed: Mapping[str, Any] | None, *,
+                ours: Ours) -> ObjectResult:
+    """Keep an object that left the fleet, without gitfleet's labels and annotations."""
+    ref = entry.ref
+    why = "adopted" if entry.adopted else "preserveResourcesOnDeletion"
+    try:
+        live = _live_of(kube, entry, listed)
+        if live is None or not ours(live, entry):
+            return ObjectResult(ref, entry.description, Change.SKIPPED,
+                                message="not released: gone or not gitfleet's any more")
+        kube.merge_patch(ref.api_version, ref.kind, ref.namespace, ref.name, release_patch())
+    except ApiError as exc:
+        return ObjectResult(ref, entry.description, Change.FAILED,
+                            error=f"release failed: {exc.message or exc}")
+    log(LOG, logging.INFO, "released", object=str(ref), reason=why)
+    return ObjectResult(ref, entry.description, Change.RELEASED,
+                        message=f"kept in the cluster without gitfleet's labels ({why})")

@@ -14,7 +14,8 @@ import queue
 import threading
 from collections.abc import Callable
 
-from gitfleet.agent.engine import DriftFound, Engine, ObjectResult
+from gitfleet.agent.changes import DriftFound, ObjectResult
+from gitfleet.agent.engine import Engine
 from gitfleet.kube.client import KubeClient, Watch
 from gitfleet.kube.errors import ApiError, NotServed, Unreachable
 from gitfleet.logs import log

@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+from gitfleet.agent.changes import DriftFound, ObjectResult, SyncReport
 from gitfleet.agent.desired import DesiredState
-from gitfleet.agent.engine import DriftFound, ObjectResult, SyncReport
-from gitfleet.agent.health import ObjectOutcome, phase_of
 from gitfleet.agent.statusfile import (
     Change,
     ClusterStatus,
@@ -26,6 +25,7 @@ from gitfleet.agent.statusfile import (
     SyncResult,
     SyncStatus,
 )
+from gitfleet.health import ObjectOutcome, phase_of
 
 
 def _object_status(r: ObjectResult, previous: ObjectStatus | None, same_commit: bool
@@ -125,6 +125,9 @@ def build_status(*, cluster: str, desired: DesiredState, report: SyncReport,
             why = "; ".join([why, *problems]) if why else "; ".join(problems)
         if desc.read_errors:
             phase = Phase.FAILURE
+        hold = report.held.get(key)
+        if hold is not None and phase not in (Phase.FAILURE, Phase.DEGRADED):
+            phase, why = hold.phase, hold.message   # ordering holds the rest back
         drifted = [d for d in report.drift if d.description == key and not d.repaired]
         if drifted and phase in (Phase.SUCCESS, Phase.PROGRESSING, Phase.DEGRADED):
             # Healthy but not what the Description says is not Success (SEMANTICS phases).

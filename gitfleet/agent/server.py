@@ -9,7 +9,7 @@
 
 `Probe` is what the agent's loop feeds (one call before and one after each step); the
 `ObservedAgent` subclass does exactly that, so the agent itself needs no change. The server is
-stdlib `http.server` on one daemon thread; `stop()` shuts it down, bounded.
+a Starlette app on uvicorn on one daemon thread (gitfleet.httpthread); `stop()` shuts it down.
 """
 
 from __future__ import annotations
@@ -17,14 +17,17 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
 
 from gitfleet.agent.agent import Agent, StepOutcome
 from gitfleet.errors import InputError
-from gitfleet.httpthread import HTTPThread, QuietHandler
+from gitfleet.httpthread import HTTPThread
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 SYNC_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, float("inf"))
@@ -172,22 +175,21 @@ class AgentServer(HTTPThread):
 
     def __init__(self, host: str, port: int, probe: Probe) -> None:
         self.probe = probe
-        super().__init__(host, port, _handler_for(probe), name="gitfleet-agent-http")
+        super().__init__(host, port, _app(probe), name="gitfleet-agent-http")
 
 
-def _handler_for(probe: Probe) -> type[BaseHTTPRequestHandler]:
-    class Handler(QuietHandler):
-        server_version = "gitfleet-agent"
-        protocol_version = "HTTP/1.1"
+def _app(probe: Probe) -> Starlette:
+    async def health(request: Request) -> Response:
+        ok, why = probe.ready() if request.url.path == "/readyz" else probe.healthy()
+        return PlainTextResponse(f"{why}\n", 200 if ok else 503)
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            path = self.path.split("?", 1)[0]
-            if path in ("/healthz", "/livez", "/readyz"):
-                ok, why = probe.ready() if path == "/readyz" else probe.healthy()
-                self._send(200 if ok else 503, f"{why}\n".encode(), "text/plain")
-            elif path == "/metrics":
-                self._send(200, probe.text(), CONTENT_TYPE)
-            else:
-                self._send(404, b"not found\n", "text/plain")
+    async def metrics(request: Request) -> Response:
+        return Response(probe.text(), media_type=CONTENT_TYPE)
 
-    return Handler
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return PlainTextResponse("not found\n", 404)
+
+    return Starlette(routes=[Route(p, health, methods=["GET"])
+                             for p in ("/healthz", "/livez", "/readyz")] +
+                     [Route("/metrics", metrics, methods=["GET"])],
+                     exception_handlers={404: not_found})

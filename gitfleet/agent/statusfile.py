@@ -94,6 +94,7 @@ class Health(StrEnum):
     HEALTHY = "Healthy"
     PROGRESSING = "Progressing"
     DEGRADED = "Degraded"
+    SUSPENDED = "Suspended"  # paused on purpose (a paused Deployment, a suspended Job)
     UNKNOWN = "Unknown"
 
 
@@ -105,6 +106,7 @@ class Phase(StrEnum):
     FAILURE = "Failure"
     DEGRADED = "Degraded"
     UNKNOWN = "Unknown"
+    WAITING = "Waiting"   # held until the units it depends on are Success here (ordering)
 
 
 class SyncResult(StrEnum):
@@ -134,6 +136,7 @@ class Heartbeat:
     allocatable: Mapping[str, str] = field(default_factory=dict)
     requested: Mapping[str, str] = field(default_factory=dict)
     app_pusher: bool = False
+    api_versions: tuple[str, ...] = ()   # served group/versions: what HelmCharts render with
 
     @property
     def ready(self) -> bool:
@@ -156,6 +159,7 @@ class Heartbeat:
             "allocatable": dict(self.allocatable),
             "requested": dict(self.requested),
             "appPusher": self.app_pusher,
+            **({"apiVersions": list(self.api_versions)} if self.api_versions else {}),
         }
 
     @classmethod
@@ -177,6 +181,7 @@ class Heartbeat:
             allocatable={str(k): str(v) for k, v in (d.get("allocatable") or {}).items()},
             requested={str(k): str(v) for k, v in (d.get("requested") or {}).items()},
             app_pusher=bool(d.get("appPusher", False)),
+            api_versions=tuple(str(a) for a in d.get("apiVersions") or ()),
         )
 
 

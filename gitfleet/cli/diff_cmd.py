@@ -15,6 +15,8 @@ import json
 import sys
 from typing import Any
 
+from gitfleet.charts.cli import add_flags as add_chart_flags
+from gitfleet.charts.cli import charts_from
 from gitfleet.cli.progress import progress
 from gitfleet.diff.engine import diff_revisions
 from gitfleet.diff.markdown import DEFAULT_LIMIT, render_markdown
@@ -35,6 +37,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--max-bytes", type=int, default=DEFAULT_LIMIT,
                    help=f"size limit of the markdown (default {DEFAULT_LIMIT})")
     p.add_argument("--no-diffs", action="store_true", help="text: list objects without diffs")
+    add_chart_flags(p)
     p.set_defaults(run=run)
 
 
@@ -42,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     with progress(f"diffing {args.base}..{args.head}", stream=sys.stderr), \
             opened_repo(args.repo, refs=("refs/heads/*", "refs/tags/*"),
                         revs=(args.base, args.head)) as path:
-        result = diff_revisions(path, args.base, args.head)
+        result = diff_revisions(path, args.base, args.head, charts=charts_from(args))
     shown = result.only(args.cluster) if args.cluster else result
     if args.format == "json":
         print(json.dumps(shown.to_dict(), indent=2))

@@ -7,9 +7,11 @@ in progress. One log line per render carries its figures.
 
 With --once: one round, then exit. Exit 0 when the state is current (written or unchanged),
 even if some Subscriptions could not render (their errors are printed and kept in errors.yaml,
-and they keep their last good Descriptions); 2 when there is no source branch; 3 when the round
-failed (remote unreachable, lost every ref race). With --require-signed-source, a source tip
-not signed by an allowed key is not rendered: exit 2, the previous state stays.
+and they keep their last good Descriptions), except a HelmChart that could not be resolved,
+fetched or rendered: exit 1 (its clusters keep their last good Descriptions); 2 when there
+is no source branch; 3 when the round failed (remote unreachable, lost every ref race). With
+--require-signed-source, a source tip not signed by an allowed key is not rendered: exit 2,
+the previous state stays.
 
 Push and Dual clusters: the hub applies to them itself through one push worker per cluster
 (the agent's apply engine, with a kubeconfig from --push-kubeconfigs or
@@ -30,6 +32,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gitfleet.charts.cli import add_flags as add_chart_flags
+from gitfleet.charts.cli import charts_from
+from gitfleet.cli.gitflags import add_git_flags, remote_of
 from gitfleet.durations import duration_arg
 from gitfleet.errors import GitfleetError, InputError, TransientError
 from gitfleet.hub.hub import Hub
@@ -42,11 +47,13 @@ from gitfleet.hub.kubeconfigs import (
 )
 from gitfleet.hub.loop import HubDaemon
 from gitfleet.hub.pushworkers import PushRegistry, PushSettings, workdir_for
-from gitfleet.hub.settings import HubSettings, parse_listen
+from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings, parse_listen
 from gitfleet.kube.client import KubeClient, api_client
 from gitfleet.logs import log
+from gitfleet.render.charts import is_chart_problem
 from gitfleet.state.signing import SigningKey, TrustedKeys
 from gitfleet.state.store import Store, default_cache_dir, open_store
+from gitfleet.state.transport import GitTransport
 
 ONCE_PUSH_TIMEOUT = 300.0   # `--once`: the longest wait for the push workers' single round
 
@@ -58,6 +65,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--repo", required=True, help="fleet repo: a local path or a remote URL")
     p.add_argument("--branch", help="source branch (default: fleet.yaml sourceBranch, or main)")
     p.add_argument("--once", action="store_true", help="run one round and exit")
+    add_chart_flags(p)
     p.add_argument("--interval", type=duration_arg,
                    help="fetch interval for a remote, re-check for a local repo "
                    "(default: fleet.yaml intervals.fetch, else 15s)")
@@ -66,6 +74,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--listen", default="",
                    help="HOST:PORT for webhooks, /healthz, /readyz and /metrics "
                    "(e.g. 127.0.0.1:8080)")
+    p.add_argument("--dashboard-token-file",
+                   help="file holding the bearer token the dashboard's API (at / of --listen) "
+                   "asks for (or set GITFLEET_DASHBOARD_TOKEN); see `gitfleet dashboard -h`")
+    p.add_argument("--dashboard-user-header", metavar="NAME",
+                   help="the dashboard trusts this header, set by an authenticating proxy")
     p.add_argument("--webhook-secret-file",
                    help="file holding the webhook secret (or set GITFLEET_WEBHOOK_SECRET); "
                    "without one /hooks/git is off")
@@ -92,9 +105,6 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--stale-after", type=duration_arg, default=HubSettings.stale_after,
                    help="lock and temporary files a killed Git process left, older than this "
                    "and with no live Git process that could own them, are removed (default 10s)")
-    p.add_argument("--git-config", action="store_true",
-                   help="let your Git configuration (credential helpers, insteadOf) apply to "
-                   "fetch and push of a remote (by default gitfleet runs Git without it)")
     p.add_argument("--signing-key", metavar="PATH",
                    help="unencrypted OpenSSH Ed25519 private key that signs every commit the "
                    "hub writes (or GITFLEET_SIGNING_KEY); without one commits are unsigned")
@@ -104,6 +114,7 @@ def add_parser(subparsers: Any) -> None:
                    "own key) is not rendered")
     p.add_argument("--no-fleet-status", action="store_true",
                    help="do not fold status branches into <prefix>/fleet-status")
+    add_git_flags(p)
     push = p.add_argument_group(
         "push and dual mode", "the hub applies to Push clusters, and to Dual clusters whose "
         "agent reports AppPusher on, with kubeconfigs it holds (never from Git)")
@@ -128,6 +139,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def settings_of(args: argparse.Namespace) -> HubSettings:
+    from gitfleet.cli.dashboard_cmd import token_of
+
     secret = os.environ.get("GITFLEET_WEBHOOK_SECRET") or None
     if args.webhook_secret_file:
         secret = Path(args.webhook_secret_file).read_text().strip()
@@ -158,7 +171,9 @@ def settings_of(args: argparse.Namespace) -> HubSettings:
                        replay_window=args.webhook_replay_window,
                        http_timeout=args.http_timeout,
                        http_connections=args.http_max_connections,
-                       unready_after=args.unready_after)
+                       unready_after=args.unready_after,
+                       dashboard_token=token_of(args.dashboard_token_file),
+                       dashboard_user_header=args.dashboard_user_header)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -172,9 +187,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         log(logging.getLogger("gitfleet.hub"), logging.INFO, "signing commits",
             key=settings.signing_key.fingerprint)
-    store = open_store(args.repo, cache_dir=settings.cache_dir, inherit_config=args.git_config)
-    push = push_registry(args, store, settings)
-    hub = Hub(store, settings=settings, push=push)
+    repo, transport = remote_of(args, logger="gitfleet.hub")
+    store = open_store(repo, cache_dir=settings.cache_dir, transport=transport)
+    push = push_registry(args, store, settings, transport=transport)
+    charts = charts_from(args, work=(settings.cache_dir or default_cache_dir()) / "charts",
+                         interval=settings.interval or DEFAULT_INTERVAL)
+    hub = Hub(store, settings=settings, push=push, charts=charts)
     try:
         if args.once:
             code = _once(hub)
@@ -187,7 +205,8 @@ def run(args: argparse.Namespace) -> int:
         push.stop()
 
 
-def push_registry(args: argparse.Namespace, store: Store, settings: HubSettings) -> PushRegistry:
+def push_registry(args: argparse.Namespace, store: Store, settings: HubSettings, *,
+                  transport: GitTransport | None = None) -> PushRegistry:
     """The push workers' registry, with the kubeconfig source the flags name."""
     if args.push_kubeconfigs and args.push_kubeconfig_secret:
         raise InputError("give --push-kubeconfigs or --push-kubeconfig-secret, not both")
@@ -206,7 +225,8 @@ def push_registry(args: argparse.Namespace, store: Store, settings: HubSettings)
     push = PushSettings(interval=args.push_interval,
                         heartbeat_interval=args.push_heartbeat_interval,
                         agentless=args.push_agentless, recovery=args.push_recovery,
-                        once=args.once, signing_key=settings.signing_key)
+                        once=args.once, signing_key=settings.signing_key,
+                        git_transport=transport)
     return PushRegistry(repo_url=repo, kubeconfigs=source, settings=push,
                         workdir=workdir_for(settings.cache_dir or default_cache_dir(), repo))
 
@@ -236,4 +256,6 @@ def _once(hub: Hub) -> int:
     print(f"rendered {report.source[:12]}: {len(result.clusters)} clusters, "
           f"{result.descriptions} Descriptions, {result.objects} objects, "
           f"{len(result.errors)} errors, {len(result.warnings)} warnings; {what}")
-    return 0
+    # A chart that cannot be had or rendered is exit 1 (its clusters keep their last good
+    # Descriptions); other render errors are reported and kept in errors.yaml, exit 0.
+    return 1 if any(is_chart_problem(p.message) for p in result.errors) else 0

@@ -17,11 +17,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gitfleet.charts import folders
+from gitfleet.charts.cli import add_flags as add_chart_flags
+from gitfleet.charts.cli import charts_from
 from gitfleet.cli.common import add_output_flag, print_data, print_table, require_repository
 from gitfleet.cli.outdir import MARKER, previous_files, write_tree
 from gitfleet.cli.progress import progress
 from gitfleet.render.core import render
 from gitfleet.source import load_snapshot, read_revision, read_worktree
+from gitfleet.state.git import Git
 
 
 def add_parser(subparsers: Any) -> None:
@@ -35,6 +39,7 @@ def add_parser(subparsers: Any) -> None:
                    f"into, or one an earlier render wrote (it holds {MARKER}); only the files "
                    "that render wrote are replaced")
     add_output_flag(p)
+    add_chart_flags(p)
     p.set_defaults(run=run)
 
 
@@ -47,10 +52,12 @@ def run(args: argparse.Namespace) -> int:
     with progress(f"rendering {args.repo}", stream=sys.stderr):
         if args.rev:
             files, sha = read_revision(args.repo, args.rev)
+            read_folder = folders.revision(Git(args.repo), sha)
         else:
             files, sha = read_worktree(args.repo), ""
+            read_folder = folders.worktree(args.repo)
         fleet = load_snapshot(files)
-        result = render(fleet, source_commit=sha)
+        result = render(fleet, source_commit=sha, charts=charts_from(args).at(read_folder))
         write_tree(out, result.files)
     seconds = time.perf_counter() - started
     if args.output != "table":

@@ -6,9 +6,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from gitfleet.charts import folders
+from gitfleet.charts.cli import add_flags as add_chart_flags
+from gitfleet.charts.cli import charts_from
 from gitfleet.cli.common import require_repository
 from gitfleet.render.core import render
-from gitfleet.source import helm_warnings, load_snapshot, read_revision, read_worktree
+from gitfleet.source import load_snapshot, read_revision, read_worktree
+from gitfleet.state.git import Git
 
 
 def add_parser(subparsers: Any) -> None:
@@ -18,17 +22,22 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--rev", help="check this commit instead of the working tree")
     p.add_argument("--warnings-as-errors", action="store_true",
                    help="exit 1 on warnings too")
+    add_chart_flags(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.rev:
         require_repository(args.repo)
-    files = read_revision(args.repo, args.rev)[0] if args.rev else read_worktree(args.repo)
+    if args.rev:
+        files, sha = read_revision(args.repo, args.rev)
+        read_folder = folders.revision(Git(args.repo), sha)
+    else:
+        files, read_folder = read_worktree(args.repo), folders.worktree(args.repo)
     fleet = load_snapshot(files)
-    # Rendering finds what loading cannot: missing feeds, failing patches, conflicts.
-    result = render(fleet, source_commit=args.rev or "")
-    result.warnings.extend(helm_warnings(fleet))
+    # Rendering finds what loading cannot: missing feeds, failing patches, conflicts, and
+    # charts that do not resolve or render (HelmChart feeds are rendered as the hub does).
+    result = render(fleet, source_commit=args.rev or "", charts=charts_from(args).at(read_folder))
     for p in result.errors:
         print(f"{p.format()}")
     for p in result.warnings:

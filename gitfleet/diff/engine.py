@@ -14,10 +14,13 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from gitfleet.charts import folders
+from gitfleet.charts.renderer import Charts
 from gitfleet.diff.compare import compare_trees
 from gitfleet.diff.model import FleetDiff
 from gitfleet.model.loader import Fleet
 from gitfleet.model.problems import Problem
+from gitfleet.render.charts import ChartRenderer
 from gitfleet.render.core import render
 from gitfleet.render.plans import keeps_placement
 from gitfleet.render.scope import (
@@ -30,6 +33,7 @@ from gitfleet.render.scope import (
 )
 from gitfleet.rollout.preview import preview
 from gitfleet.source import load_snapshot, read_revision
+from gitfleet.state.git import Git
 
 DEFERRED_MARK = "deferred (ApplyLater)"
 
@@ -52,11 +56,13 @@ def _units(fleet: Fleet) -> int:
 
 def diff_snapshots(base: Snapshot, head: Snapshot, *,
                    fleet_at: Callable[[str], Fleet] | None = None,
-                   everything: bool = False) -> FleetDiff:
+                   everything: bool = False,
+                   charts: tuple[ChartRenderer, ChartRenderer] | None = None) -> FleetDiff:
     """The effect of moving the fleet from `base` to `head`.
 
     `fleet_at` loads the fleet of another commit (for ApplyLater bases older than BASE);
-    `everything` renders every unit instead of those the change can affect (for checks)."""
+    `everything` renders every unit instead of those the change can affect (for checks);
+    `charts` renders the HelmChart feeds of BASE and HEAD (gitfleet.charts)."""
     paths = changed_paths(base.files, head.files)
     base_fleet = load_snapshot(base.files)
     if not paths:
@@ -83,11 +89,12 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
         base_plans = fresh_plans(scope.restrict(base_fleet))
         head_plans = fresh_plans(scope.restrict(head_fleet))
         only = clusters_in_scope(base_fleet, head_fleet, base_plans[0], head_plans[0])
+    base_charts, head_charts = charts or (None, None)
     base_result = render(scope.restrict(base_fleet), source_commit=base.sha, only_clusters=only,
-                         plans=base_plans)
+                         plans=base_plans, charts=base_charts)
     head_result = render(scope.restrict(head_fleet), source_commit=head.sha,
                          previous_files=base_result.files, fleet_at=at, only_clusters=only,
-                         plans=head_plans)
+                         plans=head_plans, charts=head_charts)
     clusters = compare_trees(base_result.files, head_result.files, base_fleet.clusters,
                              head_fleet.clusters)
     base_errors = {_problem_key(p) for p in base_result.errors}
@@ -110,12 +117,16 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
 
 
 def diff_revisions(repo: str | os.PathLike[str], base: str, head: str, *,
-                   everything: bool = False) -> FleetDiff:
-    """`diff_snapshots` of two commits of the Git repository at `repo`."""
+                   everything: bool = False, charts: Charts | None = None) -> FleetDiff:
+    """`diff_snapshots` of two commits of the Git repository at `repo` (HelmChart feeds
+    rendered by `charts`, chart folders read at each commit)."""
     with ThreadPoolExecutor(max_workers=2) as pool:  # two `git` processes at once
         base_read, head_read = pool.submit(read_revision, repo, base), \
             pool.submit(read_revision, repo, head)
         (base_files, base_sha), (head_files, head_sha) = base_read.result(), head_read.result()
     return diff_snapshots(Snapshot(base_sha, base_files), Snapshot(head_sha, head_files),
                           fleet_at=lambda sha: load_snapshot(read_revision(repo, sha)[0]),
-                          everything=everything)
+                          everything=everything,
+                          charts=None if charts is None else (
+                              charts.at(folders.revision(Git(repo), base_sha)),
+                              charts.at(folders.revision(Git(repo), head_sha))))

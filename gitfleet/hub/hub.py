@@ -26,6 +26,8 @@ from typing import Any
 
 import gitfleet
 from gitfleet.backoff import Retry
+from gitfleet.charts import folders
+from gitfleet.charts.renderer import Charts
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import InputError, RefConflict, TransientError
 from gitfleet.filemap import LazyFiles, Overlay, overlay
@@ -41,6 +43,7 @@ from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.model.loader import Fleet, relevant
 from gitfleet.registration.decide import process as process_registrations
+from gitfleet.render.charts import ChartRenderer
 from gitfleet.render.core import RenderResult, render
 from gitfleet.render.incremental import render_incremental
 from gitfleet.render.status import StatusSnapshot
@@ -86,8 +89,10 @@ class Hub:
 
     def __init__(self, store: Store, *, settings: HubSettings | None = None,
                  clock: Clock | None = None, metrics: Metrics | None = None,
-                 rng: random.Random | None = None, push: PushRegistry | None = None) -> None:
+                 rng: random.Random | None = None, push: PushRegistry | None = None,
+                 charts: Charts | None = None) -> None:
         self.store = store
+        self.charts = charts      # renders HelmChart feeds (gitfleet.charts); None: errors
         self.push = push          # push workers (Push/Dual clusters), reconciled every round
         self.settings = settings or HubSettings()
         if self.settings.signing_key is not None:
@@ -292,6 +297,15 @@ class Hub:
         if scaling.replicas:
             snapshot = dataclasses.replace(snapshot, replicas=scaling.replicas)
             status_key = f"{status_key}+{scaling.digest}"
+        chart_renderer: ChartRenderer | None = None
+        chart_news: list[str] = []
+        if self.charts is not None:
+            # chart versions re-resolved at their interval: a new match is a new render input
+            chart_renderer = self.charts.at(folders.revision(self.store.git, source))
+            if any(t.is_helm_chart for t in fleet.templates.values()):
+                charts_key, chart_news = self.charts.refresh(
+                    fleet, folders.revision(self.store.git, source))
+                status_key = f"{status_key}+charts:{charts_key}"
         key = (source, branches.prefix, heads.state, _digest(heads), status_key, scaling.file)
         if key == self._done_key:
             if self._last_result is None or self.rollouts.last is None or \
@@ -305,20 +319,23 @@ class Hub:
         started = time.perf_counter()
         read_before = _state_read(previous_files)
         self._mode = ("full", 0)
-        result = self._incremental(source, fleet, heads, previous_files, snapshot, status_key)
+        result = self._incremental(source, fleet, heads, previous_files, snapshot, status_key,
+                                   chart_renderer)
         if result is None:
             self._mode = ("full", 0)
             result = render(fleet, source_commit=source, previous_files=previous_files,
-                            status=snapshot, fleet_at=self.reader.fleet_at)
+                            status=snapshot, fleet_at=self.reader.fleet_at,
+                            charts=chart_renderer)
         return self._write(source, fleet, branches, heads, status_key, result, life,
                            scaling, statuses, started=started, previous_files=previous_files,
-                           read_before=read_before)
+                           read_before=read_before, news=chart_news)
 
     def _write(self, source: str, fleet: Fleet, branches: Branches, heads: StateHeads,
                status_key: str, result: RenderResult, life: LifecycleInputs,
                scaling: Scaling, statuses: Mapping[str, Mapping[str, Any]], *,
                started: float,
-               previous_files: Mapping[str, bytes] | None, read_before: int) -> RenderReport:
+               previous_files: Mapping[str, bytes] | None, read_before: int,
+               news: list[str] | None = None) -> RenderReport:
         """Step the rollouts on `result` and write it (cluster branches first, state last)."""
         result = dataclasses.replace(result, files=_with_autoscaling(result.files, scaling))
         rendered = time.perf_counter()
@@ -329,7 +346,7 @@ class Hub:
         plan = self.rollouts.plan(fleet=fleet, files=files, heads=heads,
                                   statuses=statuses, source=source,
                                   now=self.clock.now())
-        reason = "\n".join(life.changes)
+        reason = "\n".join([*life.changes, *(news or ())])   # news: newly resolved charts
         note = plan.note()
         write = self._writer(branches).write(plan.files, source_commit=source, heads=heads,
                                              summary=summary, clusters=fleet.clusters,
@@ -377,7 +394,8 @@ class Hub:
 
     def _incremental(self, source: str, fleet: Fleet, heads: StateHeads,
                      previous_files: Mapping[str, bytes] | None, snapshot: StatusSnapshot,
-                     status_key: object) -> RenderResult | None:
+                     status_key: object, charts: ChartRenderer | None = None
+                     ) -> RenderResult | None:
         """Render only what changed since the source this hub last rendered, when the state
         is still the one it wrote from it and the cluster status is the same. A hub that has
         not rendered yet starts from the state in Git: its Source-Commit and Status-Input
@@ -405,7 +423,7 @@ class Hub:
         return render_incremental(self.reader.fleet_at(base), fleet, paths=paths,
                                   previous_files=previous_files, source_commit=source,
                                   status=snapshot, fleet_at=self.reader.fleet_at,
-                                  previous_totals=totals)
+                                  previous_totals=totals, charts=charts)
 
     def _rendered_by_state(self, heads: StateHeads
                            ) -> tuple[str, str | None, object, tuple[int, int] | None] | None:

@@ -64,9 +64,20 @@ class HubDaemon:
                                     replay_window=settings.replay_window,
                                     max_connections=settings.http_connections,
                                     idle_timeout=settings.http_timeout,
-                                    request_timeout=6 * settings.http_timeout)
+                                    request_timeout=6 * settings.http_timeout,
+                                    dashboard=self._dashboard())
             self.server.start()
             log(LOG, logging.INFO, "listening", address="{}:{}".format(*self.server.address))
+
+    def _dashboard(self) -> object:
+        """The read-only dashboard at `/`, over the hub's own clone (gitfleet.dashboard)."""
+        from gitfleet.dashboard.app import dashboard_app
+        from gitfleet.dashboard.source import FleetSource
+
+        settings = self.hub.settings
+        source = FleetSource(self.hub.store.git, prefix=lambda: self._branches.prefix)
+        return dashboard_app(source, token=settings.dashboard_token,
+                             user_header=settings.dashboard_user_header)
 
     def _own_ref(self, ref: str) -> bool:
         b = self._branches

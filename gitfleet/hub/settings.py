@@ -36,6 +36,8 @@ class HubSettings:
                                        # connection lives at most 6 times this
     http_connections: int = 64         # HTTP connections served at once; beyond: 503 at once
     unready_after: float = 300.0       # /readyz fails once rounds have failed this long
+    dashboard_token: str | None = None        # the dashboard's API wants this bearer token
+    dashboard_user_header: str | None = None  # ... or this header from a trusted proxy
     fleet_status: bool = True          # fold status branches into <prefix>/fleet-status
     fold_delay_max: float = 5.0        # longest that pushes in a row may delay status folding
     fold_quiet: float = 0.2            # quiet time after a render before statuses are folded

@@ -7,7 +7,9 @@ that fails the check is refused with 401 and does nothing. The body's size is ch
 Content-Length before a byte of it is read (411 without one, 400 when it is not a number,
 413 above MAX_BODY). A signed delivery's id (X-GitHub-Delivery, X-Gitea-Delivery,
 X-Gitlab-Event-UUID) is remembered for `replay_window`: a repeat is 409 and wakes nothing.
-Timeouts and the connection bound are `HTTPThread`'s.
+Timeouts and the connection bound are `HTTPThread`'s (Starlette on uvicorn); `/healthz` and
+`/readyz` answer even while idle clients hold every connection. Given a dashboard app, the hub
+serves it at `/` (read-only, gitfleet.dashboard).
 """
 
 from __future__ import annotations
@@ -20,10 +22,14 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from gitfleet.httpthread import HTTPThread, QuietHandler
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Mount, Route
+
+from gitfleet.httpthread import HTTPThread
 from gitfleet.hub.metrics import Metrics
 from gitfleet.hub.triggers import Wakeup
 from gitfleet.logs import log
@@ -35,6 +41,7 @@ EVENT_HEADERS = ("X-GitHub-Event", "X-Gitlab-Event", "X-Gitea-Event", "X-Gogs-Ev
 DELIVERY_HEADERS = ("X-GitHub-Delivery", "X-Gitea-Delivery", "X-Gogs-Delivery",
                     "X-Gitlab-Event-UUID")
 DELIVERIES_KEPT = 100_000        # ids remembered at most (~10 MB), the oldest forgotten first
+METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 class Deliveries:
@@ -64,19 +71,21 @@ class Deliveries:
 
 
 def _raw(value: str) -> bytes:
-    """A header value as the bytes that came on the wire (http.server decodes Latin-1)."""
+    """A header value as the bytes that came on the wire (ASGI servers decode Latin-1)."""
     return value.encode("latin-1", "replace")
 
 
 class HubServer(HTTPThread):
-    """A threaded HTTP server on its own thread; `stop()` shuts it down."""
+    """The hub's endpoints (and, given one, the dashboard's ASGI app at `/`) on their own
+    thread; `stop()` shuts them down."""
 
     def __init__(self, host: str, port: int, *, wake: Wakeup, metrics: Metrics,
                  secret: str | None = None, healthy: Callable[[], bool] = lambda: True,
                  ready: Callable[[], bool] = lambda: True,
                  ignore_ref: Callable[[str], bool] = lambda ref: False,
                  replay_window: float = 3600.0, max_connections: int = 64,
-                 idle_timeout: float = 10.0, request_timeout: float = 60.0) -> None:
+                 idle_timeout: float = 10.0, request_timeout: float = 60.0,
+                 dashboard: Any = None) -> None:
         self.wake = wake
         self.metrics = metrics
         self.secret = secret
@@ -86,7 +95,7 @@ class HubServer(HTTPThread):
         self.deliveries = Deliveries(replay_window)
         self._reading = 0
         self._budget = threading.Lock()
-        super().__init__(host, port, _handler_for(self), name="gitfleet-hub-http",
+        super().__init__(host, port, _app(self, dashboard), name="gitfleet-hub-http",
                          max_connections=max_connections, idle_timeout=idle_timeout,
                          request_timeout=request_timeout)
 
@@ -148,62 +157,72 @@ class HubServer(HTTPThread):
         return 202, {"accepted": ref or "push"}
 
 
-def _handler_for(server: HubServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(QuietHandler):
-        server_version = "gitfleet-hub"
-        protocol_version = "HTTP/1.1"
-        default_request_version = "HTTP/1.0"   # a garbled request line still gets a status line
+def _app(server: HubServer, dashboard: Any) -> Starlette:
+    async def healthz(request: Request) -> Response:
+        ok = server.healthy()
+        return PlainTextResponse("ok\n" if ok else "unhealthy\n", 200 if ok else 503)
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            if self.path == "/healthz":
-                ok = server.healthy()
-                self._send(200 if ok else 503, b"ok\n" if ok else b"unhealthy\n", "text/plain")
-            elif self.path == "/readyz":
-                ok = server.ready()
-                self._send(200 if ok else 503, b"ok\n" if ok else b"not ready\n", "text/plain")
-            elif self.path == "/metrics":
-                self._send(200, server.metrics.text().encode(),
-                           "text/plain; version=0.0.4; charset=utf-8")
-            else:
-                self._send(404, b"not found\n", "text/plain")
+    async def readyz(request: Request) -> Response:
+        ok = server.ready()
+        return PlainTextResponse("ok\n" if ok else "not ready\n", 200 if ok else 503)
 
-        def do_POST(self) -> None:  # noqa: N802
-            # every answer before the body is read closes the connection: the unread body
-            # must not be taken for the next request
-            if self.path.split("?", 1)[0] != "/hooks/git" or not server.secret:
-                self._refuse(404, "not found")
-                return
-            if self.headers.get("Transfer-Encoding"):
-                self._refuse(411, "Content-Length required, not Transfer-Encoding")
-                return
-            lengths = self.headers.get_all("Content-Length") or []
-            if not lengths:
-                self._refuse(411, "Content-Length required")
-                return
-            text = lengths[0].strip()
-            if len(lengths) > 1 or not text.isascii() or not text.isdigit():
-                self._refuse(400, "Content-Length is not one non-negative number")
-                return
-            length = int(text)
-            if length > MAX_BODY:
-                self._refuse(413, f"payload too large (at most {MAX_BODY} bytes)")
-                return
-            if not server.reserve(length):
-                self._refuse(503, "busy: too many bodies being received")
-                return
-            try:
-                body = self.rfile.read(length) if length else b""
-            finally:
-                server.release(length)
-            if len(body) < length:   # the client stopped short of what it announced
-                self.close_connection = True
-                return
-            code, answer = server.handle_push(self.headers, body)
-            self._send(code, (json.dumps(answer) + "\n").encode(), "application/json")
+    async def metrics(request: Request) -> Response:
+        return Response(server.metrics.text(), media_type=METRICS_TYPE)
 
-        def _refuse(self, code: int, why: str) -> None:
-            self.close_connection = True
-            self._send(code, (json.dumps({"error": why}) + "\n").encode(), "application/json",
-                       close=True)
+    async def hook(request: Request) -> Response:
+        # every answer before the body is read closes the connection: the unread body
+        # must not be taken for the next request
+        if not server.secret:
+            return _refuse(404, "not found")
+        if request.headers.get("transfer-encoding"):
+            return _refuse(411, "Content-Length required, not Transfer-Encoding")
+        lengths = request.headers.getlist("content-length")
+        if not lengths:
+            return _refuse(411, "Content-Length required")
+        text = lengths[0].strip()
+        if len(lengths) > 1 or not text.isascii() or not text.isdigit():
+            return _refuse(400, "Content-Length is not one non-negative number")
+        length = int(text)
+        if length > MAX_BODY:
+            return _refuse(413, f"payload too large (at most {MAX_BODY} bytes)")
+        if not server.reserve(length):
+            return _refuse(503, "busy: too many bodies being received")
+        try:
+            body = await request.body()
+        except ClientDisconnect:   # the client went away, or was dropped for being slow
+            return _refuse(400, "the body stopped short")
+        finally:
+            server.release(length)
+        code, answer = server.handle_push(_RawHeaders(request), body)
+        return JSONResponse(answer, code)
 
-    return Handler
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return _refuse(404, "not found") if request.method == "POST" else \
+            PlainTextResponse("not found\n", 404)
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return _refuse(405, "method not allowed")
+
+    routes: list[Any] = [
+        Route("/healthz", healthz, methods=["GET"]), Route("/readyz", readyz, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
+        Route("/hooks/git", hook, methods=["POST"]),
+    ]
+    if dashboard is not None:
+        routes.append(Mount("/", app=dashboard))
+    return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
+
+
+class _RawHeaders:
+    """A request's headers as `verify` reads them: values as the bytes that came on the wire."""
+
+    def __init__(self, request: Request) -> None:
+        self._headers = request.headers
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        raw = self._headers.getlist(name)
+        return raw[0] if raw else default
+
+
+def _refuse(code: int, why: str) -> Response:
+    return JSONResponse({"error": why}, code, headers={"Connection": "close"})

@@ -14,6 +14,9 @@ is strict where a real server is strict (see DESIGN.md, "kubesim").
     sim.namespace_uid("kube-system")      # the cluster's identity
     sim.settle()                          # wait until status has caught up with spec
     sim.set_rollout_stalled(kind, ns, name)   # a workload that never becomes available
+    sim.set_container_state(kind, ns, name, "CrashLoopBackOff")  # pod states (`podstates`;
+                                          # or the template annotation
+                                          # kubesim.gitfleet.io/container-state)
     sim.add_node(name, cpu=, memory=); sim.remove_node(name); sim.set_node_ready(name, False)
     sim.get_object(api_version, kind, name, namespace)   # read the store, no request counted
 

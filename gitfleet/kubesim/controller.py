@@ -16,14 +16,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gitfleet.kubesim.apiserver import ApiServer, rfc3339
+from gitfleet.kubesim.apiserver import FOREGROUND, ORPHAN, ApiServer, rfc3339
 from gitfleet.kubesim.catalog import ResourceType
 from gitfleet.kubesim.patches import clone
 from gitfleet.kubesim.pods import desired_pods, template_hash
+from gitfleet.kubesim.podstates import RUNNING, template_state
 from gitfleet.kubesim.status import ApiError
 from gitfleet.kubesim.store import Event, Obj
 
 WORKLOADS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job"})
+REVISION = "deployment.kubernetes.io/revision"
 MANAGER = "kube-controller-manager"
 LOG = logging.getLogger("gitfleet.kubesim")
 
@@ -45,6 +47,10 @@ class Controller:
         self.delay = delay
         self.crd_delay = crd_delay
         self.stalled: set[tuple[str, str, str]] = set()
+        # (kind, namespace, name) -> container state of the workload's current pods
+        self.container_states: dict[tuple[str, str, str], str] = {}
+        # (namespace, Deployment name) -> template hash that last became available
+        self._available: dict[tuple[str, str], str] = {}
         self._lb_count = 0
         self._busy = 0
         self._heap: list[tuple[float, int, Key]] = []
@@ -53,7 +59,8 @@ class Controller:
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._dependents: dict[str, set[Key]] = {}
+        self._dependents: dict[str, set[Key]] = {}  # owner uid -> dependents
+        self._by_uid: dict[str, Key] = {}
         self._register_crd: Callable[[Obj], None] | None = None
         self._unregister_crd: Callable[[Obj], None] | None = None
         api.write_hooks.append(self._on_write)
@@ -83,12 +90,23 @@ class Controller:
         if event.type == "DELETED":
             if rt.kind == "CustomResourceDefinition" and self._unregister_crd:
                 self._unregister_crd(event.obj)
+            self._by_uid.pop(meta.get("uid", ""), None)
             if meta.get("uid") in self._dependents:
-                orphan = meta["uid"] in self.api.orphaned
-                self.api.orphaned.discard(meta["uid"])
-                self.schedule(("", "__orphan__" if orphan else "__gc__", "", meta["uid"]),
-                              0.0)
+                self.schedule(("", "__gc__", "", meta["uid"]), 0.0)
+            if event.namespace:  # a terminating namespace may wait for it
+                ns = self.api.store.get(("", "namespaces"), "", event.namespace)
+                if ns is not None and ns["metadata"].get("deletionTimestamp"):
+                    self.schedule(("", "namespaces", "", event.namespace), 0.0)
+            for ref in meta.get("ownerReferences") or []:  # an owner may wait for it
+                owner = self._by_uid.get(ref.get("uid", "")) if isinstance(ref, dict) else None
+                if owner is not None:
+                    self.schedule(owner, 0.0)
             return
+        if meta.get("uid"):
+            self._by_uid[meta["uid"]] = key
+        if meta.get("deletionTimestamp") and {FOREGROUND, ORPHAN} & set(
+                meta.get("finalizers") or ()):
+            self.schedule(key, 0.0)
         for ref in meta.get("ownerReferences") or []:
             if isinstance(ref, dict) and ref.get("uid"):
                 self._dependents.setdefault(ref["uid"], set()).add(key)
@@ -169,15 +187,20 @@ class Controller:
 
     def _reconcile(self, key: Key) -> None:
         group, plural, namespace, name = key
-        if plural in ("__gc__", "__orphan__"):
-            self._collect(name, orphan=plural == "__orphan__")
+        if plural == "__gc__":
+            self._collect(name)
+            return
+        obj = self.api.store.get((group, plural), namespace, name)
+        if obj is None:
+            return
+        meta = obj["metadata"]
+        if meta.get("deletionTimestamp") and {FOREGROUND, ORPHAN} & set(
+                meta.get("finalizers") or ()):
+            self._finalize(key, obj)
             return
         rt = next((r for r in self.api.catalog.all()
                    if r.group == group and r.plural == plural and not r.custom), None)
         if rt is None:
-            return
-        obj = self.api.store.get((group, plural), namespace, name)
-        if obj is None:
             return
         if rt.kind in WORKLOADS:
             self._workload(rt, obj)
@@ -216,11 +239,41 @@ class Controller:
             status.pop(key, None)
         return status
 
+    def container_state(self, kind: str, obj: Obj) -> str:
+        """The state of a workload's current pods: set at run time, else its template's."""
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace", "")
+        found = self.container_states.get((kind, namespace, meta.get("name", "")))
+        if found:
+            return found
+        template = (obj.get("spec") or {}).get("template") or {}
+        if kind == "ReplicaSet":
+            owner = next((r for r in meta.get("ownerReferences") or []
+                          if r.get("kind") == "Deployment" and r.get("controller")), None)
+            by_owner = self.container_states.get(("Deployment", namespace,
+                                                  (owner or {}).get("name", "")))
+            if owner is not None and by_owner:
+                deployment = self.api.store.get(("apps", "deployments"), namespace,
+                                                owner["name"])
+                labels = (meta.get("labels") or {})
+                if deployment is not None and labels.get("pod-template-hash") == template_hash(
+                        (deployment.get("spec") or {}).get("template") or {}):
+                    return by_owner
+        return template_state(template)
+
+    def _mid_rollout(self, obj: Obj) -> bool:
+        """A Deployment whose current pods do not start while an earlier template's do."""
+        meta = obj.get("metadata") or {}
+        good = self._available.get((meta.get("namespace", ""), meta.get("name", "")))
+        return bool(good) and good != template_hash((obj.get("spec") or {}).get("template")
+                                                    or {})
+
     def _desired_status(self, rt: ResourceType, obj: Obj) -> dict[str, Any]:
         meta = obj.get("metadata") or {}
         spec = obj.get("spec") or {}
         gen = meta.get("generation", 1)
-        stalled = (rt.kind, meta.get("namespace", ""), meta.get("name", "")) in self.stalled
+        stalled = (rt.kind, meta.get("namespace", ""), meta.get("name", "")) in self.stalled \
+            or (rt.kind != "Job" and self.container_state(rt.kind, obj) != RUNNING)
         if rt.kind == "DaemonSet":
             n = self.api.store.count(("", "nodes"))
             ready = 0 if stalled else n
@@ -240,7 +293,14 @@ class Controller:
         n = spec.get("replicas", 1)
         ready = 0 if stalled else n
         out = {"observedGeneration": gen}
-        if rt.kind == "Deployment":
+        if rt.kind == "Deployment" and stalled and n and self._mid_rollout(obj):
+            surge, unavailable = -(-n // 4), n // 4  # maxSurge 25% up, maxUnavailable down
+            old = n - unavailable
+            out.update(replicas=old + surge, updatedReplicas=surge, readyReplicas=old,
+                       availableReplicas=old)
+            if unavailable:
+                out["unavailableReplicas"] = unavailable
+        elif rt.kind == "Deployment":
             if n:
                 out.update(replicas=n, updatedReplicas=n)
             if ready:
@@ -267,13 +327,28 @@ class Controller:
         now = rfc3339(self.api.now())
         meta = obj["metadata"]
         stalled = (rt.kind, meta.get("namespace", ""), meta.get("name", "")) in self.stalled
+        state = self.container_state(rt.kind, obj) if rt.kind != "Job" else RUNNING
+        if stalled and state == RUNNING:
+            state = "ContainerCreating"
         if self.pods and rt.kind == "Deployment":
-            self._sync_replica_sets(obj)
+            obj = self._sync_replica_sets(rt, obj, state)
         elif self.pods and rt.kind != "Job":
-            self._sync_pods(rt, obj, ready=not stalled, now=now)
+            self._sync_pods(rt, obj, state=state, now=now)
         status = dict(desired)
         old_conditions = (obj.get("status") or {}).get("conditions")
-        if rt.kind == "Deployment":
+        thash = template_hash((obj.get("spec") or {}).get("template") or {})
+        if rt.kind == "Deployment" and state == RUNNING:
+            self._available[(meta.get("namespace", ""), meta["name"])] = thash
+        if rt.kind == "Deployment" and state != RUNNING and not stalled:
+            available = bool(desired.get("availableReplicas")) or not desired.get("replicas")
+            status["conditions"] = [
+                _condition("Available", "True", "MinimumReplicasAvailable",
+                           "Deployment has minimum availability.", now) if available else
+                _condition("Available", "False", "MinimumReplicasUnavailable",
+                           "Deployment does not have minimum availability.", now),
+                _condition("Progressing", "True", "ReplicaSetUpdated",
+                           f'ReplicaSet "{meta["name"]}-{thash}" is progressing.', now)]
+        elif rt.kind == "Deployment":
             if stalled:
                 status["conditions"] = [
                     _condition("Available", "False", "MinimumReplicasUnavailable",
@@ -301,11 +376,15 @@ class Controller:
         new = dict(obj, status=status)
         self.api.system_write(rt, new, manager=MANAGER, subresource="status")
 
-    def _sync_replica_sets(self, deployment: Obj) -> None:
-        """A Deployment runs its pods through a ReplicaSet per template, as a real one does."""
+    def _sync_replica_sets(self, rt: ResourceType, deployment: Obj, state: str) -> Obj:
+        """A Deployment runs its pods through a ReplicaSet per template, as a real one does:
+        each new template gets the next revision (`deployment.kubernetes.io/revision` on the
+        ReplicaSet and the Deployment); while the new pods do not start, the last ReplicaSet
+        whose pods did keeps serving (maxSurge/maxUnavailable 25%). Returns the Deployment as
+        stored afterwards."""
         rs_type = self.api.catalog.by_path("apps", "v1", "replicasets")
         if rs_type is None:
-            return
+            return deployment
         store = self.api.store
         meta = deployment["metadata"]
         namespace, uid = meta.get("namespace", ""), meta.get("uid")
@@ -319,25 +398,50 @@ class Controller:
         owner = {"apiVersion": "apps/v1", "kind": "Deployment", "name": meta["name"],
                  "uid": uid, "controller": True, "blockOwnerDeletion": True}
         replicas = spec.get("replicas", 1)
-        for rs in store.items(("apps", "replicasets"), namespace):
-            refs = rs["metadata"].get("ownerReferences") or []
-            if rs["metadata"]["name"] != name and any(r.get("uid") == uid for r in refs) \
-                    and (rs.get("spec") or {}).get("replicas"):
-                scaled = clone(rs)
-                scaled["spec"]["replicas"] = 0
-                self.api.system_write(rs_type, scaled, manager=MANAGER)
+        owned = [rs for rs in store.items(("apps", "replicasets"), namespace)
+                 if any(r.get("uid") == uid for r in rs["metadata"].get("ownerReferences")
+                        or [])]
         current = store.get(("apps", "replicasets"), namespace, name)
-        if current is not None and (current.get("spec") or {}).get("replicas") == replicas:
-            return
-        labels = dict((template.get("metadata") or {}).get("labels") or {})
-        self.api.system_write(rs_type, {
-            "apiVersion": "apps/v1", "kind": "ReplicaSet",
-            "metadata": {"name": name, "namespace": namespace, "labels": labels,
-                         "ownerReferences": [owner]},
-            "spec": {"replicas": replicas, "selector": selector, "template": template}},
-            manager=MANAGER)
+        latest = max((_revision(rs) for rs in owned), default=0)
+        revision = _revision(current) if current is not None else 0
+        if revision == 0 or revision < latest:
+            revision = latest + 1  # a new template, or a rollback to an old one
+        old_good = [rs for rs in owned if rs["metadata"]["name"] != name
+                    and (rs.get("spec") or {}).get("replicas")
+                    and self.container_state("ReplicaSet", rs) == RUNNING]
+        surge = -(-replicas // 4) if replicas else 0
+        keep_old = state != RUNNING and bool(old_good) and replicas > 0
+        new_count = surge if keep_old else replicas
+        serving = max(old_good, key=_revision)["metadata"]["name"] if keep_old else ""
+        for rs in owned:
+            rs_name = rs["metadata"]["name"]
+            if rs_name == name:
+                continue
+            want = replicas - replicas // 4 if rs_name == serving else 0
+            if (rs.get("spec") or {}).get("replicas") != want:
+                scaled = clone(rs)
+                scaled["spec"]["replicas"] = want
+                self.api.system_write(rs_type, scaled, manager=MANAGER)
+        annotations = {REVISION: str(revision),
+                       "deployment.kubernetes.io/desired-replicas": str(replicas),
+                       "deployment.kubernetes.io/max-replicas": str(replicas + surge)}
+        if current is None or (current.get("spec") or {}).get("replicas") != new_count or \
+                {k: v for k, v in (current["metadata"].get("annotations") or {}).items()
+                 if k in annotations} != annotations:
+            labels = dict((template.get("metadata") or {}).get("labels") or {})
+            self.api.system_write(rs_type, {
+                "apiVersion": "apps/v1", "kind": "ReplicaSet",
+                "metadata": {"name": name, "namespace": namespace, "labels": labels,
+                             "annotations": annotations, "ownerReferences": [owner]},
+                "spec": {"replicas": new_count, "selector": selector, "template": template}},
+                manager=MANAGER)
+        if (meta.get("annotations") or {}).get(REVISION) != str(revision):
+            marked = dict(deployment, metadata=dict(
+                meta, annotations={**(meta.get("annotations") or {}), REVISION: str(revision)}))
+            return self.api.system_write(rt, marked, manager=MANAGER)
+        return deployment
 
-    def _sync_pods(self, rt: ResourceType, obj: Obj, *, ready: bool, now: str) -> None:
+    def _sync_pods(self, rt: ResourceType, obj: Obj, *, state: str, now: str) -> None:
         pod_type = self.api.catalog.by_path("", "v1", "pods")
         if pod_type is None:
             return
@@ -348,7 +452,7 @@ class Controller:
         existing = {p["metadata"]["name"]: p for p in store.items(("", "pods"), namespace)
                     if any(r.get("uid") == uid
                            for r in p["metadata"].get("ownerReferences") or [])}
-        for pod in desired_pods(rt.kind, obj, nodes, ready=ready, now=now):
+        for pod in desired_pods(rt.kind, obj, nodes, state=state, now=now):
             name = pod["metadata"]["name"]
             current = existing.pop(name, None)
             if current is not None and (current["metadata"].get("labels")
@@ -359,7 +463,7 @@ class Controller:
                 current = self.api.system_write(
                     pod_type, {k: v for k, v in pod.items() if k != "status"},
                     manager=MANAGER)
-            if (current.get("status") or {}).get("phase") != pod["status"]["phase"]:
+            if _pod_state(current.get("status")) != _pod_state(pod["status"]):
                 self.api.system_write(pod_type, dict(current, status=pod["status"]),
                                       manager="kubelet", subresource="status")
         for name in existing:
@@ -404,25 +508,129 @@ class Controller:
                     "metadata": {"name": "default", "namespace": name}},
                     manager="kube-controller-manager")
             return
+        # Delete the content as the namespace controller does: objects holding finalizers
+        # stay Terminating, and so does the namespace until the last of them is gone.
+        left: dict[str, int] = {}
+        held: dict[str, int] = {}
         for other in self.api.catalog.all():
             if not other.namespaced or other.group == "metrics.k8s.io":
                 continue
             for item in self.api.store.items((other.group, other.plural), name):
-                self.api.remove_now(other, name, item["metadata"]["name"])
+                rest = self.api.delete_as_controller(other, name, item["metadata"]["name"])
+                if rest is not None:
+                    resource = f"{other.plural}.{other.group}" if other.group else other.plural
+                    left[resource] = left.get(resource, 0) + 1
+                    for finalizer in rest["metadata"].get("finalizers") or ():
+                        held[finalizer] = held.get(finalizer, 0) + 1
+        if left:  # its DELETED events bring the namespace back here
+            self._namespace_remaining(rt, obj, left, held)
+            return
+        if meta.get("finalizers"):  # someone else's finalizers hold it: theirs to remove
+            if (obj.get("spec") or {}).get("finalizers"):
+                done = clone(obj)
+                done["spec"]["finalizers"] = []
+                self.api.system_write(rt, done, manager="kube-controller-manager")
+            return
         self.api.remove_now(rt, "", name)
 
-    def _collect(self, owner_uid: str, *, orphan: bool) -> None:
+    def _namespace_remaining(self, rt: ResourceType, obj: Obj, left: dict[str, int],
+                             held: dict[str, int]) -> None:
+        """The conditions a real namespace controller reports while content remains."""
+        now = rfc3339(self.api.now())
+        remaining = ", ".join(f"{r} has {n} resource instances" for r, n in sorted(left.items()))
+        conditions = [
+            {"type": "NamespaceContentRemaining", "status": "True",
+             "lastTransitionTime": now, "reason": "SomeResourcesRemain",
+             "message": f"Some resources are remaining: {remaining}"},
+            {"type": "NamespaceFinalizersRemaining", "status": "True" if held else "False",
+             "lastTransitionTime": now,
+             "reason": "SomeFinalizersRemain" if held else "ContentHasNoFinalizers",
+             "message": "Some content in the namespace has finalizers remaining: " + ", ".join(
+                 f"{f} in {n} resource instances" for f, n in sorted(held.items()))
+             if held else "All content-preserving finalizers finished"}]
+        status = dict(obj.get("status") or {})
+        old = [(c.get("type"), c.get("message")) for c in status.get("conditions") or []]
+        if old == [(c["type"], c["message"]) for c in conditions]:
+            return
+        status["conditions"] = conditions
+        self.api.system_write(rt, dict(obj, status=status), manager="kube-controller-manager",
+                              subresource="status")
+
+    def _collect(self, owner_uid: str) -> None:
+        """Background garbage collection: dependents of a deleted owner go too (their own
+        finalizers hold them Terminating); an owner reference to it is dropped first where
+        the dependent has other owners left."""
         for group, plural, namespace, name in sorted(self._dependents.pop(owner_uid, set())):
             rt = next((r for r in self.api.catalog.all()
                        if r.group == group and r.plural == plural), None)
             obj = self.api.store.get((group, plural), namespace, name)
             if rt is None or obj is None:
                 continue
-            refs = [r for r in obj["metadata"].get("ownerReferences") or []
-                    if r.get("uid") != owner_uid]
-            if orphan:
-                meta = dict(obj["metadata"], ownerReferences=refs)
-                self.api.system_write(rt, dict(obj, metadata=meta),
+            refs = obj["metadata"].get("ownerReferences") or []
+            if not any(r.get("uid") == owner_uid for r in refs):
+                continue
+            if any(r.get("uid") != owner_uid and r.get("uid") in self._by_uid for r in refs):
+                continue  # another owner still holds it
+            self.api.delete_as_controller(rt, namespace, name)
+
+    def _finalize(self, key: Key, obj: Obj) -> None:
+        """The garbage collector's part of a deletion: `orphan` releases the dependents,
+        `foregroundDeletion` deletes them (in the foreground too) and waits until those that
+        block their owner's deletion are gone; then the finalizer goes, and with the last
+        finalizer the object."""
+        group, plural, namespace, _ = key
+        rt = next((r for r in self.api.catalog.all()
+                   if r.group == group and r.plural == plural), None)
+        if rt is None:
+            return
+        meta = obj["metadata"]
+        uid = meta.get("uid", "")
+        finalizers = list(meta.get("finalizers") or [])
+        waiting = False
+        for dkey in sorted(self._dependents.get(uid, set())):
+            drt = next((r for r in self.api.catalog.all()
+                        if r.group == dkey[0] and r.plural == dkey[1]), None)
+            dep = self.api.store.get((dkey[0], dkey[1]), dkey[2], dkey[3])
+            if drt is None or dep is None:
+                continue
+            refs = dep["metadata"].get("ownerReferences") or []
+            mine = [r for r in refs if r.get("uid") == uid]
+            if not mine:
+                continue
+            if ORPHAN in finalizers:
+                released = dict(dep["metadata"], ownerReferences=[
+                    r for r in refs if r.get("uid") != uid])
+                if not released["ownerReferences"]:
+                    del released["ownerReferences"]
+                self.api.system_write(drt, dict(dep, metadata=released),
                                       manager="kube-controller-manager")
-            elif not refs:
-                self.api.remove_now(rt, namespace, name)
+                continue
+            if not dep["metadata"].get("deletionTimestamp"):
+                dep = self.api.delete_as_controller(drt, dkey[2], dkey[3], policy="Foreground")
+            if dep is not None and any(r.get("blockOwnerDeletion") for r in mine):
+                waiting = True
+        if waiting:  # the dependents' DELETED events bring the owner back here
+            return
+        self._dependents.pop(uid, None)
+        done = dict(meta, finalizers=[f for f in finalizers if f not in (FOREGROUND, ORPHAN)])
+        if not done["finalizers"]:
+            del done["finalizers"]
+        self.api.system_write(rt, dict(obj, metadata=done), manager="kube-controller-manager")
+
+
+def _revision(obj: Obj | None) -> int:
+    value = (((obj or {}).get("metadata") or {}).get("annotations") or {}).get(REVISION, "0")
+    try:
+        return int(value)
+    except ValueError:
+        return 0
+
+
+def _pod_state(status: Any) -> tuple[Any, ...]:
+    """What distinguishes one container state from another in a pod's status."""
+    status = status or {}
+    return (status.get("phase"), tuple((c.get("type"), c.get("status"))
+                                       for c in status.get("conditions") or ()), tuple(
+        (c.get("ready"), tuple(sorted((k, (v or {}).get("reason"))
+                                      for k, v in (c.get("state") or {}).items())))
+        for c in status.get("containerStatuses") or ()))

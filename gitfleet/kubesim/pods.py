@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from gitfleet.kubesim.patches import clone
+from gitfleet.kubesim.podstates import pod_status
 
 Obj = dict[str, Any]
 
@@ -25,9 +26,10 @@ def _suffix(seed: str) -> str:
     return "".join(c for c in digest if c in "bcdfghjklmnpqrstvwxz2456789")[:5]
 
 
-def desired_pods(kind: str, obj: Obj, nodes: list[str], *, ready: bool,
+def desired_pods(kind: str, obj: Obj, nodes: list[str], *, state: str,
                  now: str) -> list[Obj]:
-    """The Pods a workload runs: names, spec from its template, node, phase."""
+    """The Pods a workload runs: names, spec from its template, node, phase; their containers
+    are in `state` (gitfleet.kubesim.podstates)."""
     meta = obj["metadata"]
     spec = obj.get("spec") or {}
     template = spec.get("template") or {}
@@ -60,23 +62,11 @@ def desired_pods(kind: str, obj: Obj, nodes: list[str], *, ready: bool,
         pod_spec["nodeName"] = node
         if kind == "StatefulSet":
             pod_spec.setdefault("hostname", pod_name)
-        containers = [c.get("name", "") for c in pod_spec.get("containers") or []]
-        status = {
-            "phase": "Running" if ready else "Pending",
-            "conditions": [{"type": t, "status": "True" if ready else "False",
-                            "lastProbeTime": None, "lastTransitionTime": now}
-                           for t in ("Initialized", "Ready", "ContainersReady",
-                                     "PodScheduled")],
-            "hostIP": f"172.18.0.{nodes.index(node) + 2}",
-            "podIP": f"10.244.{nodes.index(node)}.{i % 250 + 2}",
-            "startTime": now,
-            "containerStatuses": [
-                {"name": c, "ready": ready, "restartCount": 0, "started": ready,
-                 "image": next((x.get("image", "") for x in pod_spec["containers"]
-                                if x.get("name") == c), ""),
-                 "imageID": "", "state": {"running": {"startedAt": now}} if ready else
-                 {"waiting": {"reason": "ContainerCreating"}}}
-                for c in containers]}
+        status = pod_status(state, pod=pod_name, spec=pod_spec,
+                            host_ip=f"172.18.0.{nodes.index(node) + 2}",
+                            pod_ip=f"10.244.{nodes.index(node)}.{i % 250 + 2}", now=now)
+        if state == "Unschedulable":
+            del pod_spec["nodeName"]
         pod_labels = dict(labels)
         if kind == "StatefulSet":
             pod_labels["statefulset.kubernetes.io/pod-name"] = pod_name

@@ -15,6 +15,7 @@ from gitfleet.kubesim.catalog import BUILTINS, METRICS_TYPES, Catalog, ResourceT
 from gitfleet.kubesim.controller import Controller
 from gitfleet.kubesim.faults import Faults
 from gitfleet.kubesim.metrics import UsageRule
+from gitfleet.kubesim.podstates import check_state
 from gitfleet.kubesim.server import Context, HttpServer
 from gitfleet.kubesim.store import Obj, Store
 
@@ -213,6 +214,28 @@ class KubeSim:
         rt = next((r for r in self.catalog.all() if r.kind == kind and not r.custom), None)
         if rt is not None:
             self.controller.schedule((rt.group, rt.plural, namespace, name), 0.0)
+
+    def set_container_state(self, kind: str, namespace: str, name: str,
+                            state: str | None) -> None:
+        """Put the containers of a workload's current pods in `state` (CrashLoopBackOff,
+        ImagePullBackOff, ... see gitfleet.kubesim.podstates); None goes back to the state
+        its pod template's `kubesim.gitfleet.io/container-state` annotation asks for. The
+        workload's status follows as a real controller's would (a Deployment whose new pods
+        do not start stays mid-rollout on its previous ReplicaSet)."""
+        key = (kind, namespace, name)
+        if state is None:
+            self.controller.container_states.pop(key, None)
+        else:
+            self.controller.container_states[key] = check_state(state)
+        rt = next((r for r in self.catalog.all() if r.kind == kind and not r.custom), None)
+        if rt is not None:
+            self.controller.schedule((rt.group, rt.plural, namespace, name), 0.0)
+            if kind == "Deployment":
+                for rs in self.store.items(("apps", "replicasets"), namespace):
+                    if any(r.get("name") == name and r.get("kind") == "Deployment"
+                           for r in rs["metadata"].get("ownerReferences") or []):
+                        self.controller.schedule(("apps", "replicasets", namespace,
+                                                  rs["metadata"]["name"]), 0.0)
 
     def request_count(self, verb: str | None = None) -> int:
         """API requests served so far (discovery not included), all or of one verb."""

@@ -17,12 +17,22 @@ from typing import Any
 
 from gitfleet import yamlio
 from gitfleet.errors import InputError
+from gitfleet.health import NO_RULES, HealthRules
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import Cluster, ObjectKey, Propagation, Taint
 from gitfleet.model.problems import Problem
 from gitfleet.model.settings import IgnoreEntry, autoscaled_entries
 from gitfleet.render import emit
+from gitfleet.render.charts import (
+    Capabilities,
+    ChartOutput,
+    ChartRenderer,
+    ChartRequest,
+    Expanded,
+    expand,
+    no_renderer,
+)
 from gitfleet.render.deps import propagate_deps
 from gitfleet.render.karmada_fields import (
     LAZY_FIELD,
@@ -88,6 +98,8 @@ class _Draft:
     variants: list[Variant]
     overrides: list[dict[str, Any]]
     divided: dict[ObjectKey, int] = field(default_factory=dict)  # steady division: counts
+    charts: list[dict[str, Any]] = field(default_factory=list)  # HelmCharts rendered
+    soft: set[ObjectKey] = field(default_factory=set)  # delivered unless another one is
 
 
 @dataclass
@@ -107,6 +119,8 @@ class _Context:
     fleets_at: dict[str, Fleet | None] = field(default_factory=dict)
     fragments: dict[int, str] = field(default_factory=dict)
     heads: dict[Any, str] = field(default_factory=dict)
+    charts: ChartRenderer = no_renderer
+    expanded: dict[tuple[Any, ...], Expanded] = field(default_factory=dict)
 
     def problem(self, plan: UnitPlan, message: str, cluster: str = "") -> Problem:
         where = f" (cluster {cluster})" if cluster else ""
@@ -142,14 +156,15 @@ def render(fleet: Fleet, *, source_commit: str = "",
            status: StatusSnapshot | None = None,
            fleet_at: Callable[[str], Fleet] | None = None,
            only_clusters: Collection[str] | None = None,
-           plans: tuple[list[UnitPlan], dict[ObjectKey, Propagation]] | None = None
-           ) -> RenderResult:
+           plans: tuple[list[UnitPlan], dict[ObjectKey, Propagation]] | None = None,
+           charts: ChartRenderer | None = None) -> RenderResult:
     """Render the whole state tree of `fleet` (see gitfleet.layout for the layout).
 
     `only_clusters` limits the output to those clusters' subtrees (scheduling still sees the
     whole fleet): what `gitfleet diff` uses when a change can only affect a few clusters.
     `plans` passes scheduling already done by `plan_all` for the same fleet, status and previous
-    state (it is not checked).
+    state (it is not checked). `charts` renders HelmChart feeds (gitfleet.charts); without it
+    every HelmChart is an error saying so.
     """
     previous = PreviousState(previous_files)
     ghosts = _ghost_clusters(fleet, previous)
@@ -159,7 +174,7 @@ def render(fleet: Fleet, *, source_commit: str = "",
         fleet = dataclasses.replace(fleet, clusters=dict(sorted({**fleet.clusters,
                                                                  **ghosts}.items())))
     ctx = _Context(fleet, source_commit, previous, status or StatusSnapshot(), fleet_at,
-                   Overlay(fleet))
+                   Overlay(fleet), charts=charts or no_renderer)
     ctx.errors.extend(fleet.errors)
     ctx.warnings.extend(fleet.warnings)
     ctx.warnings.extend(ctx.overlay.problems)
@@ -370,6 +385,8 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
                 if prev_basis != ctx.source_commit:
                     basis_overlay = ctx.basis_overlay(prev_basis)
     variants: list[Variant] = []
+    charts: list[dict[str, Any]] = []
+    soft: set[ObjectKey] = set()
     applied: dict[tuple[str, str, str], dict[str, Any]] = {}
     errors: list[str] = []
     for placement in placements:
@@ -389,6 +406,26 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
             continue
         for w in variant.warnings:
             ctx.warnings.append(ctx.problem(plan, w, cluster.name))
+        if t.is_helm_chart:
+            chart = _chart(ctx, variant, cluster)
+            if chart.error:
+                errors.append(f"HelmChart {t.namespace}/{t.name} ({t.origin.path}): "
+                              f"{chart.error}")
+                continue
+            charts.append(chart.record)
+            for obj in chart.templates:
+                obj_steps = ordered_steps((), None, ctx.overlay.karmada_policies(obj), cluster,
+                                          replicas_first=True)
+                rendered = ctx.cache.get(obj, obj_steps)
+                if rendered.error:
+                    errors.append(f"HelmChart {t.namespace}/{t.name} ({t.origin.path}): "
+                                  f"{obj.kind} {obj.namespace + '/' if obj.namespace else ''}"
+                                  f"{obj.name}: {rendered.error}")
+                    continue
+                _note_karmada(obj_steps, applied)
+                variants.append(rendered)
+                if obj.key == chart.created_namespace:
+                    soft.add(rendered.key)
         for s in choice.sets:
             entry = applied.setdefault(s.ident, {"kind": s.kind, "namespace": s.namespace,
                                                  "name": s.name, "path": s.origin.path})
@@ -399,19 +436,50 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
                 plan, f"{ident[0]} {ident[1] + '/' if ident[1] else ''}{ident[2]}: change "
                 "deferred (ApplyLater) until the Subscription, one of its feeds or its set of "
                 "clusters changes", cluster.name))
-        for step in steps:  # only the policies with a rule for this cluster are in force
-            if isinstance(step, KarmadaStep):
-                p = step.policy
-                applied.setdefault((p.kind, p.namespace, p.name), {
-                    "kind": p.kind, "namespace": p.namespace, "name": p.name,
-                    "path": p.origin.path})
-        variants.append(variant)
+        _note_karmada(steps, applied)
+        if not t.is_helm_chart:
+            variants.append(variant)
     if errors:
         return None, "; ".join(errors)
     overrides = [applied[k] for k in sorted(applied)]
     divided = {p.template.key: p.replicas.count for p in placements
                if p.recorded and p.replicas is not None}
-    return _Draft(plan, basis, variants, overrides, divided), ""
+    return _Draft(plan, basis, variants, overrides, divided, charts, soft), ""
+
+
+def _note_karmada(steps: list[Any], applied: dict[tuple[str, str, str], dict[str, Any]]
+                  ) -> None:
+    for step in steps:  # only the policies with a rule for this cluster are in force
+        if isinstance(step, KarmadaStep):
+            p = step.policy
+            applied.setdefault((p.kind, p.namespace, p.name), {
+                "kind": p.kind, "namespace": p.namespace, "name": p.name,
+                "path": p.origin.path})
+
+
+def _chart(ctx: _Context, variant: Variant, cluster: Cluster) -> Expanded:
+    """A HelmChart (after its overrides) rendered for one cluster's capabilities: one call of
+    the chart renderer per distinct (HelmChart, values, capabilities) in a render."""
+    t = variant.template
+    body = variant.body or {}
+    spec = dict(body.get("spec") or {})
+    values = spec.pop("values", None) or {}
+    caps = ctx.status.capabilities.get(cluster.name) or Capabilities(
+        ctx.fleet.settings.kubernetes_version)
+    key = (variant.hash, caps)
+    found = ctx.expanded.get(key)
+    if found is None:
+        namespace = str(spec.get("targetNamespace") or t.namespace)
+        request = ChartRequest(f"HelmChart/{t.namespace}/{t.name}", t.origin.path, spec,
+                               t.name, namespace, values, caps)
+        try:
+            output = ctx.charts(request)
+        except Exception as exc:  # a renderer's bug must not cost the other units their render
+            output = ChartOutput(error=f"chart renderer failed: {exc}")
+        found = ctx.expanded[key] = expand(
+            request, output, t.origin, create_namespace=spec.get("createNamespace") is not False,
+            kubernetes_version=caps.kube_version or ctx.fleet.settings.kubernetes_version)
+    return found
 
 
 def _last_good(prev: PreviousDescription, reasons: list[str]) -> dict[str, bytes]:
@@ -479,17 +547,24 @@ def _resource_fragment(ctx: _Context, v: Variant) -> str:
 def _description_head(ctx: _Context, draft: _Draft) -> str:
     """Everything of a Description but its cluster and resources; shared by many clusters."""
     plan = draft.plan
-    key = (id(plan), draft.basis, tuple(tuple(sorted(o.items())) for o in draft.overrides))
+    key = (id(plan), draft.basis, tuple(tuple(sorted(o.items())) for o in draft.overrides),
+           tuple(tuple(sorted(c.items())) for c in draft.charts))
     cached = ctx.heads.get(key)
     if cached is not None:
         return cached
-    spec: dict[str, Any] = {"cluster": _CLUSTER_PLACEHOLDER, "deployer": plan.deployer,
+    # HelmChart feeds arrive rendered: the agent applies them like any template's objects
+    spec: dict[str, Any] = {"cluster": _CLUSTER_PLACEHOLDER, "deployer": "generic",
                             "source": plan.source, "sourceCommit": _SOURCE_PLACEHOLDER}
+    if draft.charts:
+        spec["charts"] = draft.charts
     if plan.trigger:
         spec["basisCommit"] = draft.basis
         spec["trigger"] = plan.trigger
     if plan.rebalance:
         spec["rebalance"] = plan.rebalance
+    unit = plan.subscription or policy_of(plan, ctx.policies)
+    if unit is not None and unit.depends_on:   # gitfleet.io/depends-on (model.dependencies)
+        spec["dependsOn"] = list(unit.depends_on)
     spec["conflictResolution"] = plan.conflict_resolution
     if preserves_resources(policy_of(plan, ctx.policies)):
         spec["preserveResourcesOnDeletion"] = True
@@ -519,12 +594,13 @@ _CLUSTER_FILES: dict[tuple[object, ...], bytes] = {}
 
 
 def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
-                  hub_taints: tuple[Taint, ...] = ()) -> bytes:
+                  hub_taints: tuple[Taint, ...] = (), health: HealthRules = NO_RULES) -> bytes:
     """`cluster.yaml`: how the cluster is defined (cached: the hub renders it every round),
     the fields the agent leaves to other owners (`ignoreDifferences`, when any), and the
     taints the hub gives it from its heartbeats (with `timeAdded`: a restarted hub reads
-    when a condition began from here)."""
-    key = (cluster, tuple(sorted(cluster.labels.items())), ignore, hub_taints)
+    when a condition began from here), and the fleet's health rules (`healthRules`, when any:
+    the agent judges custom kinds by them)."""
+    key = (cluster, tuple(sorted(cluster.labels.items())), ignore, hub_taints, health)
     text = _CLUSTER_FILES.get(key)
     if text is None:
         if len(_CLUSTER_FILES) > 100_000:
@@ -541,6 +617,8 @@ def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
             "zone": cluster.zone}
         if ignore:
             doc["ignoreDifferences"] = [e.to_dict() for e in ignore]
+        if health.rules:
+            doc["healthRules"] = health.to_list()
         text = _CLUSTER_FILES[key] = emit.emit(doc).encode()
     return text
 
@@ -550,9 +628,11 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
     base = f"clusters/{cluster.name}"
     ignore = ctx.fleet.settings.ignore_differences + autoscaled_entries(ctx.fleet.autoscalers)
     files[f"{base}/{CLUSTER_FILE}"] = _cluster_file(cluster, ignore,
-                                                    tuple(ctx.status.taints.get(cluster.name, ())))
+                                                    tuple(ctx.status.taints.get(cluster.name, ())),
+                                                    ctx.fleet.settings.health)
     owner: dict[ObjectKey, str] = {}
     n_desc = n_obj = 0
+    firm = {v.key for d in drafts.values() for v in d.variants if v.key not in d.soft}
     for folder in sorted(set(drafts) | set(kept)):
         if folder in kept:
             for name, data in kept[folder].items():
@@ -564,6 +644,8 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
         variants = []
         for v in draft.variants:
             key = v.key
+            if key in draft.soft and (key in firm or key in owner):
+                continue   # a chart's createNamespace: the namespace is delivered already
             if key in owner:
                 ctx.errors.append(ctx.problem(
                     draft.plan, f"{key} is already delivered to this cluster by Description "

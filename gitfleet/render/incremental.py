@@ -20,6 +20,7 @@ from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import ObjectKey
 from gitfleet.model.problems import Problem
+from gitfleet.render.charts import ChartRenderer
 from gitfleet.render.core import (
     CLUSTER_FILE,
     ClusterSummary,
@@ -41,7 +42,8 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
                        previous_files: Mapping[str, bytes] | None, source_commit: str,
                        status: StatusSnapshot | None = None,
                        fleet_at: Callable[[str], Fleet] | None = None,
-                       previous_totals: tuple[int, int] | None = None) -> RenderResult | None:
+                       previous_totals: tuple[int, int] | None = None,
+                       charts: ChartRenderer | None = None) -> RenderResult | None:
     """The render of `head` after `base` (whose render is `previous_files`), or None when only
     a full render is safe. `status` must be what `base` was rendered with.
 
@@ -79,7 +81,7 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
     # every cluster file drafted is written again by the render below
     replaced = [f"clusters/{c}/{CLUSTER_FILE}" for c in sorted(drafted)]
     result = render(restricted, source_commit=source_commit, previous_files=redone,
-                    status=status, fleet_at=fleet_at, only_clusters=only)
+                    status=status, fleet_at=fleet_at, only_clusters=only, charts=charts)
     changes = {p: d for p, d in result.files.items() if p not in (ERRORS_FILE, CLAIMS_FILE)}
     idents = {_ident(u) for u in units}
     old_errors, old_warnings = _previous_problems(redone[ERRORS_FILE])

@@ -13,6 +13,7 @@ from typing import Any
 from gitfleet.model.objects import ObjectKey, Taint, Template
 from gitfleet.podresources import effective_requests
 from gitfleet.quantity import parse_quantity
+from gitfleet.render.charts import Capabilities
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ class StatusSnapshot:
     - `evicted`: per workload, the clusters failover moved it off (not candidates for it).
     - `retained`: per workload, the evicted clusters that keep the old copy, with its
       replicas, until its purge (purge modes Gracefully and Never).
+    - `capabilities`: per cluster, its Kubernetes version and served group/versions (what
+      HelmChart feeds are rendered with).
     - `preserved`: per workload, the labels failover's state preservation puts on its copies
       in the clusters it was not evicted from.
     """
@@ -56,6 +59,7 @@ class StatusSnapshot:
     evicted: Mapping[ObjectKey, frozenset[str]] = field(default_factory=dict)
     retained: Mapping[ObjectKey, Mapping[str, int]] = field(default_factory=dict)
     preserved: Mapping[ObjectKey, Mapping[str, str]] = field(default_factory=dict)
+    capabilities: Mapping[str, Capabilities] = field(default_factory=dict)
 
 
 def pod_requests(template: Template) -> dict[str, Fraction]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitfleet.agent.engine import ANNOTATION_STATE_COMMIT, LABEL_CLUSTER
+from gitfleet.agent.marks import ANNOTATION_STATE_COMMIT, LABEL_CLUSTER
 from gitfleet.agent.statusfile import ClusterStatus, SyncResult
 from gitfleet.kube.client import KubeClient, KubeSettings
 from gitfleet.kubesim import KubeSim

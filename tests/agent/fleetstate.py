@@ -15,7 +15,8 @@ def description_files(namespace: str, name: str, objects: Sequence[Mapping[str, 
                       cluster: str = "c1", render_errors: Sequence[str] = (),
                       conflict_resolution: str = "Abort",
                       preserve_resources_on_deletion: bool = False,
-                      source_commit: str = "0" * 40) -> dict[str, bytes]:
+                      source_commit: str = "0" * 40,
+                      depends_on: Sequence[str] = ()) -> dict[str, bytes]:
     """The files of one Description folder (paths relative to the cluster branch root)."""
     folder = f"{namespace or '_cluster'}/{name}"
     files: dict[str, bytes] = {}
@@ -41,6 +42,8 @@ def description_files(namespace: str, name: str, objects: Sequence[Mapping[str, 
     }
     if preserve_resources_on_deletion:
         description["spec"]["preserveResourcesOnDeletion"] = True
+    if depends_on:
+        description["spec"]["dependsOn"] = list(depends_on)
     files[f"{folder}/{DESCRIPTION_FILE}"] = yamlio.dump(description).encode()
     return files
 
@@ -75,3 +78,25 @@ def deployment(name: str, namespace: str, *, replicas: int = 3,
                                   "resources": {"requests": {"cpu": "100m",
                                                              "memory": "64Mi"}}}]}}},
     }
+
+
+def job(name: str, namespace: str, *, annotations: Mapping[str, str] | None = None,
+        command: str = "true") -> dict[str, Any]:
+    """A one-pod Job (a Helm hook when `annotations` say so)."""
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
+            "spec": {"backoffLimit": 0, "template": {"spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "run", "image": "busybox:1.36",
+                                "command": ["sh", "-c", command]}]}}}}
+
+
+def annotated(obj: Mapping[str, Any], annotations: Mapping[str, str]) -> dict[str, Any]:
+    """`obj` with these annotations added."""
+    out = dict(obj)
+    meta = dict(out.get("metadata") or {})
+    meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
+    out["metadata"] = meta
+    return out

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gitfleet.agent.desired import parse_cluster_tree
-from gitfleet.agent.engine import managed_body
 from gitfleet.agent.inventory import Intent
+from gitfleet.agent.marks import managed_body
 from gitfleet.agent.statusfile import Change, SyncResult
 from tests.agent import crashloop
 from tests.agent.fleetstate import configmap, description_files, publish
@@ -43,7 +43,7 @@ def test_interrupted_sync_is_resumed_from_its_journal(remote: Remote, kubesim, m
     journal = engine.inventory.with_entries(
         [e.as_pending() for e in engine.inventory.entries.values()]).with_intent(
         Intent("k" * 40, apply=2, delete=2))
-    engine._write_inventory(journal)
+    engine.record.write(journal)
     for name in ("a", "d"):
         obj = next(o for o in target.objects.values() if o.ref.name == name)
         agent.kube.apply(managed_body(obj, "c1", "k" * 40))

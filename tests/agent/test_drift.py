@@ -80,7 +80,7 @@ def test_secret_string_data_compares_against_data() -> None:
 
 
 def test_description_label_values_are_valid() -> None:
-    from gitfleet.agent.engine import label_value, ownership_labels
+    from gitfleet.agent.marks import label_value, ownership_labels
 
     assert ownership_labels("c1", "_cluster/all-ns")["gitfleet.io/description"] == \
         "cluster.all-ns"

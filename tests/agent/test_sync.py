@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from gitfleet.agent.agent import PushModeRefused
-from gitfleet.agent.engine import ANNOTATION_STATE_COMMIT, LABEL_CLUSTER, LABEL_DESCRIPTION
 from gitfleet.agent.inventory import INVENTORY_NAME, INVENTORY_NAMESPACE, Inventory
+from gitfleet.agent.marks import ANNOTATION_STATE_COMMIT, LABEL_CLUSTER, LABEL_DESCRIPTION
 from gitfleet.agent.statusfile import Change, Phase, SyncResult
+from gitfleet.clock import FakeClock, SystemClock
 from tests.agent.fleetstate import configmap, deployment, description_files, publish
 from tests.harness import person, status_log, status_of, wait_for
 
@@ -174,12 +175,40 @@ def test_crd_and_its_objects_apply_in_one_sync(remote, kubesim, make_agent) -> N
               "metadata": {"name": "w1", "namespace": "bar"}, "spec": {"size": 3}}
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bar"}}
     publish(remote.git, "c1", description_files("default", "widgets", [widget, crd, namespace]))
-    agent = make_agent(remote, sim)
+    # kubesim establishes the CRD in real time, so the agent waits on a real clock here
+    agent = make_agent(remote, sim, clock=SystemClock())
     agent.step()
     changes = {o.kind: o.change for o in status_of(remote).descriptions[0].objects}
     assert changes == {"Widget": Change.CREATED, "CustomResourceDefinition": Change.CREATED,
                        "Namespace": Change.CREATED}
     assert person(sim).get("example.com/v1", "Widget", "bar", "w1")["spec"] == {"size": 3}
+
+
+def test_crd_wait_runs_on_the_agents_clock(remote, kubesim, make_agent) -> None:
+    """A CRD that is never Established is waited for on the injected clock (the sync does
+    not sleep 30 real seconds), and its objects fail as not served until it is."""
+    sim = kubesim(crd_delay=3600)
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                     "openAPIV3Schema": {"type": "object",
+                                         "x-kubernetes-preserve-unknown-fields": True}}}]},
+    }
+    gadget = {"apiVersion": "example.com/v1", "kind": "Gadget",
+              "metadata": {"name": "g1", "namespace": "bar"}, "spec": {"size": 1}}
+    publish(remote.git, "c1", description_files("default", "gadgets", [gadget, crd]))
+    clock = FakeClock()
+    agent = make_agent(remote, sim, clock=clock)
+    start = clock.now()
+    agent.step()
+    assert clock.now() - start >= agent.kube.settings.crd_established_timeout
+    objects = {o.kind: o for o in status_of(remote).descriptions[0].objects}
+    assert objects["CustomResourceDefinition"].change is Change.CREATED
+    assert objects["Gadget"].change is Change.FAILED
+    assert "does not serve Gadget" in objects["Gadget"].error
 
 
 def test_push_mode_is_left_to_the_hub_and_refused_without_app_pusher(

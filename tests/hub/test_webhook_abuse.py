@@ -96,7 +96,8 @@ def test_without_a_secret_the_hook_is_off_and_wakes_nothing() -> None:
 
 @pytest.mark.parametrize(("length", "code"), [
     ("-1", 400), ("abc", 400), ("1e3", 400), ("+12", 400), ("0x10", 400), ("", 400),
-    (str(MAX_BODY + 1), 413), ("200000000", 413), ("9" * 40, 413),
+    (str(MAX_BODY + 1), 413), ("200000000", 413),
+    ("9" * 40, 400),    # beyond any length uvicorn's parser (h11) takes for a number
 ])
 def test_a_bad_content_length_is_refused_before_the_body_is_read(length: str, code: int,
                                                                   capfd: Any) -> None:
@@ -147,13 +148,15 @@ def test_a_replay_is_accepted_again_after_the_window() -> None:
         assert status(exchange(server, post(BODY, signed(delivery="d-1")))) == 202
 
 
-def test_non_ascii_tokens_and_signatures_are_401_not_a_traceback(capfd: Any) -> None:
+def test_non_ascii_tokens_and_signatures_are_refused_not_a_traceback(capfd: Any) -> None:
     with hub_server() as (server, wake):
         for header in (b"X-Gitlab-Token: s3cr\xc3\xa9t", b"X-Hub-Signature-256: sha256=\xff\xfe",
                        b"X-Gitea-Signature: \xe2\x82\xac"):
             raw = (b"POST /hooks/git HTTP/1.1\r\nConnection: close\r\nX-GitHub-Event: push\r\n"
                    + header + f"\r\nContent-Length: {len(BODY)}\r\n\r\n".encode() + BODY)
-            assert status(exchange(server, raw)) == 401
+            # uvicorn's parser refuses bytes beyond ASCII in a header (400); a server that let
+            # them through must still find no match (401)
+            assert status(exchange(server, raw)) in (400, 401)
         assert woken(wake) == []
     assert "Traceback" not in capfd.readouterr().err
 
@@ -212,26 +215,62 @@ def wait_closed(sock: socket.socket, seconds: float) -> bool:
         sock.settimeout(10)
 
 
-def test_many_idle_connections_hold_no_more_threads_than_the_bound() -> None:
+def get(server: HubServer, path: str) -> int:
+    raw = f"GET {path} HTTP/1.1\r\nHost: hub\r\nConnection: close\r\n\r\n".encode()
+    return status(exchange(server, raw, timeout=5))
+
+
+def test_idle_clients_at_the_bound_give_way_and_probes_still_answer() -> None:
+    """A slow-loris fills the connection bound with idle sockets (and half-sent requests): the
+    longest-idle gives way to each new connection, so a kubelet's probe is still answered and a
+    webhook still wakes the hub; the open connections never exceed the bound, nor do threads."""
     before = threading.active_count()
-    with hub_server(max_connections=8, idle_timeout=5.0) as (server, wake):
-        idle = [socket.create_connection(server.address, timeout=10) for _ in range(200)]
+    with hub_server(max_connections=8, idle_timeout=30.0) as (server, wake):
+        idle = [socket.create_connection(server.address, timeout=10) for _ in range(100)]
+        half = [socket.create_connection(server.address, timeout=10) for _ in range(20)]
         try:
-            # the ones beyond the bound are answered 503 at once and closed
-            refused = 0
-            for sock in idle[8:]:
-                answer = read_all(sock)
-                assert status(answer) == 503
-                refused += 1
-            assert refused == 192
-            assert threading.active_count() <= before + 1 + 8   # the serving thread + the bound
+            for sock in half:   # headers begun, never finished
+                sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: hub\r\nX-Slow: ")
+            for _ in range(5):
+                assert get(server, "/healthz") == 200
+                assert get(server, "/readyz") == 200
+            assert status(exchange(server, post(BODY, signed()))) == 202
+            assert woken(wake) == ["webhook"]
+            assert len(server.guard.open) <= 8
+            assert threading.active_count() <= before + 2   # the serving thread (+ a worker)
+            # the newest idle clients still hold their place: nothing was closed early
+            assert sum(not wait_closed(sock, 0.01) for sock in half[-4:]) == 4
         finally:
-            for sock in idle:
+            for sock in idle + half:
                 sock.close()
-        # the held ones time out; the endpoint serves again
-        wait_for(lambda: status(exchange(server, post(BODY, signed()))) == 202, timeout=10,
-                 what="serving after the idle connections")
-        assert woken(wake) == ["webhook"]
+
+
+def test_when_every_connection_is_serving_a_new_one_is_refused_503() -> None:
+    """When every connection is busy answering a request (held here by a slow app at `/`), a
+    newcomer is answered 503 at once; once they finish, the endpoint serves again."""
+    release = threading.Event()
+
+    async def slow(scope: Any, receive: Any, send: Any) -> None:
+        import anyio
+
+        await anyio.to_thread.run_sync(release.wait, 10)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"done"})
+
+    with hub_server(max_connections=4, dashboard=slow) as (server, _):
+        busy = [socket.create_connection(server.address, timeout=10) for _ in range(4)]
+        try:
+            for sock in busy:
+                sock.sendall(b"GET /slow HTTP/1.1\r\nHost: hub\r\nConnection: close\r\n\r\n")
+            wait_for(lambda: sum(not c.waiting() for c in server.guard.open) == 4, timeout=5,
+                     what="four requests in flight")
+            assert get(server, "/healthz") == 503
+        finally:
+            release.set()
+            for sock in busy:
+                assert status(read_all(sock)) == 200
+                sock.close()
+        assert get(server, "/healthz") == 200
 
 
 def test_readyz_follows_the_readiness_callback() -> None:

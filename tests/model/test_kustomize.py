@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gitfleet.cli import main
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.settings import HubSettings
 from gitfleet.source import Kustomizer, load_snapshot, read_revision, read_worktree
@@ -165,20 +164,3 @@ def test_the_hub_deploys_a_kustomization_and_keeps_it_when_the_build_breaks(
     assert yaml.safe_load(git(repo, "show", f"{branch}:{web[0]}")) == good
     assert not (repo / "templates/app/prod/kustomization.yaml.out").exists()
     assert git(repo, "status", "--porcelain") == ""   # nothing written into the user's repo
-
-
-def test_validate_warns_that_helm_chart_feeds_need_helm(tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str]
-                                                        ) -> None:
-    chart = """apiVersion: apps.clusternet.io/v1alpha1
-kind: HelmChart
-metadata: {name: podinfo, namespace: charts}
-spec: {repo: "https://stefanprodan.github.io/podinfo", chart: podinfo, version: 6.5.4}
-"""
-    root = fleet_dir(tmp_path, {"templates/charts/podinfo.yaml": chart})
-    assert main(["validate", str(root)]) == 0
-    out = capsys.readouterr().out
-    assert ("warning: templates/charts/podinfo.yaml:1: HelmChart/charts/podinfo: HelmChart "
-            "feeds are installed by the agent with helm: an agent without helm on its PATH "
-            "cannot install this chart") in out
-    assert out.splitlines()[-1].endswith("0 errors, 1 warnings")

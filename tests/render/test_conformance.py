@@ -10,6 +10,7 @@ example selects (and one template the fieldpatch example names but does not ship
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from gitfleet import yamlio
 from gitfleet.cli import main
 from gitfleet.model.loader import POLICY_KINDS, load_fleet
 from gitfleet.model.objects import group_of
+from gitfleet.render.charts import ChartOutput, ChartRequest, is_chart_problem
 from gitfleet.render.core import RenderResult, render
 from gitfleet.render.status import ClusterCapacity, StatusSnapshot
 from tests.conftest import CONFORMANCE
@@ -121,6 +123,25 @@ class Example:
         return files
 
 
+# --- the examples' charts ------------------------------------------------------------------
+
+def recorded_chart(request: ChartRequest) -> ChartOutput:
+    """The examples' charts are on the public internet: this chart source renders one
+    ConfigMap recording what the render asked for (tests/charts renders real charts)."""
+    asked = {"chart": request.spec["chart"], "version": request.spec.get("version", ""),
+             "values": dict(request.values)}
+    doc = {"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": f"{request.release}-rendered"},
+           "data": {"asked": json.dumps(asked, sort_keys=True)}}
+    return ChartOutput((doc,), request.spec["repo"], asked["chart"], asked["version"],
+                       "sha256:" + "0" * 64)
+
+
+def asked(r: Rendered, cluster: str, folder: str, name: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(r.obj(cluster, folder, f"ConfigMap/{name}")["data"]["asked"])
+    return found
+
+
 # --- what each example promises ------------------------------------------------------------
 
 def check_static_dividing(r: Rendered) -> None:
@@ -168,31 +189,29 @@ def check_replication(r: Rendered) -> None:
     assert [o["name"] for o in desc["overrides"]] == [
         "nginx-global-overrides-demo", "nginx-local-overrides-demo-higher-priority",
         "nginx-local-overrides-demo-lower-priority"]
-    # The HelmChart feed: a helm Description with the Globalization's and then the
-    # Localization's values merged, and chart overrides where the Localization comes last.
+    # The HelmChart feed: rendered (by the chart renderer) with the Globalization's and then
+    # the Localization's values merged, and chart overrides where the Localization comes last.
     helm = r.description("area1", "default/app-demo@helm")["spec"]
-    assert helm["deployer"] == "helm"
-    chart = r.obj("area1", "default/app-demo@helm", "HelmChart/default/mysql")
-    assert chart["spec"]["values"] == {
+    assert helm["deployer"] == "generic"
+    assert [(c["chart"], c["version"]) for c in helm["charts"]] == [("mysql", "9.1.8")]
+    assert set(r.objects("area1", "default/app-demo@helm")) == {
+        "Namespace//abc", "ConfigMap/abc/mysql-rendered"}
+    chart = asked(r, "area1", "default/app-demo@helm", "abc/mysql-rendered")
+    assert chart["values"] == {
         "commonLabels": {"clusternet.io/override-by": "clusternet-hub",
                          "some-label": "some-value"},
         "primary": {"persistence": {"enabled": False}},
         "image": {"tag": "8.0.26-debian-10-r39"},
         "auth": {"database": "database_for_clusternet-5l82l"},
     }
-    assert chart["spec"]["version"] == "9.1.8"
-    assert chart["spec"]["chart"] == "mysql" and chart["spec"]["targetNamespace"] == "abc"
-    assert chart["metadata"]["labels"] == {"some-label": "some-value-2",
-                                           "another-label": "another-value-2"}
+    assert chart["version"] == "9.1.8" and chart["chart"] == "mysql"
 
 
 def check_replication_without_localization_cluster(r: Rendered) -> None:
     # The Globalization alone (area2 is bound here, not area1's namespace): version 9.1.0.
-    chart = r.obj("area2", "default/app-demo@helm", "HelmChart/default/mysql")
-    assert chart["spec"]["version"] == "9.1.0"
-    assert chart["metadata"]["labels"] == {"some-label": "some-value",
-                                           "another-label": "another-value"}
-    assert "image" not in chart["spec"]["values"]
+    chart = asked(r, "area2", "default/app-demo@helm", "abc/mysql-rendered")
+    assert chart["version"] == "9.1.0"
+    assert "image" not in chart["values"]
     nginx = r.obj("area2", "default/app-demo", "Deployment/foo/my-nginx")
     assert nginx["spec"]["replicas"] == 3
     assert nginx["metadata"]["labels"] == {"clusternet-app": "multi-cluster-nginx",
@@ -268,12 +287,12 @@ def check_nfd(r: Rendered) -> None:
                           "NodeFeatureRule/default/label-aggregate-rule"}
     rule = plain["NodeFeatureRule/default/label-aggregate-rule"]
     assert rule["spec"]["rules"][0]["labels"] == {NFD_LABEL: "sample-value"}
-    chart = r.obj("nfd-child", "default/nfd-all-children@helm",
-                  "HelmChart/default/node-feature-discovery")
-    assert chart["spec"]["values"] == {"master": {"extraLabelNs": ["node.clusternet.io"]}}
-    assert chart["spec"]["version"] == "0.11.2"
+    chart = asked(r, "nfd-child", "default/nfd-all-children@helm",
+                  "node-feature-discovery/node-feature-discovery-rendered")
+    assert chart["values"] == {"master": {"extraLabelNs": ["node.clusternet.io"]}}
+    assert chart["version"] == "0.11.2"
     assert r.description("nfd-child", "default/nfd-all-children@helm")["spec"]["deployer"] == \
-        "helm"
+        "generic"
     # day1: the app goes to every cluster carrying the label NFD puts on it, and only there.
     assert r.folders("labelled") == {"default/scheduling-with-nfd-demo"}
     assert set(r.objects("labelled", "default/scheduling-with-nfd-demo")) == {
@@ -419,7 +438,7 @@ def test_example_loads_without_problems(example: Example) -> None:
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.id)
 def test_example_renders_what_its_comments_promise(example: Example) -> None:
-    result = render(load_fleet(example.files()), status=example.status)
+    result = render(load_fleet(example.files()), status=example.status, charts=recorded_chart)
     assert [p.format() for p in result.errors] == []
     assert [p.format() for p in result.warnings] == []
     rendered = Rendered(result)
@@ -434,15 +453,19 @@ def test_gitfleet_validate_accepts_the_example(example: Example, tmp_path: Path,
     for rel, data in example.files().items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_bytes(data)
-    code = main(["validate", str(tmp_path)])
+    code = main(["validate", str(tmp_path), "--chart-cache", str(tmp_path / "charts")])
     out = capsys.readouterr().out
-    assert code == 0, out
     lines = out.splitlines()
-    assert ": 0 errors, " in lines[-1]
+    # validate renders HelmCharts as the hub does: the examples' charts are on the public
+    # internet, which tests do not reach; each such chart is an error naming it and its file
+    charts = [line for line in lines[:-1] if is_chart_problem(line)]
+    assert all("HelmChart default/" in line and "(templates/" in line for line in charts), out
+    assert code == (1 if charts else 0), out
+    assert f": {len(charts)} errors, " in lines[-1]
     # validate knows no cluster status: dynamic division can only say it has none yet.
     for line in lines[:-1]:
-        assert line.startswith("warning: ") and ("has reported its capacity yet" in line
-                                                 or "without helm on its PATH" in line), line
+        assert line in charts or line.startswith("warning: ") and (
+            "has reported its capacity yet" in line), line
 
 
 def test_fieldpatch_example_as_shipped_names_its_missing_feed(tmp_path: Path,

@@ -1,0 +1,242 @@
+"""Staged apply: write a set of planned objects in kind stages, wait for new CRDs on the clock.
+
+Inside one call the kind stages of `stages` hold (CRDs and Namespaces, RBAC, config, the rest,
+webhooks); objects of one stage are applied in parallel. A missing namespace of an object is
+created first (unless a Description provides it); one that cannot be created fails its objects
+once, with one cause. New CRDs are waited for until Established, polling on the injected clock
+(bounded by the client's `crd_established_timeout`). A Helm hook run again over its previous
+object deletes that first (before-hook-creation); while it is still going away the hook waits.
+One `Applier` serves one sync, across the ordering steps it applies.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from types import TracebackType
+
+from gitfleet.agent import stages
+from gitfleet.agent.changes import ObjectResult
+from gitfleet.agent.desired import DesiredState
+from gitfleet.agent.ignore import Ignores
+from gitfleet.agent.inventory import InventoryEntry
+from gitfleet.agent.kubeapi import ClusterApi
+from gitfleet.agent.marks import foreign_error, managed_body, prune_adopted, uid_of
+from gitfleet.agent.plan import Action, Owner, judged, reserved_error
+from gitfleet.agent.statusfile import Change, Health
+from gitfleet.clock import Clock
+from gitfleet.kube.errors import ApiError, NotServed
+from gitfleet.layout import is_reserved_object
+from gitfleet.logs import log
+
+LOG = logging.getLogger("gitfleet.agent.apply")
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What one apply left for the inventory: an entry, or the word that the key is not ours."""
+
+    result: ObjectResult
+    entry: InventoryEntry | None = None
+    not_ours: bool = False
+    writes: int = 0
+
+
+@dataclass
+class Outcome:
+    """What the applies of one sync did, added up over its rounds."""
+
+    results: dict[str, ObjectResult] = field(default_factory=dict)
+    entries: list[InventoryEntry] = field(default_factory=list)
+    not_ours: list[str] = field(default_factory=list)
+    writes: int = 0
+    failed_namespaces: dict[str, str] = field(default_factory=dict)
+
+
+class Applier:
+    def __init__(self, kube: ClusterApi, *, owner: Owner, desired: DesiredState,
+                 ignores: Ignores, clock: Clock, create_namespaces: bool = True,
+                 workers: int = 4) -> None:
+        self.kube = kube
+        self.owner = owner
+        self.desired = desired
+        self.ignores = ignores
+        self.clock = clock
+        self.create_namespaces = create_namespaces
+        self.outcome = Outcome()
+        self._provided = {o.ref.name for o in desired.objects.values()
+                          if o.ref.kind == "Namespace"}
+        self._ensured: set[str] = set()
+        self._lock = threading.Lock()
+        self._workers = max(1, workers)
+        self._pool: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> Applier:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+
+    # -- a round ---------------------------------------------------------------------------
+
+    def apply(self, actions: Iterable[Action]) -> None:
+        """Apply `actions` stage by stage; results and entries land in `self.outcome`."""
+        out = self.outcome
+        failed_ns = out.failed_namespaces
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self._workers,
+                                            thread_name_prefix="gitfleet-apply")
+        for stage in stages.in_stages((a.obj.ref, a) for a in actions):
+            todo = [a for _, a in stage]
+            out.writes += self._ensure_namespaces(todo)
+            runnable = []
+            for a in todo:
+                ns = a.obj.ref.namespace
+                if ns in failed_ns and a.obj.ref.kind != "Namespace":
+                    out.results[a.obj.ref.key] = ObjectResult(
+                        a.obj.ref, a.obj.description, Change.SKIPPED,
+                        error=f"skipped: namespace {ns} failed")
+                else:
+                    runnable.append(a)
+            list(self._pool.map(self._one, runnable))
+            # A Namespace that failed is tried once more before its objects are given up.
+            for a in runnable:
+                ref = a.obj.ref
+                if ref.kind == "Namespace" and out.results[ref.key].change is Change.FAILED:
+                    self._one(a)
+                    if out.results[ref.key].change is Change.FAILED:
+                        failed_ns[ref.name] = out.results[ref.key].error
+            crds = [a.obj.ref.name for a in runnable
+                    if a.obj.ref.kind == "CustomResourceDefinition"
+                    and out.results[a.obj.ref.key].change in (
+                        Change.CREATED, Change.CONFIGURED, Change.UNCHANGED)]
+            if crds:
+                for name in self.wait_established(crds):
+                    log(LOG, logging.WARNING, "CRD not established in time", crd=name)
+
+    def namespace_errors(self) -> dict[str, str]:
+        """Namespaces the agent itself failed to create (a failed Namespace object of a
+        Description is reported as that object); logs each once with what it held back."""
+        failed = self.outcome.failed_namespaces
+        for ns, error in sorted(failed.items()):
+            skipped = f"skipped: namespace {ns} failed"
+            behind = sum(1 for r in self.outcome.results.values() if r.error == skipped)
+            log(LOG, logging.WARNING, "namespace failed; its objects skipped", namespace=ns,
+                skipped=behind, error=error)
+        return {ns: e for ns, e in failed.items() if ns not in self._provided}
+
+    def wait_established(self, names: list[str]) -> list[str]:
+        """Poll until every named CRD is Established, sleeping on the clock; the late ones."""
+        settings = self.kube.settings
+        deadline = self.clock.now() + settings.crd_established_timeout
+        waiting = self.kube.wait_crds_established(names, timeout=0)
+        while waiting and self.clock.now() < deadline:
+            self.clock.sleep(settings.poll_interval)
+            waiting = self.kube.wait_crds_established(waiting, timeout=0)
+        return waiting
+
+    def _one(self, action: Action) -> None:
+        done = self.apply_one(action)
+        out = self.outcome
+        with self._lock:
+            out.results[action.obj.ref.key] = done.result
+            out.writes += done.writes
+            if done.entry is not None:
+                out.entries.append(done.entry)
+            elif done.not_ours:
+                out.not_ours.append(action.obj.ref.key)
+
+    def _ensure_namespaces(self, actions: list[Action]) -> int:
+        """Create the missing namespaces of these objects that no Description provides; one
+        that cannot be created (after a second try) is recorded as failed."""
+        if not self.create_namespaces:
+            return 0
+        created = 0
+        for action in actions:
+            ref = action.obj.ref
+            if not ref.namespace or ref.namespace in self._provided \
+                    or ref.namespace in self._ensured:
+                continue
+            try:
+                if not self.kube.resource(ref.api_version, ref.kind).namespaced:
+                    continue
+            except NotServed:
+                continue
+            self._ensured.add(ref.namespace)
+            error = ""
+            for _attempt in range(2):
+                try:
+                    if self.kube.ensure_namespace(ref.namespace):
+                        created += 1
+                        log(LOG, logging.INFO, "created namespace", namespace=ref.namespace)
+                    error = ""
+                    break
+                except ApiError as exc:
+                    error = f"{exc.status} {exc.reason}: {exc.message}"
+            if error:
+                self.outcome.failed_namespaces[ref.namespace] = (
+                    f"cannot create namespace {ref.namespace}: {error}")
+        return created
+
+    # -- one object ------------------------------------------------------------------------
+
+    def apply_one(self, action: Action) -> Applied:
+        obj = action.obj
+        ref = obj.ref
+        if is_reserved_object(ref.kind, ref.namespace, ref.name):
+            return Applied(ObjectResult(ref, obj.description, Change.FAILED,
+                                        error=reserved_error(ref)))
+        description = self.desired.descriptions.get(obj.description)
+        adopted = bool(action.entry and action.entry.adopted)
+        writes = 0
+        try:
+            self.kube.resource(ref.api_version, ref.kind)  # NotServed before any other call
+            live = action.live
+            if action.reason in ("new", "missing"):
+                live = self.kube.get(ref.api_version, ref.kind, ref.namespace, ref.name)
+            if live is not None and not self.owner.wrote(live, action.entry):
+                if description is None or not description.overwrite:
+                    return Applied(ObjectResult(ref, obj.description, Change.SKIPPED,
+                                                error=foreign_error(ref, live, action.entry)),
+                                   not_ours=True)
+                adopted = True
+                log(LOG, logging.INFO, "adopting", object=str(ref),
+                    reason="conflictResolution Overwrite", uid=uid_of(live))
+            if action.replaces_hook and live is not None:
+                writes += self.kube.delete(ref.api_version, ref.kind, ref.namespace, ref.name)
+                live = self.kube.get(ref.api_version, ref.kind, ref.namespace, ref.name)
+                if live is not None:
+                    return Applied(ObjectResult(
+                        ref, obj.description, Change.SKIPPED, Health.PROGRESSING,
+                        message="waiting for the previous hook object to go "
+                                "(before-hook-creation)"), writes=writes)
+            before = str(((live or {}).get("metadata") or {}).get("resourceVersion", ""))
+            body = self.ignores.for_apply(
+                ref, managed_body(obj, self.owner.cluster, self.desired.state_commit,
+                                  adopted=adopted), live, manager=self.owner.manager)
+            after = self.kube.apply(body, force=True)
+            writes += 1
+        except NotServed as exc:
+            return Applied(ObjectResult(ref, obj.description, Change.FAILED, error=exc.message))
+        except ApiError as exc:
+            return Applied(ObjectResult(ref, obj.description, Change.FAILED,
+                                        error=f"{exc.status} {exc.reason}: {exc.message}"),
+                           writes=writes)
+        preserve = bool(description and description.preserve_on_deletion)
+        entry = InventoryEntry(ref=ref, description=obj.description, hash=obj.hash,
+                               uid=uid_of(after), adopted=adopted,
+                               release=preserve or (adopted and not prune_adopted(obj)))
+        now = str((after.get("metadata") or {}).get("resourceVersion", ""))
+        if live is None:
+            change = Change.CREATED
+        elif before and before == now:
+            change = Change.UNCHANGED
+        else:
+            change = Change.CONFIGURED
+        return Applied(judged(obj, after, change, rules=self.desired.health_rules,
+                              now=self.clock.now()), entry=entry, writes=writes)

@@ -1,0 +1,197 @@
+"""The dashboard as an ASGI app (Starlette): the page, its assets, and a read-only JSON API.
+
+Every route is GET (HEAD): nothing here writes. The page and its assets hold no fleet data and
+are served to anyone who reaches the listener; `/api/` answers only a caller that shows the
+bearer token (`Authorization: Bearer ...`) or that a trusted reverse proxy vouched for (a
+non-empty `user_header`, e.g. `X-Forwarded-User` set by oauth2-proxy), when either is set.
+Answers carry a strict Content-Security-Policy (only this origin's own scripts and styles) and
+an ETag: the page polls `/api/version` with If-None-Match, and reloads its data when it moves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from gitfleet.dashboard import history, views
+from gitfleet.dashboard.source import FleetSource
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+SECURITY = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
+            "Cache-Control": "no-cache"}
+ASSETS = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8",
+          "index.html": "text/html; charset=utf-8"}
+
+
+def asset(name: str) -> bytes:
+    return resources.files("gitfleet.dashboard").joinpath("static", name).read_bytes()
+
+
+def labels_match(text: str) -> Callable[[dict[str, str]], bool] | None:
+    """`-l`'s label selector (`env=prod,tier!=small`), parsed as `gitfleet get -l` parses it."""
+    from gitfleet.kubesim.selectors import SelectorError, label_selector
+
+    if not text.strip():
+        return None
+    try:
+        return label_selector(text)
+    except SelectorError as exc:
+        raise ValueError(f"not a label selector: {text!r} ({exc})") from None
+
+
+def _int(request: Request, name: str, default: int) -> int:
+    text = request.query_params.get(name, "")
+    return int(text) if text.isdigit() else default
+
+
+class Api:
+    """The JSON answers, computed off the event loop and tagged with the model's version."""
+
+    def __init__(self, source: FleetSource) -> None:
+        self.source = source
+
+    def fleet(self, request: Request) -> tuple[str, Any]:
+        m = self.source.model()
+        q = request.query_params
+        match = labels_match(q.get("l", ""))
+        since = q.get("since", "").strip()
+        only = None
+        changed: dict[str, list[str]] = {}
+        if since:
+            if not history.is_sha(since) or self.source.git.resolve(f"{since}^{{commit}}") is None:
+                raise ValueError(f"since: no such commit {since!r}")
+            state = m.view.snap.state_commit or ""
+            changed = self.source.kept(("changed", since, state), lambda: history.changed_clusters(
+                self.source.git, since, state))
+            only = set(changed)
+        page = views.fleet_page(m.fleet, query=q.get("q", ""), match=match, only=only,
+                                offset=_int(request, "offset", 0),
+                                limit=_int(request, "limit", views.PAGE))
+        page["changed"] = {c["name"]: changed.get(c["name"], []) for c in page["clusters"]
+                           } if since else {}
+        return m.etag, page
+
+    def cluster(self, request: Request) -> tuple[str, Any]:
+        m = self.source.model()
+        name = request.path_params["name"]
+        data = views.cluster(m.view, m.fleet, name)
+        if data is None:
+            raise LookupError(f"no cluster {name!r}")
+        ref = self.source.branches.status(name)
+        head = self.source.git.resolve(ref) or ""
+        data["history"] = self.source.kept(("status", head), lambda: history.status_log(
+            self.source.git, head)) if head else []
+        return m.etag, data
+
+    def app(self, request: Request) -> tuple[str, Any]:
+        m = self.source.model()
+        key = f"{request.path_params['namespace']}/{request.path_params['name']}"
+        data = views.app(m.view, m.fleet, key)
+        if data is None:
+            raise LookupError(f"no application {key!r}")
+        return m.etag, data
+
+    def history(self, request: Request) -> tuple[str, Any]:
+        m = self.source.model()
+        state = m.view.snap.state_commit or ""
+        offset, limit = _int(request, "offset", 0), min(_int(request, "limit", 50), 200)
+        rows = self.source.kept(("log", state, offset, limit), lambda: history.state_log(
+            self.source.git, state, offset=offset, limit=limit)) if state else []
+        return m.etag, {"commits": rows, "offset": offset, "limit": limit,
+                        "clusters": [c["name"] for c in m.fleet["clusters"]]}
+
+    def diff(self, request: Request) -> tuple[str, Any]:
+        q = request.query_params
+        a, b, name = q.get("a", ""), q.get("b", ""), q.get("cluster", "")
+        git = self.source.git
+        full = []
+        for sha in (a, b):
+            resolved = git.resolve(f"{sha}^{{commit}}") if history.is_sha(sha) else None
+            if resolved is None:
+                raise ValueError(f"not a commit: {sha!r}")
+            full.append(resolved)
+        if not name or "/" in name or name.startswith("."):
+            raise ValueError("cluster: give a cluster's name")
+        objects = self.source.kept(("diff", *full, name), lambda: history.object_diff(
+            git, full[0], full[1], name))
+        return "diff-" + hashlib.sha1(" ".join((*full, name)).encode()).hexdigest()[:16], {
+            "a": full[0], "b": full[1], "cluster": name, "objects": objects}
+
+    def version(self, request: Request) -> tuple[str, Any]:
+        m = self.source.model()
+        return m.etag, {"etag": m.etag, "stateCommit": m.view.snap.state_commit or ""}
+
+
+def dashboard_app(source: FleetSource, *, token: str | None = None,
+                  user_header: str | None = None) -> Starlette:
+    api = Api(source)
+
+    def allowed(request: Request) -> bool:
+        if not token and not user_header:
+            return True
+        if token:
+            given = request.headers.get("authorization", "")
+            if given.startswith("Bearer ") and hmac.compare_digest(
+                    given[7:].strip().encode(), token.encode()):
+                return True
+        return bool(user_header and request.headers.get(user_header, "").strip())
+
+    def endpoint(compute: Callable[[Request], tuple[str, Any]]) -> Any:
+        async def handle(request: Request) -> Response:
+            if not allowed(request):
+                return JSONResponse({"error": "unauthorized: this dashboard wants a bearer token"
+                                     if token else "unauthorized"}, 401, headers={
+                                         **SECURITY, "WWW-Authenticate": "Bearer"})
+            try:
+                etag, data = await run_in_threadpool(compute, request)
+            except ValueError as exc:
+                return JSONResponse({"error": str(exc)}, 400, headers=SECURITY)
+            except LookupError as exc:
+                return JSONResponse({"error": str(exc).strip("'\"")}, 404, headers=SECURITY)
+            tag = '"' + hashlib.sha1(f"{etag} {request.url.query}".encode()).hexdigest()[:20] + '"'
+            headers = {**SECURITY, "ETag": tag}
+            if request.headers.get("if-none-match") == tag:
+                return Response(status_code=304, headers=headers)
+            body = json.dumps(data, separators=(",", ":"), default=str)
+            return Response(body, media_type="application/json", headers=headers)
+        return handle
+
+    async def page(request: Request) -> Response:
+        return Response(asset("index.html"), media_type=ASSETS["index.html"], headers=SECURITY)
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in ASSETS or name == "index.html":
+            return JSONResponse({"error": "not found"}, 404, headers=SECURITY)
+        return Response(asset(name), media_type=ASSETS[name], headers=SECURITY)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return JSONResponse({"error": "not found"}, 404, headers=SECURITY)
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return JSONResponse({"error": "read-only: only GET"}, 405,
+                            headers={**SECURITY, "Allow": "GET, HEAD"})
+
+    get = ["GET"]
+    routes = [
+        Route("/", page, methods=get), Route("/static/{name}", static, methods=get),
+        Route("/api/version", endpoint(api.version), methods=get),
+        Route("/api/fleet", endpoint(api.fleet), methods=get),
+        Route("/api/cluster/{name}", endpoint(api.cluster), methods=get),
+        Route("/api/app/{namespace}/{name}", endpoint(api.app), methods=get),
+        Route("/api/history", endpoint(api.history), methods=get),
+        Route("/api/diff", endpoint(api.diff), methods=get),
+    ]
+    return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})

@@ -1,0 +1,77 @@
+"""`gitfleet dashboard --out DIR`: the same pages and their data as a static site.
+
+The page is the served one; its data is written as `data/<key>.js` files that hand the JSON to
+the page (`gitfleetData(key, data)`), because a page opened from `file://` may load scripts
+beside it but not fetch them. The grid's filters and pages then run in the browser. History
+holds the newest state commits, and for each the diff of every cluster it changed (bounded).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from gitfleet.clock import isoformat
+from gitfleet.dashboard import history, views
+from gitfleet.dashboard.app import ASSETS, asset
+from gitfleet.dashboard.source import FleetSource
+
+HISTORY = 30            # state commits in the export
+DIFFS_PER_COMMIT = 20   # clusters whose diff is written per state commit
+
+
+def file_key(key: str) -> str:
+    """The data file's name for `key` (the page computes the same: app.js `fileKey`)."""
+    return re.sub(r"[^A-Za-z0-9.-]", lambda m: f"_{ord(m.group(0)):x}_", key)
+
+
+def export(source: FleetSource, out: Path) -> int:
+    """Writes the site into `out`; returns the number of data files."""
+    m = source.model()
+    (out / "static").mkdir(parents=True, exist_ok=True)
+    (out / "data").mkdir(exist_ok=True)
+    (out / "index.html").write_bytes(asset("index.html"))
+    for name in ASSETS:
+        if name != "index.html":
+            (out / "static" / name).write_bytes(asset(name))
+    written = 0
+
+    def put(key: str, data: Any) -> None:
+        nonlocal written
+        body = json.dumps(data, separators=(",", ":"), default=str)
+        # `</` cannot close a script element from inside a string
+        body = body.replace("</", "<\\/")
+        (out / "data" / f"{file_key(key)}.js").write_text(
+            f"gitfleetData({json.dumps(key)},{body});\n")
+        written += 1
+
+    fleet = {k: v for k, v in m.fleet.items() if k != "signature"}
+    put("fleet", fleet)
+    put("meta", {"stateCommit": m.view.snap.state_commit or "",
+                 "generated": isoformat(time.time())})
+    for c in m.fleet["clusters"]:
+        data = views.cluster(m.view, m.fleet, c["name"])
+        if data is not None:
+            head = source.git.resolve(source.branches.status(c["name"]))
+            data["history"] = history.status_log(source.git, head) if head else []
+            put(f"cluster/{c['name']}", data)
+    for a in m.fleet["apps"]:
+        data = views.app(m.view, m.fleet, a["key"])
+        if data is not None:
+            put(f"app/{a['key']}", data)
+    state = m.view.snap.state_commit
+    commits = history.state_log(source.git, state, limit=HISTORY) if state else []
+    for newer, older in zip(commits, commits[1:], strict=False):
+        changed = sorted(history.changed_clusters(source.git, older["commit"], newer["commit"]))
+        newer["changed"] = changed[:DIFFS_PER_COMMIT]
+        for name in newer["changed"]:
+            put(f"diff/{older['commit']}/{newer['commit']}/{name}", {
+                "a": older["commit"], "b": newer["commit"], "cluster": name,
+                "objects": history.object_diff(source.git, older["commit"], newer["commit"],
+                                               name)})
+    put("history", {"commits": commits, "offset": 0, "limit": HISTORY,
+                    "clusters": [c["name"] for c in m.fleet["clusters"]]})
+    return written

@@ -1,0 +1,144 @@
+"""History from Git: the state branch's commits, a cluster's status log, and what a cluster ran
+between two state commits, object by object.
+
+Every answer here is a function of commit ids, so the caller caches it forever (bounded). A
+Secret's values never leave this module: `data` and `stringData` are replaced by a marker that
+says only whether the value changed between the two commits.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from gitfleet import yamlio
+from gitfleet.errors import InputError
+from gitfleet.state.git import Git
+
+_SEP, _END = "\x1f", "\x1e"
+_TRAILER = re.compile(r"^Source-Commit:\s*([0-9a-f]{7,40})\s*$", re.M)
+_SHA = re.compile(r"^[0-9a-f]{4,40}$")
+SECRET_FIELDS = ("data", "stringData")
+HIDDEN = "<hidden>"
+
+
+def is_sha(text: str) -> bool:
+    return bool(_SHA.match(text))
+
+
+def _log(git: Git, ref: str, *args: str) -> list[list[str]]:
+    fmt = _SEP.join(("%H", "%an", "%ct", "%s", "%b")) + _END
+    out = git.run("log", f"--format={fmt}", *args, ref, "--", check=False).decode(
+        "utf-8", "replace")
+    return [entry.strip("\n").split(_SEP) for entry in out.split(_END) if entry.strip()]
+
+
+def state_log(git: Git, state: str, *, offset: int = 0, limit: int = 50) -> list[dict[str, Any]]:
+    """State commits, newest first, with the source commit each was rendered from (its author
+    and subject) and the `git revert` that undoes that source change."""
+    rows: list[dict[str, Any]] = []
+    for sha, author, when, subject, body in _log(git, state, f"--skip={offset}",
+                                                 f"-n{limit}"):
+        m = _TRAILER.search(body)
+        rows.append({"commit": sha, "author": author, "time": int(when), "subject": subject,
+                     "sourceCommit": m.group(1) if m else ""})
+    sources = [str(r["sourceCommit"]) for r in rows if r["sourceCommit"]]
+    info = {}
+    if sources:
+        fmt = _SEP.join(("%H", "%an", "%ct", "%s")) + _END
+        out = git.run("show", "-s", "--no-walk=unsorted", f"--format={fmt}", *sources,
+                      check=False).decode("utf-8", "replace")
+        for entry in out.split(_END):
+            parts = entry.strip("\n").split(_SEP)
+            if len(parts) == 4:
+                info[parts[0]] = {"author": parts[1], "time": int(parts[2]), "subject": parts[3]}
+    for r in rows:
+        wanted = str(r["sourceCommit"])
+        src = info.get(wanted) or next(
+            (v for k, v in info.items() if wanted and k.startswith(wanted)), None)
+        r["source"] = src or {}
+        r["revert"] = f"git revert --no-edit {r['sourceCommit']}" if r["sourceCommit"] else ""
+    return rows
+
+
+def status_log(git: Git, ref: str, *, limit: int = 50) -> list[dict[str, Any]]:
+    """A cluster's status branch, newest first: when, by whom, what it said."""
+    return [{"commit": sha, "author": author, "time": int(when), "subject": subject}
+            for sha, author, when, subject, _ in _log(git, ref, f"-n{limit}")]
+
+
+def changed_clusters(git: Git, since: str, state: str) -> dict[str, list[str]]:
+    """cluster -> the Description folders whose files differ between two state commits (a
+    cluster whose `cluster.yaml` alone changed, e.g. a taint, maps to no folder)."""
+    out = git.run("diff", "--name-only", "--no-renames", since, state, "--", "clusters/",
+                  check=False).decode()
+    changed: dict[str, list[str]] = {}
+    for path in out.splitlines():
+        parts = path.split("/")
+        if len(parts) >= 3:     # a Description's files, or the cluster's own cluster.yaml
+            folder = f"{parts[2]}/{parts[3]}" if len(parts) >= 5 else ""
+            found = changed.setdefault(parts[1], [])
+            if folder and folder not in found:
+                found.append(folder)
+    return changed
+
+
+def object_diff(git: Git, a: str, b: str, cluster: str) -> list[dict[str, Any]]:
+    """What `cluster` ran at state commit `a` against `b`: one entry per object file that was
+    added, removed or changed, with a unified diff (Secret values hidden)."""
+    prefix = f"clusters/{cluster}/"
+    old, new = git.ls_tree(a, prefix), git.ls_tree(b, prefix)
+    paths = sorted(p for p in set(old) | set(new) if old.get(p) != new.get(p))
+    blobs = git.read_objects([s for p in paths for s in (old.get(p), new.get(p)) if s])
+    out = []
+    for path in paths:
+        before = blobs.get(old.get(path, ""), b"")
+        after = blobs.get(new.get(path, ""), b"")
+        rel = path[len(prefix):]
+        name = rel.rsplit("/", 1)[-1]
+        if _is_secret(name, before or after):
+            before, after = _hide_secret(before, after)
+        lines = list(difflib.unified_diff(
+            before.decode("utf-8", "replace").splitlines(),
+            after.decode("utf-8", "replace").splitlines(),
+            f"a/{rel}", f"b/{rel}", lineterm="", n=3))
+        out.append({"path": rel, "change": "added" if path not in old else
+                    "removed" if path not in new else "changed", "diff": lines})
+    return out
+
+
+def _is_secret(file_name: str, data: bytes) -> bool:
+    return "_Secret_" in file_name or bool(re.search(rb"^kind: Secret\s*$", data, re.M))
+
+
+def _hide_secret(before: bytes, after: bytes) -> tuple[bytes, bytes]:
+    """Both versions with every value of `data`/`stringData` replaced by a marker; a value that
+    differs between them is marked old/new (so a diff shows that it moved, never what)."""
+    docs = [_load(before), _load(after)]
+    fields = [{f: dict(d.get(f) or {}) for f in SECRET_FIELDS} if d else {} for d in docs]
+    out = []
+    for i, doc in enumerate(docs):
+        if doc is None:
+            out.append(b"")
+            continue
+        other = fields[1 - i]
+        for f in SECRET_FIELDS:
+            values = doc.get(f)
+            if not isinstance(values, dict):
+                continue
+            moved = f"{HIDDEN} ({'old' if i == 0 else 'new'} value)"
+            doc[f] = {k: HIDDEN if other.get(f, {}).get(k, v) == v else moved
+                      for k, v in values.items()}
+        out.append(yamlio.dump(doc).encode())
+    return out[0], out[1]
+
+
+def _load(data: bytes) -> dict[str, Any] | None:
+    if not data:
+        return None
+    try:
+        doc = yamlio.load_one(data, "secret")
+    except InputError:
+        return {"unreadable": HIDDEN}
+    return doc if isinstance(doc, dict) else {"unreadable": HIDDEN}

@@ -1,0 +1,113 @@
+"""Where the dashboard's data comes from: a fleet repo's branches, read once per commit.
+
+`version()` fingerprints the gitfleet refs (one `for-each-ref`, cached for a fraction of a
+second); the snapshot is re-read only when it changes. The rows that depend on the clock too
+(readiness judged on heartbeat age, as the hub judges it) are recomputed at most once a second,
+so a stopped agent turns its cluster Unknown with no new commit. History and diffs are keyed by
+commit ids, which never change, and kept in a bounded cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from gitfleet.dashboard import views
+from gitfleet.fleetview.rows import View
+from gitfleet.fleetview.snapshot import branch_prefix, read_snapshot
+from gitfleet.layout import Branches
+from gitfleet.state.git import Git
+
+T = TypeVar("T")
+VERSION_TTL = 0.2     # seconds a ref fingerprint is trusted before `for-each-ref` runs again
+CLOCK_STEP = 1.0      # readiness is re-judged at most this often without a new commit
+KEPT = 256            # commit-keyed results kept (history pages, diffs, cluster logs)
+
+
+@dataclass(frozen=True)
+class Model:
+    """Everything the views show at one instant: the snapshot's rows, indexed."""
+
+    etag: str
+    view: View
+    fleet: dict[str, Any]
+
+
+class FleetSource:
+    """A fleet repo read for the dashboard; thread-safe, cheap to ask again."""
+
+    def __init__(self, git: Git, *, prefix: str | Callable[[], str] | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.git = git
+        self._prefix = prefix
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._refs: tuple[float, str] = (-1.0, "")
+        self._snap: tuple[str, Any] = ("", None)
+        self._model: tuple[str, float, Model | None] = ("", -1.0, None)
+        self._kept: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+
+    @property
+    def prefix(self) -> str:
+        """The branch prefix (the hub hands its own, which fleet.yaml may change)."""
+        if callable(self._prefix):
+            return self._prefix()
+        if self._prefix is None:
+            self._prefix = branch_prefix(self.git)
+        return self._prefix
+
+    @property
+    def branches(self) -> Branches:
+        return Branches(self.prefix)
+
+    def refs_version(self) -> str:
+        """A digest of every gitfleet branch tip and the source branch."""
+        now = time.monotonic()
+        with self._lock:
+            at, digest = self._refs
+            if now - at < VERSION_TTL and digest:
+                return digest
+        out = self.git.run("for-each-ref", "--format=%(objectname) %(refname)",
+                           f"refs/heads/{self.prefix}/", "refs/heads/main", "refs/heads/master")
+        digest = hashlib.sha1(out).hexdigest()[:16]
+        with self._lock:
+            self._refs = (now, digest)
+        return digest
+
+    def model(self) -> Model:
+        """The current model: re-read when a branch moved, re-judged once a second."""
+        version = self.refs_version()
+        now = self.clock()
+        with self._lock:
+            cached_version, at, model = self._model
+            if model is not None and cached_version == version and now - at < CLOCK_STEP:
+                return model
+            snap_version, snap = self._snap
+        if snap is None or snap_version != version:
+            snap = read_snapshot(self.git, prefix=self.prefix)
+        view = View(snap, now)
+        fleet = views.fleet(view)
+        etag = hashlib.sha1(f"{version} {fleet['signature']}".encode()).hexdigest()[:16]
+        model = Model(etag, view, fleet)
+        with self._lock:
+            self._snap = (version, snap)
+            self._model = (version, now, model)
+        return model
+
+    def kept(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
+        """`compute()`'s result, kept by `key` (made of commit ids: it never goes stale)."""
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]  # type: ignore[no-any-return]
+        value = compute()
+        with self._lock:
+            self._kept[key] = value
+            while len(self._kept) > KEPT:
+                self._kept.popitem(last=False)
+        return value

@@ -1,0 +1,58 @@
+"""One headless Chromium per session (Debian's, driven by Playwright) and one live fleet per
+module: a hub serving the dashboard, agents and kubesim clusters (tests/dashboard/livefleet)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.dashboard.livefleet import LiveFleet, live_fleet
+
+CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parents[2]
+AXE = ROOT / ".tools" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+SHOTS = ROOT / "docs" / "img"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.fail("no /usr/bin/chromium: run `bash tools/setup --test` (tools/apt-packages.txt)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveFleet]:
+    with live_fleet(tmp_path_factory.mktemp("dashboard")) as f:
+        yield f
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield p
+    finally:
+        context.close()
+    assert errors == [], errors
+
+
+def shot(page: Any, name: str) -> None:
+    """The screenshot docs/dashboard.md shows, made by the test that checks the view."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"dashboard-{name}.png"))

@@ -1,0 +1,148 @@
+"""The dashboard's API on a real server (127.0.0.1, uvicorn) over a real Git repo: read-only,
+a strict CSP, bearer-token and proxy-header auth, ETags, and Secret values never shown."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitfleet import yamlio
+from gitfleet.dashboard.app import dashboard_app
+from gitfleet.dashboard.export import export, file_key
+from gitfleet.dashboard.history import object_diff
+from gitfleet.dashboard.source import FleetSource
+from gitfleet.httpthread import HTTPThread
+from gitfleet.state.git import Git, init_repo
+
+SECRET_VALUE = "hunter2-do-not-show"
+OTHER_VALUE = "correct-horse-battery"
+
+
+def state_commit(git: Git, files: dict[str, bytes], parents: list[str], source: str) -> str:
+    tree = git.write_tree(files)
+    return git.commit(tree, parents, f"Render\n\nSource-Commit: {source}\n")
+
+
+def secret(values: dict[str, str]) -> bytes:
+    return yamlio.dump({"apiVersion": "v1", "kind": "Secret",
+                        "metadata": {"name": "db", "namespace": "shop"},
+                        "stringData": values}).encode()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> tuple[Git, list[str]]:
+    """A repo whose state branch holds two commits: a Secret and a ConfigMap change between."""
+    git = init_repo(tmp_path / "fleet.git", bare=True, branch="main")
+    source = git.commit(git.write_tree({"fleet.yaml": b"branchPrefix: gitfleet\n"}), [], "src")
+    git.run("update-ref", "refs/heads/main", source)
+    base = "clusters/c1/shop/shop/"
+    cm = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: shop}\ndata:\n  k: "
+    first = state_commit(git, {
+        base + "core_Secret_shop_db.yaml": secret({"password": SECRET_VALUE, "user": "app"}),
+        base + "core_ConfigMap_shop_cfg.yaml": cm + b"one\n"}, [], source)
+    second = state_commit(git, {
+        base + "core_Secret_shop_db.yaml": secret({"password": OTHER_VALUE, "user": "app"}),
+        base + "core_ConfigMap_shop_cfg.yaml": cm + b"two\n"}, [first], source)
+    git.run("update-ref", "refs/heads/gitfleet/state", second)
+    return git, [first, second]
+
+
+@contextmanager
+def serving(git: Git, **auth: Any) -> Iterator[str]:
+    server = HTTPThread("127.0.0.1", 0, dashboard_app(FleetSource(git), **auth), name="test")
+    server.start()
+    try:
+        yield "http://{}:{}/".format(*server.address)
+    finally:
+        server.stop()
+
+
+def fetch(url: str, *, method: str = "GET", headers: dict[str, str] | None = None
+          ) -> tuple[int, dict[str, str], bytes]:
+    req = urllib.request.Request(url, method=method, headers=headers or {},
+                                 data=b"{}" if method in ("POST", "PUT") else None)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, dict(resp.headers), resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+def test_secret_values_never_leave_the_diff_but_their_change_does(repo: Any) -> None:
+    git, (first, second) = repo
+    objects = {o["path"]: o for o in object_diff(git, first, second, "c1")}
+    shown = json.dumps(objects)
+    assert SECRET_VALUE not in shown and OTHER_VALUE not in shown
+    lines = objects["shop/shop/core_Secret_shop_db.yaml"]["diff"]
+    assert "-  password: <hidden> (old value)" in lines
+    assert "+  password: <hidden> (new value)" in lines
+    assert not any("user:" in line and line[0] in "+-" for line in lines)   # unchanged: no line
+    assert "+  k: two" in objects["shop/shop/core_ConfigMap_shop_cfg.yaml"]["diff"]
+
+
+def test_the_api_is_read_only_with_a_strict_csp_and_etags(repo: Any) -> None:
+    git, (first, second) = repo
+    with serving(git) as url:
+        code, headers, body = fetch(url)
+        assert code == 200 and b"static/app.js" in body
+        csp = headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "default-src 'none'" in csp
+        assert "unsafe" not in csp and "http" not in csp      # no inline code, no CDN
+        for path in ("", "api/fleet", "api/history", "static/app.js"):
+            for method in ("POST", "PUT", "DELETE"):
+                assert fetch(url + path, method=method)[0] == 405, (method, path)
+        code, headers, body = fetch(f"{url}api/diff?a={first}&b={second}&cluster=c1")
+        assert code == 200 and SECRET_VALUE.encode() not in body
+        assert fetch(f"{url}api/diff?a={first}&b={second}&cluster=c2", headers={
+            "If-None-Match": headers["etag"]})[0] == 200        # another query, another tag
+        again = fetch(f"{url}api/diff?a={first}&b={second}&cluster=c1",
+                      headers={"If-None-Match": headers["etag"]})
+        assert again[0] == 304 and again[2] == b""
+        assert fetch(f"{url}api/diff?a=nope&b={second}&cluster=c1")[0] == 400
+        assert fetch(f"{url}api/cluster/absent")[0] == 404
+        assert fetch(f"{url}static/../app.py")[0] == 404
+
+
+def test_a_token_or_a_trusted_proxy_header_guards_the_data_not_the_page(repo: Any) -> None:
+    git, _ = repo
+    with serving(git, token="t0ken", user_header="X-Forwarded-User") as url:
+        assert fetch(url)[0] == 200 and fetch(url + "static/app.css")[0] == 200
+        code, headers, body = fetch(url + "api/fleet")
+        assert code == 401 and headers["www-authenticate"] == "Bearer"
+        assert b"t0ken" not in body
+        assert fetch(url + "api/fleet", headers={"Authorization": "Bearer wrong"})[0] == 401
+        assert fetch(url + "api/fleet", headers={"Authorization": "Bearer t0ken"})[0] == 200
+        assert fetch(url + "api/fleet", headers={"X-Forwarded-User": "ada"})[0] == 200
+        assert fetch(url + "api/fleet", headers={"X-Forwarded-User": " "})[0] == 401
+
+
+def test_the_snapshot_is_read_again_only_when_a_branch_moves(repo: Any) -> None:
+    git, (first, second) = repo
+    source = FleetSource(git)
+    one = source.model()
+    assert source.model() is one                  # same refs, same second: the same model
+    assert one.fleet["stateCommit"] == second
+    git.run("update-ref", "refs/heads/gitfleet/state", first)
+    source._refs = (-1.0, "")                     # past the fingerprint's short trust
+    assert source.model().fleet["stateCommit"] == first
+
+
+def test_the_export_names_data_files_as_the_page_asks_for_them(repo: Any,
+                                                               tmp_path: Path) -> None:
+    git, (first, second) = repo
+    assert file_key("app/_cluster/metrics-namespace") == "app_2f__5f_cluster_2f_metrics-namespace"
+    out = tmp_path / "site"
+    export(FleetSource(git), out)
+    assert (out / "index.html").exists() and (out / "static" / "app.js").exists()
+    written = {p.name for p in (out / "data").iterdir()}
+    assert {"fleet.js", "history.js", "meta.js"} <= written
+    assert f"{file_key(f'diff/{first}/{second}/c1')}.js" in written
+    site = "".join(p.read_text() for p in (out / "data").iterdir())
+    assert SECRET_VALUE not in site and OTHER_VALUE not in site

@@ -1,0 +1,238 @@
+"""The dashboard in a real headless Chromium, against a hub serving a live fleet (agents and
+kubesim clusters): what a person sees, checked against what `gitfleet get` prints.
+
+Few tests, one browser: the grid and its shareable filters; a push seen live, then its diff in
+history; a stopped agent seen as Unknown; an axe-core scan of every view in both themes; the
+static export opened from file://. The screenshots in docs/img/ are made here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.dashboard.conftest import AXE, shot
+from tests.dashboard.livefleet import LiveFleet, git, wait_for
+
+pytestmark = pytest.mark.slow
+
+WEB = "templates/web/web.yaml"
+WEB_TILE = 'tr[data-cluster="prod-east"] td[data-app="web/web"] .b'
+
+
+def cli(*args: str) -> Any:
+    out = subprocess.run([sys.executable, "-m", "gitfleet", *args], check=True,
+                         capture_output=True, text=True, timeout=60).stdout
+    return json.loads(out)
+
+
+def words(page: Any, selector: str) -> list[str]:
+    return page.locator(selector).evaluate_all("els => els.map(e => e.dataset.word)")
+
+
+def converged(fleet: LiveFleet) -> None:
+    """Every tile Healthy and every cluster Ready, as the API says."""
+    def done() -> bool:
+        data = fleet.api("fleet?limit=500")
+        return bool(data) and bool(data["clusters"]) and all(
+            c["condition"] == "Ready" and all(t["word"] == "Healthy" for t in c["tiles"].values())
+            for c in data["clusters"])
+    assert fleet.supervisor is not None
+    wait_for("the fleet converged", done, timeout=90, check=fleet.supervisor.check)
+
+
+def open_grid(page: Any, fleet: LiveFleet, query: str = "") -> None:
+    page.goto(f"{fleet.url}#/fleet{query}")
+    page.wait_for_selector("#grid tbody tr")
+
+
+def test_the_grid_shows_every_cluster_and_application_and_filters_by_url(
+        fleet: LiveFleet, page: Any) -> None:
+    converged(fleet)
+    clusters = sorted(r["name"] for r in cli("get", "clusters", "--repo", str(fleet.bare),
+                                             "-o", "json"))
+    apps = sorted(f"{r['namespace']}/{r['name']}" for r in cli(
+        "get", "subscriptions", "--repo", str(fleet.bare), "-o", "json"))
+    open_grid(page, fleet)
+    rows = page.locator("#grid tbody tr").evaluate_all("rs => rs.map(r => r.dataset.cluster)")
+    assert sorted(rows) == clusters
+    assert sorted(page.locator("#grid thead th a").all_inner_texts()) == apps
+    # colour is never the only signal: every tile and readiness badge carries its word
+    badges = page.locator("#grid .b")
+    assert badges.count() > len(clusters)
+    assert all(t.strip().endswith(w) for t, w in zip(badges.all_inner_texts(),
+                                                     words(page, "#grid .b"), strict=True))
+    assert set(words(page, "#grid td[data-app] .b")) == {"Healthy"}
+    shot(page, "fleet")
+
+    # a label filter typed in the page is a URL that shows the same rows to anyone
+    prod = sorted(r["name"] for r in cli("get", "clusters", "--repo", str(fleet.bare),
+                                         "-l", "env=prod", "-o", "json"))
+    assert 0 < len(prod) < len(clusters)
+    page.fill("#f-l", "env=prod")
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => document.querySelectorAll('#grid tbody tr').length == "
+                           f"{len(prod)}")
+    assert "l=env%3Dprod" in page.url
+    shared = page.context.new_page()
+    open_grid(shared, fleet, page.url.split("#/fleet", 1)[1])
+    assert sorted(shared.locator("#grid tbody tr").evaluate_all(
+        "rs => rs.map(r => r.dataset.cluster)")) == prod
+    # the name search, reached from the keyboard with "/"
+    shared.keyboard.press("/")
+    shared.keyboard.type("west")
+    shared.keyboard.press("Enter")
+    shared.wait_for_function("() => document.querySelectorAll('#grid tbody tr').length == 1")
+    assert shared.locator("#grid tbody tr").get_attribute("data-cluster") == "prod-west"
+
+
+def test_a_push_shows_live_then_its_diff_in_history(fleet: LiveFleet, page: Any) -> None:
+    converged(fleet)
+    open_grid(page, fleet)
+    # every word the web tile of prod-east shows from now on, and a mark a reload would lose
+    page.evaluate("""(sel) => {
+        window.sameDocument = true; window.seen = [];
+        const note = () => { const t = document.querySelector(sel);
+            if (t && window.seen[window.seen.length - 1] !== t.dataset.word)
+                window.seen.push(t.dataset.word); };
+        note();
+        new MutationObserver(note).observe(document.getElementById('view'),
+                                           {childList: true, subtree: true});
+    }""", WEB_TILE)
+    before_state = git(fleet.bare, "rev-parse", "gitfleet/state")
+    text = (fleet.work / WEB).read_text()
+    old = int(re.search(r"replicas: (\d+) ", text)[1])   # type: ignore[index]
+    fleet.push(WEB, f"replicas: {old} ", f"replicas: {old + 3} ", f"web: {old + 3} replicas")
+    page.wait_for_function("() => window.seen.includes('Progressing') && "
+                           "window.seen[window.seen.length - 1] === 'Healthy' && "
+                           "window.seen.lastIndexOf('Progressing') < window.seen.length - 1",
+                           timeout=60_000)
+    assert page.evaluate("window.sameDocument") is True     # no reload
+    seen = page.evaluate("window.seen")
+    assert seen[0] == "Healthy" and "Progressing" in seen, seen
+
+    # history: the newest state commit against the one before, for prod-east
+    after_state = git(fleet.bare, "rev-parse", "gitfleet/state")
+    assert after_state != before_state
+    path = "clusters/prod-east/web/web/apps_Deployment_web_web.yaml"
+
+    def replicas(state: str) -> int:
+        return int(re.search(r"^  replicas: (\d+)$", git(fleet.bare, "show", f"{state}:{path}"),
+                             re.M)[1])  # type: ignore[index]
+
+    page.click("a[data-nav=history]")
+    page.wait_for_selector("text=diff with previous")
+    assert page.evaluate("window.sameDocument") is True
+    row = page.locator("tbody tr").first
+    assert "web: " in row.inner_text() and "git revert --no-edit" in row.inner_text()
+    row.locator("text=diff with previous").click()
+    page.wait_for_selector("#diff-objects")
+    assert page.url.endswith(f"a={before_state}&b={after_state}&cluster=prod-east") or \
+        f"b={after_state}" in page.url
+    entry = page.locator('#diff-objects > li[data-path="web/web/apps_Deployment_web_web.yaml"]')
+    lines = entry.locator("pre").inner_text().splitlines()
+    assert f"-  replicas: {replicas(before_state)}" in lines
+    assert f"+  replicas: {replicas(after_state)}" in lines
+    shot(page, "history")
+
+
+def test_a_stopped_agent_turns_its_cluster_unknown(fleet: LiveFleet, page: Any) -> None:
+    converged(fleet)
+    page.goto(f"{fleet.url}#/cluster/prod-west")
+    page.wait_for_selector("h1 .b[data-word=Ready]")
+    fleet.stop_agent("prod-west")
+    try:
+        page.wait_for_selector("h1 .b[data-word=Unknown]", timeout=30_000)
+        assert "heartbeat older than" in page.locator("dl.facts").inner_text()
+        shot(page, "cluster")
+        page.click("a[data-nav=fleet]")
+        page.wait_for_selector('#grid tr[data-cluster="prod-west"]')
+        row = page.locator('#grid tr[data-cluster="prod-west"]')
+        assert words(page, '#grid tr[data-cluster="prod-west"] td:nth-child(2) .b') == ["Unknown"]
+        tiles = words(page, '#grid tr[data-cluster="prod-west"] td[data-app] .b')
+        assert tiles and "Healthy" not in tiles, tiles          # never shown as running well
+        assert row.locator("text=Ready").count() == 0
+        assert words(page, '#grid tr[data-cluster="prod-east"] td:nth-child(2) .b') == ["Ready"]
+    finally:
+        fleet.start_agent("prod-west")
+
+
+SERIOUS = """() => axe.run(document, {resultTypes: ['violations']}).then(r => r.violations
+    .filter(v => v.impact === 'serious' || v.impact === 'critical')
+    .map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).slice(0, 3).join(', ')))"""
+
+
+def test_axe_finds_no_serious_violation_in_any_view_or_theme(fleet: LiveFleet,
+                                                             browser: Any) -> None:
+    if not AXE.exists():
+        pytest.fail(f"{AXE} is missing: run `bash tools/setup --test`")
+    converged(fleet)
+    state = git(fleet.bare, "rev-parse", "gitfleet/state")
+    parent = git(fleet.bare, "rev-parse", "gitfleet/state~1") if git(
+        fleet.bare, "rev-list", "--count", "gitfleet/state") != "1" else state
+    views = {"fleet": ("#/fleet", "#grid"), "cluster": ("#/cluster/prod-east", "ul.tree"),
+             "app": ("#/app/web/web", ".bars"),
+             "history": (f"#/history?a={parent}&b={state}&cluster=prod-east", "h2")}
+    # axe is injected as a script of its own: this context alone lets it past the page's CSP
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, bypass_csp=True)
+    try:
+        page = context.new_page()
+        page.emulate_media(color_scheme="light")
+        for theme in ("light", "dark"):
+            if theme == "dark":      # the theme button, from the keyboard
+                page.focus("#theme")
+                page.keyboard.press("Enter")
+                assert page.get_attribute("#theme", "aria-pressed") == "true"
+            for name, (where, ready) in views.items():
+                page.goto(fleet.url + where)
+                page.wait_for_selector(ready)
+                assert page.evaluate("document.documentElement.dataset.theme") == theme
+                page.add_script_tag(path=str(AXE))
+                assert page.evaluate(SERIOUS) == [], (theme, name)
+                if theme == "dark" and name == "fleet":
+                    shot(page, "fleet-dark")
+                if theme == "light" and name == "app":
+                    shot(page, "app")
+    finally:
+        context.close()
+
+
+def test_the_static_export_renders_from_file(fleet: LiveFleet, page: Any,
+                                             tmp_path: Path) -> None:
+    converged(fleet)
+    if git(fleet.bare, "rev-list", "--count", "gitfleet/state") == "1":   # run alone
+        state = git(fleet.bare, "rev-parse", "gitfleet/state")
+        text = (fleet.work / WEB).read_text()
+        old = int(re.search(r"replicas: (\d+) ", text)[1])   # type: ignore[index]
+        fleet.push(WEB, f"replicas: {old} ", f"replicas: {old + 1} ", "web: one more")
+        wait_for("a new state", lambda: git(fleet.bare, "rev-parse", "gitfleet/state") != state)
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "gitfleet", "dashboard", "--repo", str(fleet.bare),
+                    "--out", str(site)], check=True, capture_output=True, timeout=120)
+    clusters = sorted(r["name"] for r in cli("get", "clusters", "--repo", str(fleet.bare),
+                                             "-o", "json"))
+    page.goto((site / "index.html").as_uri() + "#/fleet")
+    page.wait_for_selector("#grid tbody tr")
+    assert sorted(page.locator("#grid tbody tr").evaluate_all(
+        "rs => rs.map(r => r.dataset.cluster)")) == clusters
+    assert "Static export of state" in page.locator("#live").inner_text()
+    page.fill("#f-q", "east")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelectorAll('#grid tbody tr').length == 1")
+    page.click("#grid thead th a >> text=web/web")
+    page.wait_for_selector(".bars")
+    assert "Application web/web" in page.locator("h1").inner_text()
+    page.click('.bars a >> text=prod-east')
+    page.wait_for_selector("ul.tree")
+    assert "Cluster prod-east" in page.locator("h1").inner_text()
+    page.click("a[data-nav=history]")
+    page.wait_for_selector("tbody tr")
+    # each state commit links the clusters it changed to their diffs, written by the export
+    page.locator("tbody tr td a").first.click()
+    page.wait_for_selector("#diff-objects > li")
