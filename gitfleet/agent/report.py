@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from gitfleet.agent.changes import DriftFound, ObjectResult, SyncReport
 from gitfleet.agent.desired import DesiredState
-from gitfleet.agent.health import ObjectOutcome, phase_of
+from gitfleet.health import ObjectOutcome, phase_of
 from gitfleet.wire.status import (
     Change,
     ClusterStatus,

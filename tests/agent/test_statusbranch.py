@@ -19,7 +19,7 @@ from gitfleet.wire.status import (
     SyncResult,
     SyncStatus,
 )
-from tests.agent.conftest import Remote
+from tests.harness import Remote
 
 
 def _history(remote: Remote, cluster: str) -> list[str]:
