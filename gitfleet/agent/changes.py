@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gitfleet.agent.objectref import ObjectRef
+from gitfleet.wire.objectref import ObjectRef
 from gitfleet.wire.status import Change, FieldDrift, Health, Phase
 
 

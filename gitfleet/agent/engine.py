@@ -35,7 +35,6 @@ from gitfleet.agent.inventory import (
 )
 from gitfleet.agent.kubeapi import ClusterApi
 from gitfleet.agent.marks import LABEL_CLUSTER
-from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.plan import Action, Owner, Plan, drift_of, lookups, plan
 from gitfleet.agent.prune import prune
 from gitfleet.agent.records import InventoryRecord, RecordError
@@ -43,6 +42,7 @@ from gitfleet.clock import Clock, SystemClock
 from gitfleet.health import WITH_PODS, Verdict, group_of, pod_selector, with_pods
 from gitfleet.kube.errors import ApiError, NotServed
 from gitfleet.logs import log
+from gitfleet.wire.objectref import ObjectRef
 from gitfleet.wire.status import Change, Health
 
 __all__ = ["DriftFound", "Engine", "EngineSettings", "ObjectResult", "RecordError",

@@ -54,7 +54,7 @@ from gitfleet.hub.autoscalingstate import (
     HpaRecord,
     copy_state,
 )
-from gitfleet.hub.metricsreports import parse_metrics, pod_samples, replicas_reported
+from gitfleet.hub.metricsreports import pod_samples, read_metrics, replicas_reported
 from gitfleet.hub.round import Contribution, RoundInputs
 from gitfleet.layout import METRICS_FILE
 from gitfleet.logs import log
@@ -62,6 +62,7 @@ from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import Autoscaler, ObjectKey
 from gitfleet.render.emit import emit
 from gitfleet.state.git import Git
+from gitfleet.wire.metrics import ClusterMetrics
 
 LOG = logging.getLogger("gitfleet.hub.autoscaling")
 FHPA = "FederatedHPA"
@@ -163,7 +164,7 @@ class Autoscaling:
     def __init__(self, git: Git) -> None:
         self.git = git
         self._persisted: tuple[str | None, AutoscalingState] | None = None
-        self._metrics: dict[str, dict[str, Any] | None] = {}    # status commit -> metrics.yaml
+        self._metrics: dict[str, ClusterMetrics | None] = {}    # status commit -> metrics.yaml
         self._memory: dict[str, AutoscaleHistory] = {}           # recommendations since
         self._status: dict[str, bytes] = {}                      # fleet-status files
         self._errors: dict[tuple[str, str], str] = {}            # logged once per text
@@ -189,13 +190,13 @@ class Autoscaling:
             self._persisted = (state, AutoscalingState.from_file(data))
         return copy_state(self._persisted[1])
 
-    def metrics(self, heads: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    def metrics(self, heads: Mapping[str, str]) -> dict[str, ClusterMetrics]:
         """cluster -> its agent's metrics.yaml (clusters without one are left out)."""
         new = [sha for sha in heads.values() if sha not in self._metrics]
         if new:
             found = self.git.read_objects(f"{c}:{METRICS_FILE}" for c in new)
             for sha in new:
-                self._metrics[sha] = parse_metrics(found.get(f"{sha}:{METRICS_FILE}"))
+                self._metrics[sha] = read_metrics(found.get(f"{sha}:{METRICS_FILE}"))
         live = set(heads.values())
         self._metrics = {k: v for k, v in self._metrics.items() if k in live}
         return {name: doc for name, sha in heads.items()
