@@ -37,6 +37,8 @@ class Gate:
             self._pending[obj.description].setdefault(step, []).append(action)
         self._members: dict[str, dict[Step, list[DesiredObject]]] = defaultdict(dict)
         self._units: dict[str, list[str]] = defaultdict(list)
+        if not actions:   # nothing to write: nothing to order (a no-op sync)
+            return
         for obj in desired.objects.values():
             if obj.step is not None:
                 self._members[obj.description].setdefault(obj.step, []).append(obj)
