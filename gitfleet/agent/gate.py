@@ -92,11 +92,11 @@ class Gate:
                                if s < first and s[0] != BAND_FIRST):
                 blocker = self._blocker(description, step, results)
                 if blocker is not None:
-                    why = blocker.message or str(blocker.health)
+                    state = "failed" if blocker.error else f"is {blocker.health}"
+                    why = blocker.error or blocker.message
                     out[description] = Hold(Phase.PROGRESSING, (
                         f"{describe_step(first)} waits for {describe_step(step)}: "
-                        f"{blocker.ref} is {blocker.health}"
-                        + (f" ({why})" if why != str(blocker.health) else "")))
+                        f"{blocker.ref} {state}" + (f" ({why})" if why else "")))
                     break
             else:
                 out[description] = Hold(Phase.PROGRESSING, f"{describe_step(first)} waits")
