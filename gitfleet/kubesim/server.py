@@ -35,6 +35,13 @@ _REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotF
             500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout"}
 
 
+def _warning(text: str) -> str:
+    """A `Warning` response header as a real server writes it (RFC 7234, code 299, agent -)."""
+    quoted = text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", " ").replace(
+        "\n", " ")
+    return f'Warning: 299 - "{quoted}"\r\n'
+
+
 def _dumps(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
@@ -334,7 +341,7 @@ class Handler(BaseHTTPRequestHandler):
             "delete": api.delete, "deletecollection": api.delete_collection}
         with api.store.lock:
             code, obj = handlers[verb](req)
-        self._send_json(code, obj)
+        self._send(code, _dumps(obj), extra="".join(_warning(w) for w in req.warnings))
 
     # ---- watch ---------------------------------------------------------------------------
 

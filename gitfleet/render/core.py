@@ -561,6 +561,9 @@ def _description_head(ctx: _Context, draft: _Draft) -> str:
         spec["trigger"] = plan.trigger
     if plan.rebalance:
         spec["rebalance"] = plan.rebalance
+    unit = plan.subscription or policy_of(plan, ctx.policies)
+    if unit is not None and unit.depends_on:   # gitfleet.io/depends-on (model.dependencies)
+        spec["dependsOn"] = list(unit.depends_on)
     spec["conflictResolution"] = plan.conflict_resolution
     if preserves_resources(policy_of(plan, ctx.policies)):
         spec["preserveResourcesOnDeletion"] = True

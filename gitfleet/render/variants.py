@@ -82,6 +82,7 @@ class Preserve:
 
 
 Step = SetReplicas | ClusternetStep | KarmadaStep | Preserve
+VALUES_POINTER = "/spec/values/"     # where a HelmChart's replica path points into its values
 
 
 @dataclass(frozen=True)
@@ -193,7 +194,12 @@ class VariantCache:
         try:
             for step in steps:
                 if isinstance(step, SetReplicas):
-                    _set_pointer(obj, step.path, step.count)
+                    if values is not None and step.path.startswith(VALUES_POINTER):
+                        # a HelmChart divided through `gitfleet.io/replicas-path` pointing
+                        # into its values: the count is a value the chart renders with
+                        _set_pointer(values, step.path.removeprefix(VALUES_POINTER), step.count)
+                    else:
+                        _set_pointer(obj, step.path, step.count)
                 elif isinstance(step, Preserve):
                     meta = obj.setdefault("metadata", {})
                     if step.rules:
