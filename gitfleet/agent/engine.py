@@ -35,6 +35,7 @@ from gitfleet.agent.kubeapi import ClusterApi
 from gitfleet.agent.marks import LABEL_CLUSTER
 from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.plan import Action, Owner, drift_of, lookups, plan
+from gitfleet.agent.pods import judged_with_pods
 from gitfleet.agent.prune import prune
 from gitfleet.agent.records import InventoryRecord
 from gitfleet.agent.statusfile import Change
@@ -125,7 +126,7 @@ class Engine:
         s = self.settings
         p = plan(desired, inventory, live, owner=self.owner, ignores=self._ignores,
                  recovery=s.recovery, max_prune_share=s.max_prune_share,
-                 allow_mass_prune=s.allow_mass_prune)
+                 allow_mass_prune=s.allow_mass_prune, now=self.clock.now())
         journal = p.journal(desired.state_commit)
         writes = int(bool(p.touches) and self.record.write(journal))
         results = dict(p.settled)
@@ -137,6 +138,7 @@ class Engine:
                 applier.apply(batch)
         done = applier.outcome
         results.update(done.results)
+        results.update(judged_with_pods(self.kube, results, desired, now=self.clock.now()))
         holds = gate.holds(results)
         results.update(gate.held_results(holds))
         self._foreign = set(p.foreign) | set(done.not_ours)
@@ -146,7 +148,7 @@ class Engine:
         unchanged = {a.obj.ref.key for a in gate.held()} | deferred
         after = journal.with_entries(done.entries).without({*done.not_ours, *unchanged}) \
             .with_entries(e for k in unchanged if (e := p.base.get(k)) is not None) \
-            .without(r.ref.key for r in pruned if not r.error).with_intent(None)
+            .without(r.ref.key for r in pruned if not (r.error or r.going)).with_intent(None)
         finished = hooks.finished(desired, results, after)
         results.update({e.ref.key: hooks.noted(results[e.ref.key], e) for e in finished})
         writes += done.writes + prune_writes + self.record.write(after.with_entries(finished))
