@@ -4,15 +4,13 @@ as a process. Built on the rollout tests' harness (tests/rollout/test_e2e.py).""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from gitfleet.clock import SystemClock
-from tests.agent.conftest import Remote, running, status_of, wait_for
-from tests.rollout.test_e2e import CLUSTER, NAMESPACE, SUBSCRIPTION, WEB, _image, _push
+from tests.harness import Remote, clone, hub_process, push, running, status_of, wait_for
+from tests.rollout.test_e2e import CLUSTER, NAMESPACE, SUBSCRIPTION, WEB, _image
 
 pytestmark = pytest.mark.slow
 
@@ -47,24 +45,19 @@ def _rollouts(remote: Remote) -> str:
 def test_a_crash_looping_release_stops_the_rollout_at_its_first_wave(
         remote: Remote, kubesim, make_agent, tmp_path: Path) -> None:
     assert "CrashLoopBackOff" in CRASHING
-    work = tmp_path / "work"
-    subprocess.run(["git", "clone", "-q", str(remote.git.path), str(work)], check=True,
-                   capture_output=True)
-    _push(work, {**{f"clusters/{n}.yaml": CLUSTER.format(name=n, uid=u) for n, u in RINGS.items()},
-                 "policies/app.yaml": SUBSCRIPTION, "templates/namespace.yaml": NAMESPACE,
-                 "templates/web.yaml": WEB.format(tag="1.25")}, "fleet: web everywhere")
+    work = clone(remote.git.path, tmp_path / "work")
+    push(work, "fleet: web everywhere",
+         {**{f"clusters/{n}.yaml": CLUSTER.format(name=n, uid=u) for n, u in RINGS.items()},
+          "policies/app.yaml": SUBSCRIPTION, "templates/namespace.yaml": NAMESPACE,
+          "templates/web.yaml": WEB.format(tag="1.25")})
     sims = {name: kubesim(pods=True) for name in RINGS}
-    hub = subprocess.Popen(
-        [sys.executable, "-m", "gitfleet", "hub", "--repo", str(remote.git.path),
-         "--interval", "0.5s", "--no-fleet-status"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    with hub_process("--repo", str(remote.git.path), "--interval", "0.5s", "--no-fleet-status"):
         agents = [make_agent(remote, sims[n], cluster=n, clock=SystemClock(), interval=0.3)
                   for n in RINGS]
         with running(agents[0]), running(agents[1]):
             wait_for(lambda: all(_image(s) == "nginx:1.25" for s in sims.values()), timeout=40)
-            _push(work, {"policies/rollout.yaml": POLICY}, "fleet: release web in waves")
-            _push(work, {"templates/web.yaml": CRASHING.format(tag="1.26")}, "web 1.26 (bad)")
+            push(work, "fleet: release web in waves", {"policies/rollout.yaml": POLICY})
+            push(work, "web 1.26 (bad)", {"templates/web.yaml": CRASHING.format(tag="1.26")})
             wait_for(lambda: _image(sims["canary"]) == "nginx:1.26", timeout=40)
             text = wait_for(lambda: (t := _rollouts(remote)) and "phase: Paused" in t and t,
                             timeout=40)
@@ -74,10 +67,3 @@ def test_a_crash_looping_release_stops_the_rollout_at_its_first_wave(
             assert canary is not None
             (desc,) = canary.descriptions
             assert "container web: CrashLoopBackOff" in desc.message, desc
-    finally:
-        hub.terminate()
-        try:
-            hub.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            hub.kill()
-            hub.wait(timeout=10)
