@@ -29,6 +29,7 @@ from gitfleet.agent.engine import (
     SyncReport,
     watch_kinds,
 )
+from gitfleet.agent.healthlog import log_changes
 from gitfleet.agent.heartbeat import build_heartbeat
 from gitfleet.agent.metrics import autoscaled_targets, collect
 from gitfleet.agent.recovery import Recovery
@@ -389,9 +390,11 @@ class Agent:
         out.report = report
         result, message = sync_verdict(report)
         self._log_sync(desired, report, result)
-        return build_status(cluster=cluster, desired=desired, report=report, previous=previous,
-                            heartbeat=self._heartbeat, now=isoformat(now), result=result,
-                            message=message)
+        status = build_status(cluster=cluster, desired=desired, report=report,
+                              previous=previous, heartbeat=self._heartbeat, now=isoformat(now),
+                              result=result, message=message)
+        log_changes(previous, status, report.objects)
+        return status
 
     def _delegate(self, desired: DesiredState, previous: ClusterStatus | None,
                   out: StepOutcome) -> ClusterStatus:

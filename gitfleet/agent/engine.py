@@ -39,9 +39,10 @@ from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.plan import Action, Owner, Plan, drift_of, lookups, plan
 from gitfleet.agent.prune import prune
 from gitfleet.agent.records import InventoryRecord, RecordError
-from gitfleet.agent.statusfile import Change
+from gitfleet.agent.statusfile import Change, Health
 from gitfleet.clock import Clock, SystemClock
-from gitfleet.kube.errors import NotServed
+from gitfleet.health import WITH_PODS, Verdict, group_of, pod_selector, with_pods
+from gitfleet.kube.errors import ApiError, NotServed
 from gitfleet.logs import log
 
 __all__ = ["DriftFound", "Engine", "EngineSettings", "ObjectResult", "RecordError",
@@ -129,7 +130,7 @@ class Engine:
         s = self.settings
         p = plan(desired, inventory, live, owner=self.owner, ignores=self._ignores,
                  recovery=s.recovery, max_prune_share=s.max_prune_share,
-                 allow_mass_prune=s.allow_mass_prune)
+                 allow_mass_prune=s.allow_mass_prune, now=self.clock.now())
         journal, writes = self._journal(p, desired)
         results = dict(p.settled)
         gate = Gate(desired, p.actions)
@@ -142,6 +143,7 @@ class Engine:
         results.update(done.results)
         holds = gate.holds(results)
         results.update(gate.held_results(holds))
+        results.update(self._pods_judged(results, desired))
         self._foreign = set(p.foreign) | set(done.not_ours)
         # What waits keeps its entry as it was; its Description's prune waits with it.
         deferred = [e for e in (*p.prune.delete, *p.prune.release) if e.description in holds]
@@ -179,6 +181,29 @@ class Engine:
         ).with_intent(Intent(desired.state_commit, apply=len(p.actions),
                              delete=len(p.prune.delete) + len(p.prune.release)))
         return journal, int(self.record.write(journal))
+
+    def _pods_judged(self, results: Mapping[str, ObjectResult], desired: DesiredState
+                     ) -> dict[str, ObjectResult]:
+        """Progressing workloads whose pods say more (gitfleet.health.owned: a crash loop
+        fails a rollout now). Pods are listed for those only: a settled cluster lists none."""
+        out: dict[str, ObjectResult] = {}
+        for key, r in results.items():
+            obj = desired.objects.get(key)
+            if r.health is not Health.PROGRESSING or obj is None or \
+                    (group_of(r.ref.api_version), r.ref.kind) not in WITH_PODS:
+                continue
+            selector = pod_selector(obj.body)
+            if selector is None:
+                continue
+            try:
+                pods = self.kube.list_objects("v1", "Pod", namespace=r.ref.namespace,
+                                              label_selector=selector).items
+            except ApiError:
+                continue
+            verdict = with_pods(Verdict(r.health, r.message), pods, now=self.clock.now())
+            if verdict.health is not r.health:
+                out[key] = replace(r, health=verdict.health, message=verdict.message)
+        return out
 
     def _list_owned(self, kinds: Iterable[tuple[str, str]]) -> dict[str, dict[str, Any]]:
         live: dict[str, dict[str, Any]] = {}

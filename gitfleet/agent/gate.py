@@ -15,10 +15,10 @@ from collections.abc import Mapping
 
 from gitfleet.agent.changes import Hold, ObjectResult
 from gitfleet.agent.desired import DesiredObject, DesiredState
-from gitfleet.agent.health import judge
 from gitfleet.agent.ordering import BAND_FIRST, Step, describe_step, unit_of
 from gitfleet.agent.plan import Action
 from gitfleet.agent.statusfile import Change, Health, Phase
+from gitfleet.health import judge
 
 Results = Mapping[str, ObjectResult]
 
@@ -68,7 +68,8 @@ class Gate:
         """The objects whose writes wait for their turn: not applied in this sync."""
         out = {}
         for a in self.held():
-            health = judge(a.live).health if a.live is not None else Health.UNKNOWN
+            health = judge(a.live, rules=self.desired.health_rules).health \
+                if a.live is not None else Health.UNKNOWN
             out[a.obj.ref.key] = ObjectResult(a.obj.ref, a.obj.description, Change.SKIPPED,
                                               health, message=f"held: "
                                               f"{holds[a.obj.description].message}")

@@ -18,7 +18,6 @@ from typing import Any
 from gitfleet.agent.changes import DriftFound, ObjectResult
 from gitfleet.agent.desired import DesiredObject, DesiredState
 from gitfleet.agent.drift import compare
-from gitfleet.agent.health import judge, replica_status
 from gitfleet.agent.ignore import Ignores
 from gitfleet.agent.inventory import Inventory, InventoryEntry
 from gitfleet.agent.marks import (
@@ -31,6 +30,7 @@ from gitfleet.agent.marks import (
 from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.prune import PrunePlan, plan_prune
 from gitfleet.agent.statusfile import Change, FieldDrift, Health
+from gitfleet.health import NO_RULES, HealthRules, judge, replica_status
 from gitfleet.layout import AGENT_NAMESPACE, RESERVED_NAME_PREFIX, is_reserved_object
 from gitfleet.lifecycle.preservation import preserved_values
 
@@ -99,8 +99,8 @@ def drift_of(obj: DesiredObject, live: Mapping[str, Any], *, cluster: str,
 
 
 def judged(obj: DesiredObject, live: Mapping[str, Any], change: Change = Change.UNCHANGED,
-           ) -> ObjectResult:
-    verdict = judge(live)
+           *, rules: HealthRules = NO_RULES, now: float | None = None) -> ObjectResult:
+    verdict = judge(live, rules=rules, now=now)
     return ObjectResult(obj.ref, obj.description, change, verdict.health,
                         message=verdict.message, replicas=replica_status(live),
                         preserved=preserved_values(live))
@@ -113,8 +113,9 @@ def reserved_error(ref: ObjectRef) -> str:
 
 def plan(desired: DesiredState, inventory: Inventory, live: Live, *, owner: Owner,
          ignores: Ignores, recovery: bool, max_prune_share: float,
-         allow_mass_prune: bool) -> Plan:
-    """Pair every desired object with its live one and its inventory entry; decide."""
+         allow_mass_prune: bool, now: float | None = None) -> Plan:
+    """Pair every desired object with its live one and its inventory entry; decide. `now`
+    is the time health is judged at (gitfleet.health)."""
     settled: dict[str, ObjectResult] = {}
     actions: list[Action] = []
     drift: list[DriftFound] = []
@@ -171,7 +172,7 @@ def plan(desired: DesiredState, inventory: Inventory, live: Live, *, owner: Owne
                 finish.append(entry)   # recorded as deleted, still there: delete it again
                 settled[key] = _hook_gone(obj, entry)
             else:
-                settled[key] = judged(obj, found)
+                settled[key] = judged(obj, found, rules=desired.health_rules, now=now)
             continue
         fields = tuple(drift_of(obj, found, cluster=owner.cluster, ignores=ignores))
         if fields:
@@ -179,7 +180,7 @@ def plan(desired: DesiredState, inventory: Inventory, live: Live, *, owner: Owne
             if recovery:
                 actions.append(Action(obj, found, "drift", entry=entry, drift=fields))
                 continue
-        settled[key] = judged(obj, found)
+        settled[key] = judged(obj, found, rules=desired.health_rules, now=now)
 
     # Objects labelled and written by this agent that no inventory holds: applied by a sync
     # killed before it recorded them. They are ours, so they go through prune like the rest.

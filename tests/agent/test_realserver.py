@@ -8,8 +8,8 @@ import pytest
 
 from gitfleet.agent.inventory import INVENTORY_NAME, INVENTORY_NAMESPACE, Inventory
 from gitfleet.agent.statusfile import Change, Phase
-from tests.agent.conftest import person, status_of
 from tests.agent.fleetstate import configmap, deployment, description_files, publish
+from tests.harness import person, status_of
 
 
 def test_unknown_field_is_an_apply_error_with_its_path(remote, kubesim, make_agent) -> None:

@@ -9,8 +9,8 @@ from gitfleet.agent.inventory import INVENTORY_NAME, INVENTORY_NAMESPACE, Invent
 from gitfleet.agent.marks import ANNOTATION_STATE_COMMIT, LABEL_CLUSTER, LABEL_DESCRIPTION
 from gitfleet.agent.statusfile import Change, Phase, SyncResult
 from gitfleet.clock import FakeClock, SystemClock
-from tests.agent.conftest import person, status_log, status_of, wait_for
 from tests.agent.fleetstate import configmap, deployment, description_files, publish
+from tests.harness import person, status_log, status_of, wait_for
 
 WRITE_VERBS = ("create", "update", "patch", "delete")
 
