@@ -11,8 +11,8 @@ import pytest
 
 from gitfleet import yamlio
 from gitfleet.agent.statusfile import Health, Phase
-from tests.agent.conftest import status_of
 from tests.agent.fleetstate import description_files, publish
+from tests.harness import status_of
 
 
 def _crd(kind: str, plural: str) -> dict[str, Any]:

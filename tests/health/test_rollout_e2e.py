@@ -5,8 +5,6 @@ process. Built on the rollout tests' harness (tests/rollout/test_e2e.py)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from gitfleet.clock import SystemClock
-from tests.agent.conftest import Remote, running, status_of, wait_for
-from tests.rollout.test_e2e import CLUSTER, NAMESPACE, SUBSCRIPTION, WEB, _image, _push
+from tests.harness import Remote, clone, hub_process, push, running, status_of, wait_for
+from tests.rollout.test_e2e import CLUSTER, NAMESPACE, SUBSCRIPTION, WEB, _image
 
 pytestmark = pytest.mark.slow
 
@@ -36,8 +34,9 @@ spec:
   onFailure: Pause
 """
 
-# kubesim's pods do what the pod template's annotation says (gitfleet/kubesim/podstates.py)
+
 def _in_state(state: str) -> str:
+    """WEB whose pods kubesim runs in `state` (gitfleet/kubesim/podstates.py)."""
     return WEB.replace("      labels: {{app: web}}\n    spec:",
                        "      labels: {{app: web}}\n      annotations:\n"
                        f"        kubesim.gitfleet.io/container-state: {state}\n"
@@ -55,38 +54,28 @@ def _rollouts(remote: Remote) -> str:
 
 @contextmanager
 def _fleet(remote: Remote, kubesim, make_agent, tmp_path: Path) -> Iterator[tuple[Path, dict]]:
-    """Two clusters (canary, rest) at web 1.25, the hub and both agents running."""
-    work = tmp_path / "work"
-    subprocess.run(["git", "clone", "-q", str(remote.git.path), str(work)], check=True,
-                   capture_output=True)
-    _push(work, {**{f"clusters/{n}.yaml": CLUSTER.format(name=n, uid=u) for n, u in RINGS.items()},
-                 "policies/app.yaml": SUBSCRIPTION, "templates/namespace.yaml": NAMESPACE,
-                 "templates/web.yaml": WEB.format(tag="1.25")}, "fleet: web everywhere")
+    """Two clusters (canary, rest) at web 1.25 under the rollout policy, the hub and both agents
+    running."""
+    work = clone(remote.git.path, tmp_path / "work")
+    push(work, "fleet: web everywhere",
+         {**{f"clusters/{n}.yaml": CLUSTER.format(name=n, uid=u) for n, u in RINGS.items()},
+          "policies/app.yaml": SUBSCRIPTION, "templates/namespace.yaml": NAMESPACE,
+          "templates/web.yaml": WEB.format(tag="1.25")})
     sims = {name: kubesim(pods=True) for name in RINGS}
-    hub = subprocess.Popen(
-        [sys.executable, "-m", "gitfleet", "hub", "--repo", str(remote.git.path),
-         "--interval", "0.5s", "--no-fleet-status"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    with hub_process("--repo", str(remote.git.path), "--interval", "0.5s", "--no-fleet-status"):
         agents = [make_agent(remote, sims[n], cluster=n, clock=SystemClock(), interval=0.3)
                   for n in RINGS]
         with running(agents[0]), running(agents[1]):
             wait_for(lambda: all(_image(s) == "nginx:1.25" for s in sims.values()), timeout=40)
-            _push(work, {"policies/rollout.yaml": POLICY}, "fleet: release web in waves")
+            push(work, "fleet: release web in waves", {"policies/rollout.yaml": POLICY})
             yield work, sims
-    finally:
-        hub.terminate()
-        try:
-            hub.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            hub.kill()
-            hub.wait(timeout=10)
 
 
 def test_a_crash_looping_release_stops_the_rollout_at_its_first_wave(
         remote: Remote, kubesim, make_agent, tmp_path: Path) -> None:
+    assert "CrashLoopBackOff" in CRASHING
     with _fleet(remote, kubesim, make_agent, tmp_path) as (work, sims):
-        _push(work, {"templates/web.yaml": CRASHING.format(tag="1.26")}, "web 1.26 (bad)")
+        push(work, "web 1.26 (bad)", {"templates/web.yaml": CRASHING.format(tag="1.26")})
         wait_for(lambda: _image(sims["canary"]) == "nginx:1.26", timeout=40)
         text = wait_for(lambda: (t := _rollouts(remote)) and "phase: Paused" in t and t,
                         timeout=40)
@@ -101,21 +90,22 @@ def test_a_crash_looping_release_stops_the_rollout_at_its_first_wave(
 def test_a_release_mid_rollout_holds_the_wave_until_its_new_pods_are_available(
         remote: Remote, kubesim, make_agent, tmp_path: Path) -> None:
     with _fleet(remote, kubesim, make_agent, tmp_path) as (work, sims):
-        _push(work, {"templates/web.yaml": STARTING.format(tag="1.26")}, "web 1.26 (slow)")
+        push(work, "web 1.26 (slow)", {"templates/web.yaml": STARTING.format(tag="1.26")})
         wait_for(lambda: _image(sims["canary"]) == "nginx:1.26", timeout=40)
 
-        def canary_phase() -> str:
+        def canary() -> tuple[str, str]:
             status = status_of(remote, "canary")
-            return str(status.descriptions[0].phase) if status and status.descriptions else ""
+            if status is None or not status.descriptions:
+                return "", ""
+            return str(status.descriptions[0].phase), status.descriptions[0].message
 
         # the canary's Deployment is mid-rollout (old pods serve, new ones start): Progressing
-        wait_for(lambda: canary_phase() == "Progressing" and
-                 "rollout" in status_of(remote, "canary").descriptions[0].message, timeout=20)
+        wait_for(lambda: canary()[0] == "Progressing" and "rollout" in canary()[1], timeout=20)
         time.sleep(3)  # many agent syncs and hub rounds: the wave must hold
         assert _image(sims["rest"]) == "nginx:1.25"
-        assert canary_phase() == "Progressing"
+        assert canary()[0] == "Progressing"
         assert "phase: Progressing" in _rollouts(remote)
 
         sims["canary"].set_container_state("Deployment", "app", "web", "Running")
         wait_for(lambda: _image(sims["rest"]) == "nginx:1.26", timeout=40)
-        assert canary_phase() == "Success"
+        assert canary()[0] == "Success"
