@@ -17,20 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from gitfleet.agent.changes import DriftFound, ObjectResult, SyncReport
 from gitfleet.agent.clusterbranch import ClusterBranch
 from gitfleet.agent.desired import DesiredState
-from gitfleet.agent.engine import (
-    DriftFound,
-    Engine,
-    EngineSettings,
-    ObjectResult,
-    RecordError,
-    SyncReport,
-    watch_kinds,
-)
+from gitfleet.agent.engine import Engine, EngineSettings, watch_kinds
 from gitfleet.agent.healthlog import log_changes
 from gitfleet.agent.heartbeat import build_heartbeat
 from gitfleet.agent.metrics import autoscaled_targets, collect
+from gitfleet.agent.records import RecordError
 from gitfleet.agent.recovery import Recovery
 from gitfleet.agent.report import NAMESPACE_SKIP, aborted_status, build_status, sync_verdict
 from gitfleet.agent.signer import SIGNING_KEY_SECRET, AgentSigner

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from gitfleet.agent.engine import ObjectResult
+from gitfleet.agent.changes import ObjectResult
 from gitfleet.logs import log
 from gitfleet.wire.status import ClusterStatus
 

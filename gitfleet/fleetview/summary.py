@@ -13,7 +13,8 @@ from gitfleet.lifecycle.judgement import Condition, judge
 from gitfleet.wire.status import ClusterStatus
 
 API_VERSION = "gitfleet.io/v1alpha1"
-PHASE_ORDER = ("Failure", "Degraded", "Unknown", "Progressing", "Installing", "Pending", "Success")
+PHASE_ORDER = ("Failure", "Degraded", "Unknown", "Progressing", "Installing", "Waiting", "Pending",
+               "Success")
 TIME_KEY = "lastHeartbeat"
 
 
