@@ -148,3 +148,20 @@ def test_chart_folder_in_the_fleet_repo_render_validate_and_diff(
     out = capsys.readouterr().out
     assert "HelmChart apps/web (templates/web.yaml): chart folder charts/web: no version " \
            "2.0.0 (available: 1.1.0)" in out
+
+
+def test_a_template_error_names_the_helm_chart_and_helms_message(tmp_path: Path) -> None:
+    root = tmp_path / "fleet"
+    _write(root, chart_fleet("file://charts", "1.0.0"))
+    chart = write_chart(root / "charts", "web", "1.0.0")
+    (chart / "templates" / "broken.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+        "data: {v: {{ .Values.missing.deeper | quote }}}\n")
+    from gitfleet.charts import folders
+    result = render(load_fleet(chart_fleet("file://charts", "1.0.0")),
+                    charts=Charts(tmp_path / "work").at(folders.worktree(root)))
+    assert result.errors
+    for p in result.errors:
+        assert p.message.startswith("HelmChart apps/web (templates/web.yaml): helm template "
+                                    "failed: ")
+        assert "broken.yaml" in p.message and "nil pointer" in p.message
