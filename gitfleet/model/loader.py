@@ -20,6 +20,7 @@ from gitfleet.autoscale.cron import rules_of
 from gitfleet.autoscale.spec import Behavior, MetricTarget
 from gitfleet.durations import parse_duration
 from gitfleet.errors import InputError
+from gitfleet.health import check_rules
 from gitfleet.layout import (
     AGENT_NAMESPACE,
     RESERVED_KINDS,
@@ -795,7 +796,32 @@ def load_settings(files: Mapping[str, bytes]) -> tuple[FleetSettings, list[Probl
     found = schema.problems("FleetSettings", doc)
     if found:
         return FleetSettings(), [Problem(origin.path, None, "FleetSettings", p) for p in found]
-    return FleetSettings.from_dict(doc), []
+    return FleetSettings.from_dict(doc), _health_problems(data, doc.get("health"))
+
+
+def _health_problems(data: bytes, entries: Any) -> list[Problem]:
+    """`health:` rule problems, each at its line; a CEL syntax error at its line and column in
+    the file (a block scalar's text starts on the line after its key, indented)."""
+    out = []
+    lines = data.decode(errors="replace").splitlines()
+    for p in check_rules(entries):
+        line = yamlio.line_of(data, 0, ("health", *p.where))
+        message = p.text()
+        if line is not None and p.column and line <= len(lines):
+            key_line = lines[line - 1]
+            rest = key_line.split(":", 1)[-1]
+            if rest.strip()[:1] in ("|", ">"):
+                line += 1 + p.line
+                text = lines[line - 1] if line <= len(lines) else ""
+                indent = len(text) - len(text.lstrip(" "))
+            else:
+                line += p.line
+                indent = len(key_line) - len(rest.lstrip(" ")) if not p.line else 0
+                indent += 1 if rest.strip()[:1] in ("'", '"') and not p.line else 0
+            if p.column:
+                message += f" (column {indent + p.column})"
+        out.append(Problem(FLEET_FILE, line, "FleetSettings", message))
+    return out
 
 
 def load_fleet(files: Mapping[str, bytes]) -> Fleet:
