@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitfleet import yamlio
-from gitfleet.charts.capabilities import reported_capabilities
 from gitfleet.clock import Clock, parse_iso
 from gitfleet.errors import InputError
 from gitfleet.hub.evictions import LifecycleInputs
@@ -142,10 +141,7 @@ class FleetStatus:
         digest = hashlib.sha1(repr(sorted(
             (n, sorted(c.allocatable.items()), sorted(c.requested.items()))
             for n, c in capacity.items())).encode()).hexdigest()
-        capabilities = reported_capabilities(statuses)   # what HelmCharts render with
-        if capabilities:
-            digest += "+" + hashlib.sha1(repr(sorted(capabilities.items())).encode()).hexdigest()
-        return StatusSnapshot(capacity=capacity, capabilities=capabilities), digest
+        return StatusSnapshot(capacity=capacity), digest
 
     # -- folding -------------------------------------------------------------------------------
 

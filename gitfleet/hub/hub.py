@@ -27,6 +27,7 @@ from typing import Any
 import gitfleet
 from gitfleet.backoff import Retry
 from gitfleet.charts import folders
+from gitfleet.charts.capabilities import capabilities_digest, reported_capabilities
 from gitfleet.charts.renderer import Charts
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import InputError, RefConflict, TransientError
@@ -305,7 +306,10 @@ class Hub:
             if any(t.is_helm_chart for t in fleet.templates.values()):
                 charts_key, chart_news = self.charts.refresh(
                     fleet, folders.revision(self.store.git, source))
-                status_key = f"{status_key}+charts:{charts_key}"
+                # each cluster's capabilities (heartbeat): what its charts render with
+                caps = reported_capabilities(statuses)
+                snapshot = dataclasses.replace(snapshot, capabilities=caps)
+                status_key = f"{status_key}+charts:{charts_key}:{capabilities_digest(caps)}"
         key = (source, branches.prefix, heads.state, _digest(heads), status_key, scaling.file)
         if key == self._done_key:
             if self._last_result is None or self.rollouts.last is None or \
