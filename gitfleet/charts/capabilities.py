@@ -7,6 +7,7 @@ group/versions it serves, `v1`, `apps/v1`, ...). A cluster that has not reported
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 
@@ -31,3 +32,7 @@ def reported_capabilities(statuses: Mapping[str, ClusterStatus]) -> dict[str, Ca
         if caps is not None:
             out[name] = caps
     return out
+
+
+def capabilities_digest(capabilities: Mapping[str, Capabilities]) -> str:
+    return hashlib.sha256(repr(sorted(capabilities.items())).encode()).hexdigest()[:16]

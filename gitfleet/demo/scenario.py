@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from gitfleet.charts.renderer import Charts
 from gitfleet.demo.autoscale import CRON_FILE, set_steady_load, show_autoscaling
+from gitfleet.demo.chart import show_chart
 from gitfleet.demo.example import DEMO_CLUSTERS, PUSH_CLUSTERS, demo_fleet
 from gitfleet.demo.processes import Supervisor, free_port, wait_listening
 from gitfleet.demo.progress import Watcher
@@ -189,6 +191,13 @@ class Demo:
         if note:
             watcher.say(f"{victim}'s status branch says: {note}")
         watcher.until(lambda p: p.converged, timeout=s.drift_timeout, what="after the drift")
+
+        self.print()
+        show_chart(work=work, git=_git, clusters=DEMO_CLUSTERS, sims=self.sims, watcher=watcher,
+                   timeout=s.change_timeout, print_=self.print,
+                   diff_text=lambda: render_text(diff_revisions(
+                       work, "HEAD~1", "HEAD", charts=Charts(self.dir / "diff-charts")),
+                       diffs=False))
 
         self.print()
         show_autoscaling(git=git, clusters=DEMO_CLUSTERS, sims=self.sims, watcher=watcher,

@@ -1,5 +1,4 @@
-"""The clusters' reported capacity (dynamic division) and capabilities (Kubernetes version and
-API versions, for `helm template`) as the render's base status input.
+"""The clusters' reported capacity as the render's base status input (dynamic division).
 
 A planner like the others: its digest is always part of the state's Status-Input trailer, so a
 change of any cluster's reported room renders again.
@@ -9,14 +8,12 @@ from __future__ import annotations
 
 import hashlib
 
-from gitfleet.charts.capabilities import reported_capabilities
 from gitfleet.hub.round import Contribution, RoundInputs
 from gitfleet.render.status import ClusterCapacity
 
 
 class Capacity:
-    """Each cluster's allocatable and requested resources and capabilities, from its
-    heartbeat."""
+    """Each cluster's allocatable and requested resources, from its heartbeat."""
 
     def plan(self, inputs: RoundInputs) -> Contribution:
         capacity = {}
@@ -28,8 +25,4 @@ class Capacity:
         digest = hashlib.sha1(repr(sorted(
             (n, sorted(c.allocatable.items()), sorted(c.requested.items()))
             for n, c in capacity.items())).encode()).hexdigest()
-        capabilities = reported_capabilities(inputs.status.statuses)   # HelmCharts render with
-        if capabilities:
-            digest += "+" + hashlib.sha1(repr(sorted(capabilities.items())).encode()).hexdigest()
-        return Contribution(snapshot={"capacity": capacity, "capabilities": capabilities},
-                            digest=digest)
+        return Contribution(snapshot={"capacity": capacity}, digest=digest)
