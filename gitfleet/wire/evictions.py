@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitfleet import yamlio
-from gitfleet.clock import isoformat, parse_iso
 from gitfleet.errors import InputError
+from gitfleet.timestamps import isoformat, parse_iso
 from gitfleet.wire.emit import emit
 
 EVICTIONS_FILE = "evictions.yaml"
