@@ -84,3 +84,27 @@ def test_the_agent_reads_the_rules_from_cluster_yaml() -> None:
     desired = parse_cluster_tree(files, cluster_commit="0" * 40)
     assert desired.health_rules == HealthRules()
     assert desired.errors and "health[0].current: CEL: Syntax error" in desired.errors[0]
+
+
+CLUSTER = b"""\
+apiVersion: clusters.clusternet.io/v1beta1
+kind: ManagedCluster
+metadata: {name: east, namespace: gitfleet-east, labels: {env: prod}}
+spec: {clusterId: 55555555-5555-4555-8555-555555555555, syncMode: Pull}
+"""
+
+
+def test_the_hub_ships_the_rules_in_every_cluster_yaml() -> None:
+    from gitfleet import yamlio
+    from gitfleet.model.loader import load_fleet
+    from gitfleet.render.core import render
+
+    fleet = load_fleet({"fleet.yaml": GOOD, "clusters/east.yaml": CLUSTER})
+    assert not fleet.errors
+    shipped = yamlio.load_one(render(fleet).files["clusters/east/cluster.yaml"], "cluster.yaml")
+    assert HealthRules.from_list(shipped["healthRules"]) == fleet.settings.health
+    assert len(shipped["healthRules"]) == 2
+    # without rules, cluster.yaml says nothing about them
+    plain = load_fleet({"clusters/east.yaml": CLUSTER})
+    assert "healthRules" not in yamlio.load_one(
+        render(plain).files["clusters/east/cluster.yaml"], "cluster.yaml")
