@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gitfleet.charts.renderer import Charts
-from gitfleet.cli.get_cmd import RESOURCES, show
 from gitfleet.demo.autoscale import CRON_FILE, set_steady_load, show_autoscaling
 from gitfleet.demo.chart import show_chart
 from gitfleet.demo.example import DEMO_CLUSTERS, PUSH_CLUSTERS, demo_fleet
@@ -30,6 +29,7 @@ from gitfleet.demo.processes import Supervisor, free_port, wait_listening
 from gitfleet.demo.progress import Watcher
 from gitfleet.diff.engine import diff_revisions
 from gitfleet.diff.text import render_text
+from gitfleet.fleetview.tables import RESOURCES, show
 from gitfleet.kube.client import KubeClient, KubeSettings
 from gitfleet.kubesim import KubeSim
 from gitfleet.state.git import Git, init_repo
@@ -236,8 +236,8 @@ class Demo:
 
     def _pushed_by(self, git: Git, cluster: str) -> str:
         """Who wrote the cluster's last heartbeat: the hub's worker, for an agentless cluster."""
-        from gitfleet.agent.statusfile import ClusterStatus
         from gitfleet.layout import Branches
+        from gitfleet.wire.status import ClusterStatus
 
         raw = git.read_blob(Branches().status(cluster), "status.yaml")
         status = ClusterStatus.from_yaml(raw) if raw else None
