@@ -1,5 +1,5 @@
 """End to end cluster failover: the real hub (a subprocess on the fleet repo), two kubesim
-clusters with real agents, a `git daemon` remote. One agent stops; the hub judges its cluster
+clusters with real agents, a remote fleet repo (`file://`). One agent stops; the hub judges its cluster
 Unknown, taints it, and once the policy's short toleration passes, its Divided replicas run in
 the other cluster, labelled with the value its state-preservation rule took from the old copy's
 live status (as the stopped agent last reported it); with purge mode Gracefully its old copy

@@ -1,5 +1,5 @@
 """The agent's metrics report: kubesim's `metrics.k8s.io` → the agent → `metrics.yaml` in the
-status branch (real Git behind `git daemon`), and the rule that usage alone never lengthens
+status branch (real Git, pushed to a remote), and the rule that usage alone never lengthens
 the branch. Also: a FederatedHPA target's replicas belong to the autoscaler (issue 14.4)."""
 
 from __future__ import annotations
