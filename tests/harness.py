@@ -2,7 +2,8 @@
 CLI, a kubectl-like client), the daemons a test starts (the hub as a process, agents in threads,
 kubesim clusters, a Git remote) and bounded polling. Every e2e test takes these from here, so a
 change of how a daemon is started or stopped is made once. The fixtures (`remote`,
-`served_remote`, `flaky_remote`, `kubesim`, `make_agent`) are registered for every test by tests/conftest.py.
+`served_remote`, `flaky_remote`, `kubesim`, `make_agent`) are registered for every test by
+tests/conftest.py.
 
 Parallel runs (pytest-xdist): everything here lives in the test's tmp_path, and every port comes
 from `tests.gitserver.free_port()`, which hands each worker its own block of ports."""
