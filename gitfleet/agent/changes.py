@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gitfleet.agent.objectref import ObjectRef
-from gitfleet.agent.statusfile import Change, FieldDrift, Health, Phase
+from gitfleet.wire.objectref import ObjectRef
+from gitfleet.wire.status import Change, FieldDrift, Health, Phase
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,7 @@ class ObjectResult:
     message: str = ""
     replicas: Mapping[str, int] = field(default_factory=dict)
     preserved: Mapping[str, str] = field(default_factory=dict)   # statePreservation values
+    going: bool = False   # pruned but still Terminating (finalizers): the inventory keeps it
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from gitfleet.agent.engine import ObjectResult
-from gitfleet.agent.statusfile import ClusterStatus
+from gitfleet.agent.changes import ObjectResult
 from gitfleet.logs import log
+from gitfleet.wire.status import ClusterStatus
 
 LOG = logging.getLogger("gitfleet.agent.health")
 

@@ -19,7 +19,7 @@ from gitfleet.agent.changes import DriftFound, ObjectResult
 from gitfleet.agent.desired import DesiredObject, DesiredState
 from gitfleet.agent.drift import compare
 from gitfleet.agent.ignore import Ignores
-from gitfleet.agent.inventory import Inventory, InventoryEntry
+from gitfleet.agent.inventory import Intent, Inventory, InventoryEntry
 from gitfleet.agent.marks import (
     compared_body,
     description_of,
@@ -27,12 +27,12 @@ from gitfleet.agent.marks import (
     uid_of,
     written_by_gitfleet,
 )
-from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.prune import PrunePlan, plan_prune
-from gitfleet.agent.statusfile import Change, FieldDrift, Health
 from gitfleet.health import NO_RULES, HealthRules, judge, replica_status
 from gitfleet.layout import AGENT_NAMESPACE, RESERVED_NAME_PREFIX, is_reserved_object
-from gitfleet.lifecycle.preservation import preserved_values
+from gitfleet.wire.objectref import ObjectRef
+from gitfleet.wire.preservation import preserved_values
+from gitfleet.wire.status import Change, FieldDrift, Health
 
 Live = Mapping[str, Mapping[str, Any] | None]
 
@@ -80,6 +80,28 @@ class Plan:
     @property
     def touches(self) -> int:
         return len(self.actions) + len(self.prune.delete) + len(self.prune.release)
+
+    def journal(self, state_commit: str) -> Inventory:
+        """The inventory with everything this sync may touch pending (the write-ahead)."""
+        if not self.touches:
+            return self.base
+        return self.base.with_entries(
+            [(a.entry or InventoryEntry(ref=a.obj.ref, description=a.obj.description, hash=""))
+             .as_pending() for a in self.actions]
+            + [e.as_pending() for e in (*self.prune.delete, *self.prune.release)]
+        ).with_intent(Intent(state_commit, apply=len(self.actions),
+                             delete=len(self.prune.delete) + len(self.prune.release)))
+
+    def prune_now(self, waiting: Iterable[str]) -> tuple[PrunePlan, set[str]]:
+        """The prune of this sync without that of Descriptions whose writes wait (it waits
+        with them), and the keys so left as they were."""
+        later = set(waiting)
+        deferred = {e.ref.key for e in (*self.prune.delete, *self.prune.release)
+                    if e.description in later}
+        return replace(self.prune,
+                       delete=tuple(e for e in self.prune.delete if e.ref.key not in deferred),
+                       release=tuple(e for e in self.prune.release
+                                     if e.ref.key not in deferred)), deferred
 
 
 def lookups(desired: DesiredState, inventory: Inventory, listed: Mapping[str, Any],

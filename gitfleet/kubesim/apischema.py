@@ -44,13 +44,25 @@ def by_gvk() -> dict[tuple[str, str, str], str]:
 
 def resolve(schema: Any) -> dict[str, Any]:
     """A schema with its `$ref` followed (refs point into `definitions()`)."""
-    seen = 0
-    while isinstance(schema, dict) and "$ref" in schema and seen < 16:
-        ref = str(schema["$ref"])
-        schema = definitions().get(ref[len(REF_PREFIX):], {}) if ref.startswith(REF_PREFIX) \
-            else {}
-        seen += 1
-    return schema if isinstance(schema, dict) else {}
+    if not isinstance(schema, dict):
+        return {}
+    ref = schema.get("$ref")
+    if ref is None:
+        return schema
+    found = _RESOLVED.get(ref)
+    if found is None:
+        target: Any = schema
+        for _ in range(16):
+            name = str(target.get("$ref", ""))
+            if not name:
+                break
+            target = definitions().get(name[len(REF_PREFIX):], {}) \
+                if name.startswith(REF_PREFIX) else {}
+        found = _RESOLVED[ref] = target if isinstance(target, dict) else {}
+    return found
+
+
+_RESOLVED: dict[str, dict[str, Any]] = {}
 
 
 def kind_schema(group: str, version: str, kind: str) -> dict[str, Any] | None:

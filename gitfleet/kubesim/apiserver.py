@@ -155,6 +155,8 @@ class ApiServer:
         self.metrics = Metrics(store, lambda: rfc3339(self.now()))
         self.schemas: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.write_hooks: list[Callable[[ResourceType, Event], None]] = []
+        # unknown fields of applied configurations, by type, schema and request body
+        self._checked: dict[tuple[str, str, str, int, bytes], list[knownfields.Unknown]] = {}
 
     # ---- helpers -------------------------------------------------------------------------
 
@@ -489,10 +491,17 @@ class ApiServer:
     def _typed_patch_check(self, req: Request, config: Obj) -> None:
         """Server-side apply refuses unknown fields whatever the directive, and - as a real
         1.30 server does - answers 500 with the structured-merge-diff message."""
-        unknown = self._unknowns(req.rt, clone(config), drop=False)
+        rt = req.rt
+        schema = self.schemas.get((rt.group, rt.version, rt.plural)) if rt.custom else None
+        key = (rt.group, rt.version, rt.kind, id(schema), req.body)
+        unknown = self._checked.get(key)
+        if unknown is None:  # a re-sync sends the same bytes: checked once
+            unknown = self._unknowns(rt, config, drop=False)
+            if len(self._checked) > 4096:
+                self._checked.clear()
+            self._checked[key] = unknown
         if not unknown:
             return
-        rt = req.rt
         gv = f"{rt.group}/{rt.version}" if rt.group else f"/{rt.version}"
         lines = sorted(f"{u.typed}: field not declared in schema" for u in unknown)
         text = lines[0] if len(lines) == 1 else "errors:\n" + "\n".join(

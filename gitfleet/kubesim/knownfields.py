@@ -28,6 +28,9 @@ class Unknown:
     typed: str  # as server-side apply names it
 
 
+Trail = tuple[Any, ...]  # (key,) for a field, (index, list_type, keys, item) for an element
+
+
 def builtin(group: str, version: str, kind: str, obj: dict[str, Any], *,
             drop: bool) -> list[Unknown]:
     """Unknown fields of a built-in object (dropped from `obj` when `drop`); [] for a kind
@@ -36,7 +39,7 @@ def builtin(group: str, version: str, kind: str, obj: dict[str, Any], *,
     if schema is None:
         return []
     out: list[Unknown] = []
-    _walk(schema, obj, "", "", out, drop=drop, custom=False)
+    _walk(schema, obj, (), out, drop=drop, custom=False)
     return out
 
 
@@ -46,25 +49,36 @@ def custom(schema: dict[str, Any] | None, obj: dict[str, Any], *, drop: bool) ->
     out: list[Unknown] = []
     meta = obj.get("metadata")
     if isinstance(meta, dict):
-        _walk(apischema.definitions()[apischema.OBJECT_META], meta, "metadata", ".metadata",
-              out, drop=drop, custom=False)
+        _walk(apischema.definitions()[apischema.OBJECT_META], meta, (("metadata",),), out,
+              drop=drop, custom=False)
     if not isinstance(schema, dict):
         return out
     body = {k: v for k, v in obj.items() if k not in _TOP}
-    _walk(schema, body, "", "", out, drop=drop, custom=True)
+    _walk(schema, body, (), out, drop=drop, custom=True)
     if drop:
         for key in [k for k in obj if k not in _TOP and k not in body]:
             del obj[key]
     return out
 
 
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+def _unknown(trail: Trail, key: str) -> Unknown:
+    """Both spellings of the path to `key` (built only for a field that is unknown)."""
+    path, typed = "", ""
+    for step in (*trail, (key,)):
+        if len(step) == 1:
+            path = f"{path}.{step[0]}" if path else str(step[0])
+            typed += f".{step[0]}"
+        else:
+            index, list_type, keys, item = step
+            path += f"[{index}]"
+            typed += _element(list_type, keys, item, index)
+    return Unknown(path, typed)
 
 
-def _walk(schema: Any, value: Any, path: str, typed: str, out: list[Unknown], *, drop: bool,
+def _walk(schema: Any, value: Any, trail: Trail, out: list[Unknown], *, drop: bool,
           custom: bool) -> None:
-    schema = apischema.resolve(schema) if not custom else schema
+    if not custom:
+        schema = apischema.resolve(schema)
     if not isinstance(schema, dict):
         return
     if isinstance(value, dict):
@@ -78,23 +92,23 @@ def _walk(schema: Any, value: Any, path: str, typed: str, out: list[Unknown], *,
                 if sub is None:
                     if closed and not (custom and schema.get("x-kubernetes-embedded-resource")
                                        and key in _TOP):
-                        out.append(Unknown(_join(path, key), f"{typed}.{key}"))
+                        out.append(_unknown(trail, key))
                         if drop:
                             del value[key]
                     continue
-                _walk(sub, value[key], _join(path, key), f"{typed}.{key}", out, drop=drop,
-                      custom=custom)
-        elif isinstance(additional, dict):
+                item = value[key]
+                if isinstance(item, dict | list):
+                    _walk(sub, item, (*trail, (key,)), out, drop=drop, custom=custom)
+        elif isinstance(additional, dict) and _structured(additional, custom):
             for key, item in value.items():
-                _walk(additional, item, _join(path, key), f"{typed}.{key}", out, drop=drop,
-                      custom=custom)
+                _walk(additional, item, (*trail, (key,)), out, drop=drop, custom=custom)
         elif custom and not preserve and additional is not True and \
                 not schema.get("x-kubernetes-int-or-string") and "anyOf" not in schema \
                 and "oneOf" not in schema and "allOf" not in schema:
             for key in list(value):  # a structural object without fields keeps none
                 if schema.get("x-kubernetes-embedded-resource") and key in _TOP:
                     continue
-                out.append(Unknown(_join(path, key), f"{typed}.{key}"))
+                out.append(_unknown(trail, key))
                 if drop:
                     del value[key]
     elif isinstance(value, list):
@@ -104,8 +118,17 @@ def _walk(schema: Any, value: Any, path: str, typed: str, out: list[Unknown], *,
         list_type = schema.get("x-kubernetes-list-type")
         keys = schema.get("x-kubernetes-list-map-keys") or ()
         for i, item in enumerate(value):
-            _walk(items, item, f"{path}[{i}]", typed + _element(list_type, keys, item, i), out,
-                  drop=drop, custom=custom)
+            if isinstance(item, dict | list):
+                _walk(items, item, (*trail, (i, list_type, keys, item)), out, drop=drop,
+                      custom=custom)
+
+
+def _structured(schema: dict[str, Any], custom: bool) -> bool:
+    """Whether values under `schema` can hold fields at all (a map of strings cannot)."""
+    schema = apischema.resolve(schema) if not custom else schema
+    return bool(schema.get("properties") or schema.get("items")
+                or isinstance(schema.get("additionalProperties"), dict)
+                or (custom and schema.get("type") == "object"))
 
 
 def _element(list_type: Any, keys: Any, item: Any, index: int) -> str:

@@ -4,10 +4,8 @@ an object held by a finalizer is Terminating, not gone, until the finalizer is r
 
 from __future__ import annotations
 
-import pytest
-
 from gitfleet.agent.inventory import INVENTORY_NAME, INVENTORY_NAMESPACE, Inventory
-from gitfleet.agent.statusfile import Change, Phase
+from gitfleet.wire.status import Change, Phase
 from tests.agent.fleetstate import configmap, deployment, description_files, publish
 from tests.harness import person, status_of
 
@@ -36,9 +34,6 @@ def test_unknown_field_is_an_apply_error_with_its_path(remote, kubesim, make_age
         is Change.CREATED
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "needs the engine to use KubeClient.delete_object: a Terminating object is not gone "
-    "(board 16:45, engine engineer); remove this mark when it lands"))
 def test_object_held_by_a_finalizer_is_terminating_until_released(remote, kubesim,
                                                                   make_agent) -> None:
     sim = kubesim()
@@ -60,14 +55,14 @@ def test_object_held_by_a_finalizer_is_terminating_until_released(remote, kubesi
         assert live["metadata"]["finalizers"] == ["example.com/hold"]
         assert {o.name: o.change for o in status_of(remote).pruned}.get("held") \
             is not Change.DELETED
-        assert "/ConfigMap/bar/held" in _inventory(kube)
+        assert "core/ConfigMap/bar/held" in _inventory(kube)
 
     kube.merge_patch("v1", "ConfigMap", "bar", "held", {"metadata": {"finalizers": None}})
     assert kube.get("v1", "ConfigMap", "bar", "held") is None
     agent.step()
     assert [(o.name, o.change) for o in status_of(remote).pruned] == [
         ("held", Change.DELETED)]
-    assert "/ConfigMap/bar/held" not in _inventory(kube)
+    assert "core/ConfigMap/bar/held" not in _inventory(kube)
 
 
 def _inventory(kube) -> set[str]:  # noqa: ANN001

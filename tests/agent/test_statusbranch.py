@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 from gitfleet.agent.statusbranch import StatusBranch
-from gitfleet.agent.statusfile import (
+from gitfleet.clock import FakeClock, isoformat
+from gitfleet.layout import Branches
+from gitfleet.state.git import init_repo
+from gitfleet.wire.status import (
     Change,
     ClusterStatus,
     DescriptionStatus,
@@ -18,9 +21,6 @@ from gitfleet.agent.statusfile import (
     SyncResult,
     SyncStatus,
 )
-from gitfleet.clock import FakeClock, isoformat
-from gitfleet.layout import Branches
-from gitfleet.state.git import init_repo
 from tests.harness import Remote
 
 
