@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitfleet.agent.statusfile import Change, Phase
+from gitfleet.wire.status import Change, Phase
 from tests.agent.fleetstate import annotated, configmap, deployment, description_files, job
 from tests.agent.fleetstate import publish as publish_files
 from tests.harness import person, status_of, wait_for
