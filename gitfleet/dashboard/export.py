@@ -30,7 +30,7 @@ def file_key(key: str) -> str:
 
 def export(source: FleetSource, out: Path) -> int:
     """Writes the site into `out`; returns the number of data files."""
-    m = source.model()
+    m = source.fresh()
     (out / "static").mkdir(parents=True, exist_ok=True)
     (out / "data").mkdir(exist_ok=True)
     (out / "index.html").write_bytes(asset("index.html"))

@@ -1,15 +1,17 @@
 """Where the dashboard's data comes from: a fleet repo's branches, read once per commit.
 
-`version()` fingerprints the gitfleet refs (one `for-each-ref`, cached for a fraction of a
-second); the snapshot is re-read only when it changes. The rows that depend on the clock too
-(readiness judged on heartbeat age, as the hub judges it) are recomputed at most once a second,
-so a stopped agent turns its cluster Unknown with no new commit. History and diffs are keyed by
-commit ids, which never change, and kept in a bounded cache.
+`refs_version()` fingerprints the gitfleet refs (one `for-each-ref`, trusted for a fraction of
+a second); the snapshot is re-read only when it changes. The rows that depend on the clock too
+(readiness judged on heartbeat age, as the hub judges it) are rebuilt once a second, so a
+stopped agent turns its cluster Unknown with no new commit. Rebuilds run on one background
+thread: requests are answered from the newest model at once, never waiting for a re-read.
+History and diffs are keyed by commit ids, which never change, and kept in a bounded cache.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -21,8 +23,10 @@ from gitfleet.dashboard import views
 from gitfleet.fleetview.rows import View
 from gitfleet.fleetview.snapshot import branch_prefix, read_snapshot
 from gitfleet.layout import Branches
+from gitfleet.logs import log
 from gitfleet.state.git import Git
 
+LOG = logging.getLogger("gitfleet.dashboard")
 T = TypeVar("T")
 VERSION_TTL = 0.2     # seconds a ref fingerprint is trusted before `for-each-ref` runs again
 CLOCK_STEP = 1.0      # readiness is re-judged at most this often without a new commit
@@ -51,6 +55,7 @@ class FleetSource:
         self._snap: tuple[str, Any] = ("", None)
         self._model: tuple[str, float, Model | None] = ("", -1.0, None)
         self._kept: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._refreshing = False
 
     @property
     def prefix(self) -> str:
@@ -80,24 +85,48 @@ class FleetSource:
         return digest
 
     def model(self) -> Model:
-        """The current model: re-read when a branch moved, re-judged once a second."""
+        """The current model. The first call reads it; later calls answer at once with the
+        newest one built, while one background thread rebuilds it when a branch moved or a
+        second has passed (readiness ages with the clock): no request waits for a re-read."""
+        with self._lock:
+            cached_version, at, model = self._model
+        if model is None:
+            return self.fresh()
+        if self.refs_version() != cached_version or self.clock() - at >= CLOCK_STEP:
+            with self._lock:
+                start = not self._refreshing
+                self._refreshing = True
+            if start:
+                threading.Thread(target=self._refresh, daemon=True,
+                                 name="gitfleet-dashboard-read").start()
+        return model
+
+    def fresh(self) -> Model:
+        """A model built now, from the branches as they are (the export, the first request)."""
         version = self.refs_version()
         now = self.clock()
         with self._lock:
-            cached_version, at, model = self._model
-            if model is not None and cached_version == version and now - at < CLOCK_STEP:
-                return model
             snap_version, snap = self._snap
         if snap is None or snap_version != version:
-            snap = read_snapshot(self.git, prefix=self.prefix)
+            snap = read_snapshot(self.git, prefix=self.prefix, previous=snap)
         view = View(snap, now)
         fleet = views.fleet(view)
         etag = hashlib.sha1(f"{version} {fleet['signature']}".encode()).hexdigest()[:16]
         model = Model(etag, view, fleet)
         with self._lock:
             self._snap = (version, snap)
-            self._model = (version, now, model)
+            if now >= self._model[1]:
+                self._model = (version, now, model)
         return model
+
+    def _refresh(self) -> None:
+        try:
+            self.fresh()
+        except Exception as exc:   # the page keeps the last model; the log says why
+            log(LOG, logging.WARNING, "dashboard: reading the fleet failed", error=repr(exc))
+        finally:
+            with self._lock:
+                self._refreshing = False
 
     def kept(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
         """`compute()`'s result, kept by `key` (made of commit ids: it never goes stale)."""

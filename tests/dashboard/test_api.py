@@ -4,6 +4,7 @@ a strict CSP, bearer-token and proxy-header auth, ETags, and Secret values never
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -22,6 +23,15 @@ from gitfleet.httpthread import HTTPThread
 from gitfleet.state.git import Git, init_repo
 
 SECRET_VALUE = "hunter2-do-not-show"
+
+
+def wait_for(done: Any, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 OTHER_VALUE = "correct-horse-battery"
 
 
@@ -125,13 +135,18 @@ def test_a_token_or_a_trusted_proxy_header_guards_the_data_not_the_page(repo: An
 
 def test_the_snapshot_is_read_again_only_when_a_branch_moves(repo: Any) -> None:
     git, (first, second) = repo
-    source = FleetSource(git)
+    now = [1000.0]
+    source = FleetSource(git, clock=lambda: now[0])
     one = source.model()
     assert source.model() is one                  # same refs, same second: the same model
     assert one.fleet["stateCommit"] == second
     git.run("update-ref", "refs/heads/gitfleet/state", first)
     source._refs = (-1.0, "")                     # past the fingerprint's short trust
-    assert source.model().fleet["stateCommit"] == first
+    assert source.model() is one                  # answered at once; re-read in the background
+    moved = wait_for(lambda: source.model().fleet["stateCommit"] == first)
+    assert moved and source.model() is source.model()   # and kept until something moves
+    now[0] += 1.0                                 # a second later: re-judged (same data)
+    assert wait_for(lambda: source.model().view.now == now[0])
 
 
 def test_the_export_names_data_files_as_the_page_asks_for_them(repo: Any,
@@ -146,3 +161,27 @@ def test_the_export_names_data_files_as_the_page_asks_for_them(repo: Any,
     assert f"{file_key(f'diff/{first}/{second}/c1')}.js" in written
     site = "".join(p.read_text() for p in (out / "data").iterdir())
     assert SECRET_VALUE not in site and OTHER_VALUE not in site
+
+
+def test_a_re_read_parses_only_the_statuses_whose_commit_moved(repo: Any) -> None:
+    from gitfleet.agent.statusfile import ClusterStatus
+    from gitfleet.fleetview.snapshot import read_snapshot
+
+    git, _ = repo
+    heads = []
+    for name in ("c1", "c2"):
+        data = ClusterStatus(cluster=name).to_yaml().encode()
+        heads.append(git.commit(git.write_tree({"status.yaml": data}), [], f"{name}: status"))
+        git.run("update-ref", f"refs/heads/gitfleet/status/{name}", heads[-1])
+    first = read_snapshot(git)
+    assert sorted(first.statuses) == ["c1", "c2"]
+    again = read_snapshot(git, previous=first)
+    assert again.statuses["c1"] is first.statuses["c1"]            # not parsed again
+    assert again.descriptions is first.descriptions                # same state commit
+    moved = git.commit(git.write_tree({"status.yaml": ClusterStatus(
+        cluster="c2").to_yaml().encode()}), [heads[1]], "c2: heartbeat")
+    git.run("update-ref", "refs/heads/gitfleet/status/c2", moved)
+    third = read_snapshot(git, previous=again)
+    assert third.statuses["c1"] is first.statuses["c1"]
+    assert third.statuses["c2"] is not first.statuses["c2"]
+    assert third.statuses["c2"] == first.statuses["c2"]            # read again, same content
