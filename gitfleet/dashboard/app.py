@@ -86,7 +86,7 @@ class Api:
     def cluster(self, request: Request) -> tuple[str, Any]:
         m = self.source.model()
         name = request.path_params["name"]
-        data = views.cluster(m.view, m.fleet, name)
+        data = views.cluster(m.view, m.fleet, name, m.index)
         if data is None:
             raise LookupError(f"no cluster {name!r}")
         ref = self.source.branches.status(name)
@@ -98,7 +98,7 @@ class Api:
     def app(self, request: Request) -> tuple[str, Any]:
         m = self.source.model()
         key = f"{request.path_params['namespace']}/{request.path_params['name']}"
-        data = views.app(m.view, m.fleet, key)
+        data = views.app(m.view, m.fleet, key, m.index)
         if data is None:
             raise LookupError(f"no application {key!r}")
         return m.etag, data
@@ -135,8 +135,11 @@ class Api:
 
 
 def dashboard_app(source: FleetSource, *, token: str | None = None,
-                  user_header: str | None = None) -> Starlette:
+                  user_header: str | None = None, warm: bool = True) -> Starlette:
+    """The app; with `warm`, the fleet's first read starts now, in the background."""
     api = Api(source)
+    if warm:
+        source.warm()
 
     def allowed(request: Request) -> bool:
         if not token and not user_header:

@@ -40,6 +40,7 @@ class Model:
     etag: str
     view: View
     fleet: dict[str, Any]
+    index: views.Index
 
 
 class FleetSource:
@@ -56,6 +57,7 @@ class FleetSource:
         self._model: tuple[str, float, Model | None] = ("", -1.0, None)
         self._kept: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._refreshing = False
+        self._ready = threading.Event()    # set once the first background read ended
 
     @property
     def prefix(self) -> str:
@@ -91,15 +93,23 @@ class FleetSource:
         with self._lock:
             cached_version, at, model = self._model
         if model is None:
-            return self.fresh()
+            if self._ready.wait(0) or not self._refreshing:
+                return self.fresh()
+            self._ready.wait()          # the first read is under way (`warm`): share it
+            return self.model()
         if self.refs_version() != cached_version or self.clock() - at >= CLOCK_STEP:
-            with self._lock:
-                start = not self._refreshing
-                self._refreshing = True
-            if start:
-                threading.Thread(target=self._refresh, daemon=True,
-                                 name="gitfleet-dashboard-read").start()
+            self.warm()
         return model
+
+    def warm(self) -> None:
+        """Starts a rebuild on the background thread, unless one runs (a server calls this
+        when it starts, so the first page does not wait for the first read)."""
+        with self._lock:
+            if self._refreshing:
+                return
+            self._refreshing = True
+        threading.Thread(target=self._refresh, daemon=True,
+                         name="gitfleet-dashboard-read").start()
 
     def fresh(self) -> Model:
         """A model built now, from the branches as they are (the export, the first request)."""
@@ -110,9 +120,11 @@ class FleetSource:
         if snap is None or snap_version != version:
             snap = read_snapshot(self.git, prefix=self.prefix, previous=snap)
         view = View(snap, now)
-        fleet = views.fleet(view)
+        index = views.Index(view)
+        fleet = views.fleet(view, index)
+        index.drift, index.evictions, index.units   # noqa: B018 - built here, not per request
         etag = hashlib.sha1(f"{version} {fleet['signature']}".encode()).hexdigest()[:16]
-        model = Model(etag, view, fleet)
+        model = Model(etag, view, fleet, index)
         with self._lock:
             self._snap = (version, snap)
             if now >= self._model[1]:
@@ -127,6 +139,7 @@ class FleetSource:
         finally:
             with self._lock:
                 self._refreshing = False
+            self._ready.set()
 
     def kept(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
         """`compute()`'s result, kept by `key` (made of commit ids: it never goes stale)."""

@@ -10,6 +10,7 @@ as Healthy.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 from gitfleet.fleetview.rows import (
@@ -36,15 +37,43 @@ def _health(objects: list[dict[str, Any]]) -> str:
 
 
 class Index:
-    """The status documents' Descriptions by (cluster, key), built once per view: the grid
-    looks up 100,000 tiles, never scanning a status document twice."""
+    """What the views look up, built once per view: the status documents' Descriptions by
+    (cluster, key) (the grid looks up 100,000 tiles, never scanning a status document twice),
+    and `gitfleet get`'s cluster, drift and eviction rows by cluster."""
 
     def __init__(self, view: View) -> None:
+        self.view = view
         self.status: dict[tuple[str, str], dict[str, Any]] = {}
         for cluster, doc in view.snap.status_docs.items():
             for ds in (doc or {}).get("descriptions") or []:
                 if isinstance(ds, dict):
                     self.status[(cluster, f"{ds.get('namespace', '')}/{ds.get('name', '')}")] = ds
+
+    @cached_property
+    def rows(self) -> dict[str, dict[str, Any]]:
+        return {r["name"]: r for r in cluster_rows(self.view)}
+
+    @cached_property
+    def drift(self) -> dict[str, list[dict[str, Any]]]:
+        return _by_cluster(drift_rows(self.view))
+
+    @cached_property
+    def evictions(self) -> dict[str, list[dict[str, Any]]]:
+        return _by_cluster(eviction_rows(self.view))
+
+    @cached_property
+    def units(self) -> dict[str, list[DescriptionEntry]]:
+        out: dict[str, list[DescriptionEntry]] = {}
+        for d in self.view.snap.descriptions:
+            out.setdefault(unit_key(d), []).append(d)
+        return out
+
+
+def _by_cluster(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        out.setdefault(r["cluster"], []).append(r)
+    return out
 
 
 def _replicas(ds: dict[str, Any]) -> tuple[int, int]:
@@ -91,10 +120,10 @@ def unit_errors(view: View, key: str, ds: list[DescriptionEntry]) -> list[str]:
     return errors
 
 
-def fleet(view: View) -> dict[str, Any]:
+def fleet(view: View, index: Index | None = None) -> dict[str, Any]:
     """The grid's data for every cluster (pages are cut from it per request), in one pass."""
     snap = view.snap
-    index = Index(view)
+    index = index or Index(view)
     units: dict[str, list[DescriptionEntry]] = {}
     per_cluster: dict[str, dict[str, list[dict[str, Any]]]] = {}
     unit_phases: dict[str, list[str]] = {}
@@ -116,7 +145,7 @@ def fleet(view: View) -> dict[str, Any]:
     clusters = []
     tile_counts: dict[str, int] = {}
     condition_counts: dict[str, int] = {}
-    for row in cluster_rows(view):
+    for row in index.rows.values():
         condition = _condition(row)
         condition_counts[condition] = condition_counts.get(condition, 0) + 1
         tiles = {}
@@ -173,16 +202,17 @@ def fleet_page(data: dict[str, Any], *, query: str = "",
             "clusters": page, "matched": len(wanted), "offset": offset}
 
 
-def cluster(view: View, data: dict[str, Any], name: str) -> dict[str, Any] | None:
-    row = next((c for c in data["clusters"] if c["name"] == name), None)
-    if row is None:
+def cluster(view: View, data: dict[str, Any], name: str, index: Index | None = None
+            ) -> dict[str, Any] | None:
+    index = index or Index(view)
+    full = index.rows.get(name)
+    if full is None:
         return None
-    full = next(r for r in cluster_rows(view) if r["name"] == name)   # one row, not a page
+    row = {"condition": _condition(full)}
     doc = view.snap.status_docs.get(name) or {}
-    drift = [r for r in drift_rows(view) if r["cluster"] == name]
+    drift = index.drift.get(name, [])
     drifted = {(r["kind"], r["namespace"], r["name"]) for r in drift}
     entries = {d.key: d for d in view.snap.descriptions if d.cluster == name}
-    index = Index(view)
     tree = []
     for ds in doc.get("descriptions") or []:
         key = f"{ds.get('namespace', '')}/{ds.get('name', '')}"
@@ -206,7 +236,7 @@ def cluster(view: View, data: dict[str, Any], name: str) -> dict[str, Any] | Non
         "kubernetes": full["kubernetes"], "agent": full["agent"],
         "appliedState": full["appliedState"],
         "taints": [t for t in full["taints"].split(",") if t],
-        "evictions": [e for e in eviction_rows(view) if e["cluster"] == name],
+        "evictions": index.evictions.get(name, []),
         "statusRejected": full["statusRejected"], "statusWarning": full["statusWarning"],
         "descriptions": tree, "drift": drift,
     }
@@ -220,14 +250,14 @@ def _object(o: dict[str, Any], drifted: set[tuple[str, str, str]]) -> dict[str, 
             "replicas": o.get("status") if isinstance(o.get("status"), dict) else {}}
 
 
-def app(view: View, data: dict[str, Any], key: str) -> dict[str, Any] | None:
+def app(view: View, data: dict[str, Any], key: str, index: Index | None = None
+        ) -> dict[str, Any] | None:
     """One unit: its Descriptions only (not the whole fleet's rows)."""
+    index = index or Index(view)
     summary = next((a for a in data["apps"] if a["key"] == key), None)
-    ds = sorted((d for d in view.snap.descriptions if unit_key(d) == key),
-                key=lambda d: d.cluster)
+    ds = sorted(index.units.get(key, []), key=lambda d: d.cluster)
     if summary is None or not ds:
         return None
-    index = Index(view)
     per_cluster = []
     for d in ds:
         ready, available = _replicas(index.status.get((d.cluster, d.key)) or {})
