@@ -2,9 +2,10 @@
 
 `refs_version()` fingerprints the gitfleet refs (one `for-each-ref`, trusted for a fraction of
 a second); the snapshot is re-read only when it changes. The rows that depend on the clock too
-(readiness judged on heartbeat age, as the hub judges it) are rebuilt once a second, so a
-stopped agent turns its cluster Unknown with no new commit. Rebuilds run on one background
-thread: requests are answered from the newest model at once, never waiting for a re-read.
+(readiness judged on heartbeat age, as the hub judges it) are rebuilt when the next heartbeat
+expires, so a stopped agent turns its cluster Unknown with no new commit. Rebuilds run on one
+background thread, never back to back: requests are answered from the newest model at once,
+never waiting for a re-read.
 History and diffs are keyed by commit ids, which never change, and kept in a bounded cache.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -19,17 +21,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from gitfleet.clock import parse_iso
 from gitfleet.dashboard import views
 from gitfleet.fleetview.rows import View
 from gitfleet.fleetview.snapshot import branch_prefix, read_snapshot
 from gitfleet.layout import Branches
+from gitfleet.lifecycle.judgement import HEARTBEAT_GRACE
 from gitfleet.logs import log
 from gitfleet.state.git import Git
 
 LOG = logging.getLogger("gitfleet.dashboard")
 T = TypeVar("T")
 VERSION_TTL = 0.2     # seconds a ref fingerprint is trusted before `for-each-ref` runs again
-CLOCK_STEP = 1.0      # readiness is re-judged at most this often without a new commit
+MIN_GAP = 0.3         # seconds between the end of one rebuild and the start of the next
 KEPT = 256            # commit-keyed results kept (history pages, diffs, cluster logs)
 
 
@@ -41,6 +45,7 @@ class Model:
     view: View
     fleet: dict[str, Any]
     index: views.Index
+    next_flip: float       # when a cluster's readiness next changes by the clock alone
 
 
 class FleetSource:
@@ -57,6 +62,7 @@ class FleetSource:
         self._model: tuple[str, float, Model | None] = ("", -1.0, None)
         self._kept: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._refreshing = False
+        self._next_start = 0.0             # monotonic time before which no rebuild starts
         self._ready = threading.Event()    # set once the first background read ended
 
     @property
@@ -97,7 +103,8 @@ class FleetSource:
                 return self.fresh()
             self._ready.wait()          # the first read is under way (`warm`): share it
             return self.model()
-        if self.refs_version() != cached_version or self.clock() - at >= CLOCK_STEP:
+        due = self.refs_version() != cached_version or self.clock() >= model.next_flip
+        if due and time.monotonic() >= self._next_start:
             self.warm()
         return model
 
@@ -124,7 +131,7 @@ class FleetSource:
         fleet = views.fleet(view, index)
         index.drift, index.evictions, index.units   # noqa: B018 - built here, not per request
         etag = hashlib.sha1(f"{version} {fleet['signature']}".encode()).hexdigest()[:16]
-        model = Model(etag, view, fleet, index)
+        model = Model(etag, view, fleet, index, _next_flip(snap.status_docs, now))
         with self._lock:
             self._snap = (version, snap)
             if now >= self._model[1]:
@@ -132,13 +139,17 @@ class FleetSource:
         return model
 
     def _refresh(self) -> None:
+        started = time.monotonic()
         try:
             self.fresh()
         except Exception as exc:   # the page keeps the last model; the log says why
             log(LOG, logging.WARNING, "dashboard: reading the fleet failed", error=repr(exc))
         finally:
+            ended = time.monotonic()
             with self._lock:
                 self._refreshing = False
+                # a big fleet's rebuild takes seconds: at most every other second goes to it
+                self._next_start = ended + max(MIN_GAP, ended - started)
             self._ready.set()
 
     def kept(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
@@ -153,3 +164,19 @@ class FleetSource:
             while len(self._kept) > KEPT:
                 self._kept.popitem(last=False)
         return value
+
+
+def _next_flip(docs: dict[str, dict[str, Any]], now: float) -> float:
+    """The first instant after `now` at which a heartbeat expires (its cluster turns Unknown:
+    HEARTBEAT_GRACE intervals after it was written), or infinity."""
+    flips = []
+    for doc in docs.values():
+        hb = (doc or {}).get("heartbeat") or {}
+        try:
+            expires = parse_iso(str(hb.get("time", ""))) + HEARTBEAT_GRACE * max(
+                float(hb.get("intervalSeconds") or 0), 1.0)
+        except (TypeError, ValueError):
+            continue
+        if expires > now:
+            flips.append(expires)
+    return min(flips, default=math.inf)
