@@ -54,10 +54,14 @@ def repo(tmp_path: Path) -> tuple[Git, list[str]]:
     git.run("update-ref", "refs/heads/main", source)
     base = "clusters/c1/shop/shop/"
     cm = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: shop}\ndata:\n  k: "
+    clusters = {f"clusters/{c}/cluster.yaml": f"name: {c}\nlabels: {{env: {env}}}\n".encode()
+                for c, env in (("c1", "prod"), ("c2", "dev"))}
     first = state_commit(git, {
+        **clusters,
         base + "core_Secret_shop_db.yaml": secret({"password": SECRET_VALUE, "user": "app"}),
         base + "core_ConfigMap_shop_cfg.yaml": cm + b"one\n"}, [], source)
     second = state_commit(git, {
+        **clusters,
         base + "core_Secret_shop_db.yaml": secret({"password": OTHER_VALUE, "user": "app"}),
         base + "core_ConfigMap_shop_cfg.yaml": cm + b"two\n"}, [first], source)
     git.run("update-ref", "refs/heads/gitfleet/state", second)
@@ -118,6 +122,27 @@ def test_the_api_is_read_only_with_a_strict_csp_and_etags(repo: Any) -> None:
         assert fetch(f"{url}api/diff?a=nope&b={second}&cluster=c1")[0] == 400
         assert fetch(f"{url}api/cluster/absent")[0] == 404
         assert fetch(f"{url}static/../app.py")[0] == 404
+
+
+def test_the_grid_filters_by_label_name_and_change_since_a_commit(repo: Any) -> None:
+    git, (first, second) = repo
+    with serving(git) as url:
+        def names(query: str) -> list[str]:
+            code, _, body = fetch(f"{url}api/fleet?{query}")
+            assert code == 200, body
+            return [c["name"] for c in json.loads(body)["clusters"]]
+
+        assert names("") == ["c1", "c2"]
+        assert names("l=env%3Dprod") == ["c1"] and names("l=env!%3Dprod") == ["c2"]
+        assert names("q=2") == ["c2"]
+        assert names(f"since={first}") == ["c1"]        # only c1's files moved since
+        assert names(f"since={second}") == []
+        code, _, body = fetch(f"{url}api/fleet?since={first}")
+        assert json.loads(body)["changed"] == {"c1": ["shop/shop"]}
+        assert fetch(f"{url}api/fleet?since=0000000")[0] == 400
+        assert fetch(f"{url}api/fleet?l=env%20in%20(a")[0] == 400
+        assert [len(json.loads(fetch(f"{url}api/fleet?limit=1&offset={o}")[2])["clusters"])
+                for o in (0, 1, 2)] == [1, 1, 0]
 
 
 def test_a_token_or_a_trusted_proxy_header_guards_the_data_not_the_page(repo: Any) -> None:
