@@ -37,6 +37,10 @@ MIN_GAP = 0.3         # seconds between the end of one rebuild and the start of 
 KEPT = 256            # commit-keyed results kept (history pages, diffs, cluster logs)
 
 
+class NotReady(Exception):
+    """No model yet: the first read is under way."""
+
+
 @dataclass(frozen=True)
 class Model:
     """Everything the views show at one instant: the snapshot's rows, indexed."""
@@ -63,6 +67,7 @@ class FleetSource:
         self._kept: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._refreshing = False
         self._next_start = 0.0             # monotonic time before which no rebuild starts
+        self._error = ""                   # why the last background read failed
         self._ready = threading.Event()    # set once the first background read ended
 
     @property
@@ -108,6 +113,18 @@ class FleetSource:
             self.warm()
         return model
 
+    def current(self) -> Model:
+        """The newest model without waiting: a server asks this, so that no request outlives
+        its connection's bound while a big fleet's first read runs (NotReady meanwhile)."""
+        with self._lock:
+            model = self._model[2]
+            error = self._error
+        if model is None:
+            self.warm()
+            raise NotReady("reading the fleet's branches for the first time" +
+                           (f" (the last try failed: {error})" if error else ""))
+        return self.model()
+
     def warm(self) -> None:
         """Starts a rebuild on the background thread, unless one runs (a server calls this
         when it starts, so the first page does not wait for the first read)."""
@@ -144,6 +161,11 @@ class FleetSource:
             self.fresh()
         except Exception as exc:   # the page keeps the last model; the log says why
             log(LOG, logging.WARNING, "dashboard: reading the fleet failed", error=repr(exc))
+            with self._lock:
+                self._error = str(exc) or repr(exc)
+        else:
+            with self._lock:
+                self._error = ""
         finally:
             ended = time.monotonic()
             with self._lock:

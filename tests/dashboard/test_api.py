@@ -70,7 +70,9 @@ def repo(tmp_path: Path) -> tuple[Git, list[str]]:
 
 @contextmanager
 def serving(git: Git, **auth: Any) -> Iterator[str]:
-    server = HTTPThread("127.0.0.1", 0, dashboard_app(FleetSource(git), **auth), name="test")
+    source = FleetSource(git)
+    source.fresh()          # the first read done: no answer is "reading the fleet" (503)
+    server = HTTPThread("127.0.0.1", 0, dashboard_app(source, **auth), name="test")
     server.start()
     try:
         yield "http://{}:{}/".format(*server.address)
@@ -156,6 +158,27 @@ def test_a_token_or_a_trusted_proxy_header_guards_the_data_not_the_page(repo: An
         assert fetch(url + "api/fleet", headers={"Authorization": "Bearer t0ken"})[0] == 200
         assert fetch(url + "api/fleet", headers={"X-Forwarded-User": "ada"})[0] == 200
         assert fetch(url + "api/fleet", headers={"X-Forwarded-User": " "})[0] == 401
+
+
+def test_before_the_first_read_the_api_says_so_and_the_page_still_loads(repo: Any) -> None:
+    git, _ = repo
+    source = FleetSource(git)
+    with source._lock:
+        source._refreshing = True            # as if a big fleet's first read were running
+    server = HTTPThread("127.0.0.1", 0, dashboard_app(source, warm=False), name="test")
+    server.start()
+    try:
+        url = "http://{}:{}/".format(*server.address)
+        code, headers, body = fetch(url + "api/fleet")
+        assert code == 503 and headers["retry-after"] == "1"
+        assert json.loads(body)["error"].startswith("reading the fleet")
+        assert fetch(url)[0] == 200
+        with source._lock:
+            source._refreshing = False
+        source.warm()
+        assert wait_for(lambda: fetch(url + "api/fleet")[0] == 200)
+    finally:
+        server.stop()
 
 
 def test_the_snapshot_is_read_again_only_when_a_branch_moves(repo: Any) -> None:
