@@ -2,12 +2,25 @@
 #   docker build -t gitfleet .
 #   docker run --rm gitfleet --help
 #   docker run --rm -v "$PWD:/fleet" -w /fleet gitfleet validate .
+
+# Helm 3 for the hub (it renders HelmChart feeds with `helm template`): the same pinned,
+# checksummed binary the tests use (tools/install-k8s-tools).
+FROM python:3.11-slim AS k8s-tools
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends npm ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /tools
+COPY tools/install-k8s-tools ./tools/install-k8s-tools
+RUN bash tools/install-k8s-tools
+
 FROM python:3.11-slim
 
 # git does the transport (fetch/push over ssh, https or git://); openssh-client for ssh remotes.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
  && rm -rf /var/lib/apt/lists/*
+
+COPY --from=k8s-tools /tools/.tools/bin/helm /usr/local/bin/helm
 
 WORKDIR /src
 COPY pyproject.toml README.md ./

@@ -5,7 +5,7 @@
 Figures, one line each:
   * first apply of N objects (one agent step: fetch, list, apply in stages, inventory, status);
   * a no-op sync of the same N objects: its duration and API calls by verb (the target is zero
-    writes and at most one list call per kind);
+    writes and at most one list call per kind), and the engine's sync alone (wall and CPU);
   * drift to repair with Recovery on: a Deployment scaled from 3 to 1 by someone else, until it
     is back at 3 (median and max over --repairs trials);
   * `git push` to the fleet repo until the object is applied in both clusters, with the hub
@@ -102,6 +102,18 @@ def bench_apply_and_noop(base: Path, n: int) -> None:
         print(f"no-op sync of {n} objects: median {statistics.median(times) * 1000:.0f} ms "
               f"(whole step incl. fetch); API calls: {writes} writes, {calls['list']} lists "
               f"for {kinds} kinds, {calls['get']} gets")
+        # The engine's sync alone (list, plan, nothing to write), wall and process CPU time
+        # (kubesim serves from threads of this same process, so its CPU is included).
+        desired = agent.engine.desired
+        assert desired is not None
+        wall, cpu = [], []
+        for _ in range(15):
+            t0, c0 = time.perf_counter(), time.process_time()
+            agent.engine.sync(desired)
+            wall.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+        print(f"no-op engine.sync of {n} objects: median {statistics.median(wall) * 1000:.0f} ms "
+              f"wall, {statistics.median(cpu) * 1000:.0f} ms CPU (agent + in-process kubesim)")
         agent.close()
 
 

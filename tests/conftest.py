@@ -11,12 +11,15 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+import tempfile
 import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.harness import flaky_remote, kubesim, make_agent, remote  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE = ROOT.parent / "shared" / "conformance"
@@ -107,6 +110,9 @@ class _Reach:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # the tests marked `slow` (seconds each) run first, so that in a parallel run (pytest-xdist)
+    # no long test starts last and keeps one worker busy while the others idle
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     if CONFORMANCE.is_dir():
         return
     reach = _Reach()
@@ -136,6 +142,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report = outcome.get_result()
         report.outcome = "skipped"
         report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {MISSING_REASON}")
+
+
+@pytest.fixture(autouse=True)
+def _own_tmpdir(tmp_path_factory: pytest.TempPathFactory,
+                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test has its own TMPDIR (for itself and the processes it starts), so tests running
+    side by side (pytest-xdist) never see each other's temporary files."""
+    tmp = tmp_path_factory.mktemp("tmpdir")
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
 
 
 @pytest.fixture(autouse=True)

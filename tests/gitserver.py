@@ -1,7 +1,10 @@
-"""A real Git remote for tests: `git daemon` on 127.0.0.1 with push enabled, always stopped."""
+"""A real Git remote for tests: `git daemon` on 127.0.0.1 with push enabled, always stopped;
+and free ports that parallel test workers (pytest-xdist) never hand out twice."""
 
 from __future__ import annotations
 
+import itertools
+import os
 import socket
 import subprocess
 import time
@@ -9,17 +12,44 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+# Each xdist worker takes ports from its own block, below the kernel's ephemeral range
+# (32768-60999 here), so two workers never pick the same port, and neither does the kernel for
+# an outgoing connection, between the moment a port is found free and a server binds it.
+_BLOCK = 1000
+_FIRST = 20000
+
+
+def _worker_index() -> int:
+    name = os.environ.get("PYTEST_XDIST_WORKER", "gw0")  # "gw3"; absent without xdist
+    digits = name[2:] if name.startswith("gw") else ""
+    return int(digits) % 12 if digits.isdigit() else 0
+
+
+_candidates = itertools.cycle(range(_FIRST + _worker_index() * _BLOCK,
+                                    _FIRST + (_worker_index() + 1) * _BLOCK))
+
 
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+    """A port on 127.0.0.1 that nothing listens on now and that no other test worker will
+    hand out; successive calls give different ports (the block is walked in turn)."""
+    for _ in range(_BLOCK):
+        port = next(_candidates)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in this worker's block of {_BLOCK}")
 
 
 def init_bare(path: Path, branch: str = "main") -> Path:
     subprocess.run(["git", "init", "-q", "--bare", "-b", branch, str(path)], check=True)
     return path
+
+
+class _PortTaken(Exception):
+    pass
 
 
 class GitDaemon:
@@ -28,6 +58,7 @@ class GitDaemon:
 
     def __init__(self, base: Path, port: int | None = None) -> None:
         self.base = base
+        self._chosen = port is not None  # a port the caller chose is kept even when taken
         self.port = port or free_port()
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -36,6 +67,16 @@ class GitDaemon:
         return f"git://127.0.0.1:{self.port}"
 
     def up(self, *, timeout: float = 10.0) -> None:
+        for _ in range(3):
+            try:
+                return self._up(timeout)
+            except _PortTaken:
+                if self._chosen:
+                    break
+                self.port = free_port()
+        raise RuntimeError(f"git daemon did not start (port {self.port} taken?)")
+
+    def _up(self, timeout: float) -> None:
         self.proc = subprocess.Popen(
             ["git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={self.port}",
              f"--base-path={self.base}", "--export-all", "--enable=receive-pack",
@@ -47,7 +88,10 @@ class GitDaemon:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
                     return
             except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
+                if self.proc.poll() is not None:
+                    self.down()
+                    raise _PortTaken from None  # it exits at once when it cannot bind
+                if time.monotonic() > deadline:
                     self.down()
                     raise RuntimeError("git daemon did not start") from None
                 time.sleep(0.02)

@@ -18,19 +18,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import gitfleet
+from gitfleet.agent.changes import DriftFound, ObjectResult, SyncReport
 from gitfleet.agent.clusterbranch import ClusterBranch
 from gitfleet.agent.desired import DesiredState
-from gitfleet.agent.engine import (
-    DriftFound,
-    Engine,
-    EngineSettings,
-    ObjectResult,
-    RecordError,
-    SyncReport,
-    watch_kinds,
-)
+from gitfleet.agent.engine import Engine, EngineSettings, watch_kinds
+from gitfleet.agent.healthlog import log_changes
 from gitfleet.agent.heartbeat import build_heartbeat
 from gitfleet.agent.metrics import autoscaled_targets, collect
+from gitfleet.agent.records import RecordError
 from gitfleet.agent.recovery import Recovery
 from gitfleet.agent.report import NAMESPACE_SKIP, aborted_status, build_status, sync_verdict
 from gitfleet.agent.signer import SIGNING_KEY_SECRET, AgentSigner
@@ -48,6 +43,7 @@ from gitfleet.registration.request import Answer, Request
 from gitfleet.secrets.keyring import AGE_KEY_SECRET, Keyring
 from gitfleet.state.git import Git, init_repo
 from gitfleet.state.signing import SigningKey, TrustedKeys, Verdict
+from gitfleet.state.transport import GitTransport
 
 LOG = logging.getLogger("gitfleet.agent")
 # `heartbeat.agentVersion` of a heartbeat the hub's push worker wrote for an agentless cluster.
@@ -97,6 +93,8 @@ class AgentSettings:
     # a key in memory instead: a push worker signs the status it writes with the hub's key
     signing_key: SigningKey | None = None
     trusted_hub_keys: TrustedKeys | None = None  # apply only commits signed by one of these
+    # how Git reaches the remote: token, SSH key, known_hosts, CA (gitfleet.state.transport)
+    git_transport: GitTransport | None = None
 
     def engine_settings(self) -> EngineSettings:
         return EngineSettings(cluster=self.cluster, create_namespaces=self.create_namespaces,
@@ -117,6 +115,28 @@ class StepOutcome:
     errors: list[str] = field(default_factory=list)
     delegated: bool = False   # the hub's push worker applies: only the heartbeat is ours
     refused: str = ""        # why the fetched cluster commit was not applied (its signature)
+    remote_fault: str = ""   # the Git remote could not be used (fetch or status push): why
+
+
+@dataclass
+class RemoteOutage:
+    """A time the Git remote could not be used: the agent ran from the last verified commit,
+    pruned nothing new, and says so in the status branch once a status push goes through."""
+
+    since: float
+    error: str
+    failures: int = 0
+    ended: float | None = None
+    reported: bool = False   # the ongoing outage is already in the status branch
+
+    def lines(self, *, commit: str | None) -> list[str]:
+        """The status commit's lines about this outage."""
+        span = (f"from {isoformat(self.since)} to {isoformat(self.ended)}"
+                if self.ended is not None else f"since {isoformat(self.since)}")
+        ran = f"ran from the last verified cluster commit {commit[:12]}" if commit else \
+            "nothing fetched yet: nothing applied"
+        return [f"git remote unusable {span} ({self.failures} failed attempts): {self.error}",
+                f"meanwhile: {ran}, nothing pruned for it"]
 
 
 class Agent:
@@ -131,7 +151,8 @@ class Agent:
         self.kube = kube
         self.clock = clock or SystemClock()
         self.rng = rng or random.Random()
-        self.git = git or init_repo(settings.workdir, bare=True)
+        self.git = git or init_repo(settings.workdir, bare=True, private=True,
+                                    transport=settings.git_transport)
         branches = Branches(settings.branch_prefix)
         self.keyring = Keyring(key_file=settings.age_key_file,
                                read_secret=lambda: kube.get("v1", "Secret", *AGE_KEY_SECRET))
@@ -170,13 +191,15 @@ class Agent:
         self._logged_drift: set[str] = set()
         self._logged_failures: dict[str, str] = {}
         self._delegated = False   # the last sync was left to the hub (Push/Dual + AppPusher)
+        self._outage: RemoteOutage | None = None
+        self._current = StepOutcome()   # the step in progress (kept when a step raises)
 
     # -- one round -------------------------------------------------------------------------
 
     def step(self) -> float:
         """Do one round; return the seconds until the next one is wanted."""
         now = self.clock.now()
-        out = StepOutcome()
+        out = self._current = StepOutcome()
         if not self.signer.resolved:
             self.git.signer = self.signer.resolve()
         self._fetch(now, out)
@@ -225,15 +248,28 @@ class Agent:
             wait = self.settings.git_backoff.delay(self._git_failures, self.rng)
             self._next_fetch = now + wait
             out.errors.append(f"fetch: {exc}")
+            self._remote_failed(now, exc, out)
             log(LOG, logging.WARNING, "cannot fetch cluster branch; using the last fetched",
                 cluster=self.settings.cluster, retry_in=f"{wait:.1f}s", error=str(exc))
             return
+        if self._outage is not None and self._outage.ended is None:
+            self._outage.ended = now
+            log(LOG, logging.INFO, "git remote usable again", cluster=self.settings.cluster,
+                failed_attempts=self._outage.failures)
         self._git_failures = 0
         self._next_fetch = 0.0
         self._status_retry.short_circuit()  # the remote answers: push a waiting status now
         out.fetched = result.exists
         if not result.exists and self.branch.last_fetched is None and self.settings.register:
             self._register(now, out)
+
+    def _remote_failed(self, now: float, exc: GitfleetError, out: StepOutcome) -> None:
+        """Fetch or status push failed: a fault (exit 3 in --once), remembered for the status."""
+        out.remote_fault = out.remote_fault or str(exc)
+        if self._outage is None or self._outage.ended is not None:
+            self._outage = RemoteOutage(since=now, error=str(exc))
+        self._outage.failures += 1
+        self._outage.error = str(exc)
 
     def _register(self, now: float, out: StepOutcome) -> None:
         """No branch for this cluster yet: ask to be registered, and say what the hub answered."""
@@ -348,9 +384,11 @@ class Agent:
         out.report = report
         result, message = sync_verdict(report)
         self._log_sync(desired, report, result)
-        return build_status(cluster=cluster, desired=desired, report=report, previous=previous,
-                            heartbeat=self._heartbeat, now=isoformat(now), result=result,
-                            message=message)
+        status = build_status(cluster=cluster, desired=desired, report=report,
+                              previous=previous, heartbeat=self._heartbeat, now=isoformat(now),
+                              result=result, message=message)
+        log_changes(previous, status, report.objects)
+        return status
 
     def _delegate(self, desired: DesiredState, previous: ClusterStatus | None,
                   out: StepOutcome) -> ClusterStatus:
@@ -431,6 +469,9 @@ class Agent:
         with self._repairs_lock:
             repairs, self._repairs = self._repairs, []
         extra = [_repair_line(result, drift) for result, drift in repairs]
+        outage = self._outage
+        if outage is not None and not outage.reported:
+            extra += outage.lines(commit=self.branch.last_fetched)
         if out.report is not None:
             extra += [_repair_line(out.report.objects[d.ref.key], d) for d in out.report.drift
                       if d.repaired and d.ref.key in out.report.objects]
@@ -448,11 +489,16 @@ class Agent:
             with self._repairs_lock:
                 self._repairs[:0] = repairs
             out.errors.append(f"status: {exc}")
+            self._remote_failed(now, exc, out)
             wait = self._status_retry.failed(now, self.rng)
             log(LOG, logging.WARNING, "cannot push status; will retry",
                 cluster=self.settings.cluster, retry_in=f"{wait:.1f}s", error=str(exc))
             return
         self._status_retry.succeeded()
+        if outage is not None and outage is self._outage:
+            outage.reported = True
+            if outage.ended is not None:
+                self._outage = None
         # With a rebase, what was written may hold the other writer's part: keep that.
         self._status = (self.status_branch.status or status) if rebase else status
         self._status_loaded = True
@@ -511,6 +557,11 @@ class Agent:
                     raise
                 except GitfleetError as exc:
                     log(LOG, logging.ERROR, "step failed", error=str(exc))
+                    # what the step did before it failed, and why, for --once's exit code
+                    self.last = self._current
+                    self.last.errors.append(str(exc))
+                    if isinstance(exc, TransientError):
+                        self.last.remote_fault = self.last.remote_fault or str(exc)
                     delay = self.settings.interval
                 if once or self._stop.is_set():
                     return self.last

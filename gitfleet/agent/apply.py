@@ -238,4 +238,5 @@ class Applier:
             change = Change.UNCHANGED
         else:
             change = Change.CONFIGURED
-        return Applied(judged(obj, after, change), entry=entry, writes=writes)
+        return Applied(judged(obj, after, change, rules=self.desired.health_rules,
+                              now=self.clock.now()), entry=entry, writes=writes)

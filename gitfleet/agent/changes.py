@@ -23,6 +23,7 @@ class ObjectResult:
     message: str = ""
     replicas: Mapping[str, int] = field(default_factory=dict)
     preserved: Mapping[str, str] = field(default_factory=dict)   # statePreservation values
+    going: bool = False   # pruned but still Terminating (finalizers): the inventory keeps it
 
 
 @dataclass(frozen=True)

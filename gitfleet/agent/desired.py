@@ -26,6 +26,7 @@ from gitfleet.agent.ordering import (
     step_of,
 )
 from gitfleet.errors import InputError
+from gitfleet.health import NO_RULES, HealthRules
 from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.secrets.detect import is_sops
 
@@ -81,6 +82,7 @@ class DesiredState:
     errors: tuple[str, ...] = ()
     sync_mode: str = "Pull"
     ignore_differences: tuple[Any, ...] = ()  # cluster.yaml's entries (gitfleet.agent.ignore)
+    health_rules: HealthRules = NO_RULES        # cluster.yaml's healthRules (gitfleet.health)
 
     @property
     def prunable(self) -> bool:
@@ -120,14 +122,19 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
     folders: dict[str, dict[str, bytes]] = {}
     sync_mode = "Pull"
     ignore_differences: tuple[Any, ...] = ()
+    health_rules = NO_RULES
+    errors: list[str] = []
     if CLUSTER_FILE in files:
         try:
             cluster_doc = yamlio.load_one(files[CLUSTER_FILE], CLUSTER_FILE)
             if isinstance(cluster_doc, Mapping):
                 sync_mode = str(cluster_doc.get("syncMode") or "Pull")
                 ignore_differences = tuple(cluster_doc.get("ignoreDifferences") or ())
+                health_rules = HealthRules.from_list(cluster_doc.get("healthRules"))
         except InputError:
             pass
+        except ValueError as exc:  # rules the hub validated, but this agent cannot compile
+            errors.append(f"{CLUSTER_FILE}: {exc}")
     for path, data in files.items():
         folder, _, name = path.rpartition("/")
         if not folder:  # cluster-level files (cluster.yaml) sit beside the Description folders
@@ -135,7 +142,6 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
         folders.setdefault(folder, {})[name] = data
     descriptions: dict[str, Description] = {}
     objects: dict[str, DesiredObject] = {}
-    errors: list[str] = []
     keys: Sequence[Any] | None = None  # age identities, asked for at the first SOPS file
     for folder in sorted(folders):
         content = folders[folder]
@@ -165,7 +171,8 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
             if is_sops(body):  # decrypted here only, with this cluster's age identities
                 try:
                     keys = keys if keys is not None else (identities() if identities else ())
-                    body = _open_sops(content[file_name], obj_path, keys)
+                    body = _open_sops(content[file_name], obj_path, keys,
+                                      namespace=str(item.get("namespace") or ""))
                 except InputError as exc:
                     read_errors.append(str(exc))
                     continue
@@ -194,7 +201,7 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
     return DesiredState(cluster_commit=cluster_commit, state_commit=state_commit or cluster_commit,
                         source_commit=source_commit, descriptions=descriptions, objects=objects,
                         errors=tuple(errors), sync_mode=sync_mode,
-                        ignore_differences=ignore_differences)
+                        ignore_differences=ignore_differences, health_rules=health_rules)
 
 
 def _mark_hooks(objects: dict[str, DesiredObject], keys: Sequence[str]) -> None:
@@ -211,10 +218,11 @@ def _mark_hooks(objects: dict[str, DesiredObject], keys: Sequence[str]) -> None:
                                      step=obj.step, hook=obj.hook)
 
 
-def _open_sops(data: bytes, path: str, identities: Sequence[Any]) -> Mapping[str, Any]:
+def _open_sops(data: bytes, path: str, identities: Sequence[Any], *,
+               namespace: str) -> Mapping[str, Any]:
     from gitfleet.secrets.sops import open_file
 
-    return open_file(data, path=path, identities=identities)
+    return open_file(data, path=path, identities=identities, namespace=namespace or None)
 
 
 def _resources_of(data: bytes, path: str) -> list[Mapping[str, Any]]:

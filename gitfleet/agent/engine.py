@@ -29,23 +29,20 @@ from gitfleet.agent.ignore import Ignores
 from gitfleet.agent.inventory import (
     INVENTORY_NAME,
     INVENTORY_NAMESPACE,
-    Intent,
     Inventory,
-    InventoryEntry,
 )
 from gitfleet.agent.kubeapi import ClusterApi
 from gitfleet.agent.marks import LABEL_CLUSTER
 from gitfleet.agent.objectref import ObjectRef
-from gitfleet.agent.plan import Action, Owner, Plan, drift_of, lookups, plan
+from gitfleet.agent.plan import Action, Owner, drift_of, lookups, plan
+from gitfleet.agent.pods import judged_with_pods
 from gitfleet.agent.prune import prune
-from gitfleet.agent.records import InventoryRecord, RecordError
+from gitfleet.agent.records import InventoryRecord
 from gitfleet.agent.statusfile import Change
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.kube.errors import NotServed
 from gitfleet.logs import log
 
-__all__ = ["DriftFound", "Engine", "EngineSettings", "ObjectResult", "RecordError",
-           "SyncReport", "watch_kinds"]
 LOG = logging.getLogger("gitfleet.agent.engine")
 
 
@@ -129,8 +126,9 @@ class Engine:
         s = self.settings
         p = plan(desired, inventory, live, owner=self.owner, ignores=self._ignores,
                  recovery=s.recovery, max_prune_share=s.max_prune_share,
-                 allow_mass_prune=s.allow_mass_prune)
-        journal, writes = self._journal(p, desired)
+                 allow_mass_prune=s.allow_mass_prune, now=self.clock.now())
+        journal = p.journal(desired.state_commit)
+        writes = int(bool(p.touches) and self.record.write(journal))
         results = dict(p.settled)
         gate = Gate(desired, p.actions)
         with Applier(self.kube, owner=self.owner, desired=desired, ignores=self._ignores,
@@ -140,20 +138,17 @@ class Engine:
                 applier.apply(batch)
         done = applier.outcome
         results.update(done.results)
+        results.update(judged_with_pods(self.kube, results, desired, now=self.clock.now()))
         holds = gate.holds(results)
         results.update(gate.held_results(holds))
         self._foreign = set(p.foreign) | set(done.not_ours)
-        # What waits keeps its entry as it was; its Description's prune waits with it.
-        deferred = [e for e in (*p.prune.delete, *p.prune.release) if e.description in holds]
-        waiting = {a.obj.ref.key for a in gate.held()} | {e.ref.key for e in deferred}
-        after = journal.with_entries(done.entries).without(done.not_ours)
-        after = after.without(waiting).with_entries(
-            e for k in waiting if (e := p.base.get(k)) is not None)
-        pruned, prune_writes = prune(self.kube, replace(
-            p.prune, delete=tuple(e for e in p.prune.delete if e not in deferred),
-            release=tuple(e for e in p.prune.release if e not in deferred)),
-            listed, ours=self.owner.wrote)
-        after = after.without(r.ref.key for r in pruned if not r.error).with_intent(None)
+        pruning, deferred = p.prune_now(holds)
+        pruned, prune_writes = prune(self.kube, pruning, listed, ours=self.owner.wrote)
+        # What waits keeps its entry as it was; what was pruned (or forgotten) leaves.
+        unchanged = {a.obj.ref.key for a in gate.held()} | deferred
+        after = journal.with_entries(done.entries).without({*done.not_ours, *unchanged}) \
+            .with_entries(e for k in unchanged if (e := p.base.get(k)) is not None) \
+            .without(r.ref.key for r in pruned if not (r.error or r.going)).with_intent(None)
         finished = hooks.finished(desired, results, after)
         results.update({e.ref.key: hooks.noted(results[e.ref.key], e) for e in finished})
         writes += done.writes + prune_writes + self.record.write(after.with_entries(finished))
@@ -167,18 +162,6 @@ class Engine:
             replace(d, repaired=d.ref.key in repaired) for d in p.drift),
             prune_refused=p.prune.refused, writes=writes,
             namespace_errors=applier.namespace_errors(), held=holds)
-
-    def _journal(self, p: Plan, desired: DesiredState) -> tuple[Inventory, int]:
-        """Everything this sync may touch is pending before the first write (the journal)."""
-        if not p.touches:
-            return p.base, 0
-        journal = p.base.with_entries(
-            [(a.entry or InventoryEntry(ref=a.obj.ref, description=a.obj.description, hash=""))
-             .as_pending() for a in p.actions]
-            + [e.as_pending() for e in (*p.prune.delete, *p.prune.release)]
-        ).with_intent(Intent(desired.state_commit, apply=len(p.actions),
-                             delete=len(p.prune.delete) + len(p.prune.release)))
-        return journal, int(self.record.write(journal))
 
     def _list_owned(self, kinds: Iterable[tuple[str, str]]) -> dict[str, dict[str, Any]]:
         live: dict[str, dict[str, Any]] = {}

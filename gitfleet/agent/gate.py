@@ -15,10 +15,10 @@ from collections.abc import Mapping
 
 from gitfleet.agent.changes import Hold, ObjectResult
 from gitfleet.agent.desired import DesiredObject, DesiredState
-from gitfleet.agent.health import judge
 from gitfleet.agent.ordering import BAND_FIRST, Step, describe_step, unit_of
 from gitfleet.agent.plan import Action
 from gitfleet.agent.statusfile import Change, Health, Phase
+from gitfleet.health import judge
 
 Results = Mapping[str, ObjectResult]
 
@@ -37,6 +37,8 @@ class Gate:
             self._pending[obj.description].setdefault(step, []).append(action)
         self._members: dict[str, dict[Step, list[DesiredObject]]] = defaultdict(dict)
         self._units: dict[str, list[str]] = defaultdict(list)
+        if not actions:   # nothing to write: nothing to order (a no-op sync)
+            return
         for obj in desired.objects.values():
             if obj.step is not None:
                 self._members[obj.description].setdefault(obj.step, []).append(obj)
@@ -68,7 +70,8 @@ class Gate:
         """The objects whose writes wait for their turn: not applied in this sync."""
         out = {}
         for a in self.held():
-            health = judge(a.live).health if a.live is not None else Health.UNKNOWN
+            health = judge(a.live, rules=self.desired.health_rules).health \
+                if a.live is not None else Health.UNKNOWN
             out[a.obj.ref.key] = ObjectResult(a.obj.ref, a.obj.description, Change.SKIPPED,
                                               health, message=f"held: "
                                               f"{holds[a.obj.description].message}")
@@ -90,11 +93,11 @@ class Gate:
                                if s < first and s[0] != BAND_FIRST):
                 blocker = self._blocker(description, step, results)
                 if blocker is not None:
-                    why = blocker.message or str(blocker.health)
+                    state = "failed" if blocker.error else f"is {blocker.health}"
+                    why = blocker.error or blocker.message
                     out[description] = Hold(Phase.PROGRESSING, (
                         f"{describe_step(first)} waits for {describe_step(step)}: "
-                        f"{blocker.ref} is {blocker.health}"
-                        + (f" ({why})" if why != str(blocker.health) else "")))
+                        f"{blocker.ref} {state}" + (f" ({why})" if why else "")))
                     break
             else:
                 out[description] = Hold(Phase.PROGRESSING, f"{describe_step(first)} waits")

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:   # types only: the plan and its tests load no HTTP client
-    from gitfleet.kube.client import KubeSettings, ListResult
+    from gitfleet.kube.client import Deletion, KubeSettings, ListResult
     from gitfleet.kube.resources import ApiResource
 
 
@@ -38,6 +38,11 @@ class ClusterApi(Protocol):
 
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
         """False when it was already gone."""
+
+    def delete_object(self, api_version: str, kind: str, namespace: str,
+                      name: str) -> Deletion:
+        """The delete, and whether the object is still there (Terminating, held by
+        finalizers)."""
 
     def ensure_namespace(self, name: str, *,
                          labels: Mapping[str, str] | None = None) -> bool:

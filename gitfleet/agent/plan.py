@@ -18,9 +18,8 @@ from typing import Any
 from gitfleet.agent.changes import DriftFound, ObjectResult
 from gitfleet.agent.desired import DesiredObject, DesiredState
 from gitfleet.agent.drift import compare
-from gitfleet.agent.health import judge, replica_status
 from gitfleet.agent.ignore import Ignores
-from gitfleet.agent.inventory import Inventory, InventoryEntry
+from gitfleet.agent.inventory import Intent, Inventory, InventoryEntry
 from gitfleet.agent.marks import (
     compared_body,
     description_of,
@@ -31,6 +30,7 @@ from gitfleet.agent.marks import (
 from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.prune import PrunePlan, plan_prune
 from gitfleet.agent.statusfile import Change, FieldDrift, Health
+from gitfleet.health import NO_RULES, HealthRules, judge, replica_status
 from gitfleet.layout import AGENT_NAMESPACE, RESERVED_NAME_PREFIX, is_reserved_object
 from gitfleet.lifecycle.preservation import preserved_values
 
@@ -81,6 +81,28 @@ class Plan:
     def touches(self) -> int:
         return len(self.actions) + len(self.prune.delete) + len(self.prune.release)
 
+    def journal(self, state_commit: str) -> Inventory:
+        """The inventory with everything this sync may touch pending (the write-ahead)."""
+        if not self.touches:
+            return self.base
+        return self.base.with_entries(
+            [(a.entry or InventoryEntry(ref=a.obj.ref, description=a.obj.description, hash=""))
+             .as_pending() for a in self.actions]
+            + [e.as_pending() for e in (*self.prune.delete, *self.prune.release)]
+        ).with_intent(Intent(state_commit, apply=len(self.actions),
+                             delete=len(self.prune.delete) + len(self.prune.release)))
+
+    def prune_now(self, waiting: Iterable[str]) -> tuple[PrunePlan, set[str]]:
+        """The prune of this sync without that of Descriptions whose writes wait (it waits
+        with them), and the keys so left as they were."""
+        later = set(waiting)
+        deferred = {e.ref.key for e in (*self.prune.delete, *self.prune.release)
+                    if e.description in later}
+        return replace(self.prune,
+                       delete=tuple(e for e in self.prune.delete if e.ref.key not in deferred),
+                       release=tuple(e for e in self.prune.release
+                                     if e.ref.key not in deferred)), deferred
+
 
 def lookups(desired: DesiredState, inventory: Inventory, listed: Mapping[str, Any],
             foreign: Iterable[str]) -> list[ObjectRef]:
@@ -99,8 +121,8 @@ def drift_of(obj: DesiredObject, live: Mapping[str, Any], *, cluster: str,
 
 
 def judged(obj: DesiredObject, live: Mapping[str, Any], change: Change = Change.UNCHANGED,
-           ) -> ObjectResult:
-    verdict = judge(live)
+           *, rules: HealthRules = NO_RULES, now: float | None = None) -> ObjectResult:
+    verdict = judge(live, rules=rules, now=now)
     return ObjectResult(obj.ref, obj.description, change, verdict.health,
                         message=verdict.message, replicas=replica_status(live),
                         preserved=preserved_values(live))
@@ -113,8 +135,9 @@ def reserved_error(ref: ObjectRef) -> str:
 
 def plan(desired: DesiredState, inventory: Inventory, live: Live, *, owner: Owner,
          ignores: Ignores, recovery: bool, max_prune_share: float,
-         allow_mass_prune: bool) -> Plan:
-    """Pair every desired object with its live one and its inventory entry; decide."""
+         allow_mass_prune: bool, now: float | None = None) -> Plan:
+    """Pair every desired object with its live one and its inventory entry; decide. `now`
+    is the time health is judged at (gitfleet.health)."""
     settled: dict[str, ObjectResult] = {}
     actions: list[Action] = []
     drift: list[DriftFound] = []
@@ -171,7 +194,7 @@ def plan(desired: DesiredState, inventory: Inventory, live: Live, *, owner: Owne
                 finish.append(entry)   # recorded as deleted, still there: delete it again
                 settled[key] = _hook_gone(obj, entry)
             else:
-                settled[key] = judged(obj, found)
+                settled[key] = judged(obj, found, rules=desired.health_rules, now=now)
             continue
         fields = tuple(drift_of(obj, found, cluster=owner.cluster, ignores=ignores))
         if fields:
@@ -179,7 +202,7 @@ def plan(desired: DesiredState, inventory: Inventory, live: Live, *, owner: Owne
             if recovery:
                 actions.append(Action(obj, found, "drift", entry=entry, drift=fields))
                 continue
-        settled[key] = judged(obj, found)
+        settled[key] = judged(obj, found, rules=desired.health_rules, now=now)
 
     # Objects labelled and written by this agent that no inventory holds: applied by a sync
     # killed before it recorded them. They are ours, so they go through prune like the rest.

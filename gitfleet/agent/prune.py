@@ -14,7 +14,8 @@ not count against the prune budget, since nothing is deleted.
 `plan_prune` is pure; `prune` carries the plan out: releases first, then deletions in the
 reverse order of sync waves (the live object's annotation says its wave) and, inside a wave,
 the reverse order of kind stages. Each object is asked again whether it is still the one
-gitfleet wrote, right before it is touched.
+gitfleet wrote, right before it is touched. One held by finalizers stays Terminating: it is
+reported as such, kept in the inventory, and reported deleted at the sync that finds it gone.
 """
 
 from __future__ import annotations
@@ -122,13 +123,22 @@ def delete_one(kube: ClusterApi, entry: InventoryEntry, listed: Mapping[str, Any
             return ObjectResult(ref, entry.description, Change.SKIPPED, message=(
                 "not deleted: the live object is not the one gitfleet wrote "
                 "(re-created or relabelled by someone else); forgotten"))
-        existed = kube.delete(ref.api_version, ref.kind, ref.namespace, ref.name)
+        finalizers = tuple((live.get("metadata") or {}).get("finalizers") or ())
+        if not (live.get("metadata") or {}).get("deletionTimestamp"):
+            deletion = kube.delete_object(ref.api_version, ref.kind, ref.namespace, ref.name)
+            if not deletion.terminating:
+                log(LOG, logging.INFO, "deleted", object=str(ref),
+                    description=entry.description)
+                return ObjectResult(ref, entry.description, Change.DELETED,
+                                    message="" if deletion.existed else "already gone")
+            finalizers = deletion.finalizers
     except ApiError as exc:
         return ObjectResult(ref, entry.description, Change.FAILED,
                             error=f"delete failed: {exc.message or exc}")
-    log(LOG, logging.INFO, "deleted", object=str(ref), description=entry.description)
-    return ObjectResult(ref, entry.description, Change.DELETED,
-                        message="" if existed else "already gone")
+    # Terminating: gone only once whoever set the finalizers removes them; looked at again
+    # at every sync, and kept in the inventory until then.
+    return ObjectResult(ref, entry.description, Change.SKIPPED, going=True, message=(
+        f"Terminating, held by finalizers {', '.join(map(str, finalizers)) or '(none)'}"))
 
 
 def release_one(kube: ClusterApi, entry: InventoryEntry, listed: Mapping[str, Any] | None, *,

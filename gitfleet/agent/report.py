@@ -13,7 +13,6 @@ from dataclasses import replace
 
 from gitfleet.agent.changes import DriftFound, ObjectResult, SyncReport
 from gitfleet.agent.desired import DesiredState
-from gitfleet.agent.health import ObjectOutcome, phase_of
 from gitfleet.agent.statusfile import (
     Change,
     ClusterStatus,
@@ -26,6 +25,7 @@ from gitfleet.agent.statusfile import (
     SyncResult,
     SyncStatus,
 )
+from gitfleet.health import ObjectOutcome, phase_of
 
 
 def _object_status(r: ObjectResult, previous: ObjectStatus | None, same_commit: bool

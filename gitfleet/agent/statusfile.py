@@ -94,6 +94,7 @@ class Health(StrEnum):
     HEALTHY = "Healthy"
     PROGRESSING = "Progressing"
     DEGRADED = "Degraded"
+    SUSPENDED = "Suspended"  # paused on purpose (a paused Deployment, a suspended Job)
     UNKNOWN = "Unknown"
 
 

@@ -47,7 +47,26 @@ def _add_common_flags(parser: argparse.ArgumentParser, *, suffix: str = "") -> N
                         help="log lines as key=value text (default) or one JSON object each")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def named_command(argv: Sequence[str]) -> str | None:
+    """The subcommand a command line names, when only `-v`/`--verbose`/`--log-format` come
+    before it; None otherwise (no command, `-h`, `--version`, an abbreviated flag, a typo)."""
+    words = iter(argv)
+    for word in words:
+        if word in COMMANDS:
+            return word
+        if word == "--log-format":
+            next(words, None)
+        elif not (word.startswith("--log-format=") or word == "--verbose"
+                  or (word.startswith("-v") and set(word[1:]) == {"v"})):
+            return None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with `only`, the parser of that one subcommand (its module alone
+    is imported: each command imports what it runs, so `gitfleet validate` does not pay for
+    the hub's or the agent's imports). Parsing a command line that names `only` gives the same
+    result either way."""
     parser = argparse.ArgumentParser(prog="gitfleet", description=__doc__.splitlines()[0],
                                      epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -55,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common_flags(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
+        if only is not None and name != only:
+            continue
         module_name = f"gitfleet.cli.{name.replace('-', '_')}_cmd"
         try:
             module = importlib.import_module(module_name)
@@ -63,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.add_parser(subparsers)
+    if only is not None and not subparsers.choices:  # not there after all: the full list
+        return build_parser()
     for sub in subparsers.choices.values():
         _add_common_flags(sub, suffix="_sub")
         if sub.epilog is None:
@@ -95,8 +118,9 @@ def _quiet_broken_pipe() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=named_command(words))
+    args = parser.parse_args(words)
     if not getattr(args, "command", None):
         parser.print_help()
         return EXIT_USAGE

@@ -1,9 +1,12 @@
 """`gitfleet agent`: run the agent of one child cluster (Pull mode).
 
-With --once: exit 0 when the round synced, 1 when objects failed, 3 on a fault (Git or the API
-server unreachable), 4 when this cluster is not registered yet and waits for its registration
-to be approved (`gitfleet approve NAME`), or, with --no-register, for its branch; 5 when the
-cluster-branch commit is not signed by a key of --trust-hub-key (nothing was applied).
+With --once: exit 0 when the round synced, 1 when objects failed, 3 on a fault (the Git remote
+could not be used — unreachable, credentials refused, permission denied, host key or TLS
+certificate not trusted, repository not found — or the API server unreachable; the cluster
+kept running from the last verified state), 4 when this cluster is not registered yet and
+waits for its registration to be approved (`gitfleet approve NAME`), or, with --no-register,
+for its branch; 5 when the cluster-branch commit is not signed by a key of --trust-hub-key
+(nothing was applied).
 
 With --trust-hub-key (repeatable; a file may hold several `ssh-ed25519 AAAA...` lines or
 allowed-signers lines) the agent applies only cluster-branch commits signed by one of those
@@ -21,6 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from gitfleet.cli.gitflags import add_git_flags, remote_of
 from gitfleet.durations import duration_arg
 from gitfleet.errors import InputError
 
@@ -97,6 +101,7 @@ def add_parser(subparsers: Any) -> None:
                    help="public key file(s) of the hub: apply only cluster-branch commits "
                         "signed by one of them (repeatable; else GITFLEET_TRUST_HUB_KEY)")
     p.add_argument("--once", action="store_true", help="one round, then exit")
+    add_git_flags(p)
     p.set_defaults(run=run)
 
 
@@ -122,15 +127,18 @@ def trusted_keys(paths: list[Path]) -> Any:
 
 def _default_workdir(repo: str, cluster: str) -> Path:
     """A cache folder of its own for each (repo, cluster): two agents, or one agent pointed at
-    another repo, never share a local store."""
+    another repo, never share a local store. `repo` is the URL without credentials, so a
+    rotated token keeps the same store; the folders are the user's alone (0700)."""
     key = hashlib.sha256(f"{repo}\n{cluster}".encode()).hexdigest()[:16]
     base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
     path = Path(base) / "gitfleet" / "agent" / f"{cluster}-{key}"
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError:
         path = Path(tempfile.gettempdir()) / f"gitfleet-agent-{cluster}-{key}"
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for folder in (path, path.parent):   # .../gitfleet/agent lists clusters: ours alone too
+        folder.chmod(0o700)
     return path
 
 
@@ -153,10 +161,11 @@ def run(args: argparse.Namespace) -> int:
     gates: dict[str, bool] = args.feature_gates
     if args.kubeconfig and not Path(args.kubeconfig).is_file():
         raise InputError("kubeconfig file not found", path=str(args.kubeconfig))
+    repo, transport = remote_of(args, logger="gitfleet.agent")
     settings = AgentSettings(
-        repo_url=args.repo, cluster=args.cluster,
+        repo_url=repo, cluster=args.cluster, git_transport=transport,
         workdir=(args.workdir.resolve() if args.workdir
-                 else _default_workdir(args.repo, args.cluster)),
+                 else _default_workdir(repo, args.cluster)),
         branch_prefix=args.branch_prefix, interval=args.interval,
         heartbeat_interval=args.heartbeat_interval, progress_interval=args.progress_interval,
         collect_interval=args.collect_interval,
@@ -201,6 +210,8 @@ def run(args: argparse.Namespace) -> int:
             return _registration_outcome(agent.registration, args.cluster)
         if outcome.refused:
             return 5
+        if outcome.remote_fault:
+            return 3
         if outcome.report is None and outcome.errors:
             return 3
         failed = outcome.report is None or any(r.error for r in outcome.report.objects.values())

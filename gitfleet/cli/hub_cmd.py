@@ -34,6 +34,7 @@ from typing import Any
 
 from gitfleet.charts.cli import add_flags as add_chart_flags
 from gitfleet.charts.cli import charts_from
+from gitfleet.cli.gitflags import add_git_flags, remote_of
 from gitfleet.durations import duration_arg
 from gitfleet.errors import GitfleetError, InputError, TransientError
 from gitfleet.hub.hub import Hub
@@ -52,6 +53,7 @@ from gitfleet.logs import log
 from gitfleet.render.charts import is_chart_problem
 from gitfleet.state.signing import SigningKey, TrustedKeys
 from gitfleet.state.store import Store, default_cache_dir, open_store
+from gitfleet.state.transport import GitTransport
 
 ONCE_PUSH_TIMEOUT = 300.0   # `--once`: the longest wait for the push workers' single round
 
@@ -103,9 +105,6 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--stale-after", type=duration_arg, default=HubSettings.stale_after,
                    help="lock and temporary files a killed Git process left, older than this "
                    "and with no live Git process that could own them, are removed (default 10s)")
-    p.add_argument("--git-config", action="store_true",
-                   help="let your Git configuration (credential helpers, insteadOf) apply to "
-                   "fetch and push of a remote (by default gitfleet runs Git without it)")
     p.add_argument("--signing-key", metavar="PATH",
                    help="unencrypted OpenSSH Ed25519 private key that signs every commit the "
                    "hub writes (or GITFLEET_SIGNING_KEY); without one commits are unsigned")
@@ -115,6 +114,7 @@ def add_parser(subparsers: Any) -> None:
                    "own key) is not rendered")
     p.add_argument("--no-fleet-status", action="store_true",
                    help="do not fold status branches into <prefix>/fleet-status")
+    add_git_flags(p)
     push = p.add_argument_group(
         "push and dual mode", "the hub applies to Push clusters, and to Dual clusters whose "
         "agent reports AppPusher on, with kubeconfigs it holds (never from Git)")
@@ -187,8 +187,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         log(logging.getLogger("gitfleet.hub"), logging.INFO, "signing commits",
             key=settings.signing_key.fingerprint)
-    store = open_store(args.repo, cache_dir=settings.cache_dir, inherit_config=args.git_config)
-    push = push_registry(args, store, settings)
+    repo, transport = remote_of(args, logger="gitfleet.hub")
+    store = open_store(repo, cache_dir=settings.cache_dir, transport=transport)
+    push = push_registry(args, store, settings, transport=transport)
     charts = charts_from(args, work=(settings.cache_dir or default_cache_dir()) / "charts",
                          interval=settings.interval or DEFAULT_INTERVAL)
     hub = Hub(store, settings=settings, push=push, charts=charts)
@@ -204,7 +205,8 @@ def run(args: argparse.Namespace) -> int:
         push.stop()
 
 
-def push_registry(args: argparse.Namespace, store: Store, settings: HubSettings) -> PushRegistry:
+def push_registry(args: argparse.Namespace, store: Store, settings: HubSettings, *,
+                  transport: GitTransport | None = None) -> PushRegistry:
     """The push workers' registry, with the kubeconfig source the flags name."""
     if args.push_kubeconfigs and args.push_kubeconfig_secret:
         raise InputError("give --push-kubeconfigs or --push-kubeconfig-secret, not both")
@@ -223,7 +225,8 @@ def push_registry(args: argparse.Namespace, store: Store, settings: HubSettings)
     push = PushSettings(interval=args.push_interval,
                         heartbeat_interval=args.push_heartbeat_interval,
                         agentless=args.push_agentless, recovery=args.push_recovery,
-                        once=args.once, signing_key=settings.signing_key)
+                        once=args.once, signing_key=settings.signing_key,
+                        git_transport=transport)
     return PushRegistry(repo_url=repo, kubeconfigs=source, settings=push,
                         workdir=workdir_for(settings.cache_dir or default_cache_dir(), repo))
 

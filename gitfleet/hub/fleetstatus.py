@@ -42,7 +42,8 @@ from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.objects import MODE_TREE, TreeIndex
 
 API_VERSION = "gitfleet.io/v1alpha1"
-PHASE_ORDER = ("Failure", "Degraded", "Unknown", "Progressing", "Installing", "Pending", "Success")
+PHASE_ORDER = ("Failure", "Degraded", "Unknown", "Progressing", "Installing", "Waiting", "Pending",
+               "Success")
 REPLICA_FIELDS = ("replicas", "readyReplicas", "updatedReplicas", "availableReplicas")
 WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet")
 _REPLICAS = re.compile(rb"^spec:\n(?:[ \-].*\n)*?  replicas: (\d+)$", re.M)

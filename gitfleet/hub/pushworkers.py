@@ -43,6 +43,7 @@ from gitfleet.layout import PUSHED_MODES, Branches
 from gitfleet.logs import log
 from gitfleet.state.git import init_repo
 from gitfleet.state.signing import SigningKey
+from gitfleet.state.transport import GitTransport
 
 LOG = logging.getLogger("gitfleet.hub.push")
 T = TypeVar("T")
@@ -61,6 +62,7 @@ class PushSettings:
     # the hub's --signing-key: the status a worker writes is signed with it, and the hub (and
     # the pre-receive hook of `gitfleet hooks`) accepts the hub's key on status branches
     signing_key: SigningKey | None = None
+    git_transport: GitTransport | None = None   # how workers reach the remote (the hub's own)
 
 
 @dataclass(frozen=True)
@@ -187,11 +189,14 @@ class PushWorker:
             apply_workers=s.apply_workers, max_prune_share=s.max_prune_share,
             recovery=s.recovery,
             sync_mode=self.target.mode, push_worker=True,
-            own_heartbeat=self.target.own_heartbeat, signing_key=s.signing_key)
+            own_heartbeat=self.target.own_heartbeat, signing_key=s.signing_key,
+            git_transport=s.git_transport)
 
     def _loop(self, kube: KubeClient) -> None:
         agent = Agent(self._agent_settings(), kube, clock=SystemClock(),
-                      git=init_repo(self.workdir, bare=True), branch_hint=self.branch_hint)
+                      git=init_repo(self.workdir, bare=True, private=True,
+                                    transport=self.settings.git_transport),
+                      branch_hint=self.branch_hint)
         with self._lock:
             if self._stop.is_set():
                 return
@@ -208,8 +213,9 @@ class PushWorker:
             error=error)
         self.last_error = self.broken = error
         message = f"the hub cannot push: {error}"[:500]
-        branch = StatusBranch(init_repo(self.workdir, bare=True), self.repo_url, self.branches,
-                              self.cluster)
+        branch = StatusBranch(init_repo(self.workdir, bare=True, private=True,
+                                        transport=self.settings.git_transport),
+                              self.repo_url, self.branches, self.cluster)
 
         def failed(tip: ClusterStatus | None) -> ClusterStatus:
             base = tip or ClusterStatus(cluster=self.cluster)

@@ -64,6 +64,16 @@ class ListResult:
 
 
 @dataclass(frozen=True)
+class Deletion:
+    """What a delete did: `existed` False when the object was already gone; `terminating`
+    when it is still there, held by `finalizers`."""
+
+    existed: bool
+    terminating: bool = False
+    finalizers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ClusterFacts:
     """Raw facts for a heartbeat; `agent.heartbeat` sums them up."""
 
@@ -172,15 +182,18 @@ class KubeClient:
     def apply(self, body: JSON, *, force: bool = True,
               field_manager: str | None = None) -> dict[str, Any]:
         """Server-side apply of one object under the field manager (the settings' unless one is
-        given: the agent writes its own records under a manager of their own); returns the
-        live object."""
+        given: the agent writes its own records under a manager of their own), with strict
+        field validation; returns the live object."""
         meta = body.get("metadata") or {}
         res = self.resource(str(body.get("apiVersion")), str(body.get("kind")))
         namespace = str(meta.get("namespace") or "") if res.namespaced else ""
         if res.namespaced and not namespace:
             namespace = "default"
             body = {**body, "metadata": {**meta, "namespace": namespace}}
-        query = [("fieldManager", field_manager or self.settings.field_manager)]
+        # Strict: a field the server has no place for (a typo, a field of a newer Kubernetes)
+        # is an error naming its path, never dropped in silence to drift forever.
+        query = [("fieldManager", field_manager or self.settings.field_manager),
+                 ("fieldValidation", "Strict")]
         if force:
             query.append(("force", "true"))
         result: dict[str, Any] = self._send(
@@ -214,21 +227,35 @@ class KubeClient:
         return result
 
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
-        """Delete one object (background propagation); False when it was already gone."""
+        """Delete one object (background propagation); False when it was already gone. An
+        object held by finalizers is still there afterwards: see `delete_object`."""
+        return self.delete_object(api_version, kind, namespace, name).existed
+
+    def delete_object(self, api_version: str, kind: str, namespace: str,
+                      name: str) -> Deletion:
+        """Delete one object (background propagation) and say what became of it: gone,
+        already gone, or Terminating - still there, with a deletionTimestamp, until the
+        finalizers it holds are removed by whoever set them."""
         try:
             res = self.resource(api_version, kind)
         except NotServed:
-            return False
+            return Deletion(existed=False)
         try:
-            self._send("DELETE", res.item(namespace, name),
-                       body={"kind": "DeleteOptions", "apiVersion": "v1",
-                             "propagationPolicy": "Background"},
-                       content_type="application/json")
+            answer = self._send("DELETE", res.item(namespace, name),
+                                body={"kind": "DeleteOptions", "apiVersion": "v1",
+                                      "propagationPolicy": "Background"},
+                                content_type="application/json")
         except ApiError as exc:
             if exc.status == 404:
-                return False
+                return Deletion(existed=False)
             raise
-        return True
+        # A real server answers with the object itself while it is not yet deleted (and,
+        # for some kinds, with the deleted object); a Status when it is gone.
+        meta = (answer.get("metadata") or {}) if answer.get("kind") != "Status" else {}
+        if meta.get("deletionTimestamp") and meta.get("finalizers"):
+            return Deletion(existed=True, terminating=True,
+                            finalizers=tuple(str(f) for f in meta["finalizers"]))
+        return Deletion(existed=True)
 
     # -- namespaces and CRDs ---------------------------------------------------------------
 

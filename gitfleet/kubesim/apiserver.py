@@ -22,12 +22,13 @@ from typing import Any
 
 import yaml
 
+from gitfleet.kubesim import knownfields
 from gitfleet.kubesim import status as st
 from gitfleet.kubesim.catalog import METRICS_GROUP, REVIEW_KINDS, Catalog, ResourceType
 from gitfleet.kubesim.defaults import INITIAL_STATUS, apply_defaults
 from gitfleet.kubesim.fieldsets import flatten
 from gitfleet.kubesim.metrics import Metrics
-from gitfleet.kubesim.normalize import drop_unknown, normalize, unknown_fields
+from gitfleet.kubesim.normalize import normalize
 from gitfleet.kubesim.ownership import (
     Entry,
     apply_ownership,
@@ -57,6 +58,8 @@ JSONPATCH = "application/json-patch+json"
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+FOREGROUND = "foregroundDeletion"  # the garbage collector's finalizers
+ORPHAN = "orphan"
 _SERVER_META = ("uid", "creationTimestamp", "generation", "deletionTimestamp",
                 "deletionGracePeriodSeconds", "selfLink")
 
@@ -78,10 +81,21 @@ class Request:
     body: bytes = b""
     content_type: str = "application/json"
     user_agent: str = ""
+    system: bool = False  # a controller's own write: trusted, never checked for unknown fields
+    warnings: list[str] = field(default_factory=list)  # `Warning` headers of the answer
 
     @property
     def dry_run(self) -> bool:
         return self.query.get("dryRun") == "All"
+
+    @property
+    def field_validation(self) -> str:
+        """Strict, Warn or Ignore; Warn when not given, as a real server defaults."""
+        given = self.query.get("fieldValidation", "")
+        if given and given not in ("Strict", "Warn", "Ignore"):
+            raise st.bad_request(f"fieldValidation: Unsupported value: \"{given}\": supported "
+                                 'values: "Ignore", "Strict", "Warn"')
+        return given or "Warn"
 
     def manager(self) -> str:
         given = self.query.get("fieldManager")
@@ -140,8 +154,9 @@ class ApiServer:
         self._lock = threading.Lock()
         self.metrics = Metrics(store, lambda: rfc3339(self.now()))
         self.schemas: dict[tuple[str, str, str], dict[str, Any]] = {}
-        self.orphaned: set[str] = set()  # uids deleted with propagationPolicy=Orphan
         self.write_hooks: list[Callable[[ResourceType, Event], None]] = []
+        # unknown fields of applied configurations, by type, schema and request body
+        self._checked: dict[tuple[str, str, str, int, bytes], list[knownfields.Unknown]] = {}
 
     # ---- helpers -------------------------------------------------------------------------
 
@@ -385,6 +400,9 @@ class ApiServer:
                               "latest version and try again")
         on_status = req.subresource == "status"
         has_status = rt.status or self._custom_status(rt)
+        if req.query.get("fieldValidation") not in (None, "", "Strict", "Warn", "Ignore"):
+            _ = req.field_validation  # refuses the value
+        self._typed_patch_check(req, config)
         if has_status and not on_status:
             config.pop("status", None)
         if on_status:
@@ -438,6 +456,59 @@ class ApiServer:
                                        if k != "resourceVersion"})
         return bool(apply_merge(rt.kind, live, probe) == live)
 
+    def _unknowns(self, rt: ResourceType, obj: Obj, *, drop: bool) -> list[knownfields.Unknown]:
+        if rt.custom:
+            schema = self.schemas.get((rt.group, rt.version, rt.plural))
+            return knownfields.custom(schema, obj, drop=drop)
+        return knownfields.builtin(rt.group, rt.version, rt.kind, obj, drop=drop)
+
+    def _unknown_fields(self, req: Request, new: Obj) -> None:
+        """Drop the fields `new` has no place for; refuse them under fieldValidation=Strict,
+        name them in `Warning` headers under Warn, as a real server's decoder does."""
+        directive = req.field_validation
+        unknown = self._unknowns(req.rt, new, drop=directive != "Strict")
+        if not unknown:
+            return
+        found = [f'unknown field "{u.path}"' for u in unknown]
+        if directive == "Warn":
+            req.warnings.extend(found)
+            return
+        if directive == "Ignore":
+            return
+        strict = "strict decoding error: " + ", ".join(found)
+        kind = req.rt.kind
+        if req.verb in ("create", "update"):
+            raise st.bad_request(f'{kind} in version "{req.rt.version}" cannot be handled as '
+                                 f"a {kind}: {strict}")
+        if req.content_type.split(";")[0].strip() == STRATEGIC:
+            shown = _go_map(_load(req.body, STRATEGIC))
+            raise st.ApiError(422, "Invalid", f' "" is invalid: patch: Invalid value: '
+                              f'"{shown}": {strict}', {"causes": [{
+                                  "reason": "FieldValueInvalid", "field": "patch",
+                                  "message": f'Invalid value: "{shown}": {strict}'}]})
+        raise st.bad_request(strict)
+
+    def _typed_patch_check(self, req: Request, config: Obj) -> None:
+        """Server-side apply refuses unknown fields whatever the directive, and - as a real
+        1.30 server does - answers 500 with the structured-merge-diff message."""
+        rt = req.rt
+        schema = self.schemas.get((rt.group, rt.version, rt.plural)) if rt.custom else None
+        key = (rt.group, rt.version, rt.kind, id(schema), req.body)
+        unknown = self._checked.get(key)
+        if unknown is None:  # a re-sync sends the same bytes: checked once
+            unknown = self._unknowns(rt, config, drop=False)
+            if len(self._checked) > 4096:
+                self._checked.clear()
+            self._checked[key] = unknown
+        if not unknown:
+            return
+        gv = f"{rt.group}/{rt.version}" if rt.group else f"/{rt.version}"
+        lines = sorted(f"{u.typed}: field not declared in schema" for u in unknown)
+        text = lines[0] if len(lines) == 1 else "errors:\n" + "\n".join(
+            "  " + line for line in lines)
+        raise st.ApiError(500, "", f"failed to create typed patch object ({req.namespace}/"
+                          f"{req.name}; {gv}, Kind={rt.kind}): {text}")
+
     def _custom_status(self, rt: ResourceType) -> bool:
         return rt.custom and rt.status
 
@@ -486,15 +557,12 @@ class ApiServer:
                 new.pop("status", None)
         if rt.kind == "Secret":
             _fold_string_data(new)
+        if not req.system and operation != "Apply":
+            self._unknown_fields(req, new)
         if not rt.custom and rt.kind != "CustomResourceDefinition":
-            unknown = unknown_fields(rt.kind, new)
-            if unknown and req.query.get("fieldValidation") == "Strict":
-                raise st.bad_request("strict decoding error: " + ", ".join(
-                    f'unknown field "{u}"' for u in unknown))
-            drop_unknown(new, unknown)
             normalize(rt.kind, new)
             meta = new.setdefault("metadata", {})
-        if rt.kind == "Namespace" and old is not None:
+        if rt.kind == "Namespace" and old is not None and sub != "status":
             new["status"] = old.get("status", new.get("status"))
         apply_defaults(rt.kind, new, allocate_ip=self._allocate_ip,
                        allocate_node_port=self._allocate_node_port)
@@ -505,6 +573,14 @@ class ApiServer:
             causes += validate_custom(schema, new)
         if old is not None and not causes:
             causes = update_causes(rt, old, new)
+        if old is not None and old["metadata"].get("deletionTimestamp"):
+            added = sorted(set(meta.get("finalizers") or []) -
+                           set(old["metadata"].get("finalizers") or []))
+            if added:
+                causes.append(st.Cause(
+                    "FieldValueForbidden", "Forbidden: no new finalizers can be added if the "
+                    "object is being deleted, found new finalizers []string{" +
+                    ", ".join(f'"{f}"' for f in added) + "}", "metadata.finalizers"))
         if causes:
             raise st.invalid(rt.kind, rt.group, name, causes)
         new_flat = flatten(rt.kind, new, drop_status=False)
@@ -631,12 +707,29 @@ class ApiServer:
         if rt.kind == "Namespace" and req.name in IMMORTAL_NAMESPACES:
             raise st.forbidden(f'namespaces "{req.name}" is forbidden: this namespace may not '
                                "be deleted", {"name": req.name, "kind": "namespaces"})
-        if rt.kind == "Namespace" or meta.get("finalizers"):
-            if meta.get("deletionTimestamp"):
-                return 200, old
+        policy = req.query.get("propagationPolicy") or options.get("propagationPolicy")
+        if options.get("orphanDependents") is True and not policy:
+            policy = "Orphan"
+        if policy not in (None, "Foreground", "Background", "Orphan"):
+            raise st.ApiError(422, "Invalid", f'DeleteOptions.meta.k8s.io "" is invalid: '
+                              f'propagationPolicy: Unsupported value: "{policy}": supported '
+                              'values: "Foreground", "Background", "Orphan", "nil"',
+                              {"group": "meta.k8s.io", "kind": "DeleteOptions"})
+        if meta.get("deletionTimestamp"):
+            return 200, old  # already Terminating: held by its finalizers
+        finalizers = list(meta.get("finalizers") or [])
+        gc = FOREGROUND if policy == "Foreground" else ORPHAN if policy == "Orphan" else ""
+        if gc and rt.kind != "Namespace" and gc not in finalizers:
+            finalizers.append(gc)
+        if rt.kind == "Namespace" or finalizers:
+            # Terminating: stays, with a deletionTimestamp, until its finalizers are removed
+            # (foregroundDeletion and orphan by the garbage collector, the rest by whoever
+            # set them; a namespace's content by the namespace controller).
             new = clone(old)
             new["metadata"]["deletionTimestamp"] = rfc3339(self.now())
             new["metadata"]["deletionGracePeriodSeconds"] = 0
+            if finalizers:
+                new["metadata"]["finalizers"] = finalizers
             if rt.kind == "Namespace":
                 new.setdefault("status", {})["phase"] = "Terminating"
             if dry:
@@ -649,11 +742,21 @@ class ApiServer:
             return 200, new
         if dry:
             return 200, self._deleted_status(rt, old)
-        policy = req.query.get("propagationPolicy") or options.get("propagationPolicy")
-        if policy == "Orphan" or options.get("orphanDependents") is True:
-            self.orphaned.add(meta["uid"])
         self._remove(rt, req.namespace, req.name, old)
         return 200, self._deleted_status(rt, old)
+
+    def delete_as_controller(self, rt: ResourceType, namespace: str, name: str, *,
+                             policy: str = "Background") -> Obj | None:
+        """Delete as the garbage collector or namespace controller does: finalizers hold the
+        object Terminating. Returns what is left (None when it is gone)."""
+        req = Request("delete", rt, namespace=namespace, name=name,
+                      query={"propagationPolicy": policy}, system=True)
+        try:
+            self.delete(req)
+        except st.ApiError as exc:
+            if exc.code not in (404, 409):
+                raise
+        return self.store.get(_tkey(rt), namespace, name)
 
     def _deleted_status(self, rt: ResourceType, obj: Obj) -> Obj:
         if rt.kind in ("Pod", "CustomResourceDefinition") or rt.custom:
@@ -699,7 +802,7 @@ class ApiServer:
         obj = clone(obj)  # callers pass shallow copies of stored objects
         meta = obj["metadata"]
         req = Request("update", rt, namespace=meta.get("namespace", ""), name=meta["name"],
-                      subresource=subresource, query={"fieldManager": manager})
+                      subresource=subresource, query={"fieldManager": manager}, system=True)
         old = self.store.get(_tkey(rt), req.namespace, req.name)
         return self._commit(req, old, obj, operation="Update", manager=manager)
 
@@ -732,3 +835,16 @@ def _fold_string_data(obj: Obj) -> None:
         data = obj.setdefault("data", {})
         for key, value in string_data.items():
             data[key] = base64.b64encode(str(value).encode()).decode()
+
+
+def _go_map(value: Any) -> str:
+    """A value as Go's `%+v` prints a decoded JSON map (the real server's patch message)."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{_go_map(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(_go_map(v) for v in value) + "]"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

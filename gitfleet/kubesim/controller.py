@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gitfleet.kubesim.apiserver import ApiServer, rfc3339
+from gitfleet.kubesim.apiserver import FOREGROUND, ORPHAN, ApiServer, rfc3339
 from gitfleet.kubesim.catalog import ResourceType
 from gitfleet.kubesim.patches import clone
 from gitfleet.kubesim.pods import desired_pods, template_hash
@@ -59,7 +59,8 @@ class Controller:
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._dependents: dict[str, set[Key]] = {}
+        self._dependents: dict[str, set[Key]] = {}  # owner uid -> dependents
+        self._by_uid: dict[str, Key] = {}
         self._register_crd: Callable[[Obj], None] | None = None
         self._unregister_crd: Callable[[Obj], None] | None = None
         api.write_hooks.append(self._on_write)
@@ -89,12 +90,23 @@ class Controller:
         if event.type == "DELETED":
             if rt.kind == "CustomResourceDefinition" and self._unregister_crd:
                 self._unregister_crd(event.obj)
+            self._by_uid.pop(meta.get("uid", ""), None)
             if meta.get("uid") in self._dependents:
-                orphan = meta["uid"] in self.api.orphaned
-                self.api.orphaned.discard(meta["uid"])
-                self.schedule(("", "__orphan__" if orphan else "__gc__", "", meta["uid"]),
-                              0.0)
+                self.schedule(("", "__gc__", "", meta["uid"]), 0.0)
+            if event.namespace:  # a terminating namespace may wait for it
+                ns = self.api.store.get(("", "namespaces"), "", event.namespace)
+                if ns is not None and ns["metadata"].get("deletionTimestamp"):
+                    self.schedule(("", "namespaces", "", event.namespace), 0.0)
+            for ref in meta.get("ownerReferences") or []:  # an owner may wait for it
+                owner = self._by_uid.get(ref.get("uid", "")) if isinstance(ref, dict) else None
+                if owner is not None:
+                    self.schedule(owner, 0.0)
             return
+        if meta.get("uid"):
+            self._by_uid[meta["uid"]] = key
+        if meta.get("deletionTimestamp") and {FOREGROUND, ORPHAN} & set(
+                meta.get("finalizers") or ()):
+            self.schedule(key, 0.0)
         for ref in meta.get("ownerReferences") or []:
             if isinstance(ref, dict) and ref.get("uid"):
                 self._dependents.setdefault(ref["uid"], set()).add(key)
@@ -175,15 +187,20 @@ class Controller:
 
     def _reconcile(self, key: Key) -> None:
         group, plural, namespace, name = key
-        if plural in ("__gc__", "__orphan__"):
-            self._collect(name, orphan=plural == "__orphan__")
+        if plural == "__gc__":
+            self._collect(name)
+            return
+        obj = self.api.store.get((group, plural), namespace, name)
+        if obj is None:
+            return
+        meta = obj["metadata"]
+        if meta.get("deletionTimestamp") and {FOREGROUND, ORPHAN} & set(
+                meta.get("finalizers") or ()):
+            self._finalize(key, obj)
             return
         rt = next((r for r in self.api.catalog.all()
                    if r.group == group and r.plural == plural and not r.custom), None)
         if rt is None:
-            return
-        obj = self.api.store.get((group, plural), namespace, name)
-        if obj is None:
             return
         if rt.kind in WORKLOADS:
             self._workload(rt, obj)
@@ -491,28 +508,114 @@ class Controller:
                     "metadata": {"name": "default", "namespace": name}},
                     manager="kube-controller-manager")
             return
+        # Delete the content as the namespace controller does: objects holding finalizers
+        # stay Terminating, and so does the namespace until the last of them is gone.
+        left: dict[str, int] = {}
+        held: dict[str, int] = {}
         for other in self.api.catalog.all():
             if not other.namespaced or other.group == "metrics.k8s.io":
                 continue
             for item in self.api.store.items((other.group, other.plural), name):
-                self.api.remove_now(other, name, item["metadata"]["name"])
+                rest = self.api.delete_as_controller(other, name, item["metadata"]["name"])
+                if rest is not None:
+                    resource = f"{other.plural}.{other.group}" if other.group else other.plural
+                    left[resource] = left.get(resource, 0) + 1
+                    for finalizer in rest["metadata"].get("finalizers") or ():
+                        held[finalizer] = held.get(finalizer, 0) + 1
+        if left:  # its DELETED events bring the namespace back here
+            self._namespace_remaining(rt, obj, left, held)
+            return
+        if meta.get("finalizers"):  # someone else's finalizers hold it: theirs to remove
+            if (obj.get("spec") or {}).get("finalizers"):
+                done = clone(obj)
+                done["spec"]["finalizers"] = []
+                self.api.system_write(rt, done, manager="kube-controller-manager")
+            return
         self.api.remove_now(rt, "", name)
 
-    def _collect(self, owner_uid: str, *, orphan: bool) -> None:
+    def _namespace_remaining(self, rt: ResourceType, obj: Obj, left: dict[str, int],
+                             held: dict[str, int]) -> None:
+        """The conditions a real namespace controller reports while content remains."""
+        now = rfc3339(self.api.now())
+        remaining = ", ".join(f"{r} has {n} resource instances" for r, n in sorted(left.items()))
+        conditions = [
+            {"type": "NamespaceContentRemaining", "status": "True",
+             "lastTransitionTime": now, "reason": "SomeResourcesRemain",
+             "message": f"Some resources are remaining: {remaining}"},
+            {"type": "NamespaceFinalizersRemaining", "status": "True" if held else "False",
+             "lastTransitionTime": now,
+             "reason": "SomeFinalizersRemain" if held else "ContentHasNoFinalizers",
+             "message": "Some content in the namespace has finalizers remaining: " + ", ".join(
+                 f"{f} in {n} resource instances" for f, n in sorted(held.items()))
+             if held else "All content-preserving finalizers finished"}]
+        status = dict(obj.get("status") or {})
+        old = [(c.get("type"), c.get("message")) for c in status.get("conditions") or []]
+        if old == [(c["type"], c["message"]) for c in conditions]:
+            return
+        status["conditions"] = conditions
+        self.api.system_write(rt, dict(obj, status=status), manager="kube-controller-manager",
+                              subresource="status")
+
+    def _collect(self, owner_uid: str) -> None:
+        """Background garbage collection: dependents of a deleted owner go too (their own
+        finalizers hold them Terminating); an owner reference to it is dropped first where
+        the dependent has other owners left."""
         for group, plural, namespace, name in sorted(self._dependents.pop(owner_uid, set())):
             rt = next((r for r in self.api.catalog.all()
                        if r.group == group and r.plural == plural), None)
             obj = self.api.store.get((group, plural), namespace, name)
             if rt is None or obj is None:
                 continue
-            refs = [r for r in obj["metadata"].get("ownerReferences") or []
-                    if r.get("uid") != owner_uid]
-            if orphan:
-                meta = dict(obj["metadata"], ownerReferences=refs)
-                self.api.system_write(rt, dict(obj, metadata=meta),
+            refs = obj["metadata"].get("ownerReferences") or []
+            if not any(r.get("uid") == owner_uid for r in refs):
+                continue
+            if any(r.get("uid") != owner_uid and r.get("uid") in self._by_uid for r in refs):
+                continue  # another owner still holds it
+            self.api.delete_as_controller(rt, namespace, name)
+
+    def _finalize(self, key: Key, obj: Obj) -> None:
+        """The garbage collector's part of a deletion: `orphan` releases the dependents,
+        `foregroundDeletion` deletes them (in the foreground too) and waits until those that
+        block their owner's deletion are gone; then the finalizer goes, and with the last
+        finalizer the object."""
+        group, plural, namespace, _ = key
+        rt = next((r for r in self.api.catalog.all()
+                   if r.group == group and r.plural == plural), None)
+        if rt is None:
+            return
+        meta = obj["metadata"]
+        uid = meta.get("uid", "")
+        finalizers = list(meta.get("finalizers") or [])
+        waiting = False
+        for dkey in sorted(self._dependents.get(uid, set())):
+            drt = next((r for r in self.api.catalog.all()
+                        if r.group == dkey[0] and r.plural == dkey[1]), None)
+            dep = self.api.store.get((dkey[0], dkey[1]), dkey[2], dkey[3])
+            if drt is None or dep is None:
+                continue
+            refs = dep["metadata"].get("ownerReferences") or []
+            mine = [r for r in refs if r.get("uid") == uid]
+            if not mine:
+                continue
+            if ORPHAN in finalizers:
+                released = dict(dep["metadata"], ownerReferences=[
+                    r for r in refs if r.get("uid") != uid])
+                if not released["ownerReferences"]:
+                    del released["ownerReferences"]
+                self.api.system_write(drt, dict(dep, metadata=released),
                                       manager="kube-controller-manager")
-            elif not refs:
-                self.api.remove_now(rt, namespace, name)
+                continue
+            if not dep["metadata"].get("deletionTimestamp"):
+                dep = self.api.delete_as_controller(drt, dkey[2], dkey[3], policy="Foreground")
+            if dep is not None and any(r.get("blockOwnerDeletion") for r in mine):
+                waiting = True
+        if waiting:  # the dependents' DELETED events bring the owner back here
+            return
+        self._dependents.pop(uid, None)
+        done = dict(meta, finalizers=[f for f in finalizers if f not in (FOREGROUND, ORPHAN)])
+        if not done["finalizers"]:
+            del done["finalizers"]
+        self.api.system_write(rt, dict(obj, metadata=done), manager="kube-controller-manager")
 
 
 def _revision(obj: Obj | None) -> int:

@@ -7,6 +7,7 @@ client's request/response round trip costs microseconds, not a delayed-ACK timer
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import http
 import json
 import logging
@@ -19,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
-from gitfleet.kubesim import discovery, openapi
+from gitfleet.kubesim import discovery, openapi, openapiv2
 from gitfleet.kubesim import status as st
 from gitfleet.kubesim.apiserver import ApiServer, Request
 from gitfleet.kubesim.faults import Faults
@@ -33,6 +34,13 @@ HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
 _REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
             409: "Conflict", 410: "Expired", 422: "Invalid", 429: "TooManyRequests",
             500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout"}
+
+
+def _warning(text: str) -> str:
+    """A `Warning` response header as a real server writes it (RFC 7234, code 299, agent -)."""
+    quoted = text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", " ").replace(
+        "\n", " ")
+    return f'Warning: 299 - "{quoted}"\r\n'
 
 
 def _dumps(obj: Any) -> bytes:
@@ -50,6 +58,7 @@ class Context:
         self.bookmark_interval = bookmark_interval
         self.watch_timeout = watch_timeout
         self.counts: Counter[str] = Counter()
+        self.openapi_cache: dict[tuple[str, bool, str], bytes] = {}
         self.count_lock = threading.Lock()
         self.stopping = threading.Event()
         self.address = ""
@@ -229,16 +238,40 @@ class Handler(BaseHTTPRequestHandler):
                     raise st.page_not_found()
         elif path == "/openapi/v3":
             doc = openapi.root(api.catalog)
-        elif path.startswith("/openapi/v3/"):
-            doc = openapi.group_version(api.catalog, path[len("/openapi/v3/"):])
-            if doc is None:
-                raise st.page_not_found()
+        elif path.startswith("/openapi/v3/") or path == "/openapi/v2":
+            self._serve_openapi(path)
+            return True
         elif path.startswith("/openapi/"):
             raise st.page_not_found()
         if doc is None:
             return False
         self._send_json(200, doc)
         return True
+
+    def _serve_openapi(self, path: str) -> None:
+        """The schema documents, built once per set of served custom resources."""
+        api = self.ctx.api
+        proto = openapiv2.MEDIA_TYPE in self.headers.get("Accept", "")
+        custom = sorted((rt.group, rt.version, rt.plural, rt.kind, rt.namespaced)
+                        for rt in api.catalog.all() if rt.custom)
+        key = (path, proto, hashlib.sha256(_dumps([custom, sorted(
+            (list(k), v) for k, v in api.schemas.items())])).hexdigest())
+        cache = self.ctx.openapi_cache
+        body = cache.get(key)
+        if body is None:
+            if path == "/openapi/v2":
+                swagger = openapi.swagger(api.catalog, api.schemas)
+                body = openapiv2.encode(swagger) if proto else _dumps(swagger)
+            else:
+                doc = openapi.group_version(api.catalog, path[len("/openapi/v3/"):],
+                                            api.schemas)
+                if doc is None:
+                    raise st.page_not_found()
+                body = _dumps(doc)
+            if len(cache) > 64:
+                cache.clear()
+            cache[key] = body
+        self._send(200, body, openapiv2.CONTENT_TYPE if proto else "application/json")
 
     # ---- resources -----------------------------------------------------------------------
 
@@ -334,7 +367,7 @@ class Handler(BaseHTTPRequestHandler):
             "delete": api.delete, "deletecollection": api.delete_collection}
         with api.store.lock:
             code, obj = handlers[verb](req)
-        self._send_json(code, obj)
+        self._send(code, _dumps(obj), extra="".join(_warning(w) for w in req.warnings))
 
     # ---- watch ---------------------------------------------------------------------------
 

@@ -37,8 +37,9 @@ class ApiError(Exception):
 
     def status(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {},
-                               "status": "Failure", "message": self.message,
-                               "reason": self.reason}
+                               "status": "Failure", "message": self.message}
+        if self.reason:  # a real server's 500s for non-Status errors carry none
+            out["reason"] = self.reason
         if self.details:
             out["details"] = self.details
         out["code"] = self.code

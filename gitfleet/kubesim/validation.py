@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from gitfleet.kubesim.catalog import ResourceType
+from gitfleet.kubesim.cron import schedule_error
 from gitfleet.kubesim.status import Cause
 
 SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -277,6 +278,9 @@ def object_causes(rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
     elif kind == "CronJob":
         if not isinstance(spec, dict) or not spec.get("schedule"):
             out.append(_required("spec.schedule"))
+        elif isinstance(spec.get("schedule"), str) and schedule_error(spec["schedule"]):
+            out.append(_invalid("spec.schedule", spec["schedule"],
+                                schedule_error(spec["schedule"])))
         job_spec = ((spec or {}).get("jobTemplate") or {}).get("spec")
         if not isinstance(job_spec, dict):
             out.append(_required("spec.jobTemplate.spec"))

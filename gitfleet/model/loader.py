@@ -20,13 +20,14 @@ from gitfleet.autoscale.cron import rules_of
 from gitfleet.autoscale.spec import Behavior, MetricTarget
 from gitfleet.durations import parse_duration
 from gitfleet.errors import InputError
+from gitfleet.health import check_rules
 from gitfleet.layout import (
     AGENT_NAMESPACE,
     RESERVED_KINDS,
     RESERVED_NAME_PREFIX,
     is_reserved_object,
 )
-from gitfleet.model import helmchart, kubeschema, schema
+from gitfleet.model import dependencies, helmchart, kubeschema, schema
 from gitfleet.model.objects import (
     CLUSTER_SCOPED_KINDS,
     CLUSTERNET_APPS,
@@ -534,6 +535,11 @@ class _Builder:
                             if n.strip())
         labels = {str(k): str(v) for k, v in
                   ((body.get("metadata") or {}).get("labels") or {}).items()}
+        depends_on, bad = dependencies.parse(annotations.get(dependencies.ANNOTATION))
+        if bad and kind in ("Subscription", "PropagationPolicy", "ClusterPropagationPolicy"):
+            for message in bad:
+                self.error(origin, who, message)
+            return
         if kind == "Subscription":
             feeds = tuple(Feed(f["apiVersion"], f["kind"], f["name"], f.get("namespace", ""))
                           for f in spec["feeds"])
@@ -548,7 +554,7 @@ class _Builder:
                 tolerations=tuple(spec.get("clusterTolerations") or ()),
                 api_version=api_version, digest=digest, origin=origin, rebalance=rebalance,
                 by_subgroup=spec.get("schedulingBySubGroup") is True, confirm_purge=confirm,
-                labels=labels))
+                labels=labels, depends_on=depends_on))
         elif kind in ("Localization", "Globalization"):
             f = spec["feed"]
             feed = Feed(f["apiVersion"], f["kind"], f["name"], f.get("namespace", ""))
@@ -570,7 +576,8 @@ class _Builder:
                 selectors=tuple(spec["resourceSelectors"]), placement=spec.get("placement") or {},
                 conflict_resolution=spec.get("conflictResolution", "Abort"),
                 api_version=api_version, digest=digest, origin=origin, spec=spec,
-                rebalance=rebalance, confirm_purge=confirm, labels=labels))
+                rebalance=rebalance, confirm_purge=confirm, labels=labels,
+                depends_on=depends_on))
         elif kind in ("OverridePolicy", "ClusterOverridePolicy"):
             rules: list[tuple[dict[str, Any] | None, dict[str, Any]]] = [
                 (r.get("targetCluster"), r["overriders"]) for r in spec.get("overrideRules") or []]
@@ -686,6 +693,19 @@ class _Builder:
             fixed[key] = t
         self.templates = fixed
 
+    def check_dependencies(self) -> None:
+        """`gitfleet.io/depends-on` names units of this fleet, without cycles."""
+        units = {dependencies.unit_name(s.namespace, s.name):
+                 (s.depends_on, s.origin, f"Subscription/{s.namespace}/{s.name}")
+                 for s in self.subscriptions}
+        for p in self.propagations:
+            units[dependencies.unit_name(p.namespace, p.name)] = (
+                p.depends_on, p.origin,
+                f"{p.kind}/{p.namespace + '/' if p.namespace else ''}{p.name}")
+        if any(deps for deps, _, _ in units.values()):
+            for origin, who, message in dependencies.check(units):
+                self.error(origin, who, message)
+
     def check_references(self) -> None:
         namespaces = {c.namespace for c in self.clusters.values()}
         for loc in self.localizations:
@@ -712,6 +732,7 @@ class _Builder:
         self.warnings.extend(notes)
         self.scope_templates()
         self.check_references()
+        self.check_dependencies()
         return Fleet(
             settings=self.settings, clusters=dict(sorted(self.clusters.items())),
             templates=self.templates,
@@ -775,7 +796,32 @@ def load_settings(files: Mapping[str, bytes]) -> tuple[FleetSettings, list[Probl
     found = schema.problems("FleetSettings", doc)
     if found:
         return FleetSettings(), [Problem(origin.path, None, "FleetSettings", p) for p in found]
-    return FleetSettings.from_dict(doc), []
+    return FleetSettings.from_dict(doc), _health_problems(data, doc.get("health"))
+
+
+def _health_problems(data: bytes, entries: Any) -> list[Problem]:
+    """`health:` rule problems, each at its line; a CEL syntax error at its line and column in
+    the file (a block scalar's text starts on the line after its key, indented)."""
+    out = []
+    lines = data.decode(errors="replace").splitlines()
+    for p in check_rules(entries):
+        line = yamlio.line_of(data, 0, ("health", *p.where))
+        message = p.text()
+        if line is not None and p.column and line <= len(lines):
+            key_line = lines[line - 1]
+            rest = key_line.split(":", 1)[-1]
+            if rest.strip()[:1] in ("|", ">"):
+                line += 1 + p.line
+                text = lines[line - 1] if line <= len(lines) else ""
+                indent = len(text) - len(text.lstrip(" "))
+            else:
+                line += p.line
+                indent = len(key_line) - len(rest.lstrip(" ")) if not p.line else 0
+                indent += 1 if rest.strip()[:1] in ("'", '"') and not p.line else 0
+            if p.column:
+                message += f" (column {indent + p.column})"
+        out.append(Problem(FLEET_FILE, line, "FleetSettings", message))
+    return out
 
 
 def load_fleet(files: Mapping[str, bytes]) -> Fleet:

@@ -159,6 +159,8 @@ class Subscription:
     confirm_purge: frozenset[str] = field(default=frozenset(), compare=False)
     # metadata.labels: what a RolloutPolicy's selector matches
     labels: dict[str, str] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    # gitfleet.io/depends-on: the units whose Descriptions must be healthy first
+    depends_on: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -202,6 +204,8 @@ class Propagation:
     confirm_purge: frozenset[str] = field(default=frozenset(), compare=False)
     # metadata.labels: what a RolloutPolicy's selector matches
     labels: dict[str, str] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    # gitfleet.io/depends-on: the units whose Descriptions must be healthy first
+    depends_on: tuple[str, ...] = ()
 
     @property
     def cluster_scoped(self) -> bool:

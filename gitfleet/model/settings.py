@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet.durations import parse_duration
+from gitfleet.health import NO_RULES, HealthRules, check_rules
 from gitfleet.layout import DEFAULT_PREFIX
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -88,6 +89,7 @@ class FleetSettings:
     ignore_differences: tuple[IgnoreEntry, ...] = ()
     kubernetes_version: str = ""  # what templates are checked against; "" = newest known
     secrets_plaintext: str = "warn"  # a plaintext Secret template: "warn" or "deny" (an error)
+    health: HealthRules = NO_RULES  # `health:` rules, shipped to agents in cluster.yaml
 
     def interval(self, name: str, default: float) -> float:
         return self.intervals.get(name, default)
@@ -111,4 +113,10 @@ class FleetSettings:
                                      for e in data.get("ignoreDifferences") or ()),
             kubernetes_version=str(data.get("kubernetesVersion", "")),
             secrets_plaintext=data.get("secrets", {}).get("plaintext", "warn"),
+            health=_health(data.get("health")),
         )
+
+
+def _health(entries: Any) -> HealthRules:
+    """The rules, or none while any is wrong (the loader reports each problem at its line)."""
+    return NO_RULES if check_rules(entries) else HealthRules.from_list(entries)

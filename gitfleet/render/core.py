@@ -17,6 +17,7 @@ from typing import Any
 
 from gitfleet import yamlio
 from gitfleet.errors import InputError
+from gitfleet.health import NO_RULES, HealthRules
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import Cluster, ObjectKey, Propagation, Taint
@@ -561,6 +562,9 @@ def _description_head(ctx: _Context, draft: _Draft) -> str:
         spec["trigger"] = plan.trigger
     if plan.rebalance:
         spec["rebalance"] = plan.rebalance
+    unit = plan.subscription or policy_of(plan, ctx.policies)
+    if unit is not None and unit.depends_on:   # gitfleet.io/depends-on (model.dependencies)
+        spec["dependsOn"] = list(unit.depends_on)
     spec["conflictResolution"] = plan.conflict_resolution
     if preserves_resources(policy_of(plan, ctx.policies)):
         spec["preserveResourcesOnDeletion"] = True
@@ -590,12 +594,13 @@ _CLUSTER_FILES: dict[tuple[object, ...], bytes] = {}
 
 
 def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
-                  hub_taints: tuple[Taint, ...] = ()) -> bytes:
+                  hub_taints: tuple[Taint, ...] = (), health: HealthRules = NO_RULES) -> bytes:
     """`cluster.yaml`: how the cluster is defined (cached: the hub renders it every round),
     the fields the agent leaves to other owners (`ignoreDifferences`, when any), and the
     taints the hub gives it from its heartbeats (with `timeAdded`: a restarted hub reads
-    when a condition began from here)."""
-    key = (cluster, tuple(sorted(cluster.labels.items())), ignore, hub_taints)
+    when a condition began from here), and the fleet's health rules (`healthRules`, when any:
+    the agent judges custom kinds by them)."""
+    key = (cluster, tuple(sorted(cluster.labels.items())), ignore, hub_taints, health)
     text = _CLUSTER_FILES.get(key)
     if text is None:
         if len(_CLUSTER_FILES) > 100_000:
@@ -612,6 +617,8 @@ def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
             "zone": cluster.zone}
         if ignore:
             doc["ignoreDifferences"] = [e.to_dict() for e in ignore]
+        if health.rules:
+            doc["healthRules"] = health.to_list()
         text = _CLUSTER_FILES[key] = emit.emit(doc).encode()
     return text
 
@@ -621,7 +628,8 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
     base = f"clusters/{cluster.name}"
     ignore = ctx.fleet.settings.ignore_differences + autoscaled_entries(ctx.fleet.autoscalers)
     files[f"{base}/{CLUSTER_FILE}"] = _cluster_file(cluster, ignore,
-                                                    tuple(ctx.status.taints.get(cluster.name, ())))
+                                                    tuple(ctx.status.taints.get(cluster.name, ())),
+                                                    ctx.fleet.settings.health)
     owner: dict[ObjectKey, str] = {}
     n_desc = n_obj = 0
     firm = {v.key for d in drafts.values() for v in d.variants if v.key not in d.soft}

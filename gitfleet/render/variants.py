@@ -82,6 +82,7 @@ class Preserve:
 
 
 Step = SetReplicas | ClusternetStep | KarmadaStep | Preserve
+VALUES_POINTER = "/spec/values/"     # where a HelmChart's replica path points into its values
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,9 @@ class VariantCache:
         obj: dict[str, Any] = (deep_copy(template.body) if sops
                                else trim_server_fields(template.body)[0])
         meta = obj.setdefault("metadata", {})
-        if template.namespace:
+        if sops and not meta.get("namespace"):
+            pass   # under the MAC as written: the agent sets it after decryption
+        elif template.namespace:
             meta["namespace"] = template.namespace
         else:
             meta.pop("namespace", None)
@@ -193,7 +196,12 @@ class VariantCache:
         try:
             for step in steps:
                 if isinstance(step, SetReplicas):
-                    _set_pointer(obj, step.path, step.count)
+                    if values is not None and step.path.startswith(VALUES_POINTER):
+                        # a HelmChart divided through `gitfleet.io/replicas-path` pointing
+                        # into its values: the count is a value the chart renders with
+                        _set_pointer(values, step.path.removeprefix(VALUES_POINTER), step.count)
+                    else:
+                        _set_pointer(obj, step.path, step.count)
                 elif isinstance(step, Preserve):
                     meta = obj.setdefault("metadata", {})
                     if step.rules:

@@ -3,8 +3,11 @@
 Every Git side effect of the hub, the agent and the CLI goes through `Git`: read blobs and
 trees, write trees and commits without a working tree or index, move refs in one atomic
 transaction with expected old values (locally with `update-ref --stdin`, remotely with
-`push --atomic --force-with-lease`), fetch. A lost race is a `RefConflict`; an unreachable
-remote is a `TransientError`; both are retried by the caller.
+`push --atomic --force-with-lease`), fetch. A lost race is a `RefConflict`; a remote that
+cannot be used is a `RemoteError` (a `TransientError` naming the cause: authentication,
+permission, host key, TLS, not found, unreachable); both are retried by the caller. How Git
+reaches a remote (token, SSH key, CA) is the `GitTransport` (gitfleet.state.transport), handed
+over by environment, never argv.
 """
 
 from __future__ import annotations
@@ -30,7 +33,10 @@ from gitfleet.state.objects import (
     object_sha,
     pack_chunks,
 )
+from gitfleet.state.remoteerrors import RemoteError, classify
 from gitfleet.state.signing import SigningKey, TrustedKeys, Verdict, sign_commit, verify_commit_body
+from gitfleet.state.transport import GitTransport, scrubbed
+from gitfleet.state.urls import redact
 
 ZERO_SHA = "0" * 40
 DEFAULT_IDENTITY = "gitfleet <gitfleet@localhost>"
@@ -52,8 +58,8 @@ class GitError(GitfleetError):
     def __init__(self, args: Sequence[str], returncode: int, stderr: str) -> None:
         self.args_ = list(args)
         self.returncode = returncode
-        self.stderr = stderr
-        super().__init__(f"git {' '.join(args[:2])} failed ({returncode}): {stderr.strip()}")
+        self.stderr = redact(stderr)
+        super().__init__(f"{command_name(args)} failed ({returncode}): {self.stderr.strip()}")
 
 
 class RemoteRefMissing(TransientError):
@@ -83,12 +89,15 @@ class Git:
 
     def __init__(self, path: str | os.PathLike[str], *, identity: str = DEFAULT_IDENTITY,
                  settings: GitSettings | None = None, inherit_config: bool = False,
-                 signer: SigningKey | None = None) -> None:
+                 signer: SigningKey | None = None, transport: GitTransport | None = None,
+                 private: bool = False) -> None:
         self.path = Path(path)
         self.identity = identity
         self.signer = signer      # when set, every commit this Git writes is signed with it
         self.settings = settings or GitSettings()
-        self._env = _clean_env(identity, inherit_config=inherit_config)
+        self.transport = transport or GitTransport(inherit_config=inherit_config)
+        self.private = private    # a cache of gitfleet's own: objects readable by us alone
+        self._env = _clean_env(identity, self.transport)
         self._objects_dir: Path | None = None
         self._git_dir: Path | None = None
 
@@ -107,12 +116,14 @@ class Git:
             raise _failure(args, proc.returncode, proc.stderr.decode(errors="replace"))
         return proc.stdout
 
-    def _exec(self, args: Sequence[str], input: bytes | None) -> subprocess.CompletedProcess[bytes]:
+    def _exec(self, args: Sequence[str], input: bytes | None, *,
+              remote: bool = False) -> subprocess.CompletedProcess[bytes]:
+        env = {**self._env, **self.transport.remote_env()} if remote else self._env
         try:
-            return subprocess.run(["git", *args], cwd=self.path, env=self._env, input=input,
+            return subprocess.run(["git", *args], cwd=self.path, env=env, input=input,
                                   capture_output=True, timeout=self.settings.timeout)
         except subprocess.TimeoutExpired as exc:
-            raise TransientError(f"git {' '.join(args[:2])} timed out after "
+            raise TransientError(f"{command_name(args)} timed out after "
                                  f"{self.settings.timeout:g}s in {self.path}") from exc
         except FileNotFoundError as exc:
             if not self.path.is_dir():
@@ -276,13 +287,13 @@ class Git:
         target = self._objects() / sha[:2] / sha[2:]
         if target.exists():
             return
-        target.parent.mkdir(exist_ok=True)
+        target.parent.mkdir(exist_ok=True, mode=0o700 if self.private else 0o777)
         data = deflate(b"%s %d\0" % (TYPE_NAMES[kind], len(body)) + body)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix="tmp_obj_")
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
-            os.chmod(tmp, 0o444)
+            os.chmod(tmp, 0o400 if self.private else 0o444)
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -384,16 +395,20 @@ class Git:
         if depth is not None:
             args.append(f"--depth={depth}")
         args += ["--", url, *refspecs]
-        proc = self._exec(args, None)
+        proc = self._exec(args, None, remote=True)
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace")
             if _REMOTE_REF_MISSING in err.lower():
-                raise RemoteRefMissing(f"{url}: {err.strip()}")
-            raise _failure(args, proc.returncode, err)
+                raise RemoteRefMissing(f"{redact(url)}: {redact(err).strip()}")
+            raise _remote_failure(args, url, proc.returncode, err)
 
     def ls_remote(self, url: str, patterns: Sequence[str] = ()) -> dict[str, str]:
         """Refs of the remote at `url` (optionally matching `patterns`) -> object ids."""
-        out = self.run("ls-remote", "--refs", "--", url, *patterns)
+        args = ("ls-remote", "--refs", "--", url, *patterns)
+        proc = self._exec(args, None, remote=True)
+        if proc.returncode != 0:
+            raise _remote_failure(args, url, proc.returncode, proc.stderr.decode(errors="replace"))
+        out = proc.stdout
         result = {}
         for line in out.decode().splitlines():
             sha, _, name = line.partition("\t")
@@ -411,7 +426,7 @@ class Git:
             args.append(f"--force-with-lease={u.ref}:{u.old or ''}")
             specs.append(f"{u.new}:{u.ref}" if u.new else f":{u.ref}")
         args += ["--", url, *specs]
-        proc = self._exec(args, None)
+        proc = self._exec(args, None, remote=True)
         if proc.returncode == 0:
             return
         out = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
@@ -419,18 +434,26 @@ class Git:
         if any(s in low for s in ("stale info", "fetch first", "non-fast-forward",
                                   "already exists", "failed to update ref", "failed to lock",
                                   "cannot lock ref")):
-            raise RefConflict(f"refs on {url} moved under us: {_rejections(out)}")
-        raise _failure(args, proc.returncode, out)
+            raise RefConflict(f"refs on {redact(url)} moved under us: {redact(_rejections(out))}")
+        raise _remote_failure(args, url, proc.returncode, out)
 
 
 def init_repo(path: str | os.PathLike[str], *, bare: bool = True, branch: str = "main",
-              identity: str = DEFAULT_IDENTITY) -> Git:
-    """Create (or reuse) a repository at `path` and return it."""
-    Path(path).mkdir(parents=True, exist_ok=True)
-    git = Git(path, identity=identity)
+              identity: str = DEFAULT_IDENTITY, transport: GitTransport | None = None,
+              private: bool = False) -> Git:
+    """Create (or reuse) a repository at `path` and return it. `private`: a cache of
+    gitfleet's own (fetched state, mirrors): folder 0700, files 0600 (Git's
+    `core.sharedRepository=0600`), so nobody else on the machine reads what it fetched."""
+    folder = Path(path)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700 if private else 0o777)
+    if private:
+        folder.chmod(0o700)
+    git = Git(path, identity=identity, transport=transport, private=private)
     args = ["init", "--quiet", f"--initial-branch={branch}"]
     if bare:
         args.append("--bare")
+    if private:
+        args.append("--shared=0600")
     git.run(*args, ".")
     return git
 
@@ -450,16 +473,31 @@ def _rejections(out: str) -> str:
     return "; ".join(lines) or out.strip()
 
 
+def command_name(args: Sequence[str]) -> str:
+    """`git fetch` for `-c fetch.unpackLimit=1 fetch --quiet ...`: the Git command a person
+    would recognise, without options or their values."""
+    words = list(args)
+    while words and words[0] in ("-c", "-C"):
+        words = words[2:]
+    return f"git {words[0]}" if words else "git"
+
+
 def _failure(args: Sequence[str], code: int, stderr: str) -> GitfleetError:
     low = stderr.lower()
     if any(s in low for s in _TRANSIENT):
-        return TransientError(f"git {' '.join(a for a in args[:3] if not a.startswith('-'))}: "
-                              f"{stderr.strip()}")
+        return TransientError(f"{command_name(args)}: {redact(stderr).strip()}")
     return GitError(args, code, stderr)
 
 
-def _clean_env(identity: str, *, inherit_config: bool) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+def _remote_failure(args: Sequence[str], url: str, code: int, stderr: str) -> GitfleetError:
+    """A failed fetch, push or ls-remote: a RemoteError naming the cause when Git's words
+    show one, else a GitError (credentials redacted either way)."""
+    error: RemoteError | None = classify(command_name(args), url, stderr)
+    return error if error is not None else _failure(args, code, stderr)
+
+
+def _clean_env(identity: str, transport: GitTransport) -> dict[str, str]:
+    env = scrubbed()
     name, _, email = identity.partition(" <")
     email = email.rstrip(">")
     env.update({
@@ -467,9 +505,8 @@ def _clean_env(identity: str, *, inherit_config: bool) -> dict[str, str]:
         "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email,
         "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANGUAGE": "C",
     })
-    if not inherit_config:
+    if not transport.inherit_config:
         env["GIT_CONFIG_NOSYSTEM"] = "1"
         env["GIT_CONFIG_GLOBAL"] = os.devnull
-    if "GIT_SSH_COMMAND" in os.environ:
-        env["GIT_SSH_COMMAND"] = os.environ["GIT_SSH_COMMAND"]
+    env.update(transport.env(os.environ))
     return env

@@ -168,7 +168,7 @@ class ParsedCache:
         self._seen = {}
         path = self._path()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # a mirror is private
             _remove_stale_temporaries(path)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".",
                                        suffix=".tmp")

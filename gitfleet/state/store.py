@@ -20,6 +20,8 @@ from typing import Protocol
 from gitfleet.errors import InputError, RefConflict
 from gitfleet.state.git import Git, RefUpdate, init_repo
 from gitfleet.state.leftovers import Leftover, remove_leftovers
+from gitfleet.state.transport import GitTransport
+from gitfleet.state.urls import split_credentials
 
 _URL_RE = re.compile(r"^([a-z][a-z0-9+.-]*://|[^/]+@[^/]+:)", re.IGNORECASE)
 MIRROR = "+refs/heads/*:refs/heads/*"
@@ -81,14 +83,25 @@ class RemoteStore:
 
     @classmethod
     def open(cls, url: str, *, cache_dir: Path | None = None,
-             inherit_config: bool = False) -> RemoteStore:
-        """The store of `url`; `inherit_config` lets the user's Git configuration (credential
-        helpers, url.insteadOf) apply to fetch and push."""
-        folder = (cache_dir or default_cache_dir()) / hashlib.sha256(url.encode()).hexdigest()[:16]
+             inherit_config: bool = False, transport: GitTransport | None = None) -> RemoteStore:
+        """The store of `url`; `transport` says how Git reaches it (credentials, keys, CA;
+        `inherit_config` lets the user's Git configuration apply to fetch and push).
+
+        The mirror's folder is named from the URL without credentials (a rotated token keeps
+        the same mirror), and is private to this user: folder 0700, files 0600."""
+        url, _ = split_credentials(url)   # never a credential on disk, even if one came in
+        transport = transport or GitTransport(inherit_config=inherit_config)
+        base = cache_dir or default_cache_dir()
+        base.mkdir(parents=True, exist_ok=True, mode=0o700)
+        folder = base / hashlib.sha256(url.encode()).hexdigest()[:16]
         if not (folder / "HEAD").exists():
-            init_repo(folder, bare=True)
-            (folder / "gitfleet-remote").write_text(url + "\n")
-        return cls(git=Git(folder, inherit_config=inherit_config), remote=url)
+            init_repo(folder, bare=True, private=True)
+        marker = folder / "gitfleet-remote"
+        if not marker.exists() or marker.read_text() != url + "\n":
+            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(url + "\n")
+        return cls(git=Git(folder, transport=transport, private=True), remote=url)
 
     def refresh(self) -> None:
         self.git.fetch(self.remote, [MIRROR], prune=True)
@@ -107,10 +120,11 @@ class RemoteStore:
 
 
 def open_store(repo: str, *, cache_dir: Path | None = None,
-               inherit_config: bool = False) -> Store:
+               inherit_config: bool = False, transport: GitTransport | None = None) -> Store:
     """A store for `repo`: a local path (bare or not) or a remote URL."""
     if is_url(repo) and not repo.startswith("file://"):
-        return RemoteStore.open(repo, cache_dir=cache_dir, inherit_config=inherit_config)
+        return RemoteStore.open(repo, cache_dir=cache_dir, inherit_config=inherit_config,
+                                transport=transport)
     path = Path(repo[len("file://"):] if repo.startswith("file://") else repo)
     git = Git(path)
     if not git.is_repository():

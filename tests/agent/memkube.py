@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitfleet.agent.objectref import ObjectRef
-from gitfleet.kube.client import KubeSettings, ListResult
+from gitfleet.kube.client import Deletion, KubeSettings, ListResult
 from gitfleet.kube.errors import NotServed
 from gitfleet.kube.resources import ApiResource
 
@@ -99,6 +99,10 @@ class MemKube:
         key = ObjectRef(api_version, kind, namespace, name).key
         self.calls.append(("delete", key))
         return self.objects.pop(key, None) is not None
+
+    def delete_object(self, api_version: str, kind: str, namespace: str,
+                      name: str) -> Deletion:
+        return Deletion(existed=self.delete(api_version, kind, namespace, name))
 
     def ensure_namespace(self, name: str, *, labels: Mapping[str, str] | None = None) -> bool:
         key = ObjectRef("v1", "Namespace", "", name).key

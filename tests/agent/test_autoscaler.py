@@ -14,8 +14,8 @@ from gitfleet import yamlio
 from gitfleet.agent.statusfile import Phase
 from gitfleet.clock import SystemClock
 from gitfleet.kube.client import KubeClient, KubeSettings
-from tests.agent.conftest import person, running, status_of, wait_for
 from tests.agent.fleetstate import configmap, deployment, description_files, publish
+from tests.harness import person, running, status_of, wait_for
 
 
 def hpa(target: str, namespace: str, *, api_version: str = "apps/v1") -> dict[str, Any]:

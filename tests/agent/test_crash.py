@@ -9,8 +9,8 @@ from gitfleet.agent.inventory import Intent
 from gitfleet.agent.marks import managed_body
 from gitfleet.agent.statusfile import Change, SyncResult
 from tests.agent import crashloop
-from tests.agent.conftest import Remote, person, status_of
 from tests.agent.fleetstate import configmap, description_files, publish
+from tests.harness import Remote, person, status_of
 
 
 def test_killed_agent_converges_exactly(remote: Remote, kubesim, tmp_path: Path) -> None:

@@ -6,8 +6,8 @@ import threading
 
 from gitfleet.agent.statusfile import Phase
 from gitfleet.clock import SystemClock
-from tests.agent.conftest import person, running, status_log, status_of, wait_for
 from tests.agent.fleetstate import configmap, deployment, description_files, publish
+from tests.harness import person, running, status_log, status_of, wait_for
 
 
 def _publish_web(remote) -> None:

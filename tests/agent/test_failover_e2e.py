@@ -8,15 +8,22 @@ asserted about how long it took (bench/bench_failover.py measures that)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from gitfleet.clock import SystemClock
-from tests.agent.conftest import Remote, person, running, status_of, wait_for
+from tests.harness import (
+    Remote,
+    clone,
+    hub_process,
+    person,
+    push,
+    running,
+    status_of,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -92,11 +99,6 @@ spec:
 """
 
 
-def _git(work: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=work, check=True, capture_output=True,
-                          text=True).stdout
-
-
 def _replicas(sim) -> int | None:
     dep = person(sim).get("apps/v1", "Deployment", "app", "web")
     return None if dep is None else int(dep["spec"]["replicas"])
@@ -121,27 +123,16 @@ def _preserved(remote: Remote, cluster: str) -> dict[str, str]:
 
 def test_a_stopped_agents_share_moves_and_its_old_copy_is_purged_gracefully(
         remote: Remote, kubesim, make_agent, tmp_path: Path) -> None:
-    work = tmp_path / "work"
-    subprocess.run(["git", "clone", "-q", str(remote.git.path), str(work)], check=True,
-                   capture_output=True)
+    work = clone(remote.git.path, tmp_path / "work")
     files = {"fleet.yaml": FLEET, "policies/web.yaml": POLICY, "templates/web.yaml": TEMPLATES,
              "clusters/c1.yaml": CLUSTER.format(name="c1",
                                                 uid="11111111-1111-4111-8111-111111111111"),
              "clusters/c2.yaml": CLUSTER.format(name="c2",
                                                 uid="22222222-2222-4222-8222-222222222222")}
-    for path, text in files.items():
-        (work / path).parent.mkdir(parents=True, exist_ok=True)
-        (work / path).write_text(text)
-    _git(work, "add", "-A")
-    _git(work, "commit", "-q", "-m", "web divided over c1 and c2")
-    _git(work, "push", "-q", "origin", "HEAD:main")
+    push(work, "web divided over c1 and c2", files)
 
     one, two = kubesim(), kubesim()
-    hub = subprocess.Popen(
-        [sys.executable, "-m", "gitfleet", "hub", "--repo", str(remote.git.path),
-         "--interval", "0.3s", "--no-fleet-status"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    with hub_process("--repo", str(remote.git.path), "--interval", "0.3s", "--no-fleet-status"):
         a1 = make_agent(remote, one, cluster="c1", clock=SystemClock(), interval=0.3,
                         heartbeat_interval=1.0)
         a2 = make_agent(remote, two, cluster="c2", clock=SystemClock(), interval=0.3,
@@ -171,10 +162,3 @@ def test_a_stopped_agents_share_moves_and_its_old_copy_is_purged_gracefully(
                    "are healthy (c1)" in log
         # nothing gitfleet did touched c2 itself: its agent is down, its copy still runs
         assert _replicas(two) == 2
-    finally:
-        hub.terminate()
-        try:
-            hub.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            hub.kill()
-            hub.wait(timeout=10)

@@ -8,8 +8,8 @@ import logging
 import pytest
 
 from gitfleet.agent.statusfile import Change, Phase, SyncResult
-from tests.agent.conftest import person, status_of
 from tests.agent.fleetstate import configmap, deployment, description_files, publish
+from tests.harness import person, status_of
 
 
 def _namespace(name: str) -> dict:

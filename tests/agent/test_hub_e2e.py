@@ -6,15 +6,22 @@ in-process against two kubesim clusters, and everything goes through a `git daem
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from gitfleet.agent.statusfile import Phase
 from gitfleet.clock import SystemClock
-from tests.agent.conftest import Remote, person, running, status_of, wait_for
+from tests.harness import (
+    Remote,
+    clone,
+    hub_process,
+    person,
+    push,
+    running,
+    status_of,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -77,24 +84,6 @@ data:
 """
 
 
-def _git(work: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=work, check=True, capture_output=True,
-                          text=True).stdout
-
-
-def _commit_push(work: Path, files: dict[str, str | None], message: str) -> None:
-    for path, text in files.items():
-        target = work / path
-        if text is None:
-            target.unlink()
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    _git(work, "add", "-A")
-    _git(work, "commit", "-q", "-m", message)
-    _git(work, "push", "-q", "origin", "HEAD:main")
-
-
 def _subscription(configs: list[str]) -> str:
     feeds = "".join(f"    - {{apiVersion: v1, kind: ConfigMap, name: {c}}}\n" for c in configs)
     return SUBSCRIPTION + feeds
@@ -107,9 +96,7 @@ def _names(sim) -> list[str]:
 
 def test_push_reaches_both_clusters_prunes_and_survives_a_broken_file(
         remote: Remote, kubesim, make_agent, tmp_path: Path) -> None:
-    work = tmp_path / "work"
-    subprocess.run(["git", "clone", "-q", str(remote.git.path), str(work)], check=True,
-                   capture_output=True)
+    work = clone(remote.git.path, tmp_path / "work")
     configs = ["cfg-a", "cfg-b", "cfg-c"]
     files: dict[str, str | None] = {
         "clusters/c1.yaml": CLUSTER.format(name="c1", uid="11111111-1111-4111-8111-111111111111"),
@@ -119,14 +106,10 @@ def test_push_reaches_both_clusters_prunes_and_survives_a_broken_file(
         "templates/web.yaml": WEB,
         **{f"templates/{c}.yaml": CONFIG.format(name=c) for c in configs},
     }
-    _commit_push(work, files, "fleet: app on every test cluster")
+    push(work, "fleet: app on every test cluster", files)
 
     one, two = kubesim(), kubesim()
-    hub = subprocess.Popen(
-        [sys.executable, "-m", "gitfleet", "hub", "--repo", str(remote.git.path),
-         "--interval", "1s", "--no-fleet-status"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    with hub_process("--repo", str(remote.git.path), "--interval", "1s", "--no-fleet-status"):
         a1 = make_agent(remote, one, cluster="c1", clock=SystemClock(), interval=0.3)
         a2 = make_agent(remote, two, cluster="c2", clock=SystemClock(), interval=0.3)
         with running(a1), running(a2):
@@ -134,13 +117,13 @@ def test_push_reaches_both_clusters_prunes_and_survives_a_broken_file(
             for sim in (one, two):
                 assert person(sim).get("apps/v1", "Deployment", "app", "web") is not None
 
-            _commit_push(work, {"policies/app.yaml": _subscription(configs[:2]),
-                                "templates/cfg-c.yaml": None}, "fleet: drop cfg-c")
+            push(work, "fleet: drop cfg-c", {"policies/app.yaml": _subscription(configs[:2]),
+                                             "templates/cfg-c.yaml": None})
             wait_for(lambda: _names(one) == configs[:2] and _names(two) == configs[:2],
                      timeout=30)
 
-            _commit_push(work, {"templates/web.yaml": WEB + "  oops: [unclosed\n"},
-                         "fleet: a broken template")
+            push(work, "fleet: a broken template",
+                 {"templates/web.yaml": WEB + "  oops: [unclosed\n"})
             wait_for(lambda: (s := status_of(remote, "c1")) and s.descriptions
                      and s.descriptions[0].render_errors > 0, timeout=30)
             assert _names(one) == configs[:2] and _names(two) == configs[:2]
@@ -148,10 +131,3 @@ def test_push_reaches_both_clusters_prunes_and_survives_a_broken_file(
                 assert person(sim).get("apps/v1", "Deployment", "app", "web") is not None
             wait_for(lambda: status_of(remote, "c2").descriptions[0].phase
                      in (Phase.SUCCESS, Phase.PROGRESSING), timeout=10)
-    finally:
-        hub.terminate()
-        try:
-            hub.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            hub.kill()
-            hub.wait(timeout=10)

@@ -16,8 +16,8 @@ from gitfleet.autoscale.hpa import AutoscaleHistory, Behavior, MetricTarget, dec
 from gitfleet.clock import FakeClock, SystemClock
 from gitfleet.layout import Branches
 from gitfleet.model.settings import autoscaled_entries
-from tests.agent.conftest import person, running, status_of, wait_for
 from tests.agent.fleetstate import deployment, description_files, publish
+from tests.harness import person, running, status_of, wait_for
 
 
 class _Scaler:

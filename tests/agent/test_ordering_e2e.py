@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from gitfleet.agent.statusfile import Change, Phase
-from tests.agent.conftest import person, status_of, wait_for
 from tests.agent.fleetstate import annotated, configmap, deployment, description_files, job
 from tests.agent.fleetstate import publish as publish_files
+from tests.harness import person, status_of, wait_for
 
 HOOK = "helm.sh/hook"
 WEIGHT = "helm.sh/hook-weight"

@@ -6,8 +6,8 @@ from gitfleet.agent.inventory import INVENTORY_NAME, INVENTORY_NAMESPACE, Invent
 from gitfleet.agent.marks import ANNOTATION_ADOPTED, LABEL_CLUSTER, LABEL_DESCRIPTION
 from gitfleet.agent.statusfile import Change, SyncResult
 from gitfleet.kube.client import KubeClient, KubeSettings
-from tests.agent.conftest import person, status_of
 from tests.agent.fleetstate import configmap, description_files, publish
+from tests.harness import person, status_of
 
 
 def _objects(remote, sim):

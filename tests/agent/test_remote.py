@@ -9,8 +9,8 @@ from gitfleet.agent.inventory import INVENTORY_NAME, INVENTORY_NAMESPACE, Invent
 from gitfleet.agent.statusfile import SyncResult
 from gitfleet.clock import FakeClock, SystemClock, isoformat
 from gitfleet.layout import Branches
-from tests.agent.conftest import person, running, status_of, wait_for
 from tests.agent.fleetstate import configmap, description_files, publish
+from tests.harness import person, running, status_of, wait_for
 
 
 def _configs(*names: str) -> dict[str, bytes]:

@@ -20,8 +20,8 @@ from gitfleet.agent.server import AgentServer, ObservedAgent, Probe, listen_addr
 from gitfleet.clock import FakeClock
 from gitfleet.errors import InputError
 from gitfleet.kube.client import KubeClient
-from tests.agent.conftest import person, wait_for
 from tests.agent.fleetstate import configmap, deployment, description_files, publish
+from tests.harness import person, wait_for
 
 
 def get(url: str) -> tuple[int, str]:

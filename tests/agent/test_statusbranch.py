@@ -19,7 +19,7 @@ from gitfleet.agent.statusfile import (
 from gitfleet.clock import FakeClock, isoformat
 from gitfleet.layout import Branches
 from gitfleet.state.git import init_repo
-from tests.agent.conftest import Remote
+from tests.harness import Remote
 
 
 def _history(remote: Remote, cluster: str) -> list[str]:

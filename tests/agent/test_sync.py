@@ -9,8 +9,8 @@ from gitfleet.agent.inventory import INVENTORY_NAME, INVENTORY_NAMESPACE, Invent
 from gitfleet.agent.marks import ANNOTATION_STATE_COMMIT, LABEL_CLUSTER, LABEL_DESCRIPTION
 from gitfleet.agent.statusfile import Change, Phase, SyncResult
 from gitfleet.clock import FakeClock, SystemClock
-from tests.agent.conftest import person, status_log, status_of, wait_for
 from tests.agent.fleetstate import configmap, deployment, description_files, publish
+from tests.harness import person, status_log, status_of, wait_for
 
 WRITE_VERBS = ("create", "update", "patch", "delete")
 
@@ -160,17 +160,22 @@ def test_api_faults_are_isolated_then_recovered(remote, kubesim, make_agent) -> 
     assert status_of(remote).sync.result is SyncResult.SYNCED
 
 
-def test_crd_and_its_objects_apply_in_one_sync(remote, kubesim, make_agent) -> None:
-    sim = kubesim(crd_delay=0.3)
-    crd = {
+def _crd(kind: str) -> dict:
+    plural = kind.lower() + "s"
+    return {
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
+        "metadata": {"name": f"{plural}.example.com"},
         "spec": {"group": "example.com", "scope": "Namespaced",
-                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                 "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
                  "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
                      "openAPIV3Schema": {"type": "object",
                                          "x-kubernetes-preserve-unknown-fields": True}}}]},
     }
+
+
+def test_crd_and_its_objects_apply_in_one_sync(remote, kubesim, make_agent) -> None:
+    sim = kubesim(crd_delay=0.3)
+    crd = _crd("Widget")
     widget = {"apiVersion": "example.com/v1", "kind": "Widget",
               "metadata": {"name": "w1", "namespace": "bar"}, "spec": {"size": 3}}
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bar"}}
@@ -188,15 +193,7 @@ def test_crd_wait_runs_on_the_agents_clock(remote, kubesim, make_agent) -> None:
     """A CRD that is never Established is waited for on the injected clock (the sync does
     not sleep 30 real seconds), and its objects fail as not served until it is."""
     sim = kubesim(crd_delay=3600)
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.example.com"},
-        "spec": {"group": "example.com", "scope": "Namespaced",
-                 "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
-                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
-                     "openAPIV3Schema": {"type": "object",
-                                         "x-kubernetes-preserve-unknown-fields": True}}}]},
-    }
+    crd = _crd("Gadget")
     gadget = {"apiVersion": "example.com/v1", "kind": "Gadget",
               "metadata": {"name": "g1", "namespace": "bar"}, "spec": {"size": 1}}
     publish(remote.git, "c1", description_files("default", "gadgets", [gadget, crd]))

@@ -13,8 +13,8 @@ from gitfleet.agent.statusfile import SyncResult
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.signing import SigningKey, TrustedKeys, sign_commit, split_signature
-from tests.agent.conftest import Remote, person, status_of
 from tests.agent.fleetstate import configmap, description_files, publish
+from tests.harness import Remote, person, status_of
 
 REF = Branches().cluster("c1")
 

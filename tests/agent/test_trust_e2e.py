@@ -7,18 +7,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from gitfleet.agent.statusfile import SyncResult
 from gitfleet.state.signing import SigningKey
-from tests.agent.conftest import Remote, person, status_of
+from tests.harness import Remote, git, gitfleet, person, push, status_of
 
 pytestmark = pytest.mark.slow
-
-ROOT = Path(__file__).resolve().parent.parent.parent
 
 FLEET = {
     "clusters/c1.yaml": """apiVersion: clusters.clusternet.io/v1beta1
@@ -56,17 +53,12 @@ spec:
 
 
 def _git(work: Path, *args: str) -> str:
+    """git as Mallory, someone who can push to the fleet repo."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_AUTHOR_NAME="mallory",
                GIT_AUTHOR_EMAIL="m@example.com", GIT_COMMITTER_NAME="mallory",
                GIT_COMMITTER_EMAIL="m@example.com")
-    return subprocess.run(["git", *args], cwd=work, check=True, capture_output=True, text=True,
-                          env=env, timeout=60).stdout
-
-
-def _gitfleet(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gitfleet", *args], capture_output=True,
-                          text=True, timeout=120, cwd=ROOT, env=dict(os.environ))
+    return git(work, *args, env=env, timeout=60)
 
 
 def _fleet(work: Path, configs: dict[str, str], message: str) -> None:
@@ -77,12 +69,7 @@ def _fleet(work: Path, configs: dict[str, str], message: str) -> None:
         old.unlink()
     for name, value in configs.items():
         files[f"templates/{name}.yaml"] = CONFIG.format(name=name, value=value)
-    for rel, text in files.items():
-        (work / rel).parent.mkdir(parents=True, exist_ok=True)
-        (work / rel).write_text(text)
-    _git(work, "add", "-A")
-    _git(work, "commit", "-q", "-m", message)
-    _git(work, "push", "-q", "origin", "HEAD:main")
+    push(work, message, dict(files))
 
 
 def _configs(sim) -> dict[str, str]:
@@ -102,7 +89,7 @@ def test_signed_state_is_applied_and_a_pushed_forgery_is_refused(
 
     hub = ["hub", "--repo", str(remote.git.path), "--once", "--no-fleet-status",
            "--signing-key", str(tmp_path / "hub_key")]
-    done = _gitfleet(*hub)
+    done = gitfleet(*hub)
     assert done.returncode == 0, done.stderr
 
     sim = kubesim()
@@ -110,7 +97,7 @@ def test_signed_state_is_applied_and_a_pushed_forgery_is_refused(
     agent = ["agent", "--repo", remote.url, "--cluster", "c1", "--once", "--no-register",
              "--kubeconfig", str(kubeconfig), "--workdir", str(tmp_path / "agent"),
              "--trust-hub-key", str(tmp_path / "hub.pub")]
-    applied = _gitfleet(*agent)
+    applied = gitfleet(*agent)
     assert applied.returncode == 0, applied.stderr
     assert "no --trust-hub-key" not in applied.stderr
     assert _configs(sim) == {"cfg-a": "1", "cfg-b": "1"}
@@ -128,7 +115,7 @@ def test_signed_state_is_applied_and_a_pushed_forgery_is_refused(
     _git(forge, "push", "-q", "origin", "HEAD:refs/heads/gitfleet/clusters/c1")
     forged = _git(forge, "rev-parse", "HEAD").strip()
 
-    refused = _gitfleet(*agent)
+    refused = gitfleet(*agent)
     assert refused.returncode == 5, refused.stderr
     assert f"cluster commit {forged[:12]} refused: unsigned" in refused.stderr
     assert "Traceback" not in refused.stderr
@@ -150,9 +137,9 @@ def test_signed_state_is_applied_and_a_pushed_forgery_is_refused(
 
     # the next signed render moves the branch on (from the forged tip) and is applied
     _fleet(work, {"cfg-a": "2"}, "fleet: one config")
-    done = _gitfleet(*hub)
+    done = gitfleet(*hub)
     assert done.returncode == 0, done.stderr
-    again = _gitfleet(*agent)
+    again = gitfleet(*agent)
     assert again.returncode == 0, again.stderr
     assert _configs(sim) == {"cfg-a": "2"}
     status = status_of(remote)

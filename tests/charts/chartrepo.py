@@ -161,11 +161,29 @@ class ChartRepo:
         helm("repo", "index", str(self.root), "--url", self.url)
 
 
+class _Guarded(_Quiet):
+    """Serves only requests with the expected Authorization header (basic auth)."""
+
+    expected = ""
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        if self.headers.get("Authorization") != self.expected:
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="charts"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        super().do_GET()
+
+
 @contextmanager
-def serve_folder(root: Path) -> Iterator[int]:
+def serve_folder(root: Path, *, authorization: str = "") -> Iterator[int]:
     root.mkdir(parents=True, exist_ok=True)
+    handler: Any = _Quiet
+    if authorization:
+        handler = type("Guarded", (_Guarded,), {"expected": authorization})
     server = ThreadingHTTPServer(("127.0.0.1", 0),
-                                 functools.partial(_Quiet, directory=str(root)))
+                                 functools.partial(handler, directory=str(root)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -177,8 +195,8 @@ def serve_folder(root: Path) -> Iterator[int]:
 
 
 @contextmanager
-def chart_repo(tmp: Path) -> Iterator[ChartRepo]:
-    with serve_folder(tmp / "repo") as port:
+def chart_repo(tmp: Path, *, authorization: str = "") -> Iterator[ChartRepo]:
+    with serve_folder(tmp / "repo", authorization=authorization) as port:
         yield ChartRepo(tmp / "repo", port)
 
 

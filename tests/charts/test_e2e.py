@@ -13,9 +13,9 @@ import pytest
 
 from gitfleet.clock import SystemClock
 from gitfleet.kube.client import KubeClient
-from tests.agent.conftest import Remote, person, running, status_of, wait_for
 from tests.charts.chartrepo import HELM, ChartRepo
 from tests.charts.fleet import chart_fleet
+from tests.harness import Remote, person, running, status_of, wait_for
 from tests.hub.fleet import hub_cmd
 
 pytestmark = [pytest.mark.slow,

@@ -78,3 +78,52 @@ def test_a_version_that_does_not_exist_is_an_error(repo: ChartRepo, tmp_path: Pa
     assert messages and all("HelmChart apps/web (templates/web.yaml)" in m and
                             "no version 9.9.9" in m and "1.0.0" in m for m in messages)
     assert not any(p.startswith("clusters/a/apps/web@helm/") for p in result.files)
+
+
+def test_a_dividing_subscription_divides_the_replica_value_it_is_pointed_at(
+        repo: ChartRepo, tmp_path: Path) -> None:
+    """`gitfleet.io/replicas-path` on a HelmChart pointing into its values: static weights 1:2
+    divide 6 replicas into 2 and 4, and each cluster's chart renders with its share."""
+    files = {p: d for p, d in chart_fleet(repo.url).items() if "loc-b" not in p}
+    chart = yaml.safe_load(files["templates/web.yaml"])
+    chart["metadata"]["annotations"] = {"gitfleet.io/replicas-path": "/spec/values/replicas"}
+    chart["spec"]["values"] = {"replicas": 6}
+    files["templates/web.yaml"] = yaml.safe_dump(chart).encode()
+    sub = yaml.safe_load(files["policies/sub.yaml"])
+    sub["spec"]["schedulingStrategy"] = "Dividing"
+    sub["spec"]["dividingScheduling"] = {"type": "Static"}
+    for c in ("a", "b"):
+        body = yaml.safe_load(files[f"clusters/{c}.yaml"])
+        body["metadata"]["labels"]["site"] = c
+        files[f"clusters/{c}.yaml"] = yaml.safe_dump(body).encode()
+    sub["spec"]["subscribers"] = [{"clusterAffinity": {"matchLabels": {"site": c}}, "weight": w}
+                                  for c, w in (("a", 1), ("b", 2))]
+    files["policies/sub.yaml"] = yaml.safe_dump(sub).encode()
+    result = render(load_fleet(files), source_commit="c1", charts=Charts(tmp_path / "work"))
+    assert result.errors == []
+    assert objects_in(result, "a")["Deployment/web/web-web"]["spec"]["replicas"] == 2
+    assert objects_in(result, "b")["Deployment/web/web-web"]["spec"]["replicas"] == 4
+
+
+def test_karmada_overrides_apply_to_the_charts_objects(repo: ChartRepo, tmp_path: Path) -> None:
+    files = chart_fleet(repo.url)
+    files["policies/override.yaml"] = yaml.safe_dump({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterOverridePolicy",
+        "metadata": {"name": "registry"},
+        "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}],
+                 "overrideRules": [{
+                     "targetCluster": {"clusterNames": ["a"]},
+                     "overriders": {"imageOverrider": [{"component": "Registry",
+                                                        "operator": "replace",
+                                                        "value": "mirror.example"}]}}]}}
+    ).encode()
+    result = render(load_fleet(files), source_commit="c1", charts=Charts(tmp_path / "work"))
+    assert result.errors == []
+
+    def image(cluster: str) -> str:
+        dep = objects_in(result, cluster)["Deployment/web/web-web"]
+        return str(dep["spec"]["template"]["spec"]["containers"][0]["image"])
+
+    assert image("a") == "mirror.example/nginx:1.25" and image("b") == "nginx:1.25"
+    desc = yaml.safe_load(result.files["clusters/a/apps/web@helm/description.yaml"])["spec"]
+    assert {o["name"] for o in desc["overrides"]} >= {"registry"}

@@ -45,6 +45,35 @@ def test_verbosity_and_log_format_on_either_side(tmp_path: Path) -> None:
     assert agent.interval == 90.0 and agent.heartbeat_interval == 120.0
 
 
+@pytest.mark.parametrize("argv", [
+    ["validate", "."], ["-v", "validate", ".", "-vv", "--log-format", "json"],
+    ["--log-format", "json", "get", "clusters", "-o", "wide"], ["--log-format=text", "status"],
+    ["agent", "--repo", "r", "--cluster", "c", "--interval", "1m30s"],
+    ["hub", "--repo", "r", "--once"], ["diff", "a", "b", "--format", "markdown"],
+])
+def test_a_command_line_parses_the_same_with_only_its_command_imported(argv: list[str]) -> None:
+    from gitfleet.cli import named_command
+
+    assert named_command(argv) == next(word for word in argv
+                                       if word in ("validate", "get", "status", "agent", "hub",
+                                                   "diff"))
+    only, full = build_parser(only=named_command(argv)), build_parser()
+    assert vars(only.parse_args(argv)).keys() == vars(full.parse_args(argv)).keys()
+    assert {k: v for k, v in vars(only.parse_args(argv)).items() if k != "run"} == \
+        {k: v for k, v in vars(full.parse_args(argv)).items() if k != "run"}
+    sub = named_command(argv)
+    assert only._subparsers._group_actions[0].choices[sub].format_help() == \
+        full._subparsers._group_actions[0].choices[sub].format_help()
+
+
+@pytest.mark.parametrize("argv", [[], ["-h"], ["--version"], ["--verb", "validate"],
+                                  ["valdate", "."], ["-x", "validate"]])
+def test_anything_else_gets_the_whole_command_line(argv: list[str]) -> None:
+    from gitfleet.cli import named_command
+
+    assert named_command(argv) is None
+
+
 def test_hub_logs_one_json_object_per_line_at_info_by_default(tmp_path: Path) -> None:
     repo = example_repo(tmp_path / "fleet")
     proc = subprocess.run([sys.executable, "-m", "gitfleet", "hub", "--repo", str(repo),

@@ -57,6 +57,8 @@ def test_dockerfile_runs_gitfleet() -> None:
     text = (ROOT / "Dockerfile").read_text()
     assert text.startswith("#") and "FROM python:3.11-slim" in text
     assert 'ENTRYPOINT ["gitfleet"]' in text and "pip install" in text
+    # the hub renders HelmChart feeds with helm: the image carries the pinned binary
+    assert "tools/install-k8s-tools" in text and "/usr/local/bin/helm" in text
 
 
 def test_hub_manifest_applies() -> None:

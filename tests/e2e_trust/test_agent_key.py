@@ -16,8 +16,8 @@ from gitfleet.errors import InputError
 from gitfleet.layout import Branches
 from gitfleet.registration.request import REQUEST_FILE
 from gitfleet.state.signing import SigningKey, split_signature
-from tests.agent.conftest import person
 from tests.e2e_trust.keys import git_verifies, write_signed
+from tests.harness import person
 
 BRANCHES = Branches()
 

@@ -10,8 +10,7 @@ import base64
 import logging
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pyrage
@@ -22,8 +21,8 @@ from gitfleet.clock import SystemClock
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RefUpdate, init_repo
 from gitfleet.state.signing import SigningKey, TrustedKeys
-from tests.agent.conftest import Remote, person, running, wait_for
 from tests.gitserver import git_daemon
+from tests.harness import Remote, git, gitfleet, person, process, push, running, wait_for
 from tests.secrets.test_e2e_sops import NAMESPACE, PLAINTEXT, SECRET, SUBSCRIPTION
 
 pytestmark = pytest.mark.slow
@@ -44,31 +43,9 @@ spec:
 """
 
 
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                          text=True, timeout=60).stdout
-
-
-def _gitfleet(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gitfleet", *args], capture_output=True,
-                          text=True, timeout=120)
-
-
-@contextmanager
-def _hub(url: str, key: Path, log: Path) -> Iterator[None]:
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "gitfleet", "-vv", "hub", "--repo", url,
-                                 "--interval", "1s", "--signing-key", str(key)],
-                                stdout=out, stderr=out)
-        try:
-            yield
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+def _hub(url: str, key: Path, log: Path) -> AbstractContextManager[object]:
+    return process([sys.executable, "-m", "gitfleet", "-vv", "hub", "--repo", url,
+                    "--interval", "1s", "--signing-key", str(key)], log=log)
 
 
 def _secret_value(sim) -> str | None:
@@ -102,7 +79,7 @@ def test_signed_status_is_folded_and_forgeries_are_refused_or_ignored(
     (tmp_path / "hub.pub").write_text(hub_key.public_line() + "\n")
     agent_keys, age_keys = {}, {}
     work = tmp_path / "work"
-    _git(tmp_path, "clone", "-q", str(bare_path), str(work))
+    git(tmp_path, "clone", "-q", str(bare_path), str(work))
     (work / "clusters").mkdir()
     for i, name in enumerate(CLUSTERS, start=1):
         agent_keys[name] = tmp_path / f"{name}.key"
@@ -120,14 +97,12 @@ def test_signed_status_is_folded_and_forgeries_are_refused_or_ignored(
     (work / "templates" / "namespace.yaml").write_text(NAMESPACE)
     plain = tmp_path / "db-secret.yaml"          # outside the repo: never committed
     plain.write_text(SECRET)
-    sealed = _gitfleet("seal", str(plain), "--selector", "env=test", "--repo", str(work),
-                       "--out", str(work / "templates" / "db.yaml"))
+    sealed = gitfleet("seal", str(plain), "--selector", "env=test", "--repo", str(work),
+                      "--out", str(work / "templates" / "db.yaml"))
     assert sealed.returncode == 0, sealed.stderr
-    _git(work, "add", "-A")
-    _git(work, "commit", "-q", "-m", "fleet: app with a sealed db secret")
-    _git(work, "push", "-q", "origin", "HEAD:main")
-    installed = _gitfleet("hooks", "install", str(bare_path), "--hub-key",
-                          str(tmp_path / "hub.pub"))
+    push(work, "fleet: app with a sealed db secret")
+    installed = gitfleet("hooks", "install", str(bare_path), "--hub-key",
+                         str(tmp_path / "hub.pub"))
     assert installed.returncode == 0, installed.stderr
 
     sims = {name: kubesim() for name in CLUSTERS}
@@ -162,7 +137,7 @@ def test_signed_status_is_folded_and_forgeries_are_refused_or_ignored(
             b"kubernetesVersion: ", b"kubernetesVersion: v9.99.0-forged-")
         assert b"forged" in forged_status
         intruder = Git(pusher, signer=SigningKey.generate())
-        _git(pusher, "fetch", "-q", url, f"+{status_ref}:{status_ref}")
+        git(pusher, "fetch", "-q", url, f"+{status_ref}:{status_ref}")
         forged = intruder.commit(intruder.write_tree({"status.yaml": forged_status}), [genuine],
                                  "status: all fine", when=1_800_000_000)
         refused = _push(pusher, url, f"{forged}:{status_ref}")
@@ -175,7 +150,7 @@ def test_signed_status_is_folded_and_forgeries_are_refused_or_ignored(
         assert bare.resolve(status_ref) == genuine
 
         # the same commit written straight into the repository, around the hook: not folded
-        _git(bare_path, "fetch", "-q", str(pusher), forged)
+        git(bare_path, "fetch", "-q", str(pusher), forged)
         bare.update_refs([RefUpdate(status_ref, forged, genuine)])
         wait_for(lambda: forged[:12] in str((_fleet_status(bare, "c1") or {})
                                             .get("statusRejected", "")), timeout=60)
@@ -189,7 +164,7 @@ def test_signed_status_is_folded_and_forgeries_are_refused_or_ignored(
         cluster_ref = BRANCHES.cluster("c1")
         tip = bare.resolve(cluster_ref)
         assert tip is not None
-        _git(pusher, "fetch", "-q", url, f"+{cluster_ref}:{cluster_ref}")
+        git(pusher, "fetch", "-q", url, f"+{cluster_ref}:{cluster_ref}")
         evil = intruder.commit(intruder.write_tree({"x.yaml": b"kind: ConfigMap\n"}), [tip],
                                "render", when=1_800_000_000)
         refused = _push(pusher, url, f"{evil}:{cluster_ref}")
@@ -197,7 +172,7 @@ def test_signed_status_is_folded_and_forgeries_are_refused_or_ignored(
         assert bare.resolve(cluster_ref) == tip
 
     # the sealed Secret's plaintext: in no ref, no commit, no log of hub or agents
-    history = _git(bare_path, "log", "-p", "--all", "--format=%H %s%n%b")
+    history = git(bare_path, "log", "-p", "--all", "--format=%H %s%n%b")
     assert "ENC[AES256_GCM" in history
     encoded = base64.b64encode(want.encode()).decode()
     for text in (history, hub_log.read_text(), caplog.text,

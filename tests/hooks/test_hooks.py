@@ -17,15 +17,11 @@ from gitfleet.registration.request import REQUEST_FILE, Request, document
 from gitfleet.state.git import Git, RefUpdate, init_repo
 from gitfleet.state.signing import SigningKey
 from tests.gitserver import git_daemon
+from tests.harness import gitfleet
 
 pytestmark = pytest.mark.slow
 
 BRANCHES = Branches()
-
-
-def gitfleet(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gitfleet", *args], capture_output=True,
-                          text=True, timeout=120)
 
 
 def cluster_file(name: str, key: SigningKey | None, sync_mode: str = "Pull") -> bytes:

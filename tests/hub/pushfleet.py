@@ -5,7 +5,7 @@ agent writes it (through the status-branch writer)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from gitfleet.kubesim import KubeSim
 from gitfleet.layout import Branches
 from gitfleet.state.git import init_repo
 from gitfleet.state.store import open_store
+from tests.harness import wait_for as wait_for  # the push tests wait with the harness
 from tests.hub.fleet import commit, git
 
 SUBSCRIPTION = """apiVersion: apps.clusternet.io/v1alpha1
@@ -150,21 +151,6 @@ def stopping(hub: Hub) -> Iterator[Hub]:
     finally:
         assert hub.push is not None
         assert hub.push.stop(timeout=20), "push workers did not stop"
-
-
-def wait_for(check: Callable[[], Any], *, timeout: float = 20.0, every: float = 0.05,
-             step: Callable[[], Any] | None = None, what: str = "condition") -> Any:
-    """Poll (running `step` each time, e.g. a hub round) until `check()` is truthy."""
-    deadline = time.monotonic() + timeout
-    while True:
-        if step is not None:
-            step()
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(every)
 
 
 @contextmanager

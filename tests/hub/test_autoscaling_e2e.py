@@ -18,8 +18,8 @@ from gitfleet.kube.client import KubeClient
 from gitfleet.kubesim import KubeSim
 from gitfleet.state.git import init_repo
 from gitfleet.state.store import open_store
-from tests.agent.conftest import person, running
 from tests.gitserver import git_daemon
+from tests.harness import person, running
 from tests.hub.fleet import commit, git
 
 CLUSTER = """apiVersion: clusters.clusternet.io/v1beta1

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from kubernetes import client, dynamic
 
 from gitfleet.kubesim import KubeSim
+
+# kubectl 1.30 as tools/setup installs it next to the interpreter; another on PATH otherwise
+_PINNED = Path(sys.executable).parent / "kubectl"
+KUBECTL = str(_PINNED) if _PINNED.exists() else (shutil.which("kubectl") or "")
 
 
 @pytest.fixture
@@ -90,3 +98,24 @@ def watch_until_closed(core: client.CoreV1Api, namespace: str) -> threading.Even
 
     threading.Thread(target=consume, daemon=True).start()
     return ended
+
+
+@pytest.fixture
+def kubectl(sim: KubeSim, tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run the real kubectl against `sim` (skips the test where none is installed)."""
+    if not KUBECTL:
+        pytest.skip("kubectl is not installed on this machine")
+    config = sim.write_kubeconfig(tmp_path / "kubeconfig")
+    binary = KUBECTL
+
+    def run(*args: str, stdin: str | None = None, check: bool = True,
+            timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([binary, "--kubeconfig", str(config), *args], input=stdin,
+                              capture_output=True, text=True, timeout=timeout,
+                              env={"PATH": os.environ.get("PATH", ""),
+                                   "HOME": str(tmp_path)})
+        if check and proc.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr}")
+        return proc
+
+    return run

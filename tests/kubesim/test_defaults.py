@@ -133,4 +133,6 @@ def test_empty_maps_nulls_and_unknown_fields_are_dropped(dyn: dynamic.DynamicCli
         configmaps.create(namespace=ns, body={
             "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d"},
             "spec": {}}, query_params=[("fieldValidation", "Strict")])
-    assert json.loads(err.value.body)["message"] == 'strict decoding error: unknown field "spec"'
+    assert json.loads(err.value.body)["message"] == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: '
+        'unknown field "spec"')

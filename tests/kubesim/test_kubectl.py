@@ -1,9 +1,9 @@
-"""The same server against a real client nobody here wrote: kubectl."""
+"""The same server against a real client nobody here wrote: kubectl 1.30, the one tools/setup
+installs next to the interpreter (.venv/bin/kubectl; another kubectl on PATH is a fallback)."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -13,10 +13,9 @@ import yaml
 from kubernetes import client
 
 from gitfleet.kubesim import KubeSim
+from tests.kubesim.conftest import KUBECTL
 
-KUBECTL = "/usr/bin/kubectl"
-pytestmark = pytest.mark.skipif(not os.path.exists(KUBECTL) and not shutil.which("kubectl"),
-                                reason="kubectl is not installed on this machine")
+pytestmark = pytest.mark.skipif(not KUBECTL, reason="kubectl is not installed on this machine")
 
 MANIFEST = """\
 apiVersion: v1
@@ -42,24 +41,6 @@ spec:
         image: nginx:1.25
         ports: [{containerPort: 80}]
 """
-
-
-@pytest.fixture
-def kubectl(sim: KubeSim, tmp_path: Path):  # noqa: ANN201
-    config = sim.write_kubeconfig(tmp_path / "kubeconfig")
-    binary = KUBECTL if os.path.exists(KUBECTL) else str(shutil.which("kubectl"))
-
-    def run(*args: str, stdin: str | None = None, check: bool = True,
-            timeout: float = 30) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([binary, "--kubeconfig", str(config), *args], input=stdin,
-                              capture_output=True, text=True, timeout=timeout,
-                              env={"PATH": os.environ.get("PATH", ""),
-                                   "HOME": str(tmp_path)})
-        if check and proc.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr}")
-        return proc
-
-    return run
 
 
 def test_apply_server_side_then_get_yaml(kubectl, sim: KubeSim) -> None:  # noqa: ANN001
@@ -101,7 +82,7 @@ def test_get_table_and_delete(kubectl, sim: KubeSim) -> None:  # noqa: ANN001
 
 def test_get_watch_with_timeout_sees_changes(sim: KubeSim, tmp_path: Path) -> None:
     config = sim.write_kubeconfig(tmp_path / "kubeconfig")
-    binary = KUBECTL if os.path.exists(KUBECTL) else str(shutil.which("kubectl"))
+    binary = KUBECTL
     api = sim.api_client()
     try:
         core = client.CoreV1Api(api)

@@ -6,6 +6,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from gitfleet.kubesim import KubeSim
 from tests.kubesim.conftest import deployment
 
 
@@ -81,7 +82,8 @@ def test_immutable_selector(apps: client.AppsV1Api, ns: str, two_containers: Non
 
 
 def test_scale_subresource_read_and_replace(apps: client.AppsV1Api, ns: str,
-                                            two_containers: None) -> None:
+                                            two_containers: None, sim: KubeSim) -> None:
+    sim.settle()  # the controller's status write would make the read below stale
     scale = apps.read_namespaced_deployment_scale("web", ns)
     assert scale.spec.replicas == 2 and scale.status.selector == "app=web"
     scale.spec.replicas = 6

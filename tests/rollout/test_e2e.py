@@ -5,15 +5,13 @@ returns to the previous image while the other clusters never see the bad one."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from gitfleet.clock import SystemClock
-from tests.agent.conftest import Remote, person, running, wait_for
+from tests.harness import Remote, clone, hub_process, person, push, running, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -82,20 +80,6 @@ spec:
 """
 
 
-def _git(work: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=work, check=True, capture_output=True,
-                          text=True).stdout
-
-
-def _push(work: Path, files: dict[str, str], message: str) -> None:
-    for path, text in files.items():
-        (work / path).parent.mkdir(parents=True, exist_ok=True)
-        (work / path).write_text(text)
-    _git(work, "add", "-A")
-    _git(work, "commit", "-q", "-m", message)
-    _git(work, "push", "-q", "origin", "HEAD:main")
-
-
 def _image(sim) -> str | None:
     obj = person(sim).get("apps/v1", "Deployment", "app", "web")
     if obj is None:
@@ -117,39 +101,27 @@ def _arrival_order(sims: dict, image: str, *, timeout: float) -> list[str]:
 
 def test_waves_in_order_and_a_bad_image_rolled_back_at_the_canary(
         remote: Remote, kubesim, make_agent, tmp_path: Path) -> None:
-    work = tmp_path / "work"
-    subprocess.run(["git", "clone", "-q", str(remote.git.path), str(work)], check=True,
-                   capture_output=True)
-    _push(work, {**{f"clusters/{n}.yaml": CLUSTER.format(name=n, uid=u) for n, u in RINGS.items()},
-                 "policies/app.yaml": SUBSCRIPTION, "templates/namespace.yaml": NAMESPACE,
-                 "templates/web.yaml": WEB.format(tag="1.25")}, "fleet: web everywhere")
+    work = clone(remote.git.path, tmp_path / "work")
+    push(work, "fleet: web everywhere",
+         {**{f"clusters/{n}.yaml": CLUSTER.format(name=n, uid=u) for n, u in RINGS.items()},
+          "policies/app.yaml": SUBSCRIPTION, "templates/namespace.yaml": NAMESPACE,
+          "templates/web.yaml": WEB.format(tag="1.25")})
     sims = {name: kubesim() for name in RINGS}
-    hub = subprocess.Popen(
-        [sys.executable, "-m", "gitfleet", "hub", "--repo", str(remote.git.path),
-         "--interval", "0.5s", "--no-fleet-status"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    with hub_process("--repo", str(remote.git.path), "--interval", "0.5s", "--no-fleet-status"):
         agents = [make_agent(remote, sims[n], cluster=n, clock=SystemClock(), interval=0.3)
                   for n in RINGS]
         with running(agents[0]), running(agents[1]), running(agents[2]):
             wait_for(lambda: all(_image(s) == "nginx:1.25" for s in sims.values()), timeout=30)
-            _push(work, {"policies/rollout.yaml": POLICY}, "fleet: release web in waves")
+            push(work, "fleet: release web in waves", {"policies/rollout.yaml": POLICY})
 
-            _push(work, {"templates/web.yaml": WEB.format(tag="1.26")}, "web 1.26")
+            push(work, "web 1.26", {"templates/web.yaml": WEB.format(tag="1.26")})
             assert _arrival_order(sims, "nginx:1.26", timeout=60) == ["canary", "early", "rest"]
 
             # 1.27 never becomes ready in the canary: it stops there and is rolled back
             sims["canary"].set_rollout_stalled("Deployment", "app", "web")
-            _push(work, {"templates/web.yaml": WEB.format(tag="1.27")}, "web 1.27 (bad)")
+            push(work, "web 1.27 (bad)", {"templates/web.yaml": WEB.format(tag="1.27")})
             wait_for(lambda: _image(sims["canary"]) == "nginx:1.27", timeout=30)
             wait_for(lambda: _image(sims["canary"]) == "nginx:1.26", timeout=60)
             rollouts = remote.git.read_blob("refs/heads/gitfleet/state", "rollouts.yaml")
             assert rollouts is not None and b"phase: RolledBack" in rollouts
             assert _image(sims["early"]) == _image(sims["rest"]) == "nginx:1.26"
-    finally:
-        hub.terminate()
-        try:
-            hub.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            hub.kill()
-            hub.wait(timeout=10)

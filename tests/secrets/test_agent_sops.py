@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 from gitfleet.secrets import sops
-from tests.agent.conftest import person, status_log, status_of
 from tests.agent.fleetstate import configmap, description_files, publish
+from tests.harness import person, status_log, status_of
 
 FIXTURES = Path(__file__).parent / "fixtures"
 KEY_FILE = FIXTURES / "flux-global-age.agekey"

@@ -4,7 +4,6 @@ into two kubesim clusters, and its plaintext is in no branch, no commit and no l
 from __future__ import annotations
 
 import base64
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,7 +11,17 @@ import pyrage
 import pytest
 
 from gitfleet.clock import SystemClock
-from tests.agent.conftest import Remote, person, running, wait_for
+from tests.harness import (
+    Remote,
+    clone,
+    git,
+    gitfleet,
+    person,
+    process,
+    push,
+    running,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -53,11 +62,6 @@ stringData:
 """
 
 
-def _git(work: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=work, check=True, capture_output=True,
-                          text=True).stdout
-
-
 def _secret_value(sim) -> str | None:
     live = person(sim).get("v1", "Secret", "app", "db")
     if live is None:
@@ -69,9 +73,7 @@ def _secret_value(sim) -> str | None:
 
 def test_a_sealed_secret_reaches_both_clusters_and_nowhere_in_plaintext(
         remote: Remote, kubesim, make_agent, tmp_path: Path) -> None:
-    work = tmp_path / "work"
-    subprocess.run(["git", "clone", "-q", str(remote.git.path), str(work)], check=True,
-                   capture_output=True)
+    work = clone(remote.git.path, tmp_path / "work")
     keys = {}
     for i, name in enumerate(("c1", "c2"), start=1):
         identity = pyrage.x25519.Identity.generate()
@@ -87,40 +89,26 @@ def test_a_sealed_secret_reaches_both_clusters_and_nowhere_in_plaintext(
     (work / "templates" / "namespace.yaml").write_text(NAMESPACE)
     plain = tmp_path / "db-secret.yaml"  # outside the repo: never committed
     plain.write_text(SECRET)
-    sealed = subprocess.run(
-        [sys.executable, "-m", "gitfleet", "seal", str(plain), "--selector", "env=test",
-         "--repo", str(work), "--out", str(work / "templates" / "db.yaml")],
-        capture_output=True, text=True, timeout=60, check=False)
+    sealed = gitfleet("seal", str(plain), "--selector", "env=test", "--repo", str(work),
+                      "--out", str(work / "templates" / "db.yaml"), timeout=60)
     assert sealed.returncode == 0, sealed.stderr
-    _git(work, "add", "-A")
-    _git(work, "commit", "-q", "-m", "fleet: app with a sealed db secret")
-    _git(work, "push", "-q", "origin", "HEAD:main")
+    push(work, "fleet: app with a sealed db secret")
 
     one, two = kubesim(), kubesim()
     hub_log = tmp_path / "hub.log"
-    with hub_log.open("wb") as log:
-        hub = subprocess.Popen(
-            [sys.executable, "-m", "gitfleet", "-vv", "hub", "--repo", str(remote.git.path),
-             "--interval", "1s", "--no-fleet-status"], stdout=log, stderr=log)
-        try:
-            a1 = make_agent(remote, one, cluster="c1", clock=SystemClock(), interval=0.3,
-                            age_key_file=keys["c1"])
-            a2 = make_agent(remote, two, cluster="c2", clock=SystemClock(), interval=0.3,
-                            age_key_file=keys["c2"])
-            with running(a1), running(a2):
-                want = f"postgres://shop:{PLAINTEXT}@db/shop"
-                wait_for(lambda: _secret_value(one) == want and _secret_value(two) == want,
-                         timeout=30)
-        finally:
-            hub.terminate()
-            try:
-                hub.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                hub.kill()
-                hub.wait(timeout=10)
+    with process([sys.executable, "-m", "gitfleet", "-vv", "hub", "--repo",
+                  str(remote.git.path), "--interval", "1s", "--no-fleet-status"], log=hub_log):
+        a1 = make_agent(remote, one, cluster="c1", clock=SystemClock(), interval=0.3,
+                        age_key_file=keys["c1"])
+        a2 = make_agent(remote, two, cluster="c2", clock=SystemClock(), interval=0.3,
+                        age_key_file=keys["c2"])
+        with running(a1), running(a2):
+            want = f"postgres://shop:{PLAINTEXT}@db/shop"
+            wait_for(lambda: _secret_value(one) == want and _secret_value(two) == want,
+                     timeout=30)
     # every branch and every commit of the fleet repo, and the hub's log: no plaintext
-    history = _git(remote.git.path, "log", "-p", "--all", "--format=%H %s%n%b")
-    assert "gitfleet/state" in _git(remote.git.path, "branch", "-a")
+    history = git(remote.git.path, "log", "-p", "--all", "--format=%H %s%n%b")
+    assert "gitfleet/state" in git(remote.git.path, "branch", "-a")
     assert "ENC[AES256_GCM" in history
     assert PLAINTEXT not in history
     assert base64.b64encode(f"postgres://shop:{PLAINTEXT}@db/shop".encode()).decode() \

@@ -1,0 +1,35 @@
+"""PodDisruptionBudget: observed by the disruption controller and not blocking for lack of
+healthy pods (kstatus calls any PDB Current; gitfleet waits, as a rollout should, until the
+pods it guards are healthy)."""
+
+from __future__ import annotations
+
+from gitfleet.health.verdict import (
+    Obj,
+    Verdict,
+    condition,
+    count,
+    degraded,
+    generation_lag,
+    healthy,
+    progressing,
+    said,
+    section,
+)
+
+
+def pdb(obj: Obj, now: float | None) -> Verdict:
+    lag = generation_lag(obj, "disruption")
+    if lag is not None:
+        return lag
+    status = section(obj, "status")
+    allowed = condition(status, "DisruptionAllowed")
+    if allowed is not None and allowed.get("reason") == "SyncFailed":
+        return degraded(said(allowed))
+    current = count(status, "currentHealthy")
+    wanted = count(status, "desiredHealthy")
+    if current is None or wanted is None:
+        return progressing("waiting for the disruption controller to count healthy pods")
+    if current < wanted:
+        return progressing(f"{current} of {wanted} guarded pods healthy; no disruption allowed")
+    return healthy()

@@ -1,0 +1,69 @@
+"""End to end: a release whose new pods crash-loop stops a rollout at its first wave, by health
+alone (the health timeout is far away): real agents on kubesim clusters that run pods, the hub
+as a process. Built on the rollout tests' harness (tests/rollout/test_e2e.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitfleet.clock import SystemClock
+from tests.harness import Remote, clone, hub_process, push, running, status_of, wait_for
+from tests.rollout.test_e2e import CLUSTER, NAMESPACE, SUBSCRIPTION, WEB, _image
+
+pytestmark = pytest.mark.slow
+
+RINGS = {"canary": "44444444-4444-4444-8444-444444444441",
+         "rest": "44444444-4444-4444-8444-444444444442"}
+
+POLICY = """apiVersion: gitfleet.io/v1alpha1
+kind: RolloutPolicy
+metadata:
+  name: web
+spec:
+  selector: {matchLabels: {app: web}}
+  waves:
+  - {name: canary, clusterAffinity: {matchLabels: {ring: canary}}, bake: 1s}
+  - {name: rest}
+  healthTimeout: 30m
+  onFailure: Pause
+"""
+
+# kubesim's pods do what the pod template's annotation says (gitfleet/kubesim/podstates.py)
+CRASHING = WEB.replace("      labels: {{app: web}}\n    spec:",
+                       "      labels: {{app: web}}\n      annotations:\n"
+                       "        kubesim.gitfleet.io/container-state: CrashLoopBackOff\n"
+                       "    spec:")
+
+
+def _rollouts(remote: Remote) -> str:
+    raw = remote.git.read_blob("refs/heads/gitfleet/state", "rollouts.yaml")
+    return raw.decode() if raw else ""
+
+
+def test_a_crash_looping_release_stops_the_rollout_at_its_first_wave(
+        remote: Remote, kubesim, make_agent, tmp_path: Path) -> None:
+    assert "CrashLoopBackOff" in CRASHING
+    work = clone(remote.git.path, tmp_path / "work")
+    push(work, "fleet: web everywhere",
+         {**{f"clusters/{n}.yaml": CLUSTER.format(name=n, uid=u) for n, u in RINGS.items()},
+          "policies/app.yaml": SUBSCRIPTION, "templates/namespace.yaml": NAMESPACE,
+          "templates/web.yaml": WEB.format(tag="1.25")})
+    sims = {name: kubesim(pods=True) for name in RINGS}
+    with hub_process("--repo", str(remote.git.path), "--interval", "0.5s", "--no-fleet-status"):
+        agents = [make_agent(remote, sims[n], cluster=n, clock=SystemClock(), interval=0.3)
+                  for n in RINGS]
+        with running(agents[0]), running(agents[1]):
+            wait_for(lambda: all(_image(s) == "nginx:1.25" for s in sims.values()), timeout=40)
+            push(work, "fleet: release web in waves", {"policies/rollout.yaml": POLICY})
+            push(work, "web 1.26 (bad)", {"templates/web.yaml": CRASHING.format(tag="1.26")})
+            wait_for(lambda: _image(sims["canary"]) == "nginx:1.26", timeout=40)
+            text = wait_for(lambda: (t := _rollouts(remote)) and "phase: Paused" in t and t,
+                            timeout=40)
+            assert "reason: \"canary: app/app Degraded\"" in text, text
+            assert _image(sims["rest"]) == "nginx:1.25"
+            canary = status_of(remote, "canary")
+            assert canary is not None
+            (desc,) = canary.descriptions
+            assert "container web: CrashLoopBackOff" in desc.message, desc
