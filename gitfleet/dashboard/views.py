@@ -23,7 +23,7 @@ from gitfleet.fleetview.rows import (
 from gitfleet.fleetview.snapshot import DescriptionEntry
 from gitfleet.hub.fleetstatus import worst_phase
 
-HEALTH_ORDER = ("Degraded", "Unknown", "Progressing", "Healthy")
+HEALTH_ORDER = ("Degraded", "Unknown", "Progressing", "Suspended", "Healthy")   # Argo's
 PAGE = 50
 
 
@@ -101,7 +101,7 @@ def tile(view: View, d: DescriptionEntry, index: Index | None = None) -> dict[st
 
 def _worst(tiles: list[dict[str, Any]]) -> dict[str, Any]:
     order = (RENDER_ERROR, "Failure", "Degraded", "Unknown", "Progressing", "Installing",
-             "Waiting", "Pending", "Healthy")
+             "Waiting", "Pending", "Suspended", "Healthy")
     return min(tiles, key=lambda t: order.index(t["word"]) if t["word"] in order else 0)
 
 

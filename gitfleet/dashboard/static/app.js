@@ -31,7 +31,7 @@
     Healthy: "ok", Success: "ok", Ready: "ok", Synced: "ok", Complete: "ok", Current: "ok",
     Progressing: "prog", Installing: "prog", Released: "prog",
     Pending: "warn", Waiting: "warn", OutOfSync: "warn", Paused: "warn", NeverReported: "warn",
-    Skipped: "warn",
+    Skipped: "warn", Suspended: "warn",
     Failure: "bad", Degraded: "bad", RenderError: "bad", NotReady: "bad", Failed: "bad",
     RolledBack: "bad", Aborted: "bad", PruneRefused: "bad", Refused: "bad",
     Unreachable: "bad", NotInFleet: "unk",
