@@ -14,11 +14,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from gitfleet.clock import parse_iso
@@ -62,6 +64,7 @@ class FleetSource:
         self.clock = clock
         self._lock = threading.Lock()
         self._refs: tuple[float, str] = (-1.0, "")
+        self._stamp: tuple[int, ...] | None = None
         self._snap: tuple[str, Any] = ("", None)
         self._model: tuple[str, float, Model | None] = ("", -1.0, None)
         self._kept: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
@@ -84,18 +87,53 @@ class FleetSource:
         return Branches(self.prefix)
 
     def refs_version(self) -> str:
-        """A digest of every gitfleet branch tip and the source branch."""
+        """A digest of every gitfleet branch tip and the source branch. `for-each-ref` runs
+        only when a ref file or folder changed since the last call (Git moves a ref by renaming
+        a new file over it, which touches its folder): a 10,000-cluster fleet's 20,000 refs are
+        listed once per change, not per request."""
         now = time.monotonic()
         with self._lock:
             at, digest = self._refs
             if now - at < VERSION_TTL and digest:
                 return digest
+        stamp = self._ref_stamp()
+        with self._lock:
+            if stamp is not None and stamp == self._stamp and self._refs[1]:
+                self._refs = (now, self._refs[1])
+                return self._refs[1]
         out = self.git.run("for-each-ref", "--format=%(objectname) %(refname)",
                            f"refs/heads/{self.prefix}/", "refs/heads/main", "refs/heads/master")
         digest = hashlib.sha1(out).hexdigest()[:16]
         with self._lock:
             self._refs = (now, digest)
+            self._stamp = stamp
         return digest
+
+    def _ref_stamp(self) -> tuple[int, ...] | None:
+        """The modification times of the ref folders and packed-refs (None: cannot tell)."""
+        try:
+            root = self.git.git_dir()
+            stamps = []
+            for path in (root / "packed-refs", root / "refs" / "heads"):
+                stamps.append(path.stat().st_mtime_ns if path.exists() else 0)
+            folders = [root / "refs" / "heads" / self.prefix]
+            while folders:
+                folder = folders.pop()
+                if not folder.is_dir():
+                    continue
+                stamps.append(folder.stat().st_mtime_ns)
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        if entry.is_dir(follow_symlinks=False):
+                            folders.append(Path(entry.path))
+                        elif entry.name in ("main", "master"):
+                            stamps.append(entry.stat().st_mtime_ns)
+            for name in ("main", "master"):
+                ref = root / "refs" / "heads" / name
+                stamps.append(ref.stat().st_mtime_ns if ref.exists() else 0)
+            return tuple(stamps)
+        except OSError:
+            return None
 
     def model(self) -> Model:
         """The current model. The first call reads it; later calls answer at once with the
