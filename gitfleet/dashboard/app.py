@@ -86,9 +86,11 @@ class Api:
     def cluster(self, request: Request) -> tuple[str, Any]:
         m = self.source.current()
         name = request.path_params["name"]
-        data = views.cluster(m.view, m.fleet, name, m.index)
+        data = self.source.kept(("cluster", m.etag, name), lambda: views.cluster(
+            m.view, m.fleet, name, m.index))
         if data is None:
             raise LookupError(f"no cluster {name!r}")
+        data = dict(data)
         ref = self.source.branches.status(name)
         head = self.source.git.resolve(ref) or ""
         data["history"] = self.source.kept(("status", head), lambda: history.status_log(
@@ -98,9 +100,11 @@ class Api:
     def app(self, request: Request) -> tuple[str, Any]:
         m = self.source.current()
         key = f"{request.path_params['namespace']}/{request.path_params['name']}"
-        data = views.app(m.view, m.fleet, key, m.index)
+        data = self.source.kept(("app", m.etag, key), lambda: views.app(
+            m.view, m.fleet, key, m.index))     # one build per model and application
         if data is None:
             raise LookupError(f"no application {key!r}")
+        data = {**data, "autoscalers": [dict(a) for a in data["autoscalers"]]}
         ref = self.source.branches.fleet_status
         head = self.source.git.resolve(ref) or ""
         for a in data["autoscalers"]:
