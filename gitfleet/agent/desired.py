@@ -171,7 +171,8 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
             if is_sops(body):  # decrypted here only, with this cluster's age identities
                 try:
                     keys = keys if keys is not None else (identities() if identities else ())
-                    body = _open_sops(content[file_name], obj_path, keys)
+                    body = _open_sops(content[file_name], obj_path, keys,
+                                      namespace=str(item.get("namespace") or ""))
                 except InputError as exc:
                     read_errors.append(str(exc))
                     continue
@@ -217,10 +218,11 @@ def _mark_hooks(objects: dict[str, DesiredObject], keys: Sequence[str]) -> None:
                                      step=obj.step, hook=obj.hook)
 
 
-def _open_sops(data: bytes, path: str, identities: Sequence[Any]) -> Mapping[str, Any]:
+def _open_sops(data: bytes, path: str, identities: Sequence[Any], *,
+               namespace: str) -> Mapping[str, Any]:
     from gitfleet.secrets.sops import open_file
 
-    return open_file(data, path=path, identities=identities)
+    return open_file(data, path=path, identities=identities, namespace=namespace or None)
 
 
 def _resources_of(data: bytes, path: str) -> list[Mapping[str, Any]]:

@@ -13,7 +13,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gitfleet.errors import InputError
+from gitfleet.state.credentials import token_source
 from gitfleet.state.git import Git, init_repo
+from gitfleet.state.transport import GitTransport
+from gitfleet.state.urls import split_credentials
 
 _URL = re.compile(r"^([a-z][a-z0-9+.-]*://|[^/@:]+@[^:]+:)", re.I)
 _SHA = re.compile(r"^[0-9a-f]{7,40}$")
@@ -43,8 +46,12 @@ def opened_repo(spec: str, *, refs: Sequence[str], revs: Sequence[str] = ()) -> 
     if not is_url(spec):
         yield repo_root(spec)
         return
+    # credentials never in argv: a URL's user:token@ and GITFLEET_GIT_TOKEN go to Git through
+    # gitfleet's credential helper (gitfleet.state.transport), as for the hub and the agent
+    spec, carried = split_credentials(spec)
+    transport = GitTransport.for_url(spec, token=token_source(None), from_url=carried)
     with tempfile.TemporaryDirectory(prefix="gitfleet-view-") as tmp:
-        git = init_repo(Path(tmp) / "repo.git", bare=True)
+        git = init_repo(Path(tmp) / "repo.git", bare=True, transport=transport)
         git.fetch(spec, [f"+{r}:{r}" for r in refs])
         for rev in revs:
             base = rev.split("~")[0].split("^")[0]

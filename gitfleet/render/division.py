@@ -11,7 +11,7 @@ do not want. Negative totals, weights or room are programming errors: ``ValueErr
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from fractions import Fraction
 
 _FNV_OFFSET = 0x811C9DC5
@@ -230,8 +230,8 @@ def _with_current(room: Mapping[str, int], current: Mapping[str, int]) -> dict[s
     return {name: current.get(name, 0) for name in room}
 
 
-def clusternet_steady(total: int, *, room: Mapping[str, int],
-                      current: Mapping[str, int]) -> dict[str, int]:
+def clusternet_steady(total: int, *, room: Mapping[str, int], current: Mapping[str, int],
+                      drain: Collection[str] = ()) -> dict[str, int]:
     """Clusternet ``Dynamic`` (``Spread``) division, kept steady.
 
     ``room`` is each bound cluster's free room (available replicas); ``current`` what the
@@ -240,15 +240,24 @@ def clusternet_steady(total: int, *, room: Mapping[str, int],
     a cluster never gets more than its room; what does not fit stays unplaced (the result sums
     to less than ``total``). Scale down: the replicas to remove are split by
     ``largest_remainder`` over what each cluster holds.
+
+    ``drain``: clusters cordoned by a NoSchedule taint. They keep what they hold, get none of
+    the extra replicas of a scale up, and give first in a scale down.
     """
     _check(total, room, "available replicas")
     held = _with_current(room, current)
     kept = sum(held.values())
     if total >= kept:
-        extra = divide_dynamic(total - kept, room)
+        extra = divide_dynamic(total - kept, {n: 0 if n in drain else r for n, r in room.items()})
         return {name: held[name] + extra[name] for name in room}
-    removed = largest_remainder(kept - total, held)
-    return {name: held[name] - removed[name] for name in room}
+    remove = kept - total
+    first = {n: h for n, h in held.items() if n in drain}
+    from_drained = largest_remainder(min(remove, sum(first.values())), first) if first else {}
+    rest = {n: h for n, h in held.items() if n not in drain}
+    left = remove - sum(from_drained.values())
+    from_rest = largest_remainder(left, rest) if left and rest else {}
+    return {name: held[name] - from_drained.get(name, 0) - from_rest.get(name, 0)
+            for name in room}
 
 
 def karmada_steady(total: int, *, room: Mapping[str, int], current: Mapping[str, int],

@@ -4,7 +4,7 @@ or Karmada propagation policy (a "unit", one Description per unit and cluster)."
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,9 +139,15 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
             missing.append(f"{feed.api_version} {feed.kind} {ns}/{feed.name}")
         else:
             feeds.append(template)
+    taints = unit_taints(status, previous, generic.folder)
+    holding = {c for c in clusters if previous.get(c, generic.folder) is not None
+               or previous.get(c, helm.folder) is not None}
     weights = selection.subscription_weights(
-        sub, clusters, unit_taints(status, previous, generic.folder),
+        sub, clusters, taints, holding=holding,
         room=_subgroup_room(sub, feeds, clusters, status, previous, generic.folder))
+    # NoSchedule keeps a cluster that holds the unit, but it gets no extra replicas
+    drain = {c for c in weights if c in holding and selection.cordoned(
+        clusters[c], sub.tolerations, taints.get(c, ()))}
     trigger = _digest(sub.digest, *(t.digest for t in feeds), *sorted(weights))
     plans = [p for p in (generic, helm)
              if p.deployer == "generic" and any(not t.is_helm_chart for t in feeds) or
@@ -174,7 +180,7 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
                 plan = helm if t.is_helm_chart else generic
                 plan.rebalance = sub.rebalance
                 counts[t.key] = _clusternet_dynamic(t, path, total, list(left), status,
-                                                    previous, plan)
+                                                    previous, plan, drain=drain)
             elif left:
                 counts[t.key] = division.divide_static(total, left)
             else:
@@ -271,13 +277,13 @@ def _fresh(previous: PreviousState, plan: UnitPlan) -> bool:
 
 def _clusternet_dynamic(t: Template, path: str, total: int, clusters: list[str],
                         status: StatusSnapshot, previous: PreviousState,
-                        plan: UnitPlan) -> dict[str, int]:
+                        plan: UnitPlan, *, drain: Collection[str] = ()) -> dict[str, int]:
     room = _room(t, clusters, total, status, plan)
     current = _current(previous, plan.folder, t, path, clusters)
     if _fresh(previous, plan):
         room = {c: r + current.get(c, 0) for c, r in room.items()}
         current = {}
-    counts = division.clusternet_steady(total, room=room, current=current)
+    counts = division.clusternet_steady(total, room=room, current=current, drain=drain)
     placed = sum(counts.values())
     if placed < total:
         plan.warnings.append(f"{_template_name(t)}: the bound clusters have room for {placed} "

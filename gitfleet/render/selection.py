@@ -6,7 +6,7 @@ and of clusters in the repo never changes an outcome.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from gitfleet.model.objects import Cluster, Subscription, Taint
@@ -62,29 +62,42 @@ def tolerates(tolerations: Iterable[Mapping[str, Any]], taint: Taint) -> bool:
 
 
 def schedulable(cluster: Cluster, tolerations: Sequence[Mapping[str, Any]],
-                extra_taints: Sequence[Taint] = ()) -> bool:
-    """False when a NoSchedule/NoExecute taint of the cluster is not tolerated."""
+                extra_taints: Sequence[Taint] = (), *, holds: bool = False) -> bool:
+    """False when a NoSchedule/NoExecute taint of the cluster is not tolerated. A cluster that
+    `holds` the unit already is only lost to an untolerated NoExecute taint: NoSchedule keeps
+    new work off a cluster, it does not evict (a cordon for maintenance moves nothing)."""
+    effects = ("NoExecute",) if holds else ("NoSchedule", "NoExecute")
     for taint in (*cluster.taints, *extra_taints):
-        if taint.effect in ("NoSchedule", "NoExecute") and not tolerates(tolerations, taint):
+        if taint.effect in effects and not tolerates(tolerations, taint):
             return False
     return True
 
 
+def cordoned(cluster: Cluster, tolerations: Sequence[Mapping[str, Any]],
+             extra_taints: Sequence[Taint] = ()) -> bool:
+    """Whether an untolerated NoSchedule taint keeps new work (and extra replicas) off it."""
+    return any(t.effect == "NoSchedule" and not tolerates(tolerations, t)
+               for t in (*cluster.taints, *extra_taints))
+
+
 def subscription_weights(sub: Subscription, clusters: Mapping[str, Cluster],
                          taints: Mapping[str, Sequence[Taint]], *,
-                         room: Mapping[str, int] | None = None) -> dict[str, int]:
+                         room: Mapping[str, int] | None = None,
+                         holding: Collection[str] = ()) -> dict[str, int]:
     """Bound clusters of a Subscription with their weight (sum over matching subscribers).
 
     With `schedulingBySubGroup`, each subscriber binds only the first `minClusters` of the
     clusters it matches, in score order (see `subgroup_order`; `room` is each cluster's
     available replicas for the workload, none = all equal), and a cluster's weight sums the
     subscribers that bound it. A subscriber without minClusters binds nothing here: the
-    planner reports it (`missing_min_clusters`).
+    planner reports it (`missing_min_clusters`). `holding`: clusters the unit is placed in
+    already (the previous state); a NoSchedule taint does not unbind them.
     """
     weights: dict[str, int] = {}
     if sub.by_subgroup:
         usable = {name: clusters[name] for name in sorted(clusters)
-                  if schedulable(clusters[name], sub.tolerations, taints.get(name, ()))}
+                  if schedulable(clusters[name], sub.tolerations, taints.get(name, ()),
+                                 holds=name in holding)}
         for s in sub.subscribers:
             matched = [n for n in usable if matches_selector(s.selector, usable[n].labels)]
             ranked = subgroup_order(matched, clusters=usable, tolerations=sub.tolerations,
@@ -96,7 +109,8 @@ def subscription_weights(sub: Subscription, clusters: Mapping[str, Cluster],
         cluster = clusters[name]
         hits = [s.weight for s in sub.subscribers
                 if matches_selector(s.selector, cluster.labels)]
-        if not hits or not schedulable(cluster, sub.tolerations, taints.get(name, ())):
+        if not hits or not schedulable(cluster, sub.tolerations, taints.get(name, ()),
+                                       holds=name in holding):
             continue
         weights[name] = sum(hits)
     return weights

@@ -181,7 +181,9 @@ class VariantCache:
         obj: dict[str, Any] = (deep_copy(template.body) if sops
                                else trim_server_fields(template.body)[0])
         meta = obj.setdefault("metadata", {})
-        if template.namespace:
+        if sops and not meta.get("namespace"):
+            pass   # under the MAC as written: the agent sets it after decryption
+        elif template.namespace:
             meta["namespace"] = template.namespace
         else:
             meta.pop("namespace", None)

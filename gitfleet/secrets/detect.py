@@ -17,17 +17,20 @@ def sealed_problem(body: Mapping[str, Any], *, namespace: str, overridden: bool)
     """Why the hub cannot pass this SOPS object through unchanged ("" when it can).
 
     Every value, encrypted or not, is under the file's MAC: an override, or a namespace the hub
-    would have to add, would make the agent refuse the file. So both are render errors here.
+    would have to change, would make the agent refuse the file. So both are render errors here.
+    A file without `metadata.namespace` (as `kubectl create secret --dry-run=client -o yaml |
+    sops -e` writes it) is fine: the hub passes it unchanged and the agent sets the namespace
+    the Description gives it after decryption, outside the MAC's reach.
     """
     if overridden:
         return ("is SOPS-encrypted: an override cannot change it (the hub never decrypts; "
                 "change the file with sops or gitfleet seal)")
     meta = body.get("metadata")
     have = str(meta.get("namespace") or "") if isinstance(meta, Mapping) else ""
-    if have != namespace:
-        return (f"is SOPS-encrypted and its metadata.namespace is {have or 'unset'!r}, "
-                f"not {namespace or 'unset'!r}: write the namespace into the file before "
-                "encrypting (the hub cannot add it without breaking the MAC)")
+    if have and have != namespace:
+        return (f"is SOPS-encrypted and its metadata.namespace is {have!r}, not "
+                f"{namespace or 'unset'!r}: the hub cannot change it without breaking the MAC "
+                "(write the right namespace before encrypting, or none)")
     return ""
 
 

@@ -341,12 +341,27 @@ def decrypt(doc: Mapping[str, Any], *, identities: Sequence[pyrage.x25519.Identi
 
 
 def open_file(data: bytes | str, *, path: str,
-              identities: Sequence[pyrage.x25519.Identity]) -> dict[str, Any]:
-    """Load, verify and decrypt one SOPS file (the agent's entry point)."""
+              identities: Sequence[pyrage.x25519.Identity],
+              namespace: str | None = None) -> dict[str, Any]:
+    """Load, verify and decrypt one SOPS file (the agent's entry point).
+
+    `namespace`: where its Description puts the object. A file without `metadata.namespace`
+    gets it here, after the MAC over the file as written checked out; a file naming another
+    namespace is refused (the hub refuses it too)."""
     doc = load(data, path)
     if not is_sops(doc):
         raise SopsError("not a SOPS file", path=path)
-    return decrypt(doc, identities=identities, path=path)
+    plain = decrypt(doc, identities=identities, path=path)
+    if namespace:
+        meta = plain.get("metadata")
+        if not isinstance(meta, dict):
+            raise SopsError("a SOPS-encrypted object without metadata", path=path)
+        have = meta.get("namespace")
+        if have and have != namespace:
+            raise SopsError(f"its metadata.namespace is {have!r}, but its Description puts it "
+                            f"in {namespace!r}", path=path)
+        meta["namespace"] = namespace
+    return plain
 
 
 def encrypt(doc: Mapping[str, Any], *, recipients: Sequence[str],

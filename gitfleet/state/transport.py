@@ -53,13 +53,15 @@ class GitTransport:
         environment wins over one that came in the URL."""
         from gitfleet.state.credentials import StaticToken
 
-        username = DEFAULT_USERNAME
+        username = os.environ.get(USERNAME_ENV) or DEFAULT_USERNAME
         if from_url:
             if from_url.password:
-                username = from_url.username or DEFAULT_USERNAME
+                username = from_url.username or username
                 token = token or StaticToken(from_url.password, origin="the repository URL")
+            elif token is not None:   # https://NAME@host with a token given apart: a login
+                username = from_url.username
             else:   # https://TOKEN@host: the userinfo is the token
-                token = token or StaticToken(from_url.username, origin="the repository URL")
+                token = StaticToken(from_url.username, origin="the repository URL")
         return cls(token=token, username=username, scope=credential_scope(url),
                    **kwargs)  # type: ignore[arg-type]
 

@@ -5,13 +5,11 @@ and CI is not set (CI installs them: tools/apt-packages.txt)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from gitfleet.kubesim import KubeSim
 from gitfleet.state.git import Git, init_repo
 from tests.githosts.servers import HttpsGit, SshGit, have
 
@@ -55,21 +53,3 @@ def ssh_host(tmp_path: Path) -> Iterator[SshGit]:
 def served_repo(base: Path) -> Git:
     return Git(base / "fleet.git")
 
-
-@pytest.fixture
-def kubesim() -> Iterator[Callable[..., KubeSim]]:
-    """A factory of started kubesim clusters; every one is stopped at the end of the test."""
-    started: list[KubeSim] = []
-
-    def start(**kwargs: Any) -> KubeSim:
-        kwargs.setdefault("nodes", 1)
-        sim = KubeSim(**kwargs)
-        sim.start()
-        started.append(sim)
-        return sim
-
-    try:
-        yield start
-    finally:
-        for sim in started:
-            sim.stop()

@@ -4,8 +4,6 @@ and `gitfleet` run as a real process (so its argv, output and files can be inspe
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -16,9 +14,8 @@ from gitfleet.kube.client import KubeClient, KubeSettings
 from gitfleet.kubesim import KubeSim
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RefUpdate
+from tests import harness
 from tests.githosts.servers import cmdlines
-
-ROOT = Path(__file__).resolve().parent.parent.parent
 
 CLUSTER = """apiVersion: clusters.clusternet.io/v1beta1
 kind: ManagedCluster
@@ -101,8 +98,8 @@ class Run:
 
 def gitfleet(*args: str, env: dict[str, str] | None = None, sample: bool = False,
              timeout: float = 120.0) -> Run:
-    """`python -m gitfleet ARGS` as a real process; with `sample`, the argv of every process on
-    the machine is read every few milliseconds while it runs (git children included)."""
+    """`gitfleet ARGS` as a real process (tests.harness); with `sample`, the argv of every
+    process on the machine is read every few milliseconds while it runs (git children too)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     seen: list[bytes] = []
@@ -117,8 +114,7 @@ def gitfleet(*args: str, env: dict[str, str] | None = None, sample: bool = False
     if watcher:
         watcher.start()
     try:
-        proc = subprocess.run([sys.executable, "-m", "gitfleet", *args], capture_output=True,
-                              text=True, timeout=timeout, cwd=ROOT, env=full_env)
+        proc = harness.gitfleet(*args, timeout=timeout, env=full_env)
     finally:
         done.set()
         if watcher:

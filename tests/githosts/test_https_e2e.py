@@ -78,14 +78,24 @@ def test_hub_and_agent_over_https_leak_no_token(https_host: HttpsGit, kubesim,
     assert agent2.code == 0, agent2.stderr
     assert configs_in(sim) == {"cfg-a": "2", "cfg-b": "1"}
 
+    # a reading command (`get`) with the token in the environment and the CA from GIT_SSL_CAINFO
+    # (the login name in the URL, the token apart)
+    login = url.replace("https://", "https://gitfleet@")
+    get = gitfleet("get", "clusters", "--repo", login, env={**home, "GITFLEET_GIT_TOKEN": TOKEN,
+                                                           "GIT_SSL_CAINFO":
+                                                           str(https_host.ca.cert)},
+                   sample=True)
+    assert get.code == 0, get.stderr
+    assert "c1" in get.stdout
+
     needle = TOKEN.encode()
-    for run in (hub, agent, hub2, agent2):
+    for run in (hub, agent, hub2, agent2, get):
         assert TOKEN not in run.stdout and TOKEN not in run.stderr
     assert len(hub.argv_seen) > 10     # the sampler saw processes while they ran
     assert any(b"git\0" in a and b"fetch" in a for a in agent.argv_seen)   # git children too
     leaks = [a for run in (hub, agent) for a in run.argv_seen if needle in a]
     assert leaks == []
-    child_leaks = [a for run in (hub2, agent2) for a in run.argv_seen
+    child_leaks = [a for run in (hub2, agent2, get) for a in run.argv_seen
                    if needle in a and b"-m\0gitfleet\0" not in a]
     assert child_leaks == []
     # files: caches, logs, everything under the test folder but the token file and the server's

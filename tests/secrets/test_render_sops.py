@@ -74,10 +74,13 @@ def test_an_override_on_a_sops_object_is_an_error(tmp_path) -> None:
     assert {p.split("/")[1] for p in _secret_files(result.files)} == {"prod-east"}
 
 
-def test_a_namespace_the_hub_would_have_to_add_is_refused() -> None:
-    """Every field is under the MAC: the hub may not add a namespace to an encrypted object."""
+def test_a_namespace_the_hub_would_have_to_change_is_refused() -> None:
+    """Every field is under the MAC: the hub may not change the namespace of an encrypted
+    object; one without a namespace passes (the agent sets it after decryption)."""
     body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"}, "sops": {}}
+    assert sealed_problem(body, namespace="web", overridden=False) == ""
+    body["metadata"]["namespace"] = "other"
     problem = sealed_problem(body, namespace="web", overridden=False)
-    assert "metadata.namespace is 'unset', not 'web'" in problem
+    assert "metadata.namespace is 'other', not 'web'" in problem
     body["metadata"]["namespace"] = "web"
     assert sealed_problem(body, namespace="web", overridden=False) == ""
