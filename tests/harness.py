@@ -25,12 +25,12 @@ from typing import Any, TypeVar
 import pytest
 
 from gitfleet.agent.agent import Agent, AgentSettings
-from gitfleet.agent.statusfile import ClusterStatus
 from gitfleet.clock import Clock, FakeClock
 from gitfleet.kube.client import KubeClient, KubeSettings
 from gitfleet.kubesim import KubeSim
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, init_repo
+from gitfleet.wire.status import ClusterStatus
 from tests.gitserver import GitDaemon, git_daemon
 
 ROOT = Path(__file__).resolve().parent.parent

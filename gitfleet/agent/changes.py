@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gitfleet.agent.objectref import ObjectRef
-from gitfleet.agent.statusfile import Change, FieldDrift, Health, Phase
+from gitfleet.wire.objectref import ObjectRef
+from gitfleet.wire.status import Change, FieldDrift, Health, Phase
 
 
 @dataclass(frozen=True)

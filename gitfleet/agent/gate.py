@@ -17,8 +17,8 @@ from gitfleet.agent.changes import Hold, ObjectResult
 from gitfleet.agent.desired import DesiredObject, DesiredState
 from gitfleet.agent.ordering import BAND_FIRST, Step, describe_step, unit_of
 from gitfleet.agent.plan import Action
-from gitfleet.agent.statusfile import Change, Health, Phase
 from gitfleet.health import judge
+from gitfleet.wire.status import Change, Health, Phase
 
 Results = Mapping[str, ObjectResult]
 

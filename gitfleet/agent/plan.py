@@ -27,12 +27,12 @@ from gitfleet.agent.marks import (
     uid_of,
     written_by_gitfleet,
 )
-from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.prune import PrunePlan, plan_prune
-from gitfleet.agent.statusfile import Change, FieldDrift, Health
 from gitfleet.health import NO_RULES, HealthRules, judge, replica_status
 from gitfleet.layout import AGENT_NAMESPACE, RESERVED_NAME_PREFIX, is_reserved_object
-from gitfleet.lifecycle.preservation import preserved_values
+from gitfleet.wire.objectref import ObjectRef
+from gitfleet.wire.preservation import preserved_values
+from gitfleet.wire.status import Change, FieldDrift, Health
 
 Live = Mapping[str, Mapping[str, Any] | None]
 

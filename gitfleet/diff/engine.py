@@ -32,8 +32,9 @@ from gitfleet.render.scope import (
     scope_of,
 )
 from gitfleet.rollout.preview import preview
-from gitfleet.source import load_snapshot, read_revision
+from gitfleet.source import load_snapshot
 from gitfleet.state.git import Git
+from gitfleet.state.snapshot import read_revision
 
 DEFERRED_MARK = "deferred (ApplyLater)"
 

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet import yamlio
-from gitfleet.agent.statusfile import ClusterStatus
 from gitfleet.errors import InputError
 from gitfleet.fleetview.autoscaling import read_autoscalers
-from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, STATUS_FILE, Branches
+from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, Branches
 from gitfleet.model.settings import FleetSettings
 from gitfleet.rollout.progress import ROLLOUTS_FILE, read_file
 from gitfleet.state.git import Git
+from gitfleet.state.statusread import StatusReader, StatusView
+from gitfleet.wire.status import ClusterStatus
 
 CLUSTER_FILE = "cluster.yaml"
 EVICTIONS_FILE = "evictions.yaml"   # gitfleet.hub.evictions: the hub's eviction tasks
@@ -269,32 +270,19 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
                                                       counts.get(key, 0)))
         shas.extend(d.source_commit for d in snap.descriptions)
         shas.append(snap.source_commit)
-    status_prefix = branches.status("")
-    heads = git.refs(status_prefix)
-    if heads:
-        names = _believed(git, snap, {ref[len(status_prefix):]: sha for ref, sha in heads.items()},
-                          source_ref)
-        out = git.run("cat-file", "--batch",
-                      input="".join(f"{sha}:{STATUS_FILE}\n" for sha in names.values()).encode())
-        pos = 0
-        for name, _sha in names.items():
-            nl = out.index(b"\n", pos)
-            header = out[pos:nl].split()
-            pos = nl + 1
-            if len(header) != 3:
-                continue
-            size = int(header[2])
-            data = out[pos:pos + size]
-            pos += size + 1
-            try:
-                snap.statuses[name] = ClusterStatus.from_yaml(data)
-                doc = _load(data)
-                snap.status_docs[name] = doc if isinstance(doc, dict) else {}
-            except (InputError, KeyError, TypeError, ValueError):
-                continue
-        shas.extend(names.values())
-        times = _commit_times(git, list(names.values()))
-        snap.status_times = {n: times[s] for n, s in names.items() if s in times}
+    view = _believed(git, branches, source_ref)
+    for name, status in view.statuses.items():
+        snap.statuses[name] = status
+        snap.status_docs[name] = status.to_dict()
+    for name, choice in view.choices.items():
+        if choice.rejected:
+            snap.status_rejected[name] = choice.rejected
+        if choice.warning:
+            snap.status_warnings[name] = choice.warning
+    names = {n: sha for n, sha in view.heads.items() if n in snap.statuses}
+    shas.extend(names.values())
+    times = _commit_times(git, list(names.values()))
+    snap.status_times = {n: times[s] for n, s in names.items() if s in times}
     snap.commit_times = _commit_times(git, shas)
     snap.cluster_added = _cluster_added_times(git, source_ref)
     snap.registrations = _registrations(git, branches)
@@ -302,25 +290,15 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
     return snap
 
 
-def _believed(git: Git, snap: FleetSnapshot, heads: dict[str, str],
-              source_ref: str | None) -> dict[str, str]:
-    """The status commit to read per cluster, as the hub folds it: signed by the cluster's
-    `spec.signingKey` when it has one (gitfleet.hub.statustrust)."""
-    from gitfleet.hub.statustrust import StatusTrust
+def _believed(git: Git, branches: Branches, source_ref: str | None) -> StatusView:
+    """The status branches as the hub folds them: signed by the cluster's `spec.signingKey`
+    when it has one (gitfleet.state.statusread)."""
     from gitfleet.registration.keys import cluster_keys
 
     keys = cluster_keys(git, source_ref) if source_ref else {}
-    trust = StatusTrust(git)
-    trust.set_keys({name: key.line for name, key in keys.items() if key.line})
-    out = {}
-    for name, choice in trust.choose(heads).items():
-        if choice.rejected:
-            snap.status_rejected[name] = choice.rejected
-        if choice.warning:
-            snap.status_warnings[name] = choice.warning
-        if choice.commit is not None:
-            out[name] = choice.commit
-    return out
+    reader = StatusReader(git, branches=branches)
+    reader.trust_lines({name: key.line for name, key in keys.items() if key.line})
+    return reader.read()
 
 
 def _registrations(git: Git, branches: Branches) -> dict[str, RegistrationEntry]:

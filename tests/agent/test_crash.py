@@ -7,7 +7,7 @@ from pathlib import Path
 from gitfleet.agent.desired import parse_cluster_tree
 from gitfleet.agent.inventory import Intent
 from gitfleet.agent.marks import managed_body
-from gitfleet.agent.statusfile import Change, SyncResult
+from gitfleet.wire.status import Change, SyncResult
 from tests.agent import crashloop
 from tests.agent.fleetstate import configmap, description_files, publish
 from tests.harness import Remote, person, status_of

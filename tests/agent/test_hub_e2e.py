@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gitfleet.agent.statusfile import Phase
 from gitfleet.clock import SystemClock
+from gitfleet.wire.status import Phase
 from tests.harness import (
     Remote,
     clone,

@@ -10,12 +10,13 @@ from typing import Any
 from kubernetes import client as k8s
 
 from gitfleet import yamlio
-from gitfleet.agent.metrics import ClusterMetrics, parse_time, pod_samples
-from gitfleet.agent.statusfile import Phase
 from gitfleet.autoscale.hpa import AutoscaleHistory, Behavior, MetricTarget, decide
 from gitfleet.clock import FakeClock, SystemClock
 from gitfleet.layout import Branches
 from gitfleet.model.settings import autoscaled_entries
+from gitfleet.wire.metrics import ClusterMetrics, parse_time
+from gitfleet.wire.metrics import pod_samples_of as pod_samples
+from gitfleet.wire.status import Phase
 from tests.agent.fleetstate import deployment, description_files, publish
 from tests.harness import person, running, status_of, wait_for
 

@@ -14,8 +14,8 @@ from gitfleet.agent.ignore import Ignores
 from gitfleet.agent.inventory import Inventory
 from gitfleet.agent.ordering import BAND_FIRST, BAND_POST, BAND_PRE, BAND_WAVES
 from gitfleet.agent.plan import Owner, plan
-from gitfleet.agent.statusfile import Change, Health, Phase
 from gitfleet.clock import FakeClock
+from gitfleet.wire.status import Change, Health, Phase
 from tests.agent.fleetstate import annotated, configmap, description_files, job
 from tests.agent.memkube import JOB_COMPLETE, JOB_FAILED, MemKube
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitfleet.agent.statusfile import Change, Phase
 from gitfleet.model.loader import load_fleet
 from gitfleet.render.core import render
+from gitfleet.wire.status import Change, Phase
 from tests.agent.fleetstate import annotated, configmap, deployment, description_files, job
 from tests.agent.fleetstate import publish as publish_files
 from tests.harness import person, status_of, wait_for

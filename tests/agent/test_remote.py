@@ -6,9 +6,9 @@ import subprocess
 import sys
 
 from gitfleet.agent.inventory import INVENTORY_NAME, INVENTORY_NAMESPACE, Inventory
-from gitfleet.agent.statusfile import SyncResult
 from gitfleet.clock import FakeClock, SystemClock, isoformat
 from gitfleet.layout import Branches
+from gitfleet.wire.status import SyncResult
 from tests.agent.fleetstate import configmap, description_files, publish
 from tests.harness import person, running, status_of, wait_for
 

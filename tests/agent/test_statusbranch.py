@@ -6,7 +6,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from gitfleet.agent.statusbranch import StatusBranch
-from gitfleet.agent.statusfile import (
+from gitfleet.clock import FakeClock, isoformat
+from gitfleet.layout import Branches
+from gitfleet.state.git import init_repo
+from gitfleet.wire.status import (
     Change,
     ClusterStatus,
     DescriptionStatus,
@@ -16,9 +19,6 @@ from gitfleet.agent.statusfile import (
     SyncResult,
     SyncStatus,
 )
-from gitfleet.clock import FakeClock, isoformat
-from gitfleet.layout import Branches
-from gitfleet.state.git import init_repo
 from tests.harness import Remote
 
 

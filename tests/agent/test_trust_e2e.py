@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gitfleet.agent.statusfile import SyncResult
 from gitfleet.state.signing import SigningKey
+from gitfleet.wire.status import SyncResult
 from tests.harness import Remote, git, gitfleet, person, push, status_of
 
 pytestmark = pytest.mark.slow
