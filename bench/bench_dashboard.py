@@ -32,7 +32,15 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_hub import ENV, git, make_repo  # noqa: E402
 from fleetgen import cluster_name, generate  # noqa: E402
 
-from gitfleet.agent.statusfile import (  # noqa: E402
+from gitfleet.clock import isoformat  # noqa: E402
+from gitfleet.dashboard.app import dashboard_app  # noqa: E402
+from gitfleet.dashboard.source import FleetSource  # noqa: E402
+from gitfleet.httpthread import HTTPThread  # noqa: E402
+from gitfleet.hub.hub import Hub  # noqa: E402
+from gitfleet.hub.settings import HubSettings  # noqa: E402
+from gitfleet.state.git import Git  # noqa: E402
+from gitfleet.state.store import open_store  # noqa: E402
+from gitfleet.wire.status import (  # noqa: E402
     Change,
     ClusterStatus,
     DescriptionStatus,
@@ -43,14 +51,6 @@ from gitfleet.agent.statusfile import (  # noqa: E402
     SyncResult,
     SyncStatus,
 )
-from gitfleet.clock import isoformat  # noqa: E402
-from gitfleet.dashboard.app import dashboard_app  # noqa: E402
-from gitfleet.dashboard.source import FleetSource  # noqa: E402
-from gitfleet.httpthread import HTTPThread  # noqa: E402
-from gitfleet.hub.hub import Hub  # noqa: E402
-from gitfleet.hub.settings import HubSettings  # noqa: E402
-from gitfleet.state.git import Git  # noqa: E402
-from gitfleet.state.store import open_store  # noqa: E402
 
 STATE = "refs/heads/gitfleet/state"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",

@@ -22,17 +22,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gitfleet.agent.metrics import (  # noqa: E402
+from gitfleet.agent.statusbranch import StatusBranch  # noqa: E402
+from gitfleet.clock import isoformat  # noqa: E402
+from gitfleet.layout import Branches  # noqa: E402
+from gitfleet.state.git import init_repo  # noqa: E402
+from gitfleet.wire.metrics import (  # noqa: E402
     ClusterMetrics,
     PodReport,
     WorkloadReport,
 )
-from gitfleet.agent.objectref import ObjectRef  # noqa: E402
-from gitfleet.agent.statusbranch import StatusBranch  # noqa: E402
-from gitfleet.agent.statusfile import ClusterStatus, Heartbeat, SyncResult, SyncStatus  # noqa: E402
-from gitfleet.clock import isoformat  # noqa: E402
-from gitfleet.layout import Branches  # noqa: E402
-from gitfleet.state.git import init_repo  # noqa: E402
+from gitfleet.wire.objectref import ObjectRef  # noqa: E402
+from gitfleet.wire.status import ClusterStatus, Heartbeat, SyncResult, SyncStatus  # noqa: E402
 
 START = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 

@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gitfleet.agent.agent import Agent  # noqa: E402
+from gitfleet.cli.pushagent import AgentPush  # noqa: E402
 from gitfleet.clock import SystemClock  # noqa: E402
 from gitfleet.hub.hub import Hub  # noqa: E402
 from gitfleet.hub.kubeconfigs import KubeconfigDir  # noqa: E402
@@ -79,7 +80,7 @@ def main() -> None:
         print(f"{n} kubesims started in {time.perf_counter() - t:.1f} s, "
               f"{(with_sims - base) / n:.2f} MiB each", flush=True)
 
-        registry = PushRegistry(repo_url=str(repo), workdir=tmp / "push",
+        registry = PushRegistry(agents=AgentPush(), repo_url=str(repo), workdir=tmp / "push",
                                 kubeconfigs=KubeconfigDir(folder),
                                 settings=PushSettings(interval=args.interval, agentless=True,
                                                       heartbeat_interval=3600))

@@ -30,7 +30,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_hub import change_one, cpu, git, make_repo, refs  # noqa: E402
 from fleetgen import generate  # noqa: E402
 
-from gitfleet.agent.statusfile import (  # noqa: E402
+from gitfleet.clock import FakeClock, isoformat  # noqa: E402
+from gitfleet.hub.hub import Hub  # noqa: E402
+from gitfleet.hub.settings import HubSettings  # noqa: E402
+from gitfleet.layout import Branches  # noqa: E402
+from gitfleet.state.git import Git, RefUpdate  # noqa: E402
+from gitfleet.state.store import open_store  # noqa: E402
+from gitfleet.wire.status import (  # noqa: E402
     ClusterStatus,
     DescriptionStatus,
     Heartbeat,
@@ -38,12 +44,6 @@ from gitfleet.agent.statusfile import (  # noqa: E402
     SyncResult,
     SyncStatus,
 )
-from gitfleet.clock import FakeClock, isoformat  # noqa: E402
-from gitfleet.hub.hub import Hub  # noqa: E402
-from gitfleet.hub.settings import HubSettings  # noqa: E402
-from gitfleet.layout import Branches  # noqa: E402
-from gitfleet.state.git import Git, RefUpdate  # noqa: E402
-from gitfleet.state.store import open_store  # noqa: E402
 
 ALL_UNITS = """apiVersion: gitfleet.io/v1alpha1
 kind: RolloutPolicy

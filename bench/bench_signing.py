@@ -35,7 +35,7 @@ from gitfleet.state.signing import (  # noqa: E402
     sign_commit,
     split_signature,
 )
-from gitfleet.state.writer import StateWriter, read_heads  # noqa: E402
+from gitfleet.state.writer import StateCommit, StateWriter, read_heads  # noqa: E402
 
 
 def writes(clusters: int, objects: int, key: SigningKey | None) -> tuple[float, float]:
@@ -48,11 +48,13 @@ def writes(clusters: int, objects: int, key: SigningKey | None) -> tuple[float, 
         git.signer = key
         writer = StateWriter(git, branches=branches, clock=FakeClock())
         t = time.perf_counter()
-        w = writer.write(first_files, source_commit="0" * 40, heads=read_heads(git, branches))
+        w = writer.write(StateCommit(first_files, source_commit="0" * 40, heads=read_heads(git,
+                                     branches)))
         first = time.perf_counter() - t
         assert len(w.moved) == clusters
         t = time.perf_counter()
-        w = writer.write(changed, source_commit="1" * 40, heads=read_heads(git, branches))
+        w = writer.write(StateCommit(changed, source_commit="1" * 40, heads=read_heads(git,
+                                     branches)))
         every = time.perf_counter() - t
         assert len(w.moved) == clusters
         return first, every

@@ -23,7 +23,7 @@ from gitfleet.clock import FakeClock  # noqa: E402
 from gitfleet.layout import Branches  # noqa: E402
 from gitfleet.state.git import Git, GitSettings, init_repo  # noqa: E402
 from gitfleet.state.objects import build_tree  # noqa: E402
-from gitfleet.state.writer import StateWriter, read_heads  # noqa: E402
+from gitfleet.state.writer import StateCommit, StateWriter, read_heads  # noqa: E402
 
 DEPLOYMENT = """apiVersion: apps/v1
 kind: Deployment
@@ -73,14 +73,16 @@ def run(clusters: int, objects: int, repeats: int, pack_level: int) -> dict[str,
 
         writer = StateWriter(git, branches=branches, clock=clock)
         t = time.perf_counter()
-        w = writer.write(files, source_commit="0" * 40, heads=read_heads(git, branches))
+        w = writer.write(StateCommit(files, source_commit="0" * 40, heads=read_heads(git,
+                                     branches)))
         first = time.perf_counter() - t
         assert w.changed and len(w.moved) == clusters
 
         noops = []
         for _ in range(repeats):
             t = time.perf_counter()
-            w = writer.write(files, source_commit="1" * 40, heads=read_heads(git, branches))
+            w = writer.write(StateCommit(files, source_commit="1" * 40, heads=read_heads(git,
+                                         branches)))
             noops.append(time.perf_counter() - t)
             assert not w.changed
 
@@ -90,7 +92,8 @@ def run(clusters: int, objects: int, repeats: int, pack_level: int) -> dict[str,
             files[path] = files[path] + b"# change %d\n" % k
             clock.advance(1)
             t = time.perf_counter()
-            w = writer.write(files, source_commit="2" * 40, heads=read_heads(git, branches))
+            w = writer.write(StateCommit(files, source_commit="2" * 40, heads=read_heads(git,
+                                         branches)))
             ones.append(time.perf_counter() - t)
             assert w.moved == (f"c{k % clusters}",)
 
@@ -98,7 +101,7 @@ def run(clusters: int, objects: int, repeats: int, pack_level: int) -> dict[str,
         path = "clusters/c0/team-0/sub-0/apps_Deployment_team-0_app-4.yaml"
         files[path] = files[path] + b"# cold\n"
         t = time.perf_counter()
-        fresh.write(files, source_commit="3" * 40, heads=read_heads(git, branches))
+        fresh.write(StateCommit(files, source_commit="3" * 40, heads=read_heads(git, branches)))
         cold = time.perf_counter() - t
     return {"files": len(files), "hash_only_s": hash_only, "first_write_s": first,
             "noop_median_s": statistics.median(noops),

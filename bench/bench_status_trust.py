@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_status_trust.py [--clusters 1000] [--repeats 3]
 
 A bare repository with C status branches, each tip a status commit signed by that cluster's own
-key (C keys). Timed, as the hub does it (`FleetStatus.read`, which chooses the commit to fold
+key (C keys). Timed, as the hub does it (`StatusReader.read`, which chooses the commit to fold
 and parses its status.yaml): the first read with every cluster's `spec.signingKey` known (C
 verifications), the same read again (nothing moved: all cached), a read after 1% of the
 clusters wrote a new status (only those verified), and a read after every cluster did. For
@@ -22,13 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gitfleet.clock import FakeClock  # noqa: E402
-from gitfleet.hub.fleetstatus import FleetStatus  # noqa: E402
 from gitfleet.layout import Branches  # noqa: E402
 from gitfleet.model.objects import Cluster  # noqa: E402
 from gitfleet.state.git import Git, RefUpdate, init_repo  # noqa: E402
 from gitfleet.state.objects import OBJ_COMMIT  # noqa: E402
 from gitfleet.state.signing import SigningKey  # noqa: E402
+from gitfleet.state.statusread import StatusReader  # noqa: E402
 
 STATUS = """cluster: {name}
 heartbeat:
@@ -83,8 +82,8 @@ def run(clusters: int) -> dict[str, float]:
         git = init_repo(Path(tmp) / "fleet.git")
         publish(git, keys, names, 0)
         for label, fleet in (("keys", _Fleet(keys)), ("no keys", None)):
-            status = FleetStatus(git, clock=FakeClock())
-            status.trust_keys(fleet, log=False)          # type: ignore[arg-type]
+            status = StatusReader(git)
+            status.trust_keys(fleet)          # type: ignore[arg-type]
             out[f"{label}: first read"] = timed(status.read)
             out[f"{label}: nothing moved"] = timed(status.read)
             publish(git, keys, names[:max(1, clusters // 100)], 1)
@@ -95,7 +94,7 @@ def run(clusters: int) -> dict[str, float]:
                 forger = {names[0]: SigningKey.generate()}
                 publish(git, keys, names[:1], 3, key_of=forger)
                 out["keys: one forged tip"] = timed(status.read)
-                assert status.choices[names[0]].rejected
+                assert status.read().choices[names[0]].rejected
     return out
 
 

@@ -239,6 +239,14 @@ def overlay(base: Mapping[str, bytes], changes: Mapping[str, bytes],
     return Overlay(base, changes, removed)
 
 
+def with_changes(files: Mapping[str, bytes],
+                 changes: Mapping[str, bytes | None]) -> Mapping[str, bytes]:
+    """`files` with `changes` set (None: removed); `files` itself when nothing changes."""
+    put = {p: d for p, d in changes.items() if d is not None and files.get(p) != d}
+    gone = [p for p, d in changes.items() if d is None and p in files]
+    return overlay(files, put, gone) if put or gone else files
+
+
 def prefetch(files: Mapping[str, bytes], paths: Iterable[str]) -> None:
     """Read `paths` of a lazily read map in one batch (nothing to do for other maps)."""
     if isinstance(files, LazyFiles):

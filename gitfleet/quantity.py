@@ -37,6 +37,16 @@ def parse_quantity(value: str | int | float) -> Fraction:
     return number * _SUFFIX[m.group(2)]
 
 
+def decimal_quantity(value: object) -> Decimal | None:
+    """The value of a quantity as a Decimal, for sums that are printed again (None when it is
+    not a quantity)."""
+    try:
+        exact = parse_quantity(value)
+    except (ValueError, TypeError, AttributeError):
+        return None
+    return Decimal(exact.numerator) / Decimal(exact.denominator)
+
+
 def same_quantity(a: object, b: object) -> bool:
     """True when both parse as quantities of equal value (`1000m` == `1`)."""
     try:

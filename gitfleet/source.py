@@ -62,22 +62,6 @@ def read_worktree(root: str | os.PathLike[str]) -> dict[str, bytes]:
     return {rel: (base / rel).read_bytes() for rel in listed if rel in wanted}
 
 
-def read_revision(repo: str | os.PathLike[str], rev: str) -> tuple[dict[str, bytes], str]:
-    """The fleet files of commit `rev` in `repo`, and the commit's full sha."""
-    from gitfleet.state.git import Git
-
-    git = Git(repo)
-    sha = git.resolve(f"{rev}^{{commit}}")
-    if sha is None:
-        raise InputError(f"no such commit: {rev}", path=str(repo))
-    refuse_symlinks(git.symlinks(sha, FLEET_FILE, "clusters", "policies", "templates"),
-                    where=f"{repo}@{sha[:12]}")
-    listing = git.ls_tree(sha)
-    wanted = snapshot_paths(listing)
-    blobs = git.read_objects(listing[p] for p in wanted)
-    return {p: blobs[listing[p]] for p in sorted(wanted) if listing[p] in blobs}, sha
-
-
 # -- Kustomize -------------------------------------------------------------------------------
 
 

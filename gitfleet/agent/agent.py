@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import gitfleet
 from gitfleet.agent.changes import DriftFound, ObjectResult, SyncReport
 from gitfleet.agent.clusterbranch import ClusterBranch
 from gitfleet.agent.desired import DesiredState
@@ -30,7 +29,6 @@ from gitfleet.agent.recovery import Recovery
 from gitfleet.agent.report import NAMESPACE_SKIP, aborted_status, build_status, sync_verdict
 from gitfleet.agent.signer import SIGNING_KEY_SECRET, AgentSigner
 from gitfleet.agent.statusbranch import StatusBranch
-from gitfleet.agent.statusfile import ClusterStatus, Heartbeat, SyncResult, SyncStatus
 from gitfleet.backoff import Backoff, Retry
 from gitfleet.clock import Clock, SystemClock, isoformat
 from gitfleet.errors import GitfleetError, InputError, TransientError
@@ -44,10 +42,16 @@ from gitfleet.secrets.keyring import AGE_KEY_SECRET, Keyring
 from gitfleet.state.git import Git, init_repo
 from gitfleet.state.signing import SigningKey, TrustedKeys, Verdict
 from gitfleet.state.transport import GitTransport
+from gitfleet.wire.status import (
+    HUB_WORKER_VERSION,
+    ClusterStatus,
+    Heartbeat,
+    SyncResult,
+    SyncStatus,
+)
 
 LOG = logging.getLogger("gitfleet.agent")
 # `heartbeat.agentVersion` of a heartbeat the hub's push worker wrote for an agentless cluster.
-HUB_WORKER_VERSION = f"hub-push-worker/{gitfleet.__version__}"
 
 
 class PushModeRefused(InputError):

@@ -26,11 +26,11 @@ from gitfleet.agent.inventory import InventoryEntry
 from gitfleet.agent.kubeapi import ClusterApi
 from gitfleet.agent.marks import foreign_error, managed_body, prune_adopted, uid_of
 from gitfleet.agent.plan import Action, Owner, judged, reserved_error
-from gitfleet.agent.statusfile import Change, Health
 from gitfleet.clock import Clock
 from gitfleet.kube.errors import ApiError, NotServed
 from gitfleet.layout import is_reserved_object
 from gitfleet.logs import log
+from gitfleet.wire.status import Change, Health
 
 LOG = logging.getLogger("gitfleet.agent.apply")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gitfleet.agent.objectref import ObjectRef
-from gitfleet.agent.statusfile import Change, FieldDrift, Health, Phase
+from gitfleet.wire.objectref import ObjectRef
+from gitfleet.wire.status import Change, FieldDrift, Health, Phase
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class SyncReport:
 
     @property
     def settled(self) -> bool:
-        """True when every object is healthy or failed for good and nothing waits: no rollout
-        to follow, no wave, hook or dependency to come back for."""
-        return not self.held and all(o.health is not Health.PROGRESSING
-                                     for o in self.objects.values())
+        """True when no object is Progressing: no rollout to follow. What ordering holds back
+        waits on an object of this cluster; while that one is Progressing the agent comes
+        back sooner, and once it is Degraded or failed nothing moves by itself."""
+        return all(o.health is not Health.PROGRESSING for o in self.objects.values())

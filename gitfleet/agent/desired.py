@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet import yamlio
-from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.ordering import (
     BAND_WAVES,
     Hook,
@@ -29,6 +28,7 @@ from gitfleet.errors import InputError
 from gitfleet.health import NO_RULES, HealthRules
 from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.secrets.detect import is_sops
+from gitfleet.wire.objectref import ObjectRef
 
 CLUSTER_FILE = "cluster.yaml"
 

@@ -11,50 +11,17 @@ metadata only the labels and annotations the Description sets are compared. Pure
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Mapping, Sequence
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from gitfleet.agent.statusfile import FieldDrift
+from gitfleet.quantity import same_quantity
+from gitfleet.wire.status import FieldDrift
 
 _SKIPPED_TOP = frozenset({"apiVersion", "kind", "metadata", "status"})
 _COMPARED_METADATA = ("labels", "annotations")
 # Keys that identify an item of a list of maps, in order of preference (Kubernetes merge keys).
 _LIST_KEYS = ("name", "containerPort", "port", "mountPath", "devicePath", "key", "ip",
               "topologyKey")
-
-_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:[eE]([+-]?\d+))?"
-                       r"(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")
-_SUFFIX = {
-    "": Decimal(1), "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"),
-    "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"),
-    "P": Decimal("1e15"), "E": Decimal("1e18"),
-    "Ki": Decimal(2**10), "Mi": Decimal(2**20), "Gi": Decimal(2**30), "Ti": Decimal(2**40),
-    "Pi": Decimal(2**50), "Ei": Decimal(2**60),
-}
-
-
-def quantity(value: Any) -> Decimal | None:
-    """The numeric value of a Kubernetes quantity (`500m`, `1Gi`, `2`), or None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return Decimal(str(value))
-    if not isinstance(value, str):
-        return None
-    match = _QUANTITY.match(value.strip())
-    if not match:
-        return None
-    number, exponent, suffix = match.groups()
-    try:
-        result = Decimal(number) * _SUFFIX[suffix or ""]
-        if exponent:
-            result *= Decimal(10) ** int(exponent)
-    except (InvalidOperation, KeyError):
-        return None
-    return result
-
 
 def scalars_equal(desired: Any, live: Any) -> bool:
     if isinstance(desired, bool) or isinstance(live, bool):
@@ -64,8 +31,7 @@ def scalars_equal(desired: Any, live: Any) -> bool:
     if isinstance(desired, int | float | str) and isinstance(live, int | float | str):
         if str(desired) == str(live):
             return True
-        qd, ql = quantity(desired), quantity(live)
-        return qd is not None and ql is not None and qd == ql
+        return same_quantity(desired, live)
     return False
 
 

@@ -33,15 +33,15 @@ from gitfleet.agent.inventory import (
 )
 from gitfleet.agent.kubeapi import ClusterApi
 from gitfleet.agent.marks import LABEL_CLUSTER
-from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.plan import Action, Owner, drift_of, lookups, plan
 from gitfleet.agent.pods import judged_with_pods
 from gitfleet.agent.prune import prune
 from gitfleet.agent.records import InventoryRecord
-from gitfleet.agent.statusfile import Change
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.kube.errors import NotServed
 from gitfleet.logs import log
+from gitfleet.wire.objectref import ObjectRef
+from gitfleet.wire.status import Change
 
 LOG = logging.getLogger("gitfleet.agent.engine")
 

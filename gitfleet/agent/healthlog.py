@@ -11,8 +11,8 @@ import logging
 from collections.abc import Mapping
 
 from gitfleet.agent.changes import ObjectResult
-from gitfleet.agent.statusfile import ClusterStatus
 from gitfleet.logs import log
+from gitfleet.wire.status import ClusterStatus
 
 LOG = logging.getLogger("gitfleet.agent.health")
 

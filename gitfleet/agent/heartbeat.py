@@ -17,9 +17,9 @@ from decimal import Decimal
 from typing import Any
 
 from gitfleet import __version__
-from gitfleet.agent.drift import quantity
-from gitfleet.agent.statusfile import Heartbeat
 from gitfleet.podresources import effective_requests
+from gitfleet.quantity import decimal_quantity
+from gitfleet.wire.status import Heartbeat
 
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 
@@ -34,7 +34,7 @@ def _sum(maps: Iterable[Mapping[str, Any]]) -> dict[str, Decimal]:
     total = {"cpu": Decimal(0), "memory": Decimal(0), "gpu": Decimal(0)}
     for m in maps:
         for name, value in (m or {}).items():
-            q = value if isinstance(value, Decimal) else quantity(value)
+            q = value if isinstance(value, Decimal) else decimal_quantity(value)
             if q is None:
                 continue
             total[name] = total.get(name, Decimal(0)) + q

@@ -18,9 +18,9 @@ from gitfleet.agent.desired import DesiredState
 from gitfleet.agent.inventory import Inventory, InventoryEntry
 from gitfleet.agent.kubeapi import ClusterApi
 from gitfleet.agent.ordering import HOOK_FAILED, HOOK_SUCCEEDED
-from gitfleet.agent.statusfile import Change, Health
 from gitfleet.kube.errors import ApiError
 from gitfleet.logs import log
+from gitfleet.wire.status import Change, Health
 
 LOG = logging.getLogger("gitfleet.agent.hooks")
 _OUTCOME = {Health.HEALTHY: (HOOK_SUCCEEDED, "succeeded"),

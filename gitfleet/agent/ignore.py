@@ -24,9 +24,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gitfleet.agent.objectref import ObjectRef
 from gitfleet.layout import group_of
 from gitfleet.logs import log
+from gitfleet.wire.objectref import ObjectRef
 
 LOG = logging.getLogger("gitfleet.agent.ignore")
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gitfleet.agent.objectref import ObjectRef
+from gitfleet.wire.objectref import ObjectRef
 
 INVENTORY_NAMESPACE = "gitfleet-system"
 INVENTORY_NAME = "gitfleet-inventory"

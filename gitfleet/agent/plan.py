@@ -27,12 +27,12 @@ from gitfleet.agent.marks import (
     uid_of,
     written_by_gitfleet,
 )
-from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.prune import PrunePlan, plan_prune
-from gitfleet.agent.statusfile import Change, FieldDrift, Health
 from gitfleet.health import NO_RULES, HealthRules, judge, replica_status
 from gitfleet.layout import AGENT_NAMESPACE, RESERVED_NAME_PREFIX, is_reserved_object
-from gitfleet.lifecycle.preservation import preserved_values
+from gitfleet.wire.objectref import ObjectRef
+from gitfleet.wire.preservation import preserved_values
+from gitfleet.wire.status import Change, FieldDrift, Health
 
 Live = Mapping[str, Mapping[str, Any] | None]
 
@@ -165,8 +165,11 @@ def plan(desired: DesiredState, inventory: Inventory, live: Live, *, owner: Owne
             if entry is not None and entry.pending:  # never known to exist: create it
                 actions.append(Action(obj, None, "new", entry=entry))
                 continue
-            if obj.hook is not None and entry is not None and entry.hash == obj.hash:
-                settled[key] = _hook_gone(obj, entry)
+            if obj.hook is not None and entry is not None:   # a run: gone is not drift
+                if entry.hash == obj.hash:
+                    settled[key] = _hook_gone(obj, entry)
+                else:
+                    actions.append(Action(obj, None, "new", entry=entry))
                 continue
             drift.append(DriftFound(ref, obj.description, missing=True))
             if recovery or entry is None or entry.hash != obj.hash:

@@ -12,9 +12,9 @@ from dataclasses import replace
 from gitfleet.agent.changes import ObjectResult
 from gitfleet.agent.desired import DesiredState
 from gitfleet.agent.kubeapi import ClusterApi
-from gitfleet.agent.statusfile import Health
 from gitfleet.health import WITH_PODS, Verdict, group_of, pod_selector, with_pods
 from gitfleet.kube.errors import ApiError
+from gitfleet.wire.status import Health
 
 
 def judged_with_pods(kube: ClusterApi, results: Mapping[str, ObjectResult],

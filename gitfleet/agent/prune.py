@@ -31,11 +31,11 @@ from gitfleet.agent.desired import DesiredState
 from gitfleet.agent.inventory import Inventory, InventoryEntry
 from gitfleet.agent.kubeapi import ClusterApi
 from gitfleet.agent.marks import release_patch, uid_of
-from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.ordering import OrderingError, wave_of
-from gitfleet.agent.statusfile import Change
 from gitfleet.kube.errors import ApiError, NotServed
 from gitfleet.logs import log
+from gitfleet.wire.objectref import ObjectRef
+from gitfleet.wire.status import Change
 
 LOG = logging.getLogger("gitfleet.agent.prune")
 Ours = Callable[[Mapping[str, Any], InventoryEntry], bool]

@@ -13,7 +13,8 @@ from dataclasses import replace
 
 from gitfleet.agent.changes import DriftFound, ObjectResult, SyncReport
 from gitfleet.agent.desired import DesiredState
-from gitfleet.agent.statusfile import (
+from gitfleet.health import ObjectOutcome, phase_of
+from gitfleet.wire.status import (
     Change,
     ClusterStatus,
     DescriptionStatus,
@@ -25,7 +26,6 @@ from gitfleet.agent.statusfile import (
     SyncResult,
     SyncStatus,
 )
-from gitfleet.health import ObjectOutcome, phase_of
 
 
 def _object_status(r: ObjectResult, previous: ObjectStatus | None, same_commit: bool

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypeVar
 
-from gitfleet.agent.objectref import ObjectRef
+from gitfleet.wire.objectref import ObjectRef
 
 STAGE_CRDS_AND_NAMESPACES = 0
 STAGE_CLUSTER_RBAC = 1

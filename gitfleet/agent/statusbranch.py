@@ -20,13 +20,13 @@ from collections.abc import Callable, Sequence
 
 from gitfleet import yamlio
 from gitfleet.agent.desired import commit_trailers
-from gitfleet.agent.statusfile import ClusterStatus
 from gitfleet.agent.statusmessage import HEARTBEAT_TRAILER, Message, Write, decide, describe
 from gitfleet.errors import InputError, RefConflict
 from gitfleet.layout import METRICS_FILE, STATUS_FILE, Branches
 from gitfleet.logs import log
 from gitfleet.state.git import Git, RefUpdate, RemoteRefMissing
 from gitfleet.state.signing import TrustedKeys, verify_commit_body
+from gitfleet.wire.status import ClusterStatus
 
 LOG = logging.getLogger("gitfleet.agent.status")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from gitfleet.agent.statusfile import Change, ClusterStatus
+from gitfleet.wire.status import Change, ClusterStatus
 
 HEARTBEAT_TRAILER = "Gitfleet-Heartbeat-Only"
 

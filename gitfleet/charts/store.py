@@ -12,6 +12,8 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from gitfleet.atomicfile import write_atomically
+
 
 class ChartStore:
     def __init__(self, root: Path) -> None:
@@ -27,10 +29,7 @@ class ChartStore:
     def put_archive(self, digest: str, data: bytes) -> Path:
         path = self._path(digest, ".tgz")
         self.root.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        write_atomically(path, data, prefix=".tmp-")
         return path
 
     def folder(self, digest: str, files: Mapping[str, bytes]) -> Path:

@@ -35,6 +35,7 @@ from typing import Any
 from gitfleet.charts.cli import add_flags as add_chart_flags
 from gitfleet.charts.cli import charts_from
 from gitfleet.cli.gitflags import add_git_flags, remote_of
+from gitfleet.cli.pushagent import AgentPush
 from gitfleet.durations import duration_arg
 from gitfleet.errors import GitfleetError, InputError, TransientError
 from gitfleet.hub.hub import Hub
@@ -227,7 +228,7 @@ def push_registry(args: argparse.Namespace, store: Store, settings: HubSettings,
                         agentless=args.push_agentless, recovery=args.push_recovery,
                         once=args.once, signing_key=settings.signing_key,
                         git_transport=transport)
-    return PushRegistry(repo_url=repo, kubeconfigs=source, settings=push,
+    return PushRegistry(repo_url=repo, kubeconfigs=source, settings=push, agents=AgentPush(),
                         workdir=workdir_for(settings.cache_dir or default_cache_dir(), repo))
 
 

@@ -20,12 +20,14 @@ from typing import Any
 from gitfleet.charts import folders
 from gitfleet.charts.cli import add_flags as add_chart_flags
 from gitfleet.charts.cli import charts_from
-from gitfleet.cli.common import add_output_flag, print_data, print_table, require_repository
+from gitfleet.cli.common import add_output_flag, require_repository
 from gitfleet.cli.outdir import MARKER, previous_files, write_tree
 from gitfleet.cli.progress import progress
+from gitfleet.fleetview.tables import print_data, print_table
 from gitfleet.render.core import render
-from gitfleet.source import load_snapshot, read_revision, read_worktree
+from gitfleet.source import load_snapshot, read_worktree
 from gitfleet.state.git import Git
+from gitfleet.state.snapshot import read_revision
 
 
 def add_parser(subparsers: Any) -> None:

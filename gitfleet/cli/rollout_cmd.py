@@ -22,8 +22,9 @@ import time
 from typing import Any
 
 from gitfleet.cli.approve_cmd import checked_out_in
-from gitfleet.cli.common import add_output_flag, print_data, print_table
+from gitfleet.cli.common import add_output_flag
 from gitfleet.errors import InputError
+from gitfleet.fleetview.tables import print_data, print_table
 from gitfleet.hub.rollouts import CONTROL_KIND, control_path, parse_control
 from gitfleet.layout import Branches
 from gitfleet.model.loader import load_settings

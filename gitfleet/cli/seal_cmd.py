@@ -10,14 +10,13 @@ goes to `--out` (or stdout) and errors name fields, not values.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from gitfleet import yamlio
+from gitfleet.atomicfile import write_atomically
 from gitfleet.errors import InputError
 from gitfleet.model.loader import load_fleet
 from gitfleet.render.selection import matches_selector
@@ -100,15 +99,7 @@ def seal(text: bytes, *, path: str, recipients: list[str]) -> str:
 
 
 def _write_atomically(target: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or Path("."))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(target, text.encode("utf-8"), mode=0o644)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gitfleet.cli.common import print_data, print_table
-from gitfleet.cli.get_cmd import cell, load_view
+from gitfleet.cli.get_cmd import load_view
 from gitfleet.errors import InputError
 from gitfleet.fleetview.rows import (
     RENDER_ERROR,
@@ -26,6 +25,7 @@ from gitfleet.fleetview.rows import (
     short,
     subscription_rows,
 )
+from gitfleet.fleetview.tables import cell, print_data, print_table
 
 
 def add_parser(subparsers: Any) -> None:

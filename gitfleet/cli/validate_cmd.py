@@ -11,8 +11,9 @@ from gitfleet.charts.cli import add_flags as add_chart_flags
 from gitfleet.charts.cli import charts_from
 from gitfleet.cli.common import require_repository
 from gitfleet.render.core import render
-from gitfleet.source import load_snapshot, read_revision, read_worktree
+from gitfleet.source import load_snapshot, read_worktree
 from gitfleet.state.git import Git
+from gitfleet.state.snapshot import read_revision
 
 
 def add_parser(subparsers: Any) -> None:

@@ -8,7 +8,7 @@ import platform
 from typing import Any
 
 from gitfleet import __version__
-from gitfleet.cli.common import print_data
+from gitfleet.fleetview.tables import print_data
 
 
 def add_parser(subparsers: Any) -> None:

@@ -31,6 +31,7 @@ from gitfleet.layout import Branches
 from gitfleet.lifecycle.judgement import HEARTBEAT_GRACE
 from gitfleet.logs import log
 from gitfleet.state.git import Git
+from gitfleet.state.statusread import StatusReader
 
 LOG = logging.getLogger("gitfleet.dashboard")
 T = TypeVar("T")
@@ -71,6 +72,7 @@ class FleetSource:
         self._refreshing = False
         self._next_start = 0.0             # monotonic time before which no rebuild starts
         self._error = ""                   # why the last background read failed
+        self._status_reader: StatusReader | None = None
         self._ready = threading.Event()    # set once the first background read ended
 
     @property
@@ -180,7 +182,8 @@ class FleetSource:
         with self._lock:
             snap_version, snap = self._snap
         if snap is None or snap_version != version:
-            snap = read_snapshot(self.git, prefix=self.prefix, previous=snap)
+            snap = read_snapshot(self.git, prefix=self.prefix, previous=snap,
+                                 reader=self._reader())
         view = View(snap, now)
         index = views.Index(view)
         fleet = views.fleet(view, index)
@@ -192,6 +195,12 @@ class FleetSource:
             if now >= self._model[1]:
                 self._model = (version, now, model)
         return model
+
+    def _reader(self) -> StatusReader:
+        """One status reader for as long as the prefix stays (it parses each commit once)."""
+        if self._status_reader is None or self._status_reader.branches != self.branches:
+            self._status_reader = StatusReader(self.git, branches=self.branches)
+        return self._status_reader
 
     def _refresh(self) -> None:
         started = time.monotonic()

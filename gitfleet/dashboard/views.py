@@ -21,7 +21,7 @@ from gitfleet.fleetview.rows import (
     eviction_rows,
 )
 from gitfleet.fleetview.snapshot import DescriptionEntry
-from gitfleet.hub.fleetstatus import worst_phase
+from gitfleet.fleetview.summary import worst_phase
 
 HEALTH_ORDER = ("Degraded", "Unknown", "Progressing", "Suspended", "Healthy")   # Argo's
 PAGE = 50

@@ -21,13 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from gitfleet.cli.get_cmd import RESOURCES, show
+from gitfleet.charts.renderer import Charts
 from gitfleet.demo.autoscale import CRON_FILE, set_steady_load, show_autoscaling
+from gitfleet.demo.chart import show_chart
 from gitfleet.demo.example import DEMO_CLUSTERS, PUSH_CLUSTERS, demo_fleet
 from gitfleet.demo.processes import Supervisor, free_port, wait_listening
 from gitfleet.demo.progress import Watcher
 from gitfleet.diff.engine import diff_revisions
 from gitfleet.diff.text import render_text
+from gitfleet.fleetview.tables import RESOURCES, show
 from gitfleet.kube.client import KubeClient, KubeSettings
 from gitfleet.kubesim import KubeSim
 from gitfleet.state.git import Git, init_repo
@@ -191,6 +193,13 @@ class Demo:
         watcher.until(lambda p: p.converged, timeout=s.drift_timeout, what="after the drift")
 
         self.print()
+        show_chart(work=work, git=_git, clusters=DEMO_CLUSTERS, sims=self.sims, watcher=watcher,
+                   timeout=s.change_timeout, print_=self.print,
+                   diff_text=lambda: render_text(diff_revisions(
+                       work, "HEAD~1", "HEAD", charts=Charts(self.dir / "diff-charts")),
+                       diffs=False))
+
+        self.print()
         show_autoscaling(git=git, clusters=DEMO_CLUSTERS, sims=self.sims, watcher=watcher,
                          timeout=s.autoscale_timeout, rule_file=demo_fleet()[CRON_FILE],
                          check=self.supervisor.check, print_=self.print,
@@ -227,8 +236,8 @@ class Demo:
 
     def _pushed_by(self, git: Git, cluster: str) -> str:
         """Who wrote the cluster's last heartbeat: the hub's worker, for an agentless cluster."""
-        from gitfleet.agent.statusfile import ClusterStatus
         from gitfleet.layout import Branches
+        from gitfleet.wire.status import ClusterStatus
 
         raw = git.read_blob(Branches().status(cluster), "status.yaml")
         status = ClusterStatus.from_yaml(raw) if raw else None

@@ -19,7 +19,7 @@ from typing import Any
 
 from gitfleet.clock import isoformat
 from gitfleet.fleetview.snapshot import DescriptionEntry, FleetSnapshot
-from gitfleet.hub.fleetstatus import PHASE_ORDER, cluster_summary, worst_phase
+from gitfleet.fleetview.summary import PHASE_ORDER, cluster_summary, worst_phase
 
 REPLICA_FIELDS = ("readyReplicas", "availableReplicas")
 
@@ -61,7 +61,7 @@ class View:
     def summary(self, cluster: str) -> dict[str, Any]:
         if cluster not in self._summaries:
             self._summaries[cluster] = cluster_summary(
-                cluster, self.snap.status_docs.get(cluster), now=self.now,
+                cluster, self.snap.statuses.get(cluster), now=self.now,
                 in_fleet=cluster in self.snap.clusters)
         return self._summaries[cluster]
 
@@ -84,16 +84,12 @@ class View:
         return str(ds.phase), ds.message
 
     def live_replicas(self, d: DescriptionEntry) -> dict[str, int]:
-        doc = self.snap.status_docs.get(d.cluster) or {}
+        status = self.snap.statuses.get(d.cluster)
+        ds = status.description(d.key) if status is not None else None
         out = dict.fromkeys(REPLICA_FIELDS, 0)
-        for ds in doc.get("descriptions") or []:
-            if f"{ds.get('namespace', '')}/{ds.get('name', '')}" != d.key:
-                continue
-            for obj in ds.get("objects") or []:
-                values = obj.get("status") if isinstance(obj.get("status"), dict) else obj
-                for f in REPLICA_FIELDS:
-                    if isinstance(values.get(f), int):
-                        out[f] += values[f]
+        for obj in ds.objects if ds is not None else ():
+            for f in REPLICA_FIELDS:
+                out[f] += obj.replicas.get(f, 0)
         return out
 
 

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet import yamlio
-from gitfleet.agent.statusfile import ClusterStatus
 from gitfleet.errors import InputError
 from gitfleet.fleetview.autoscaling import read_autoscalers
-from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, STATUS_FILE, Branches
+from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, Branches
 from gitfleet.model.settings import FleetSettings
 from gitfleet.rollout.progress import ROLLOUTS_FILE, read_file
 from gitfleet.state.git import Git
+from gitfleet.state.statusread import StatusReader, StatusView
+from gitfleet.wire.status import ClusterStatus
 
 CLUSTER_FILE = "cluster.yaml"
 EVICTIONS_FILE = "evictions.yaml"   # gitfleet.hub.evictions: the hub's eviction tasks
@@ -201,13 +202,14 @@ def _description(cluster: str, folder: str, data: bytes, replicas: int, objects:
 
 
 def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None = None,
-                  previous: FleetSnapshot | None = None) -> FleetSnapshot:
+                  previous: FleetSnapshot | None = None,
+                  reader: StatusReader | None = None) -> FleetSnapshot:
     """Read the state branch, every status branch and the commit times they refer to.
 
-    With `previous` (an earlier read of the same repo), what is keyed by a commit that has not
-    moved is taken from it instead of read again: the state's files when the state commit is
-    the same, and each cluster's status when its status commit is (the dashboard re-reads on
-    every heartbeat; a 10,000-cluster fleet then parses one status, not 10,000)."""
+    For a caller that reads again and again (the dashboard, on every heartbeat): with
+    `previous` (an earlier read of the same repo) the state's files are taken from it when the
+    state commit has not moved, and a `reader` kept between reads parses each status commit
+    once (a 10,000-cluster fleet then parses one status, not 10,000)."""
     prefix = prefix or branch_prefix(git)
     branches = Branches(prefix)
     snap = FleetSnapshot(prefix=prefix)
@@ -281,44 +283,20 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
                                                       counts.get(key, 0)))
         shas.extend(d.source_commit for d in snap.descriptions)
         shas.append(snap.source_commit)
-    status_prefix = branches.status("")
-    heads = git.refs(status_prefix)
-    if heads:
-        names = _believed(git, snap, {ref[len(status_prefix):]: sha for ref, sha in heads.items()},
-                          source_ref)
-        snap.status_commits = dict(names)
-        kept = previous.status_commits if previous is not None else {}
-        unread = {}
-        for name, sha in names.items():
-            if kept.get(name) == sha and previous is not None and name in previous.statuses:
-                snap.statuses[name] = previous.statuses[name]
-                snap.status_docs[name] = previous.status_docs.get(name, {})
-            else:
-                unread[name] = sha
-        out = git.run("cat-file", "--batch",
-                      input="".join(f"{sha}:{STATUS_FILE}\n" for sha in unread.values()).encode()
-                      ) if unread else b""
-        pos = 0
-        for name, _sha in unread.items():
-            nl = out.index(b"\n", pos)
-            header = out[pos:nl].split()
-            pos = nl + 1
-            if len(header) != 3:
-                continue
-            size = int(header[2])
-            data = out[pos:pos + size]
-            pos += size + 1
-            try:
-                doc = _load(data)       # parsed once, for the typed status and the raw rows
-                if not isinstance(doc, dict):
-                    continue
-                snap.statuses[name] = ClusterStatus.from_dict(doc)
-                snap.status_docs[name] = doc
-            except (InputError, KeyError, TypeError, ValueError):
-                continue
-        shas.extend(names.values())
-        times = _commit_times(git, list(names.values()))
-        snap.status_times = {n: times[s] for n, s in names.items() if s in times}
+    view = _believed(git, branches, source_ref, reader)
+    for name, status in view.statuses.items():
+        snap.statuses[name] = status
+        snap.status_docs[name] = status.to_dict()
+    for name, choice in view.choices.items():
+        if choice.rejected:
+            snap.status_rejected[name] = choice.rejected
+        if choice.warning:
+            snap.status_warnings[name] = choice.warning
+    names = {n: sha for n, sha in view.heads.items() if n in snap.statuses}
+    snap.status_commits = dict(names)
+    shas.extend(names.values())
+    times = _commit_times(git, list(names.values()))
+    snap.status_times = {n: times[s] for n, s in names.items() if s in times}
     snap.commit_times = _commit_times(git, shas)
     snap.cluster_added = _cluster_added_times(git, source_ref)
     snap.registrations = _registrations(git, branches)
@@ -326,25 +304,17 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
     return snap
 
 
-def _believed(git: Git, snap: FleetSnapshot, heads: dict[str, str],
-              source_ref: str | None) -> dict[str, str]:
-    """The status commit to read per cluster, as the hub folds it: signed by the cluster's
-    `spec.signingKey` when it has one (gitfleet.hub.statustrust)."""
-    from gitfleet.hub.statustrust import StatusTrust
+def _believed(git: Git, branches: Branches, source_ref: str | None,
+              reader: StatusReader | None = None) -> StatusView:
+    """The status branches as the hub folds them: signed by the cluster's `spec.signingKey`
+    when it has one (gitfleet.state.statusread). A `reader` kept between reads parses each
+    status commit once."""
     from gitfleet.registration.keys import cluster_keys
 
     keys = cluster_keys(git, source_ref) if source_ref else {}
-    trust = StatusTrust(git)
-    trust.set_keys({name: key.line for name, key in keys.items() if key.line})
-    out = {}
-    for name, choice in trust.choose(heads).items():
-        if choice.rejected:
-            snap.status_rejected[name] = choice.rejected
-        if choice.warning:
-            snap.status_warnings[name] = choice.warning
-        if choice.commit is not None:
-            out[name] = choice.commit
-    return out
+    reader = reader or StatusReader(git, branches=branches)
+    reader.trust_lines({name: key.line for name, key in keys.items() if key.line})
+    return reader.read()
 
 
 def _registrations(git: Git, branches: Branches) -> dict[str, RegistrationEntry]:

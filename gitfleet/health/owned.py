@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from gitfleet.agent.statusfile import Health
 from gitfleet.health.pods import pod
 from gitfleet.health.verdict import Obj, Verdict, degraded, section
+from gitfleet.wire.status import Health
 
 WITH_PODS = frozenset({("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet"),
                        ("apps", "ReplicaSet"), ("batch", "Job")})

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gitfleet.agent.statusfile import Change, Health, Phase
+from gitfleet.wire.status import Change, Health, Phase
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ from typing import Any
 
 import cel
 
-from gitfleet.agent.statusfile import Health
 from gitfleet.health.conventions import DEFAULT_PROGRESS_TIMEOUT, observed_lag
 from gitfleet.health.verdict import Obj, Verdict, progressing
+from gitfleet.wire.status import Health
 
 EXPRESSIONS = (("inProgress", Health.PROGRESSING), ("failed", Health.DEGRADED),
                ("current", Health.HEALTHY))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from gitfleet.agent.statusfile import Health
+from gitfleet.wire.status import Health
 
 Obj = Mapping[str, Any]
 

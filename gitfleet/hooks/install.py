@@ -9,7 +9,6 @@ write is never overwritten or removed: it is someone's, and chaining hooks is th
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import gitfleet
 from gitfleet import yamlio
+from gitfleet.atomicfile import write_atomically
 from gitfleet.errors import InputError
 from gitfleet.layout import DEFAULT_PREFIX
 from gitfleet.state.git import Git
@@ -122,7 +122,4 @@ def uninstall(repo: Path) -> list[Path]:
 
 def _write(path: Path, text: str, *, mode: int) -> None:
     """Replace `path` atomically (a push arriving meanwhile sees the old or the new file)."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
+    write_atomically(path, text.encode("utf-8"), mode=mode)

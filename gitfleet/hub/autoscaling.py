@@ -46,6 +46,7 @@ from gitfleet.autoscale.history import AutoscaleHistory, Recommendation
 from gitfleet.autoscale.hpa import Behavior, Condition, MetricTarget, PodSample, decide
 from gitfleet.clock import isoformat
 from gitfleet.errors import InputError
+from gitfleet.fleetview.summary import ready_clusters
 from gitfleet.hub.autoscalingstate import (
     API_VERSION,
     AUTOSCALING_FILE,
@@ -53,13 +54,15 @@ from gitfleet.hub.autoscalingstate import (
     HpaRecord,
     copy_state,
 )
-from gitfleet.hub.metricsreports import parse_metrics, pod_samples, replicas_reported
+from gitfleet.hub.metricsreports import pod_samples, read_metrics, replicas_reported
+from gitfleet.hub.round import Contribution, RoundInputs
 from gitfleet.layout import METRICS_FILE
 from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import Autoscaler, ObjectKey
 from gitfleet.render.emit import emit
 from gitfleet.state.git import Git
+from gitfleet.wire.metrics import ClusterMetrics
 
 LOG = logging.getLogger("gitfleet.hub.autoscaling")
 FHPA = "FederatedHPA"
@@ -161,7 +164,7 @@ class Autoscaling:
     def __init__(self, git: Git) -> None:
         self.git = git
         self._persisted: tuple[str | None, AutoscalingState] | None = None
-        self._metrics: dict[str, dict[str, Any] | None] = {}    # status commit -> metrics.yaml
+        self._metrics: dict[str, ClusterMetrics | None] = {}    # status commit -> metrics.yaml
         self._memory: dict[str, AutoscaleHistory] = {}           # recommendations since
         self._status: dict[str, bytes] = {}                      # fleet-status files
         self._errors: dict[tuple[str, str], str] = {}            # logged once per text
@@ -187,19 +190,36 @@ class Autoscaling:
             self._persisted = (state, AutoscalingState.from_file(data))
         return copy_state(self._persisted[1])
 
-    def metrics(self, heads: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    def metrics(self, heads: Mapping[str, str]) -> dict[str, ClusterMetrics]:
         """cluster -> its agent's metrics.yaml (clusters without one are left out)."""
         new = [sha for sha in heads.values() if sha not in self._metrics]
         if new:
             found = self.git.read_objects(f"{c}:{METRICS_FILE}" for c in new)
             for sha in new:
-                self._metrics[sha] = parse_metrics(found.get(f"{sha}:{METRICS_FILE}"))
+                self._metrics[sha] = read_metrics(found.get(f"{sha}:{METRICS_FILE}"))
         live = set(heads.values())
         self._metrics = {k: v for k, v in self._metrics.items() if k in live}
         return {name: doc for name, sha in heads.items()
                 if (doc := self._metrics.get(sha)) is not None}
 
     # -- one round -------------------------------------------------------------------------
+
+    def plan(self, inputs: RoundInputs) -> Contribution:
+        """This round's totals (the render divides them), `autoscaling.yaml` and the
+        autoscalers' fleet-status files."""
+        fleet, state = inputs.fleet, inputs.heads.state
+        if not fleet.autoscalers and self.idle(state):
+            return Contribution(files={AUTOSCALING_FILE: None})
+        ready = [c for c in ready_clusters(inputs.status.statuses, now=inputs.now)
+                 if c in fleet.clusters]
+        files = inputs.previous if any(a.kind == FHPA for a in fleet.autoscalers) else None
+        scaling = self.round(fleet, state=state, ready=ready, status_heads=inputs.status.heads,
+                             now=inputs.now, files=files)
+        return Contribution(
+            snapshot={"replicas": scaling.replicas} if scaling.replicas else {},
+            digest=scaling.digest if scaling.replicas else "",
+            files={AUTOSCALING_FILE: scaling.file}, title=scaling.note() or "",
+            status_files=self.status_files(), wake_in=self.wake_in(inputs.now))
 
     def round(self, fleet: Fleet, *, state: str | None, ready: Sequence[str],
               status_heads: Mapping[str, str], now: float,
@@ -209,7 +229,7 @@ class Autoscaling:
         before = self.persisted(state)
         if self._rendered[0] != state:
             self._rendered = (state, {})
-        self._files = files or {}
+        self._files = {} if files is None else files     # (no len() of a lazy state)
         saved = before.to_file()
         now_state = copy_state(before)
         decisions: list[ScalingDecision] = []

@@ -11,6 +11,7 @@ continues the tasks where the last one left them.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 from gitfleet import yamlio
 from gitfleet.clock import isoformat, parse_iso
 from gitfleet.errors import InputError
-from gitfleet.filemap import overlay
+from gitfleet.hub.round import Contribution, RoundInputs
 from gitfleet.lifecycle.failover import (
     UNHEALTHY,
     EvictionTask,
@@ -29,12 +30,15 @@ from gitfleet.lifecycle.failover import (
 )
 from gitfleet.lifecycle.judgement import Condition, Judgement, judge
 from gitfleet.lifecycle.taints import NO_SCHEDULE, HubTaint, cluster_taints, taint_key
+from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import ObjectKey, Taint
 from gitfleet.render.emit import emit
 from gitfleet.render.plans import template_id
 from gitfleet.render.previous import PreviousState
+from gitfleet.wire.status import ClusterStatus
 
+LOG = logging.getLogger("gitfleet.hub")
 EVICTIONS_FILE = "evictions.yaml"
 API_VERSION = "gitfleet.io/v1alpha1"
 
@@ -71,10 +75,27 @@ class Lifecycle:
         # the index of the previous state, kept while the hub's map of it stays the same
         self._previous: tuple[Mapping[str, bytes], PreviousState] | None = None
 
-    def judge(self, fleet: Fleet, statuses: Mapping[str, Mapping[str, Any]],
+    def plan(self, inputs: RoundInputs) -> Contribution:
+        """The round's judgement as the render, the state and the fleet status take it."""
+        life = self.judge(inputs.fleet, inputs.status.statuses, inputs.previous,
+                          now=inputs.now)
+        for change in life.changes:
+            log(LOG, logging.WARNING, "cluster lifecycle", change=change)
+        snapshot = dict(taints=life.taints, evicted=life.evicted, retained=life.retained,
+                        preserved=life.preserved) if life.digest else {}
+        rows = {name: {"taints": [f"{t.key}:{t.effect}" for t in life.taints.get(name, ())],
+                       "evictions": sum(1 for t in life.tasks if t.cluster == name)}
+                for name in inputs.fleet.clusters}
+        return Contribution(snapshot=snapshot, digest=life.digest,
+                            files={EVICTIONS_FILE: life.file()}, note="\n".join(life.changes),
+                            rows=rows)
+
+    def judge(self, fleet: Fleet, statuses: Mapping[str, ClusterStatus],
               previous_files: Mapping[str, bytes] | None, *, now: float) -> LifecycleInputs:
         settings = fleet.settings
-        previous_files = previous_files or {}
+        # (not `previous_files or {}`: the truth of a lazily read state is its len(), which
+        # lists every folder of the state tree)
+        previous_files = {} if previous_files is None else previous_files
         judgements: dict[str, Judgement] = {}
         hub_taints: dict[str, tuple[HubTaint, ...]] = {}
         taints: dict[str, tuple[Taint, ...]] = {}
@@ -166,26 +187,16 @@ def _application_failover(fleet: Fleet) -> bool:
                for p in fleet.propagations)
 
 
-def _objects(statuses: Mapping[str, Mapping[str, Any]]
-             ) -> dict[tuple[str, str], ObjectReport]:
+def _objects(statuses: Mapping[str, ClusterStatus]) -> dict[tuple[str, str], ObjectReport]:
     """(cluster, workload id) -> the object's reported health and preserved values."""
     out: dict[tuple[str, str], ObjectReport] = {}
-    for cluster, doc in statuses.items():
-        for d in doc.get("descriptions") or ():
-            for o in (d.get("objects") or ()) if isinstance(d, dict) else ():
-                if not isinstance(o, dict):
-                    continue
-                group = str(o.get("apiVersion", "")).rpartition("/")[0]
-                wid = f"{group}/{o.get('kind', '')}/{o.get('namespace', '') or ''}/" \
-                      f"{o.get('name', '')}"
-                preserved = o.get("preserved")
-                if not isinstance(preserved, dict):
-                    preserved = {}
-                live = o.get("status") if isinstance(o.get("status"), dict) else {}
-                available = live.get("availableReplicas") if isinstance(live, dict) else None
-                out[(cluster, wid)] = ObjectReport(
-                    str(o.get("health", "")), {str(k): str(v) for k, v in preserved.items()},
-                    available if isinstance(available, int) else None)
+    for cluster, status in statuses.items():
+        for d in status.descriptions:
+            for o in d.objects:
+                group = o.api_version.rpartition("/")[0]
+                wid = f"{group}/{o.kind}/{o.namespace}/{o.name}"
+                out[(cluster, wid)] = ObjectReport(str(o.health), dict(o.preserved),
+                                                   o.replicas.get("availableReplicas"))
     return out
 
 
@@ -257,20 +268,3 @@ def load_unhealthy(raw: bytes | None) -> dict[tuple[str, str], float]:
         except (KeyError, TypeError, ValueError, AttributeError):
             continue
     return out
-
-
-def with_evictions(files: Mapping[str, bytes], data: bytes | None) -> Mapping[str, bytes]:
-    """The rendered state with `evictions.yaml` set to `data` (removed for None)."""
-    if data is None and EVICTIONS_FILE not in files:
-        return files
-    if files.get(EVICTIONS_FILE) == data:
-        return files
-    if isinstance(files, dict):
-        out = dict(files)
-        if data is None:
-            del out[EVICTIONS_FILE]
-        else:
-            out[EVICTIONS_FILE] = data
-        return dict(sorted(out.items()))
-    return overlay(files, {EVICTIONS_FILE: data} if data is not None else {},
-                   [] if data is not None else [EVICTIONS_FILE])

@@ -96,7 +96,6 @@ class HubDaemon:
     def run(self) -> int:
         """Loop until stopped; returns the exit code (0)."""
         self._start_triggers()
-        self.hub.defer_status = True
         log(LOG, logging.INFO, "hub started", repo=self.hub.store.remote
             or str(self.hub.store.git.path), branch=self.hub.source_branch(),
             interval=self.hub.interval())
@@ -125,7 +124,7 @@ class HubDaemon:
 
     def _step(self) -> float:
         try:
-            delay = self.hub.step()
+            delay = self.hub.step(pace=True)
         except Exception as exc:  # a bug must not kill the daemon: log it and back off
             delay = self.hub.failed()
             LOG.exception("step crashed", extra={"fields": {"error": repr(exc),

@@ -2,12 +2,11 @@
 
 The hub mutates plain fields (cheap, under its own loop); a collector turns them into metric
 families at scrape time, on a registry of its own (several hubs in one process never clash).
-Per-cluster series are read at scrape time too, on the HTTP thread, so that the hub's rounds
-pay nothing for them: the agents' status branches (as the fleet status folds them, with a
-reader of its own), each cluster's ready verdict (heartbeat age and the agent's probes, as
-`fleet-status` judges it), heartbeat age, drift count, and whether the commit the agent last
-synced is its cluster branch head — and if not, for how long the head has waited (from the
-head's commit time).
+Per-cluster series are built at scrape time too, on the HTTP thread, so that the hub's rounds
+pay nothing for them, from the agents' status as the hub's last round read it: each cluster's
+ready verdict (heartbeat age and the agent's probes, as `fleet-status` judges it), heartbeat
+age, drift count, and whether the commit the agent last synced is its cluster branch head — and
+if not, for how long the head has waited (from the head's commit time).
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import logging
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import (
@@ -28,12 +26,13 @@ from prometheus_client.core import (
 
 from gitfleet.clock import Clock, parse_iso
 from gitfleet.errors import GitfleetError
-from gitfleet.hub.fleetstatus import FleetStatus, cluster_summary
 from gitfleet.layout import Branches
+from gitfleet.lifecycle.judgement import judge
 from gitfleet.logs import log
-from gitfleet.model.loader import Fleet
 from gitfleet.state.git import Git
+from gitfleet.state.statusread import StatusView
 from gitfleet.state.writer import read_heads
+from gitfleet.wire.status import ClusterStatus, SyncResult, SyncStatus
 
 LOG = logging.getLogger("gitfleet.hub.metrics")
 
@@ -52,7 +51,11 @@ class ClusterFigures:
     synced: bool                     # the last sync applied every object
 
 
-def cluster_figures(statuses: Mapping[str, Mapping[str, Any] | None],
+def _applied(status: ClusterStatus | None) -> str:
+    return status.sync.cluster_commit if status is not None else ""
+
+
+def cluster_figures(statuses: Mapping[str, ClusterStatus | None],
                     heads: Mapping[str, str], *, now: float,
                     head_times: Mapping[str, float]) -> dict[str, ClusterFigures]:
     """Per-cluster figures from the agents' parsed status files, the cluster branch heads
@@ -60,24 +63,24 @@ def cluster_figures(statuses: Mapping[str, Mapping[str, Any] | None],
     that are behind)."""
     out: dict[str, ClusterFigures] = {}
     for name in sorted(set(statuses) | set(heads)):
-        doc = statuses.get(name)
-        summary = cluster_summary(name, doc, now=now, in_fleet=name in heads)
-        hb = (doc or {}).get("heartbeat") or {}
+        status = statuses.get(name)
+        judgement = judge(status, now=now, parse_time=parse_iso)
+        hb = status.heartbeat if status is not None else None
         age: float | None = None
-        if hb:
+        if hb is not None:
             try:
-                age = max(0.0, now - parse_iso(str(hb.get("time", ""))))
+                age = max(0.0, now - parse_iso(hb.time))
             except ValueError:
                 age = None
-        sync = (doc or {}).get("sync") or {}
+        sync = status.sync if status is not None else SyncStatus()
         head = heads.get(name)
-        behind = head is not None and str(sync.get("clusterCommit") or "") != head
+        behind = head is not None and sync.cluster_commit != head
         lag = 0.0
         if behind and head in head_times:
             lag = max(0.0, now - head_times[str(head)])
-        out[name] = ClusterFigures(ready=bool(summary["ready"]), heartbeat_age=age,
-                                   drift=len((doc or {}).get("drift") or ()), behind=behind,
-                                   lag_seconds=lag, synced=sync.get("result") == "Synced")
+        out[name] = ClusterFigures(ready=judgement.ready, heartbeat_age=age,
+                                   drift=len(status.drift) if status else 0, behind=behind,
+                                   lag_seconds=lag, synced=sync.result is SyncResult.SYNCED)
     return out
 
 
@@ -95,29 +98,24 @@ def commit_time(raw: bytes) -> float | None:
 
 
 class ClusterReader:
-    """Reads the per-cluster figures from the repository (for one scrape at a time)."""
+    """The per-cluster figures of the hub's last round's status view (for one scrape at a
+    time): the cluster branch heads and their commit times are read at scrape."""
 
     def __init__(self, git: Git, branches: Branches, clock: Clock) -> None:
         self.git = git
         self.branches = branches
         self.clock = clock
-        self.status = FleetStatus(git, clock=clock, branches=branches)
+        self.view = StatusView()
         self._times: dict[str, float] = {}
         self._lock = threading.Lock()
 
-    def trust_keys(self, fleet: Fleet) -> None:
-        """Read status as the hub folds it: only what the cluster's key signed."""
-        with self._lock:
-            self.status.trust_keys(fleet, log=False)
-
     def figures(self) -> dict[str, ClusterFigures]:
         with self._lock:
-            statuses = self.status.read()
+            statuses = self.view.statuses
             heads = {n: c for n, (c, _) in read_heads(self.git, self.branches).clusters.items()}
             behind = [c for n, c in heads.items()
                       if c not in self._times
-                      and str(((statuses.get(n) or {}).get("sync") or {})
-                              .get("clusterCommit") or "") != c]
+                      and _applied(statuses.get(n)) != c]
             for sha, raw in self.git.read_objects(behind).items():
                 when = commit_time(raw)
                 if when is not None:
@@ -185,13 +183,13 @@ class Metrics:
             self.rollouts = dict(figures)
 
     def watch_clusters(self, git: Git, branches: Branches, *, clock: Clock,
-                       fleet: Fleet | None = None) -> None:
-        """Serve per-cluster series read from `git` (where the hub writes) at scrape time."""
+                       view: StatusView) -> None:
+        """Serve per-cluster series of `view` (the status the hub's round read) and of the
+        cluster branches of `git` (where the hub writes) at scrape time."""
         current = self._clusters
         if current is None or current.git is not git or current.branches != branches:
             self._clusters = current = ClusterReader(git, branches, clock)
-        if fleet is not None:
-            current.trust_keys(fleet)
+        current.view = view
 
     def text(self) -> str:
         """The Prometheus exposition format (text 0.0.4)."""

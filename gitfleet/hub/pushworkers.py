@@ -10,8 +10,9 @@ every hub round with the fleet's clusters and their reported status, spawns a wo
 cluster that became pushable, stops those that left or stopped allowing it (and restarts one
 whose kubeconfig changed), and `with_client()` makes one-off calls with a cluster's client.
 
-A worker is the agent's own loop (`gitfleet.agent.agent.Agent` with `push_worker`) in a thread,
-against the cluster's kubeconfig: the same engine, inventory (the ConfigMap in the cluster, so
+A worker is the agent's own loop (`gitfleet.cli.pushagent`, given to the registry by the command
+that starts the hub: the hub never imports the agent) in a thread, against the cluster's
+kubeconfig: the same engine, inventory (the ConfigMap in the cluster, so
 agent and worker hand over without pruning or duplicating anything), prune budget, health,
 drift, and the same status-branch writer. With an agent present the worker writes only the sync
 part of the status and the agent only its heartbeat; each keeps its part over the other's
@@ -26,24 +27,20 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from gitfleet.agent.agent import HUB_WORKER_VERSION, Agent, AgentSettings
-from gitfleet.agent.statusbranch import StatusBranch
-from gitfleet.agent.statusfile import ClusterStatus, SyncResult
 from gitfleet.backoff import Backoff
-from gitfleet.clock import SystemClock
 from gitfleet.errors import GitfleetError, InputError
 from gitfleet.hub.kubeconfigs import Kubeconfig, KubeconfigSource
 from gitfleet.kube.client import KubeClient
 from gitfleet.kube.kubeconfig import client_from_kubeconfig
 from gitfleet.layout import PUSHED_MODES, Branches
 from gitfleet.logs import log
-from gitfleet.state.git import init_repo
 from gitfleet.state.signing import SigningKey
 from gitfleet.state.transport import GitTransport
+from gitfleet.wire.status import HUB_WORKER_VERSION, ClusterStatus
 
 LOG = logging.getLogger("gitfleet.hub.push")
 T = TypeVar("T")
@@ -78,15 +75,15 @@ class PushTarget:
         return "agentless" if self.own_heartbeat else "agent reports AppPusher on"
 
 
-def push_target(*, cluster: str, sync_mode: str, status: Mapping[str, Any] | None,
+def push_target(*, cluster: str, sync_mode: str, status: ClusterStatus | None,
                 agentless: bool) -> PushTarget | None:
     """The decision, from the ManagedCluster's syncMode and the last reported heartbeat."""
     if sync_mode not in PUSHED_MODES:
         return None
-    heartbeat = (status or {}).get("heartbeat") or {}
-    by_hub = str(heartbeat.get("agentVersion", "")).startswith(
+    heartbeat = status.heartbeat if status is not None else None
+    by_hub = heartbeat is not None and heartbeat.agent_version.startswith(
         HUB_WORKER_VERSION.split("/", 1)[0] + "/")
-    agent_allows = bool(heartbeat) and not by_hub and heartbeat.get("appPusher") is True
+    agent_allows = heartbeat is not None and not by_hub and heartbeat.app_pusher
     if agent_allows:
         return PushTarget(cluster, sync_mode, own_heartbeat=False)
     if sync_mode == "Push" and agentless and (not heartbeat or by_hub):
@@ -94,12 +91,42 @@ def push_target(*, cluster: str, sync_mode: str, status: Mapping[str, Any] | Non
     return None
 
 
+@dataclass(frozen=True)
+class PushJob:
+    """What a worker runs the agent's loop for: one cluster, from the hub's repository."""
+
+    target: PushTarget
+    repo_url: str
+    workdir: Path                          # the worker's own small repository
+    branches: Branches
+    settings: PushSettings
+    branch_hint: Callable[[], str | None] | None = None    # the cluster branch's tip, if known
+
+
+class ClusterAgent(Protocol):
+    """The agent's loop for one cluster, as a worker runs it."""
+
+    def run(self, *, once: bool = False) -> Any: ...
+
+    def stop(self) -> None: ...
+
+
+class PushAgents(Protocol):
+    """Starts the agent's loop for a job, and says on a cluster's status branch that the hub
+    cannot push to it (raises GitfleetError when that write fails)."""
+
+    def agent(self, job: PushJob, kube: KubeClient) -> ClusterAgent: ...
+
+    def report_broken(self, job: PushJob, message: str) -> None: ...
+
+
 class PushWorker:
     """One cluster's push loop in its own thread, restarted with backoff when it crashes."""
 
     def __init__(self, target: PushTarget, kubeconfig: Kubeconfig, *, repo_url: str,
-                 workdir: Path, branches: Branches, settings: PushSettings,
+                 workdir: Path, branches: Branches, settings: PushSettings, agents: PushAgents,
                  branch_hint: Callable[[], str | None] | None = None) -> None:
+        self.agents = agents
         self.target = target
         self.branch_hint = branch_hint
         self.kubeconfig = kubeconfig
@@ -112,7 +139,7 @@ class PushWorker:
         self.rounds_started = 0
         self.broken = ""          # why it cannot push (kubeconfig), once reported
         self._stop = threading.Event()
-        self._agent: Agent | None = None
+        self._agent: ClusterAgent | None = None
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"push-{target.cluster}",
                                         daemon=True)
@@ -131,8 +158,13 @@ class PushWorker:
         return self._thread.is_alive()
 
     @property
-    def agent(self) -> Agent | None:
+    def agent(self) -> ClusterAgent | None:
         return self._agent
+
+    @property
+    def job(self) -> PushJob:
+        return PushJob(self.target, self.repo_url, self.workdir, self.branches, self.settings,
+                       self.branch_hint)
 
     def start(self) -> PushWorker:
         self._thread.start()
@@ -180,23 +212,8 @@ class PushWorker:
                 if self.settings.once or self._stop.wait(delay):
                     return
 
-    def _agent_settings(self) -> AgentSettings:
-        s = self.settings
-        return AgentSettings(
-            repo_url=self.repo_url, cluster=self.cluster, workdir=self.workdir,
-            branch_prefix=self.branches.prefix, interval=s.interval,
-            heartbeat_interval=s.heartbeat_interval, app_pusher=True, register=False,
-            apply_workers=s.apply_workers, max_prune_share=s.max_prune_share,
-            recovery=s.recovery,
-            sync_mode=self.target.mode, push_worker=True,
-            own_heartbeat=self.target.own_heartbeat, signing_key=s.signing_key,
-            git_transport=s.git_transport)
-
     def _loop(self, kube: KubeClient) -> None:
-        agent = Agent(self._agent_settings(), kube, clock=SystemClock(),
-                      git=init_repo(self.workdir, bare=True, private=True,
-                                    transport=self.settings.git_transport),
-                      branch_hint=self.branch_hint)
+        agent = self.agents.agent(self.job, kube)
         with self._lock:
             if self._stop.is_set():
                 return
@@ -213,20 +230,10 @@ class PushWorker:
             error=error)
         self.last_error = self.broken = error
         message = f"the hub cannot push: {error}"[:500]
-        branch = StatusBranch(init_repo(self.workdir, bare=True, private=True,
-                                        transport=self.settings.git_transport),
-                              self.repo_url, self.branches, self.cluster)
-
-        def failed(tip: ClusterStatus | None) -> ClusterStatus:
-            base = tip or ClusterStatus(cluster=self.cluster)
-            return replace(base, sync=replace(base.sync, result=SyncResult.FAILED,
-                                              message=message))
-
         failures = 0
         while not self._stop.is_set():
             try:
-                branch.load()
-                branch.write(failed(branch.status), when=SystemClock().now(), rebase=failed)
+                self.agents.report_broken(self.job, message)
                 return
             except GitfleetError as exc:
                 failures += 1
@@ -241,7 +248,8 @@ class PushRegistry:
     """Push workers by cluster, reconciled every hub round."""
 
     def __init__(self, *, repo_url: str, workdir: Path, kubeconfigs: KubeconfigSource,
-                 settings: PushSettings | None = None) -> None:
+                 agents: PushAgents, settings: PushSettings | None = None) -> None:
+        self.agents = agents
         self.repo_url = repo_url
         self.workdir = workdir
         self.kubeconfigs = kubeconfigs
@@ -254,7 +262,7 @@ class PushRegistry:
         # branches): a worker fetches only when its branch moved.
         self.tips: dict[str, str] = {}
 
-    def reconcile(self, sync_modes: Mapping[str, str], statuses: Mapping[str, Mapping[str, Any]],
+    def reconcile(self, sync_modes: Mapping[str, str], statuses: Mapping[str, ClusterStatus],
                   *, branches: Branches, tips: Mapping[str, str] | None = None) -> None:
         """Spawn, stop and restart workers to match the clusters pushable now.
 
@@ -284,7 +292,7 @@ class PushRegistry:
                 continue
             worker = PushWorker(target, self.kubeconfigs.get(name), repo_url=self.repo_url,
                                 workdir=self.workdir / name, branches=branches,
-                                settings=self.settings,
+                                settings=self.settings, agents=self.agents,
                                 branch_hint=self._hint(name) if tips is not None else None)
             self.workers[name] = worker.start()
             self.spawned += 1

@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet import yamlio
+from gitfleet.clock import parse_iso
 from gitfleet.errors import InputError
 from gitfleet.filemap import overlay, subset, touched
-from gitfleet.hub.fleetstatus import cluster_summary
 from gitfleet.hub.metrics import RolloutFigures
+from gitfleet.hub.round import RoundInputs
 from gitfleet.layout import DESCRIPTION_FILE
+from gitfleet.lifecycle.judgement import judge
 from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
 from gitfleet.model.rollouts import RolloutPolicy
@@ -41,6 +43,7 @@ from gitfleet.state.git import Git
 from gitfleet.state.objects import TreeIndex
 from gitfleet.state.release import ReleaseBuilder, Swap
 from gitfleet.state.writer import StateHeads
+from gitfleet.wire.status import ClusterStatus, SyncResult, SyncStatus
 
 LOG = logging.getLogger("gitfleet.hub.rollouts")
 CONTROL_FOLDER = "rollouts"
@@ -134,8 +137,13 @@ class RolloutDriver:
             return self.builder.build(index, wanted, plan.swaps)
         return hook
 
+    def gate(self, inputs: RoundInputs, files: Mapping[str, bytes]) -> RolloutPlan:
+        """The round's gate over the rendered files: what ships now, what waits."""
+        return self.plan(fleet=inputs.fleet, files=files, heads=inputs.heads,
+                         statuses=inputs.status.statuses, source=inputs.source, now=inputs.now)
+
     def plan(self, *, fleet: Fleet, files: Mapping[str, bytes], heads: StateHeads,
-             statuses: Mapping[str, Mapping[str, Any]], source: str, now: float) -> RolloutPlan:
+             statuses: Mapping[str, ClusterStatus], source: str, now: float) -> RolloutPlan:
         if not fleet.rollouts:
             plan = RolloutPlan(files=overlay(files, {}, (ROLLOUTS_FILE,))
                                if ROLLOUTS_FILE in files else files)
@@ -312,7 +320,7 @@ class _Reports(Mapping[str, ClusterReport]):
     """The clusters' reports, judged when the machine asks for one (most steps ask for the
     clusters of one wave only)."""
 
-    def __init__(self, statuses: Mapping[str, Mapping[str, Any]], heads: Mapping[str, str],
+    def __init__(self, statuses: Mapping[str, ClusterStatus], heads: Mapping[str, str],
                  now: float) -> None:
         self.statuses, self.heads, self.now = statuses, heads, now
         self._done: dict[str, ClusterReport] = {}
@@ -331,11 +339,10 @@ class _Reports(Mapping[str, ClusterReport]):
         return len(set(self.statuses) | set(self.heads))
 
 
-def _report(name: str, doc: Mapping[str, Any] | None, head: str, now: float) -> ClusterReport:
-    ready = bool(cluster_summary(name, doc, now=now, in_fleet=True)["ready"])
-    sync = (doc or {}).get("sync") or {}
-    applied = bool(head) and sync.get("clusterCommit") == head
-    phases = {f"{d.get('namespace')}/{d.get('name')}": str(d.get("phase", "Pending"))
-              for d in (doc or {}).get("descriptions") or () if isinstance(d, dict)}
-    failed = str(sync.get("message") or "failed") if sync.get("result") == "Failed" else ""
+def _report(name: str, status: ClusterStatus | None, head: str, now: float) -> ClusterReport:
+    ready = judge(status, now=now, parse_time=parse_iso).ready
+    sync = status.sync if status is not None else SyncStatus()
+    applied = bool(head) and sync.cluster_commit == head
+    phases = {d.key: str(d.phase) for d in (status.descriptions if status else ())}
+    failed = (sync.message or "failed") if sync.result is SyncResult.FAILED else ""
     return ClusterReport(ready=ready, applied=applied, phases=phases, failed_sync=failed)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitfleet.backoff import Backoff
+from gitfleet.model.loader import Fleet
 from gitfleet.state.signing import SigningKey, TrustedKeys
 
 DEFAULT_INTERVAL = 15.0
@@ -54,6 +55,13 @@ class HubSettings:
 
     def retry_backoff(self) -> Backoff:
         return Backoff(self.backoff_base, self.backoff_max, self.jitter)
+
+
+def interval_of(settings: HubSettings, fleet: Fleet | None) -> float:
+    """Seconds between rounds: the setting, else fleet.yaml's `intervals.fetch`."""
+    if settings.interval is not None:
+        return settings.interval
+    return fleet.settings.interval("fetch", DEFAULT_INTERVAL) if fleet else DEFAULT_INTERVAL
 
 
 def parse_listen(text: str) -> tuple[str, int]:

@@ -7,10 +7,11 @@ interval (`NeverReported` if none ever came), `NotReady` when it reports not rea
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+
+from gitfleet.wire.status import ClusterStatus
 
 HEARTBEAT_GRACE = 3   # heartbeat intervals after which a silent cluster is Unknown
 
@@ -38,33 +39,25 @@ class Judgement:
         return self.condition is Condition.READY
 
 
-def reported_ready(heartbeat: Mapping[str, Any]) -> bool:
-    """Ready as the agent reports it: (livez and readyz) or healthz."""
-    return bool((heartbeat.get("livez") and heartbeat.get("readyz")) or heartbeat.get("healthz"))
-
-
-def judge(doc: Mapping[str, Any] | None, *, now: float,
+def judge(status: ClusterStatus | None, *, now: float,
           parse_time: Callable[[str], float]) -> Judgement:
-    """Judge one cluster from its parsed `status.yaml` (None: no status branch).
+    """Judge one cluster from its `status.yaml` (None: no status branch).
 
     `parse_time` turns the RFC 3339 heartbeat time into epoch seconds (ValueError if it
     cannot); an unreadable time counts as no heartbeat at all.
     """
-    hb = (doc or {}).get("heartbeat") or {}
-    if not isinstance(hb, Mapping) or not hb:
+    hb = status.heartbeat if status is not None else None
+    if hb is None:
         return Judgement(Condition.NEVER_REPORTED, "no heartbeat yet")
     try:
-        last = parse_time(str(hb.get("time", "")))
+        last = parse_time(hb.time)
     except ValueError:
         return Judgement(Condition.NEVER_REPORTED, "heartbeat time unreadable")
-    try:
-        interval = max(float(hb.get("intervalSeconds") or 0), 1.0)
-    except (TypeError, ValueError):
-        interval = 1.0
+    interval = max(float(hb.interval_seconds or 0), 1.0)
     expires = last + HEARTBEAT_GRACE * interval
     if now > expires:
         return Judgement(Condition.UNKNOWN, f"heartbeat older than {HEARTBEAT_GRACE} intervals",
                          since=expires, last_heartbeat=last)
-    if not reported_ready(hb):
+    if not hb.ready:
         return Judgement(Condition.NOT_READY, "cluster reports not ready", last_heartbeat=last)
     return Judgement(Condition.READY, "", last_heartbeat=last)

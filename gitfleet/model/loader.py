@@ -810,15 +810,18 @@ def _health_problems(data: bytes, entries: Any) -> list[Problem]:
         if line is not None and p.column and line <= len(lines):
             key_line = lines[line - 1]
             rest = key_line.split(":", 1)[-1]
+            indent: int | None
             if rest.strip()[:1] in ("|", ">"):
+                first = lines[line] if line < len(lines) else ""  # the block's first line
+                indent = len(first) - len(first.lstrip(" "))
                 line += 1 + p.line
-                text = lines[line - 1] if line <= len(lines) else ""
-                indent = len(text) - len(text.lstrip(" "))
-            else:
+            elif p.line == 0:  # on the key's line: after the key (and the opening quote)
+                indent = len(key_line) - len(rest.lstrip(" "))
+                indent += 1 if rest.strip()[:1] in ("'", '"') else 0
+            else:  # a flow scalar folded over lines: its columns are not the file's
                 line += p.line
-                indent = len(key_line) - len(rest.lstrip(" ")) if not p.line else 0
-                indent += 1 if rest.strip()[:1] in ("'", '"') and not p.line else 0
-            if p.column:
+                indent = None
+            if indent is not None:
                 message += f" (column {indent + p.column})"
         out.append(Problem(FLEET_FILE, line, "FleetSettings", message))
     return out

@@ -573,7 +573,9 @@ def _description_head(ctx: _Context, draft: _Draft) -> str:
     spec["renderErrors"] = []
     spec["overrides"] = draft.overrides
     head = emit.emit({"apiVersion": "gitfleet.io/v1alpha1", "kind": "Description",
-                      "metadata": {"name": plan.name, "namespace": plan.folder.split("/")[0]},
+                      # named as its folder: a unit's generic and `@helm` Descriptions differ
+                      "metadata": {"name": plan.folder.split("/", 1)[1],
+                                   "namespace": plan.folder.split("/")[0]},
                       "spec": spec})
     ctx.heads[key] = head
     return head

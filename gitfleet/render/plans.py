@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet.layout import CLUSTER_SCOPE_DIR, object_file
-from gitfleet.lifecycle import preservation
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import (
     Cluster,
@@ -26,6 +25,7 @@ from gitfleet.render import division, selection
 from gitfleet.render.previous import PreviousState
 from gitfleet.render.status import StatusSnapshot, available_replicas, pod_requests, room_for
 from gitfleet.render.variants import Preserve, SetReplicas
+from gitfleet.wire import preservation
 
 HELM_SUFFIX = "@helm"
 

@@ -18,7 +18,6 @@ from typing import Any
 from gitfleet import yamlio
 from gitfleet.errors import InputError
 from gitfleet.layout import object_file
-from gitfleet.lifecycle.preservation import ANNOTATION as PRESERVATION_ANNOTATION
 from gitfleet.model.objects import KarmadaOverride, ObjectKey, OverrideSet, Template
 from gitfleet.render.overriders import apply_overriders
 from gitfleet.render.patches import (
@@ -29,6 +28,7 @@ from gitfleet.render.patches import (
     trim_server_fields,
 )
 from gitfleet.secrets.detect import is_sops, sealed_problem
+from gitfleet.wire.preservation import ANNOTATION as PRESERVATION_ANNOTATION
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class KarmadaStep:
 
 @dataclass(frozen=True)
 class Preserve:
-    """Failover state preservation (gitfleet.lifecycle.preservation), applied after every
+    """Failover state preservation (gitfleet.wire.preservation), applied after every
     override: the rules as an annotation for the agent to report, and the values preserved
     from an evicted copy as labels."""
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitfleet.atomicfile import write_atomically
 from gitfleet.errors import GitfleetError, RefConflict, TransientError
 from gitfleet.state.objects import (
     EMPTY_TREE,
@@ -289,15 +290,8 @@ class Git:
             return
         target.parent.mkdir(exist_ok=True, mode=0o700 if self.private else 0o777)
         data = deflate(b"%s %d\0" % (TYPE_NAMES[kind], len(body)) + body)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix="tmp_obj_")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.chmod(tmp, 0o400 if self.private else 0o444)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(target, data, mode=0o400 if self.private else 0o444,
+                         prefix="tmp_obj_")
 
     def git_dir(self) -> Path:
         """The repository's common Git folder (where refs, locks and objects live)."""

@@ -20,13 +20,13 @@ import importlib.metadata
 import json
 import logging
 import os
-import tempfile
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 
 import gitfleet
+from gitfleet.atomicfile import write_atomically
 from gitfleet.errors import InputError
 from gitfleet.logs import log
 from gitfleet.model.loader import FLEET_FILE, FOLDERS, Fleet, export_parsed, preload_parsed
@@ -37,6 +37,15 @@ from gitfleet.state.git import Git
 SOURCE_PATHS = (FLEET_FILE, *FOLDERS)
 PARSED_FILE = "gitfleet/parsed.json"            # inside the Git folder
 LOG = logging.getLogger("gitfleet.state.snapshot")
+
+
+def read_revision(repo: str | os.PathLike[str], rev: str) -> tuple[dict[str, bytes], str]:
+    """The fleet files of commit `rev` in `repo`, and the commit's full sha."""
+    git = Git(repo)
+    sha = git.resolve(f"{rev}^{{commit}}")
+    if sha is None:
+        raise InputError(f"no such commit: {rev}", path=str(repo))
+    return SourceReader(git).files_at(sha), sha
 
 
 class SourceReader:
@@ -170,12 +179,8 @@ class ParsedCache:
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # a mirror is private
             _remove_stale_temporaries(path)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".",
-                                       suffix=".tmp")
             text = json.dumps({"code": _code_id(), "files": entries}, separators=(",", ":"))
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(tmp, path)
+            write_atomically(path, text.encode("utf-8"), prefix=path.name + ".", suffix=".tmp")
         except OSError as exc:          # a cache: the hub works on without it
             log(LOG, logging.WARNING, "parse cache not written", path=str(path),
                 error=str(exc))

@@ -102,6 +102,32 @@ class RenderSummary:
 
 
 @dataclass(frozen=True)
+class StateCommit:
+    """One write: `files` (the whole state tree) on top of `heads`, from `source_commit`.
+
+    `clusters` names clusters that should have a branch even with nothing to deploy;
+    `status_input` is a digest of the cluster status the render took (a trailer, so that a
+    restarted hub knows whether it may render incrementally from this state), `renderer`
+    names the code that rendered it (a restarted hub of another build renders in full).
+    `release` (a rollout, `gitfleet.state.release`) may give a cluster branch another tree
+    than its state subtree, with the new tree objects that takes; `note` is a paragraph
+    of the state commit's message (what a rollout did, what lifecycle changed).
+    `title` heads the state commit's message (an autoscaling decision names itself there).
+    """
+
+    files: Mapping[str, bytes]
+    source_commit: str
+    heads: StateHeads
+    summary: RenderSummary | None = None
+    clusters: Iterable[str] = ()
+    status_input: str | None = None
+    renderer: str | None = None
+    release: Release | None = None
+    note: str = ""
+    title: str = ""
+
+
+@dataclass(frozen=True)
 class StateWrite:
     """What one write did: the new heads (unchanged ones included) and what moved."""
 
@@ -143,30 +169,20 @@ class StateWriter:
         self.check_limit = check_limit
         self._present: set[str] = set()     # trees known to be in the repository
         self._index = TreeIndex()           # the last tree built and written
+        self._at: str | None = None         # the state commit `_files` are the files of
+        self._files: Mapping[str, bytes] = {}
 
     @property
     def index(self) -> TreeIndex:
         """The tree last built (and written): files and folders of the current state."""
         return self._index
 
-    def write(self, files: Mapping[str, bytes], *, source_commit: str, heads: StateHeads,
-              summary: RenderSummary | None = None,
-              clusters: Iterable[str] = (), status_input: str | None = None,
-              renderer: str | None = None, release: Release | None = None,
-              note: str = "", title: str = "") -> StateWrite:
-        """Write `files` (the whole state tree) on top of `heads` and publish it: the cluster
-        branches that moved first, then the state.
-
-        `clusters` names clusters that should have a branch even with nothing to deploy;
-        `status_input` is a digest of the cluster status the render took (a trailer, so that a
-        restarted hub knows whether it may render incrementally from this state), `renderer`
-        names the code that rendered it (a restarted hub of another build renders in full).
-        `release` (a rollout, `gitfleet.state.release`) may give a cluster branch another tree
-        than its state subtree, with the new tree objects that takes; `note` is a paragraph
-        of the state commit's message (what a rollout did).
-        `title` heads the state commit's message (an autoscaling decision names itself there).
-        Nothing changed -> nothing written. Raises RefConflict if `heads` no longer hold.
-        """
+    def write(self, commit: StateCommit) -> StateWrite:
+        """Write `commit` and publish it: the cluster branches that moved first, then the
+        state. Nothing changed -> nothing written. Raises RefConflict if its heads no longer
+        hold."""
+        files, heads, source_commit = commit.files, commit.heads, commit.source_commit
+        clusters, release = commit.clusters, commit.release
         started = time.perf_counter()
         index, build = self._index.update(files)
         prev_tree = self._tree_of(heads.state)
@@ -184,6 +200,7 @@ class StateWriter:
         state_changes = build.root != prev_tree
         if not state_changes and not moving:
             self._index = index
+            self._at, self._files = heads.state, index.files
             return StateWrite(changed=False, state=heads.state, tree=build.root, moved=(),
                               updates=(), heads=heads)
 
@@ -197,10 +214,11 @@ class StateWriter:
         state = heads.state
         state_update = []
         if state_changes:
-            message = _state_message(source_commit, summary or RenderSummary.of_index(index),
-                                     status_input, renderer, note)
-            if title:
-                message = f"{title}\n\n{message}"
+            message = _state_message(source_commit,
+                                     commit.summary or RenderSummary.of_index(index),
+                                     commit.status_input, commit.renderer, commit.note)
+            if commit.title:
+                message = f"{commit.title}\n\n{message}"
             state, body = self.git.commit_object(
                 build.root, [heads.state] if heads.state else [], message, when=when)
             new_objects[state] = (OBJ_COMMIT, body)
@@ -223,12 +241,20 @@ class StateWriter:
             self.publish(state_update)     # the commit point, last
         updates += state_update
         self._present.update(sha for sha, (kind, _) in new_objects.items() if kind == OBJ_TREE)
+        self._at, self._files = state, index.files
         log(LOG, logging.DEBUG, "state written", state=state, source=source_commit,
             clusters_moved=len(moving), objects_written=written,
             seconds=round(time.perf_counter() - started, 3))
         return StateWrite(changed=True, state=state, tree=build.root, moved=tuple(moving),
                           updates=tuple(updates), objects_written=written,
                           heads=StateHeads(state=state, clusters=new_heads))
+
+    def files_of(self, commit: str) -> Mapping[str, bytes]:
+        """The files of state `commit`: the writer's own copy when it wrote that state last
+        (it knows its folders), else read lazily (`load`), once."""
+        if commit != self._at:
+            self._at, self._files = commit, self.load(commit)
+        return self._files
 
     def load(self, commit: str) -> LazyFiles:
         """The files of state `commit`, read lazily: a folder is listed (one tree object, read

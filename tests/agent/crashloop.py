@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from gitfleet.agent.marks import ANNOTATION_STATE_COMMIT, LABEL_CLUSTER
-from gitfleet.agent.statusfile import ClusterStatus, SyncResult
 from gitfleet.kube.client import KubeClient, KubeSettings
 from gitfleet.kubesim import KubeSim
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git
+from gitfleet.wire.status import ClusterStatus, SyncResult
 from tests.agent.fleetstate import configmap, description_files, publish
 
 NAMESPACE = "app"

@@ -13,10 +13,10 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from gitfleet.agent.objectref import ObjectRef
 from gitfleet.kube.client import Deletion, KubeSettings, ListResult
 from gitfleet.kube.errors import NotServed
 from gitfleet.kube.resources import ApiResource
+from gitfleet.wire.objectref import ObjectRef
 
 CLUSTER_SCOPED = {"Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding"}
 

@@ -11,9 +11,9 @@ from typing import Any
 from kubernetes import client as k8s
 
 from gitfleet import yamlio
-from gitfleet.agent.statusfile import Phase
 from gitfleet.clock import SystemClock
 from gitfleet.kube.client import KubeClient, KubeSettings
+from gitfleet.wire.status import Phase
 from tests.agent.fleetstate import configmap, deployment, description_files, publish
 from tests.harness import person, running, status_of, wait_for
 

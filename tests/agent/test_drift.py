@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from gitfleet.agent.drift import compare, quantity
+from gitfleet.agent.drift import compare
+from gitfleet.quantity import decimal_quantity as quantity
 from tests.agent.fleetstate import configmap, deployment
 
 

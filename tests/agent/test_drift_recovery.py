@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from gitfleet.agent.statusfile import Phase
 from gitfleet.clock import SystemClock
+from gitfleet.wire.status import Phase
 from tests.agent.fleetstate import configmap, deployment, description_files, publish
 from tests.harness import person, running, status_log, status_of, wait_for
 

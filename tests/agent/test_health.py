@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.stages import delete_order, in_stages
+from gitfleet.wire.objectref import ObjectRef
 
 
 def test_apply_stages_and_delete_order() -> None:

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from gitfleet.agent.statusfile import Change, Phase, SyncResult
+from gitfleet.wire.status import Change, Phase, SyncResult
 from tests.agent.fleetstate import configmap, deployment, description_files, publish
 from tests.harness import person, status_of
 

@@ -7,17 +7,16 @@ from fractions import Fraction
 
 import pytest
 
-from gitfleet.agent.metrics import (
+from gitfleet.agent.metrics import container_requests, selector_text
+from gitfleet.errors import InputError
+from gitfleet.wire.metrics import (
     ClusterMetrics,
     PodReport,
     WorkloadReport,
-    container_requests,
     format_amount,
-    pod_samples,
-    selector_text,
 )
-from gitfleet.agent.objectref import ObjectRef
-from gitfleet.errors import InputError
+from gitfleet.wire.metrics import pod_samples_of as pod_samples
+from gitfleet.wire.objectref import ObjectRef
 
 WEB = ObjectRef("apps/v1", "Deployment", "shop", "web")
 

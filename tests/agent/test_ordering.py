@@ -14,8 +14,8 @@ from gitfleet.agent.ignore import Ignores
 from gitfleet.agent.inventory import Inventory
 from gitfleet.agent.ordering import BAND_FIRST, BAND_POST, BAND_PRE, BAND_WAVES
 from gitfleet.agent.plan import Owner, plan
-from gitfleet.agent.statusfile import Change, Health, Phase
 from gitfleet.clock import FakeClock
+from gitfleet.wire.status import Change, Health, Phase
 from tests.agent.fleetstate import annotated, configmap, description_files, job
 from tests.agent.memkube import JOB_COMPLETE, JOB_FAILED, MemKube
 
@@ -156,7 +156,8 @@ def test_hooks_run_in_order_and_once_per_content() -> None:
     assert kube.writes() == [] and report.writes == 0
     assert _live(kube, "Job", "smoke") is None
 
-    engine.sync(state("2"))                             # new content: the hooks run again
+    report = engine.sync(state("2"))                    # new content: the hooks run again
+    assert report.drift == ()                           # smoke's deletion was not drift
     recreated = _live(kube, "Job", "first")
     assert recreated["metadata"]["uid"] != first_uid    # before-hook-creation (the default)
     assert ("delete", "batch/Job/app/first") in kube.calls

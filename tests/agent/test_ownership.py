@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from gitfleet.agent.inventory import INVENTORY_NAME, INVENTORY_NAMESPACE, Inventory
 from gitfleet.agent.marks import ANNOTATION_ADOPTED, LABEL_CLUSTER, LABEL_DESCRIPTION
-from gitfleet.agent.statusfile import Change, SyncResult
 from gitfleet.kube.client import KubeClient, KubeSettings
+from gitfleet.wire.status import Change, SyncResult
 from tests.agent.fleetstate import configmap, description_files, publish
 from tests.harness import person, status_of
 

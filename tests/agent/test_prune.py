@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from gitfleet.agent.desired import parse_cluster_tree
 from gitfleet.agent.inventory import Intent, Inventory, InventoryEntry
-from gitfleet.agent.objectref import ObjectRef
 from gitfleet.agent.prune import plan_prune
+from gitfleet.wire.objectref import ObjectRef
 from tests.agent.fleetstate import configmap, description_files
 
 

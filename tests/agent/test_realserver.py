@@ -5,7 +5,7 @@ an object held by a finalizer is Terminating, not gone, until the finalizer is r
 from __future__ import annotations
 
 from gitfleet.agent.inventory import INVENTORY_NAME, INVENTORY_NAMESPACE, Inventory
-from gitfleet.agent.statusfile import Change, Phase
+from gitfleet.wire.status import Change, Phase
 from tests.agent.fleetstate import configmap, deployment, description_files, publish
 from tests.harness import person, status_of
 

@@ -7,8 +7,8 @@ import pytest
 from gitfleet.agent.agent import PushModeRefused
 from gitfleet.agent.inventory import INVENTORY_NAME, INVENTORY_NAMESPACE, Inventory
 from gitfleet.agent.marks import ANNOTATION_STATE_COMMIT, LABEL_CLUSTER, LABEL_DESCRIPTION
-from gitfleet.agent.statusfile import Change, Phase, SyncResult
 from gitfleet.clock import FakeClock, SystemClock
+from gitfleet.wire.status import Change, Phase, SyncResult
 from tests.agent.fleetstate import configmap, deployment, description_files, publish
 from tests.harness import person, status_log, status_of, wait_for
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from gitfleet.agent.statusfile import SyncResult
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.signing import SigningKey, TrustedKeys, sign_commit, split_signature
+from gitfleet.wire.status import SyncResult
 from tests.agent.fleetstate import configmap, description_files, publish
 from tests.harness import Remote, person, status_of
 

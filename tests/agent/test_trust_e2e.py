@@ -1,7 +1,7 @@
 """Signed state end to end through real processes: `gitfleet hub --signing-key` writes the
-state into a repository served by `git daemon`, `gitfleet agent --trust-hub-key` applies it to
-a kubesim cluster; a commit pushed onto the cluster branch with plain git is refused, nothing
-is pruned, and the status branch says why."""
+state into a bare repository (reached by a `file://` URL), `gitfleet agent --trust-hub-key`
+applies it to a kubesim cluster; a commit pushed onto the cluster branch with plain git is
+refused, nothing is pruned, and the status branch says why."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gitfleet.agent.statusfile import SyncResult
 from gitfleet.state.signing import SigningKey
+from gitfleet.wire.status import SyncResult
 from tests.harness import Remote, git, gitfleet, person, push, status_of
 
 pytestmark = pytest.mark.slow

@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from tests.gitserver import free_port
+
 HELM = shutil.which("helm")
 
 CONFIGMAP = """\
@@ -198,13 +200,6 @@ def serve_folder(root: Path, *, authorization: str = "") -> Iterator[int]:
 def chart_repo(tmp: Path, *, authorization: str = "") -> Iterator[ChartRepo]:
     with serve_folder(tmp / "repo", authorization=authorization) as port:
         yield ChartRepo(tmp / "repo", port)
-
-
-def free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager

@@ -13,7 +13,3 @@ def repo(tmp_path: Path) -> Iterator[ChartRepo]:
     with chart_repo(tmp_path) as r:
         r.publish("web", "1.0.0", extra=True)
         yield r
-
-
-# the agents' fixtures: a fleet repo served by `git daemon`, kubesim clusters, agents
-from tests.agent.conftest import kubesim, make_agent, remote  # noqa: E402, F401

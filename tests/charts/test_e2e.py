@@ -5,7 +5,6 @@ exist is an error and nothing is pruned."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -15,25 +14,29 @@ from gitfleet.clock import SystemClock
 from gitfleet.kube.client import KubeClient
 from tests.charts.chartrepo import HELM, ChartRepo
 from tests.charts.fleet import chart_fleet
-from tests.harness import Remote, person, running, status_of, wait_for
-from tests.hub.fleet import hub_cmd
+from tests.harness import (
+    Remote,
+    clone,
+    commit,
+    git,
+    hub_process,
+    person,
+    push,
+    run_hub,
+    running,
+    status_of,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(HELM is None, reason="helm is not installed (tools/setup)")]
-
-
-def _git(work: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=work, check=True, capture_output=True,
-                          text=True).stdout
 
 
 def _push(work: Path, files: dict[str, bytes], message: str) -> None:
     for path, data in files.items():
         (work / path).parent.mkdir(parents=True, exist_ok=True)
         (work / path).write_bytes(data)
-    _git(work, "add", "-A")
-    _git(work, "commit", "-q", "-m", message)
-    _git(work, "push", "-q", "origin", "HEAD:main")
+    push(work, message)
 
 
 def _get(kube: KubeClient, api: str, kind: str, name: str) -> Any:
@@ -49,16 +52,11 @@ def test_chart_reaches_two_clusters_with_their_values_bumps_and_keeps_on_error(
         remote: Remote, repo: ChartRepo, kubesim: Any, make_agent: Any,
         tmp_path: Path) -> None:
     repo.publish("web", "1.1.0")          # 1.1.0 no longer has the `web-extra` Service
-    work = tmp_path / "work"
-    subprocess.run(["git", "clone", "-q", str(remote.git.path), str(work)], check=True,
-                   capture_output=True)
+    work = clone(remote.git.path, tmp_path / "work")
     _push(work, chart_fleet(repo.url, "1.0.0"), "fleet: the web chart on a and b")
     one, two = kubesim(), kubesim()
-    hub = subprocess.Popen([*hub_cmd("--repo", str(remote.git.path), "--interval", "1s",
-                                     "--no-fleet-status", "--chart-cache",
-                                     str(tmp_path / "charts"))],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    with hub_process("--repo", str(remote.git.path), "--interval", "1s", "--no-fleet-status",
+                     "--chart-cache", str(tmp_path / "charts")):
         a = make_agent(remote, one, cluster="a", clock=SystemClock(), interval=0.3)
         b = make_agent(remote, two, cluster="b", clock=SystemClock(), interval=0.3)
         ka, kb = person(one), person(two)
@@ -75,10 +73,15 @@ def test_chart_reaches_two_clusters_with_their_values_bumps_and_keeps_on_error(
                 assert _get(kube, "v1", "Service", "web-extra") is not None
                 assert kube.get("v1", "Pod", "web", "web-test") is None   # test hook
                 assert _get(kube, "batch/v1", "Job", "web-migrate") is not None   # hook
+            hook_uid = _get(ka, "batch/v1", "Job", "web-migrate")["metadata"]["uid"]
 
             _push(work, chart_fleet(repo.url, "1.1.0"), "fleet: web 1.1.0")
             wait_for(lambda: _settings(ka).get("chartVersion") == "1.1.0"
                      and _settings(kb).get("chartVersion") == "1.1.0", timeout=60)
+            # the pre-upgrade hook ran again for the new content: a new Job (before-hook-
+            # creation replaced the immutable one), as docs/ordering.md says
+            assert (_get(ka, "batch/v1", "Job", "web-migrate") or {}).get(
+                "metadata", {}).get("uid") not in (None, hook_uid)
             wait_for(lambda: _get(ka, "v1", "Service", "web-extra") is None
                      and _get(kb, "v1", "Service", "web-extra") is None, timeout=60)
             assert _settings(kb)["message"] == "from-b"
@@ -89,13 +92,6 @@ def test_chart_reaches_two_clusters_with_their_values_bumps_and_keeps_on_error(
             for kube in (ka, kb):   # nothing pruned: the last good Description runs on
                 assert _settings(kube).get("chartVersion") == "1.1.0"
                 assert _get(kube, "apps/v1", "Deployment", "web-web") is not None
-    finally:
-        hub.terminate()
-        try:
-            hub.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            hub.kill()
-            hub.wait(timeout=10)
 
 
 def _render_errors(remote: Remote, cluster: str) -> int:
@@ -107,15 +103,13 @@ def _render_errors(remote: Remote, cluster: str) -> int:
 def test_hub_once_names_a_missing_version_and_exits_1(repo: ChartRepo, tmp_path: Path) -> None:
     fleet = tmp_path / "fleet"
     fleet.mkdir()
-    _git(fleet, "init", "-q", "-b", "main")
+    git(fleet, "init", "-q", "-b", "main")
     for path, data in chart_fleet(repo.url, "2.0.0").items():
         (fleet / path).parent.mkdir(parents=True, exist_ok=True)
         (fleet / path).write_bytes(data)
-    _git(fleet, "add", "-A")
-    _git(fleet, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "fleet")
-    done = subprocess.run([*hub_cmd("--repo", str(fleet), "--once", "--chart-cache",
-                                    str(tmp_path / "charts"))],
-                          capture_output=True, text=True, timeout=120)
+    commit(fleet, "fleet")
+    done = run_hub("--repo", str(fleet), "--once", "--chart-cache", str(tmp_path / "charts"),
+                   timeout=120)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "HelmChart apps/web (templates/web.yaml)" in done.stderr
     assert "no version 2.0.0 (available: 1.0.0)" in done.stderr

@@ -127,3 +127,14 @@ def test_karmada_overrides_apply_to_the_charts_objects(repo: ChartRepo, tmp_path
     assert image("a") == "mirror.example/nginx:1.25" and image("b") == "nginx:1.25"
     desc = yaml.safe_load(result.files["clusters/a/apps/web@helm/description.yaml"])["spec"]
     assert {o["name"] for o in desc["overrides"]} >= {"registry"}
+
+
+def test_without_helm_each_helm_chart_is_an_error_saying_what_is_missing(
+        repo: ChartRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    result = render(load_fleet(chart_fleet(repo.url)), source_commit="c1",
+                    charts=Charts(tmp_path / "work"))
+    assert {p.message.split(" (cluster")[0] for p in result.errors} == {
+        "HelmChart apps/web (templates/web.yaml): helm is not on the PATH: HelmChart feeds are "
+        "rendered with `helm template` (Helm 3) where the hub, `render`, `validate` and `diff` "
+        "run"}

@@ -4,7 +4,6 @@ down, and `validate`/`render`/`diff` rendering charts as the hub does."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from gitfleet.model.loader import load_fleet
 from gitfleet.render.core import render
 from tests.charts.chartrepo import HELM, ChartRepo, oci_registry, push_oci, write_chart
 from tests.charts.fleet import chart_fleet
+from tests.harness import git
 from tests.render.conftest import objects_in
 
 pytestmark = pytest.mark.skipif(HELM is None, reason="helm is not installed (tools/setup)")
@@ -26,11 +26,6 @@ def _write(root: Path, files: dict[str, bytes]) -> Path:
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_bytes(data)
     return root
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-                          cwd=repo, check=True, capture_output=True, text=True).stdout
 
 
 def test_disable_hooks_and_skip_crds(repo: ChartRepo, tmp_path: Path) -> None:
@@ -124,15 +119,15 @@ def test_chart_folder_in_the_fleet_repo_render_validate_and_diff(
     b = yaml.safe_load((tmp_path / "out/clusters/b/apps/web@helm/core_ConfigMap_web_web-settings"
                         ".yaml").read_text())
     assert b["data"]["message"] == "from-b" and b["data"]["chartVersion"] == "1.0.0"
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "web 1.0.0")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "web 1.0.0")
     # a chart bump: the chart folder and the HelmChart's version change together
     write_chart(root / "charts", "web", "1.1.0")
     _write(root, {"templates/web.yaml": chart_fleet("file://charts", "1.1.0")[
         "templates/web.yaml"]})
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "web 1.1.0")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "web 1.1.0")
     capsys.readouterr()
     assert main(["diff", "HEAD~1", "HEAD", "--repo", str(root), *cache]) == 0
     out = capsys.readouterr().out
@@ -140,6 +135,16 @@ def test_chart_folder_in_the_fleet_repo_render_validate_and_diff(
         section = out.split(f"cluster {cluster}")[1].split("cluster ")[0] if \
             f"cluster {cluster}" in out else out
         assert "web/web-settings" in section and "web/web-extra" in section, out
+    # the chart folder alone changes (no fleet file): diff renders the chart again
+    (root / "charts" / "web" / "values.yaml").write_text(
+        "message: changed in the chart\nreplicas: 1\ntag: '1.25'\n")
+    git(root, "commit", "-qam", "web: new default message")
+    capsys.readouterr()
+    assert main(["diff", "HEAD~1", "HEAD", "--repo", str(root), *cache]) == 0
+    out = capsys.readouterr().out
+    assert "charts/web/values.yaml" in out and "web/web-settings" in out, out
+    # cluster b's own message (its Localization) hides the new default: only a changes
+    assert "1 of 2 clusters affected" in out and "cluster a: 1 changed" in out, out
     # a version the folder does not hold: validate names the HelmChart, its file, the cause
     _write(root, {"templates/web.yaml": chart_fleet("file://charts", "2.0.0")[
         "templates/web.yaml"]})
@@ -148,3 +153,37 @@ def test_chart_folder_in_the_fleet_repo_render_validate_and_diff(
     out = capsys.readouterr().out
     assert "HelmChart apps/web (templates/web.yaml): chart folder charts/web: no version " \
            "2.0.0 (available: 1.1.0)" in out
+
+
+def test_a_template_error_names_the_helm_chart_and_helms_message(tmp_path: Path) -> None:
+    root = tmp_path / "fleet"
+    _write(root, chart_fleet("file://charts", "1.0.0"))
+    chart = write_chart(root / "charts", "web", "1.0.0")
+    (chart / "templates" / "broken.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+        "data: {v: {{ .Values.missing.deeper | quote }}}\n")
+    from gitfleet.charts import folders
+    result = render(load_fleet(chart_fleet("file://charts", "1.0.0")),
+                    charts=Charts(tmp_path / "work").at(folders.worktree(root)))
+    assert result.errors
+    for p in result.errors:
+        assert p.message.startswith("HelmChart apps/web (templates/web.yaml): helm template "
+                                    "failed: ")
+        assert "broken.yaml" in p.message and "nil pointer" in p.message
+
+
+def test_lookup_returns_nothing(tmp_path: Path) -> None:
+    """The hub renders without a cluster connection: Helm's `lookup` finds nothing (as in
+    Argo CD), so a chart takes its "not found" branch in every cluster."""
+    root = tmp_path / "fleet"
+    chart = write_chart(root / "charts", "web", "1.0.0")
+    (chart / "templates" / "lookup.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: looked-up}\n"
+        "data: {found: {{ if lookup \"v1\" \"Namespace\" \"\" \"kube-system\" }}\"yes\""
+        "{{ else }}\"no\"{{ end }}}\n")
+    from gitfleet.charts import folders
+    result = render(load_fleet(chart_fleet("file://charts", "1.0.0")),
+                    charts=Charts(tmp_path / "work").at(folders.worktree(root)))
+    assert result.errors == []
+    for cluster in ("a", "b"):
+        assert objects_in(result, cluster)["ConfigMap/web/looked-up"]["data"] == {"found": "no"}

@@ -11,7 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from gitfleet.agent.statusfile import (
+from gitfleet.cli import main
+from gitfleet.clock import isoformat
+from gitfleet.layout import Branches
+from gitfleet.state.git import Git, RefUpdate
+from gitfleet.wire.status import (
     Change,
     ClusterStatus,
     DescriptionStatus,
@@ -24,10 +28,6 @@ from gitfleet.agent.statusfile import (
     SyncResult,
     SyncStatus,
 )
-from gitfleet.cli import main
-from gitfleet.clock import isoformat
-from gitfleet.layout import Branches
-from gitfleet.state.git import Git, RefUpdate
 from tests.cli.fleetrepo import example_repo, git
 from tests.gitserver import git_daemon
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from gitfleet.agent.statusfile import ClusterStatus, SyncResult, SyncStatus
 from gitfleet.cli import main
 from gitfleet.layout import Branches
 from gitfleet.registration import applicant
 from gitfleet.registration.request import Request
 from gitfleet.state.git import init_repo
+from gitfleet.wire.status import ClusterStatus, SyncResult, SyncStatus
 from tests.cli.fleetrepo import commit, edit, example_repo
 from tests.cli.test_get_status import heartbeat, run_hub, table, write_status
 

@@ -213,8 +213,9 @@ def test_the_export_names_data_files_as_the_page_asks_for_them(repo: Any,
 
 
 def test_a_re_read_parses_only_the_statuses_whose_commit_moved(repo: Any) -> None:
-    from gitfleet.agent.statusfile import ClusterStatus
     from gitfleet.fleetview.snapshot import read_snapshot
+    from gitfleet.state.statusread import StatusReader
+    from gitfleet.wire.status import ClusterStatus
 
     git, _ = repo
     heads = []
@@ -222,15 +223,16 @@ def test_a_re_read_parses_only_the_statuses_whose_commit_moved(repo: Any) -> Non
         data = ClusterStatus(cluster=name).to_yaml().encode()
         heads.append(git.commit(git.write_tree({"status.yaml": data}), [], f"{name}: status"))
         git.run("update-ref", f"refs/heads/gitfleet/status/{name}", heads[-1])
-    first = read_snapshot(git)
+    reader = StatusReader(git)
+    first = read_snapshot(git, reader=reader)
     assert sorted(first.statuses) == ["c1", "c2"]
-    again = read_snapshot(git, previous=first)
+    again = read_snapshot(git, previous=first, reader=reader)
     assert again.statuses["c1"] is first.statuses["c1"]            # not parsed again
     assert again.descriptions is first.descriptions                # same state commit
     moved = git.commit(git.write_tree({"status.yaml": ClusterStatus(
         cluster="c2").to_yaml().encode()}), [heads[1]], "c2: heartbeat")
     git.run("update-ref", "refs/heads/gitfleet/status/c2", moved)
-    third = read_snapshot(git, previous=again)
+    third = read_snapshot(git, previous=again, reader=reader)
     assert third.statuses["c1"] is first.statuses["c1"]
     assert third.statuses["c2"] is not first.statuses["c2"]
     assert third.statuses["c2"] == first.statuses["c2"]            # read again, same content

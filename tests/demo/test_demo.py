@@ -69,6 +69,11 @@ def test_demo_runs_the_whole_loop_and_leaves_nothing_behind(tmp_path: Path) -> N
     assert "gitfleet diff" in out and "Deployment web/web 4→6" in out
     assert "the change is live: web replicas prod-east=6, prod-west=3" in out
     assert "Recovery put web/web back to 6 replicas" in out
+    # a Helm chart kept in the fleet repo, rendered by the hub with each cluster's values
+    assert "the chart runs with each cluster's values: prod-east: 'hello' x1, prod-west: " \
+           "'hello from the west' x2" in out, out
+    chart_diff = out.split("== a Helm chart:", 1)[1].split("pushed", 1)[0]
+    assert "ConfigMap hello/hello-greeting" in chart_diff, chart_diff
     # autoscaling: a load rise in prod-east scales the cart out in both prod clusters
     step = out.split("== autoscaling:", 1)[1].split("== where everything ended ==", 1)[0]
     before = re.search(r"cart replicas before: prod-east=(\d+) \(\1 ready\), "

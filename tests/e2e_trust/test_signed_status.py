@@ -9,13 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gitfleet.agent.statusfile import Phase
 from gitfleet.clock import FakeClock
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.settings import HubSettings
 from gitfleet.state.git import Git
 from gitfleet.state.signing import SigningKey
 from gitfleet.state.store import open_store
+from gitfleet.wire.status import Phase
 from tests.hub.fleet import commit, edit, example_repo, git
 from tests.hub.test_fleet_status import read, report
 

@@ -9,11 +9,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gitfleet.agent.statusfile import ClusterStatus
 from gitfleet.kube.client import KubeClient, KubeSettings
 from gitfleet.kubesim import KubeSim
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RefUpdate
+from gitfleet.wire.status import ClusterStatus
 from tests import harness
 from tests.githosts.servers import cmdlines
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from gitfleet.agent.statusfile import SyncResult
 from gitfleet.state.git import Git, RefUpdate, init_repo
 from gitfleet.state.remoteerrors import PermissionDenied
 from gitfleet.state.transport import GitTransport
+from gitfleet.wire.status import SyncResult
 from tests.githosts.conftest import _require
 from tests.githosts.fleet import configs_in, fleet_files, gitfleet, status_of
 from tests.githosts.servers import Gitolite, SshGit, ssh_keypair

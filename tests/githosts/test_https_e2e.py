@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gitfleet.agent.statusfile import SyncResult
+from gitfleet.wire.status import SyncResult
 from tests.githosts.conftest import TOKEN
 from tests.githosts.fleet import configs_in, gitfleet, seed, status_of
 from tests.githosts.servers import HttpsGit, grep_tree

@@ -10,7 +10,7 @@ import kubernetes
 import pytest
 
 from gitfleet import yamlio
-from gitfleet.agent.statusfile import Health, Phase
+from gitfleet.wire.status import Health, Phase
 from tests.agent.fleetstate import description_files, publish
 from tests.harness import status_of
 

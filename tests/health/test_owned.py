@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitfleet.agent.statusfile import Health
 from gitfleet.health import Verdict, pod_selector, with_pods
+from gitfleet.wire.status import Health
 
 ROLLING = Verdict(Health.PROGRESSING, "rollout: 1 of 2 replicas updated")
 

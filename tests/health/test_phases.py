@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gitfleet.agent.statusfile import Change, Health, Phase
 from gitfleet.health import ObjectOutcome, phase_of
+from gitfleet.wire.status import Change, Health, Phase
 
 OK = ObjectOutcome(Change.CREATED, Health.HEALTHY)
 ROLLING = ObjectOutcome(Change.UNCHANGED, Health.PROGRESSING, message="1 of 3 replicas updated")

@@ -1,9 +1,13 @@
 """End to end: a release whose new pods crash-loop stops a rollout at its first wave, by health
-alone (the health timeout is far away): real agents on kubesim clusters that run pods, the hub
-as a process. Built on the rollout tests' harness (tests/rollout/test_e2e.py)."""
+alone (the health timeout is far away); a release whose new pods are slow to start holds the
+wave until they are available. Real agents on kubesim clusters that run pods, the hub as a
+process. Built on the rollout tests' harness (tests/rollout/test_e2e.py)."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -30,11 +34,17 @@ spec:
   onFailure: Pause
 """
 
-# kubesim's pods do what the pod template's annotation says (gitfleet/kubesim/podstates.py)
-CRASHING = WEB.replace("      labels: {{app: web}}\n    spec:",
+
+def _in_state(state: str) -> str:
+    """WEB whose pods kubesim runs in `state` (gitfleet/kubesim/podstates.py)."""
+    return WEB.replace("      labels: {{app: web}}\n    spec:",
                        "      labels: {{app: web}}\n      annotations:\n"
-                       "        kubesim.gitfleet.io/container-state: CrashLoopBackOff\n"
+                       f"        kubesim.gitfleet.io/container-state: {state}\n"
                        "    spec:")
+
+
+CRASHING = _in_state("CrashLoopBackOff")
+STARTING = _in_state("ContainerCreating")
 
 
 def _rollouts(remote: Remote) -> str:
@@ -42,9 +52,10 @@ def _rollouts(remote: Remote) -> str:
     return raw.decode() if raw else ""
 
 
-def test_a_crash_looping_release_stops_the_rollout_at_its_first_wave(
-        remote: Remote, kubesim, make_agent, tmp_path: Path) -> None:
-    assert "CrashLoopBackOff" in CRASHING
+@contextmanager
+def _fleet(remote: Remote, kubesim, make_agent, tmp_path: Path) -> Iterator[tuple[Path, dict]]:
+    """Two clusters (canary, rest) at web 1.25 under the rollout policy, the hub and both agents
+    running."""
     work = clone(remote.git.path, tmp_path / "work")
     push(work, "fleet: web everywhere",
          {**{f"clusters/{n}.yaml": CLUSTER.format(name=n, uid=u) for n, u in RINGS.items()},
@@ -57,13 +68,44 @@ def test_a_crash_looping_release_stops_the_rollout_at_its_first_wave(
         with running(agents[0]), running(agents[1]):
             wait_for(lambda: all(_image(s) == "nginx:1.25" for s in sims.values()), timeout=40)
             push(work, "fleet: release web in waves", {"policies/rollout.yaml": POLICY})
-            push(work, "web 1.26 (bad)", {"templates/web.yaml": CRASHING.format(tag="1.26")})
-            wait_for(lambda: _image(sims["canary"]) == "nginx:1.26", timeout=40)
-            text = wait_for(lambda: (t := _rollouts(remote)) and "phase: Paused" in t and t,
-                            timeout=40)
-            assert "reason: \"canary: app/app Degraded\"" in text, text
-            assert _image(sims["rest"]) == "nginx:1.25"
-            canary = status_of(remote, "canary")
-            assert canary is not None
-            (desc,) = canary.descriptions
-            assert "container web: CrashLoopBackOff" in desc.message, desc
+            yield work, sims
+
+
+def test_a_crash_looping_release_stops_the_rollout_at_its_first_wave(
+        remote: Remote, kubesim, make_agent, tmp_path: Path) -> None:
+    assert "CrashLoopBackOff" in CRASHING
+    with _fleet(remote, kubesim, make_agent, tmp_path) as (work, sims):
+        push(work, "web 1.26 (bad)", {"templates/web.yaml": CRASHING.format(tag="1.26")})
+        wait_for(lambda: _image(sims["canary"]) == "nginx:1.26", timeout=40)
+        text = wait_for(lambda: (t := _rollouts(remote)) and "phase: Paused" in t and t,
+                        timeout=40)
+        assert "reason: \"canary: app/app Degraded\"" in text, text
+        assert _image(sims["rest"]) == "nginx:1.25"
+        canary = status_of(remote, "canary")
+        assert canary is not None
+        (desc,) = canary.descriptions
+        assert "container web: CrashLoopBackOff" in desc.message, desc
+
+
+def test_a_release_mid_rollout_holds_the_wave_until_its_new_pods_are_available(
+        remote: Remote, kubesim, make_agent, tmp_path: Path) -> None:
+    with _fleet(remote, kubesim, make_agent, tmp_path) as (work, sims):
+        push(work, "web 1.26 (slow)", {"templates/web.yaml": STARTING.format(tag="1.26")})
+        wait_for(lambda: _image(sims["canary"]) == "nginx:1.26", timeout=40)
+
+        def canary() -> tuple[str, str]:
+            status = status_of(remote, "canary")
+            if status is None or not status.descriptions:
+                return "", ""
+            return str(status.descriptions[0].phase), status.descriptions[0].message
+
+        # the canary's Deployment is mid-rollout (old pods serve, new ones start): Progressing
+        wait_for(lambda: canary()[0] == "Progressing" and "rollout" in canary()[1], timeout=20)
+        time.sleep(3)  # many agent syncs and hub rounds: the wave must hold
+        assert _image(sims["rest"]) == "nginx:1.25"
+        assert canary()[0] == "Progressing"
+        assert "phase: Progressing" in _rollouts(remote)
+
+        sims["canary"].set_container_state("Deployment", "app", "web", "Running")
+        wait_for(lambda: _image(sims["rest"]) == "nginx:1.26", timeout=40)
+        assert canary()[0] == "Success"

@@ -43,11 +43,12 @@ def test_a_cel_syntax_error_is_reported_at_its_line() -> None:
     (problem,) = _problems(bad)
     assert problem.startswith("fleet.yaml:9: FleetSettings: health[0].failed: CEL: Syntax "
                               "error: "), problem
-    assert problem.endswith("(column 30)"), problem
+    assert problem.endswith("(column 28)"), problem  # where the second && stands in the file
     bad = GOOD.replace(b"current: \"status.phase == 'Running'\"",
                        b"current: \"status.phase = 'Running'\"")
     (problem,) = _problems(bad)
     assert problem.startswith("fleet.yaml:12: FleetSettings: health[1].current: CEL: ")
+    assert problem.endswith("(column 26)"), problem  # where the lone = stands in the file
 
 
 def test_unknown_fields_missing_parts_and_duplicates_are_errors() -> None:

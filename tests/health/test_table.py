@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from gitfleet.agent.statusfile import Health
 from gitfleet.health import HealthRules, judge
+from gitfleet.wire.status import Health
 
 CASES = Path(__file__).parent / "cases"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gitfleet.agent.statusbranch import StatusBranch
-from gitfleet.agent.statusfile import ClusterStatus, Heartbeat
+from gitfleet.cli.pushagent import AgentPush
 from gitfleet.clock import isoformat
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.kubeconfigs import KubeconfigDir
@@ -22,6 +22,7 @@ from gitfleet.kubesim import KubeSim
 from gitfleet.layout import Branches
 from gitfleet.state.git import init_repo
 from gitfleet.state.store import open_store
+from gitfleet.wire.status import ClusterStatus, Heartbeat
 from tests.harness import wait_for as wait_for  # the push tests wait with the harness
 from tests.hub.fleet import commit, git
 
@@ -138,7 +139,7 @@ def kubeconfigs(folder: Path, sims: dict[str, KubeSim]) -> Path:
 
 def push_hub(repo: Path, folder: Path, workdir: Path, **settings: Any) -> Hub:
     settings.setdefault("interval", 0.2)
-    registry = PushRegistry(repo_url=str(repo), workdir=workdir,
+    registry = PushRegistry(agents=AgentPush(), repo_url=str(repo), workdir=workdir,
                             kubeconfigs=KubeconfigDir(folder), settings=PushSettings(**settings))
     return Hub(open_store(str(repo)), settings=HubSettings(fleet_status=False), push=registry)
 

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gitfleet.agent.statusfile import ClusterStatus, Heartbeat, SyncResult, SyncStatus
 from gitfleet.cli import main
 from gitfleet.clock import FakeClock, isoformat
 from gitfleet.hub.hub import Hub
@@ -18,6 +17,7 @@ from gitfleet.hub.settings import HubSettings
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.store import open_store
+from gitfleet.wire.status import ClusterStatus, Heartbeat, SyncResult, SyncStatus
 from tests.hub.fleet import STATE, commit, example_repo, git
 
 FLEET_STATUS = "refs/heads/gitfleet/fleet-status"

@@ -12,6 +12,7 @@ import pytest
 
 from gitfleet.agent.agent import Agent, AgentSettings
 from gitfleet.clock import SystemClock
+from gitfleet.hub.autoscaling import Autoscaling
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.settings import HubSettings
 from gitfleet.kube.client import KubeClient
@@ -90,7 +91,7 @@ def until(check, hub: Hub, *, timeout: float, what: str) -> None:  # type: ignor
         if time.monotonic() > deadline:
             git_ = hub.store.git
             last = git_.run("log", "-3", "--format=%s", STATE).decode()
-            files = hub.status.extra() if hub.status.extra else {}
+            files = [p for p in hub.planners if isinstance(p, Autoscaling)][0].status_files()
             raise AssertionError(f"timed out after {timeout}s waiting for {what}; state: {last}"
                                  f"; autoscaler: {files}")
         hub.run_once()
@@ -111,6 +112,7 @@ def sims() -> Iterator[dict[str, KubeSim]]:
             sim.stop()
 
 
+@pytest.mark.slow
 def test_a_load_rise_in_one_cluster_scales_the_workload_out_in_both(
         tmp_path: Path, sims: dict[str, KubeSim], record_property) -> None:  # type: ignore[no-untyped-def]
     base = tmp_path / "served"

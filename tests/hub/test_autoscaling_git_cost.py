@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gitfleet.agent.statusfile import ClusterStatus, Heartbeat, SyncResult, SyncStatus
 from gitfleet.clock import FakeClock, isoformat
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.settings import HubSettings
@@ -20,6 +19,7 @@ from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.objects import OBJ_COMMIT, build_tree
 from gitfleet.state.store import open_store
+from gitfleet.wire.status import ClusterStatus, Heartbeat, SyncResult, SyncStatus
 from tests.hub.fleet import commit, git
 
 CLUSTERS = [f"c{i:02d}" for i in range(10)]

@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gitfleet.agent.statusfile import (
+from gitfleet.cli import main
+from gitfleet.clock import FakeClock, isoformat
+from gitfleet.hub.hub import Hub
+from gitfleet.hub.settings import HubSettings
+from gitfleet.layout import Branches
+from gitfleet.state.git import Git, RefUpdate
+from gitfleet.state.store import open_store
+from gitfleet.wire.status import (
     Change,
     ClusterStatus,
     DescriptionStatus,
@@ -23,13 +30,6 @@ from gitfleet.agent.statusfile import (
     SyncResult,
     SyncStatus,
 )
-from gitfleet.cli import main
-from gitfleet.clock import FakeClock, isoformat
-from gitfleet.hub.hub import Hub
-from gitfleet.hub.settings import HubSettings
-from gitfleet.layout import Branches
-from gitfleet.state.git import Git, RefUpdate
-from gitfleet.state.store import open_store
 from tests.hub.fleet import commit, edit, example_repo, git
 
 STATE = "refs/heads/gitfleet/state"

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import yaml
 
-from gitfleet.agent.statusfile import (
+from gitfleet.clock import FakeClock, isoformat
+from gitfleet.hub.hub import Hub
+from gitfleet.hub.settings import HubSettings
+from gitfleet.layout import Branches
+from gitfleet.state.git import Git, RefUpdate
+from gitfleet.state.store import open_store
+from gitfleet.wire.preservation import ANNOTATION
+from gitfleet.wire.status import (
     Change,
     ClusterStatus,
     DescriptionStatus,
@@ -22,13 +29,6 @@ from gitfleet.agent.statusfile import (
     SyncResult,
     SyncStatus,
 )
-from gitfleet.clock import FakeClock, isoformat
-from gitfleet.hub.hub import Hub
-from gitfleet.hub.settings import HubSettings
-from gitfleet.layout import Branches
-from gitfleet.lifecycle.preservation import ANNOTATION
-from gitfleet.state.git import Git, RefUpdate
-from gitfleet.state.store import open_store
 from tests.hub.fleet import commit, edit, example_repo, git
 
 STATE = "refs/heads/gitfleet/state"

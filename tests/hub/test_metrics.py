@@ -7,14 +7,6 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from gitfleet.agent.statusfile import (
-    ClusterStatus,
-    Drift,
-    FieldDrift,
-    Heartbeat,
-    SyncResult,
-    SyncStatus,
-)
 from gitfleet.clock import FakeClock, isoformat
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.metrics import Metrics
@@ -22,6 +14,14 @@ from gitfleet.hub.settings import HubSettings
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.store import open_store
+from gitfleet.wire.status import (
+    ClusterStatus,
+    Drift,
+    FieldDrift,
+    Heartbeat,
+    SyncResult,
+    SyncStatus,
+)
 from tests.hub.fleet import example_repo
 
 

@@ -9,10 +9,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gitfleet.agent.agent import Agent, AgentSettings
-from gitfleet.agent.statusfile import Change, SyncResult
 from gitfleet.clock import SystemClock
 from gitfleet.kube.client import KubeClient
 from gitfleet.kubesim import KubeSim
+from gitfleet.wire.status import Change, SyncResult
 from tests.hub.fleet import commit, edit, git
 from tests.hub.pushfleet import (
     colour,

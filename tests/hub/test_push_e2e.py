@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gitfleet.agent.statusfile import SyncResult
-from gitfleet.hub.pushworkers import HUB_WORKER_VERSION
 from gitfleet.kube.client import KubeClient
+from gitfleet.wire.status import HUB_WORKER_VERSION, SyncResult
 from tests.gitserver import git_daemon
 from tests.hub.fleet import ROOT, commit, edit, git, hub_cmd, hub_process
 from tests.hub.pushfleet import colour, kubeconfigs, push_fleet, sims, status, wait_for

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from gitfleet.agent.statusfile import SyncResult
 from gitfleet.backoff import Backoff
 from gitfleet.errors import InputError
-from gitfleet.hub.pushworkers import HUB_WORKER_VERSION, PushTarget, push_target
+from gitfleet.hub.pushworkers import PushTarget, push_target
+from gitfleet.wire.status import HUB_WORKER_VERSION, ClusterStatus, SyncResult
 from tests.hub.fleet import commit, git
 from tests.hub.pushfleet import (
     cluster_yaml,
@@ -30,9 +30,12 @@ from tests.hub.pushfleet import (
     wait_for,
 )
 
-AGENT_ON = {"heartbeat": {"appPusher": True, "agentVersion": "0.1.0"}}
-AGENT_OFF = {"heartbeat": {"appPusher": False, "agentVersion": "0.1.0"}}
-BY_HUB = {"heartbeat": {"appPusher": True, "agentVersion": HUB_WORKER_VERSION}}
+AGENT_ON = ClusterStatus.from_dict({"kind": "ClusterStatus", "cluster": "c", "heartbeat": {
+    "appPusher": True, "agentVersion": "0.1.0"}})
+AGENT_OFF = ClusterStatus.from_dict({"kind": "ClusterStatus", "cluster": "c", "heartbeat": {
+    "appPusher": False, "agentVersion": "0.1.0"}})
+BY_HUB = ClusterStatus.from_dict({"kind": "ClusterStatus", "cluster": "c", "heartbeat": {
+    "appPusher": True, "agentVersion": HUB_WORKER_VERSION}})
 
 
 @pytest.mark.parametrize(("mode", "reported", "agentless", "want"), [
@@ -46,9 +49,9 @@ BY_HUB = {"heartbeat": {"appPusher": True, "agentVersion": HUB_WORKER_VERSION}}
     ("Push", None, True, PushTarget("c", "Push", own_heartbeat=True)),
     ("Push", BY_HUB, True, PushTarget("c", "Push", own_heartbeat=True)),
     ("Push", BY_HUB, False, None),
-    ("Push", {"sync": {}}, True, PushTarget("c", "Push", own_heartbeat=True)),
+    ("Push", ClusterStatus(cluster="c"), True, PushTarget("c", "Push", own_heartbeat=True)),
 ])
-def test_who_is_pushed(mode: str, reported: dict[str, object] | None, agentless: bool,
+def test_who_is_pushed(mode: str, reported: ClusterStatus | None, agentless: bool,
                        want: PushTarget | None) -> None:
     assert push_target(cluster="c", sync_mode=mode, status=reported, agentless=agentless) == want
 

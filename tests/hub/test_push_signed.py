@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gitfleet.agent.statusfile import SyncResult
+from gitfleet.cli.pushagent import AgentPush
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.kubeconfigs import KubeconfigDir
 from gitfleet.hub.pushworkers import PushRegistry, PushSettings
@@ -20,6 +20,7 @@ from gitfleet.hub.settings import HubSettings
 from gitfleet.layout import Branches
 from gitfleet.state.signing import SigningKey
 from gitfleet.state.store import open_store
+from gitfleet.wire.status import SyncResult
 from tests.hub.fleet import commit, git
 from tests.hub.pushfleet import (
     cluster_yaml,
@@ -44,6 +45,7 @@ def test_the_hub_folds_its_push_workers_signed_status(tmp_path: Path,
     with sims("p") as sim:
         folder = kubeconfigs(tmp_path / "kubeconfigs", sim)
         registry = PushRegistry(
+            agents=AgentPush(),
             repo_url=str(repo), workdir=tmp_path / "push", kubeconfigs=KubeconfigDir(folder),
             settings=PushSettings(interval=0.2, agentless=True,
                                   signing_key=hub_key if worker_signs else None))
@@ -56,7 +58,8 @@ def test_the_hub_folds_its_push_workers_signed_status(tmp_path: Path,
                      what="the worker's status")
             tip = git(repo, "rev-parse", Branches().status("p")).strip()
             hub.run_once()
-            choice = hub.status.choices["p"]
+            assert hub.seen is not None
+            choice = hub.seen.status.choices["p"]
             if worker_signs:
                 assert choice.rejected == ""
                 assert choice.commit == tip

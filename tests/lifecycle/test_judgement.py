@@ -15,18 +15,25 @@ from gitfleet.lifecycle.taints import (
     cluster_taints,
     toleration_seconds,
 )
+from gitfleet.wire.status import ClusterStatus
 
 T0 = 1_767_225_600.0
 
 
-def status(*, at: float = T0, interval: int = 60, **probes: bool) -> dict[str, Any]:
+def reported(doc: dict[str, Any]) -> ClusterStatus:
+    """A status.yaml as the hub reads it."""
+    return ClusterStatus.from_dict({"kind": "ClusterStatus", "cluster": "c", **doc})
+
+
+def status(*, at: float = T0, interval: int = 60, **probes: bool) -> ClusterStatus:
     hb = {"time": isoformat(at), "intervalSeconds": interval,
           "livez": True, "readyz": True, "healthz": True, **probes}
-    return {"heartbeat": hb}
+    return reported({"heartbeat": hb})
 
 
-def condition(doc: dict[str, Any] | None, now: float) -> Condition:
-    return judge(doc, now=now, parse_time=parse_iso).condition
+def condition(doc: ClusterStatus | dict[str, Any] | None, now: float) -> Condition:
+    typed = reported(doc) if isinstance(doc, dict) else doc
+    return judge(typed, now=now, parse_time=parse_iso).condition
 
 
 def test_no_heartbeat_is_never_reported() -> None:

@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-from gitfleet.agent.statusfile import Change, ObjectStatus
-from gitfleet.lifecycle.preservation import (
+from gitfleet.wire.preservation import (
     ANNOTATION,
     annotation,
     preserved_values,
     rule_problems,
     rules_of,
 )
+from gitfleet.wire.status import Change, ObjectStatus
 
 RULES = [{"aliasLabelName": "failover.example.com/ready", "jsonPath": "{.readyReplicas}"},
          {"aliasLabelName": "revision", "jsonPath": "{ .conditions[0].reason }"},

@@ -13,7 +13,8 @@ import yaml
 
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.settings import HubSettings
-from gitfleet.source import Kustomizer, load_snapshot, read_revision, read_worktree
+from gitfleet.source import Kustomizer, load_snapshot, read_worktree
+from gitfleet.state.snapshot import read_revision
 from gitfleet.state.store import open_store
 from tests.hub.fleet import commit, git
 from tests.render.conftest import cluster

@@ -7,7 +7,7 @@ from typing import Any
 
 from gitfleet.agent.desired import parse_cluster_tree
 from gitfleet.agent.ignore import Ignores
-from gitfleet.agent.objectref import ObjectRef
+from gitfleet.wire.objectref import ObjectRef
 from tests.render.conftest import cluster, deployment, feed, load, run, subscription
 
 FLEET = b"""apiVersion: gitfleet.io/v1alpha1

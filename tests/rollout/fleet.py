@@ -7,7 +7,13 @@ from pathlib import Path
 
 import yaml
 
-from gitfleet.agent.statusfile import (
+from gitfleet.clock import FakeClock, isoformat
+from gitfleet.hub.hub import Hub
+from gitfleet.hub.settings import HubSettings
+from gitfleet.layout import Branches
+from gitfleet.state.git import Git, RefUpdate
+from gitfleet.state.store import open_store
+from gitfleet.wire.status import (
     ClusterStatus,
     DescriptionStatus,
     Heartbeat,
@@ -15,12 +21,6 @@ from gitfleet.agent.statusfile import (
     SyncResult,
     SyncStatus,
 )
-from gitfleet.clock import FakeClock, isoformat
-from gitfleet.hub.hub import Hub
-from gitfleet.hub.settings import HubSettings
-from gitfleet.layout import Branches
-from gitfleet.state.git import Git, RefUpdate
-from gitfleet.state.store import open_store
 from tests.hub.fleet import commit, edit, example_repo, git
 
 POLICY = "policies/rollout.yaml"

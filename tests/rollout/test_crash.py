@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from gitfleet.agent.statusfile import Phase
 from gitfleet.hub.hub import Hub
 from gitfleet.state.git import RefUpdate
+from gitfleet.wire.status import Phase
 from tests.rollout.fleet import RolloutFleet
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitfleet.agent.statusfile import Phase
+from gitfleet.wire.status import Phase
 from tests.hub.fleet import commit
 from tests.rollout.fleet import RolloutFleet, git_log
 

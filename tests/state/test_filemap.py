@@ -13,7 +13,7 @@ from gitfleet.errors import TransientError
 from gitfleet.filemap import LazyFiles, files_in, overlay, subset, touched
 from gitfleet.state.git import Git, init_repo
 from gitfleet.state.objects import TreeIndex
-from gitfleet.state.writer import StateWriter, read_heads
+from gitfleet.state.writer import StateCommit, StateWriter, read_heads
 
 SRC = "a" * 40
 
@@ -34,7 +34,7 @@ def written(tmp_path: Path) -> tuple[Git, str, dict[str, bytes]]:
     git = init_repo(tmp_path / "repo")
     files = state_files(20)
     write = StateWriter(git, clock=FakeClock()).write(
-        files, source_commit=SRC, heads=read_heads(git, StateWriter(git).branches))
+        StateCommit(files, source_commit=SRC, heads=read_heads(git, StateWriter(git).branches)))
     assert write.state is not None
     return git, write.state, files
 
@@ -93,7 +93,8 @@ def test_the_writer_builds_the_same_tree_from_an_overlay_of_a_lazy_state(
     gone = ["clusters/c5/default/db/description.yaml",
             "clusters/c5/default/db/apps_Deployment_default_db.yaml"]
     new = overlay(lazy, changes, gone)
-    write = writer.write(new, source_commit=SRC, heads=read_heads(git, writer.branches))
+    write = writer.write(StateCommit(new, source_commit=SRC, heads=read_heads(git,
+                                     writer.branches)))
     assert write.moved == ("c4", "c5", "c9")
     assert lazy.loaded == 0                          # compared by blob id, nothing read back
     expected = {p: d for p, d in files.items() if p not in gone} | changes
@@ -102,7 +103,7 @@ def test_the_writer_builds_the_same_tree_from_an_overlay_of_a_lazy_state(
     # and from the same Git objects, a fresh repository's full write agrees
     other = init_repo(tmp_path / "other")
     again = StateWriter(other, clock=FakeClock()).write(
-        expected, source_commit=SRC, heads=read_heads(other, writer.branches))
+        StateCommit(expected, source_commit=SRC, heads=read_heads(other, writer.branches)))
     assert again.tree == write.tree
 
 

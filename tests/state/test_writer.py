@@ -14,7 +14,7 @@ from gitfleet.layout import Branches
 from gitfleet.state.git import Git, init_repo
 from gitfleet.state.objects import EMPTY_TREE, TreeIndex
 from gitfleet.state.store import RemoteStore
-from gitfleet.state.writer import RenderSummary, StateWriter, read_heads
+from gitfleet.state.writer import RenderSummary, StateCommit, StateWriter, read_heads
 from tests.gitserver import git_daemon, init_bare
 
 SRC = "a" * 40
@@ -49,8 +49,8 @@ def test_first_write_then_noop_then_one_cluster(repo: Git) -> None:
     clock = FakeClock()
     writer = StateWriter(repo, clock=clock)
     files = state_files({"c1": 1, "c2": 1, "c3": 1})
-    w = writer.write(files, source_commit=SRC, heads=read_heads(repo, B),
-                     summary=RenderSummary.of_files(files, errors=2))
+    w = writer.write(StateCommit(files, source_commit=SRC, heads=read_heads(repo, B),
+                     summary=RenderSummary.of_files(files, errors=2)))
     assert w.changed and w.moved == ("c1", "c2", "c3")
     assert repo.resolve(B.state) == w.state
     assert repo.read_files(B.state) == files
@@ -67,14 +67,14 @@ def test_first_write_then_noop_then_one_cluster(repo: Git) -> None:
     assert git(repo.path, "log", "-1", "--format=%ct", B.state).strip() == str(int(clock.now()))
     git(repo.path, "fsck", "--strict", "--no-dangling")
 
-    again = writer.write(files, source_commit="b" * 40, heads=read_heads(repo, B))
+    again = writer.write(StateCommit(files, source_commit="b" * 40, heads=read_heads(repo, B)))
     assert not again.changed
     assert git(repo.path, "rev-list", "--count", "--all").strip() == "4"
 
     before = {c: repo.resolve(B.cluster(c)) for c in ("c1", "c2", "c3")}
     clock.advance(60)
-    w2 = writer.write(state_files({"c1": 1, "c2": 2, "c3": 1}), source_commit="c" * 40,
-                      heads=read_heads(repo, B))
+    w2 = writer.write(StateCommit(state_files({"c1": 1, "c2": 2, "c3": 1}), source_commit="c" * 40,
+                      heads=read_heads(repo, B)))
     assert w2.moved == ("c2",)
     assert git(repo.path, "rev-parse", f"{B.state}^").strip() == w.state
     assert {c: repo.resolve(B.cluster(c)) for c in ("c1", "c3")} == {
@@ -86,34 +86,39 @@ def test_first_write_then_noop_then_one_cluster(repo: Git) -> None:
 
 def test_a_cluster_that_leaves_gets_an_empty_tree(repo: Git) -> None:
     writer = StateWriter(repo, clock=FakeClock())
-    writer.write(state_files({"c1": 1, "c2": 1}), source_commit=SRC, heads=read_heads(repo, B))
-    w = writer.write(state_files({"c1": 1}), source_commit=SRC, heads=read_heads(repo, B),
-                     clusters=["c1", "c9"])
+    writer.write(StateCommit(state_files({"c1": 1, "c2": 1}), source_commit=SRC,
+                             heads=read_heads(repo, B)))
+    w = writer.write(StateCommit(state_files({"c1": 1}), source_commit=SRC, heads=read_heads(repo,
+                                 B),
+                     clusters=["c1", "c9"]))
     assert w.moved == ("c2", "c9")
     assert repo.resolve(f"{B.cluster('c2')}^{{tree}}") == EMPTY_TREE
     assert repo.resolve(f"{B.cluster('c9')}^{{tree}}") == EMPTY_TREE
     assert len(cluster_log(repo, "c2")) == 2
     # still empty next time: no further commit
-    w = writer.write(state_files({"c1": 1}), source_commit=SRC, heads=read_heads(repo, B))
+    w = writer.write(StateCommit(state_files({"c1": 1}), source_commit=SRC, heads=read_heads(repo,
+                                 B)))
     assert not w.changed
     git(repo.path, "fsck", "--strict")
 
 
 def test_stale_heads_move_nothing(repo: Git) -> None:
     writer = StateWriter(repo, clock=FakeClock())
-    writer.write(state_files({"c1": 1, "c2": 1}), source_commit=SRC, heads=read_heads(repo, B))
+    writer.write(StateCommit(state_files({"c1": 1, "c2": 1}), source_commit=SRC,
+                             heads=read_heads(repo, B)))
     stale = read_heads(repo, B)
-    writer.write(state_files({"c1": 2, "c2": 1}), source_commit=SRC, heads=stale)
+    writer.write(StateCommit(state_files({"c1": 2, "c2": 1}), source_commit=SRC, heads=stale))
     refs = repo.refs()
     with pytest.raises(RefConflict):
-        writer.write(state_files({"c1": 3, "c2": 3}), source_commit=SRC, heads=stale)
+        writer.write(StateCommit(state_files({"c1": 3, "c2": 3}), source_commit=SRC, heads=stale))
     assert repo.refs() == refs
 
 
 def test_branch_prefix_is_a_setting(repo: Git) -> None:
     branches = Branches(prefix="fleet/prod")
     writer = StateWriter(repo, branches=branches, clock=FakeClock())
-    writer.write(state_files({"c1": 1}), source_commit=SRC, heads=read_heads(repo, branches))
+    writer.write(StateCommit(state_files({"c1": 1}), source_commit=SRC, heads=read_heads(repo,
+                             branches)))
     assert set(repo.refs()) == {"refs/heads/fleet/prod/state",
                                 "refs/heads/fleet/prod/clusters/c1"}
 
@@ -122,11 +127,11 @@ def test_a_repaired_cluster_branch_catches_up(repo: Git) -> None:
     """A cluster branch that does not match the state is moved even when the state did not."""
     writer = StateWriter(repo, clock=FakeClock())
     files = state_files({"c1": 1, "c2": 1})
-    w = writer.write(files, source_commit=SRC, heads=read_heads(repo, B))
+    w = writer.write(StateCommit(files, source_commit=SRC, heads=read_heads(repo, B)))
     assert w.heads is not None
     c1 = w.heads.clusters["c1"][0]
     git(repo.path, "update-ref", "-d", B.cluster("c1"))
-    w = writer.write(files, source_commit=SRC, heads=read_heads(repo, B))
+    w = writer.write(StateCommit(files, source_commit=SRC, heads=read_heads(repo, B)))
     assert w.moved == ("c1",)
     assert repo.resolve(f"{B.cluster('c1')}^{{tree}}") == repo.resolve(f"{c1}^{{tree}}")
 
@@ -146,7 +151,7 @@ def race(store_of: list[RemoteStore], rounds: int) -> None:
                     files[f"clusters/w{i}/n{n}.yaml"] = b"%d\n" % n
                     files[f"clusters/shared/w{i}.yaml"] = b"%d\n" % n
                     try:
-                        writer.write(files, source_commit=SRC, heads=heads)
+                        writer.write(StateCommit(files, source_commit=SRC, heads=heads))
                         break
                     except RefConflict:
                         continue
@@ -161,6 +166,7 @@ def race(store_of: list[RemoteStore], rounds: int) -> None:
     assert not errors
 
 
+@pytest.mark.slow
 def test_two_writers_racing_on_one_remote_lose_nothing(tmp_path: Path) -> None:
     served = tmp_path / "served"
     served.mkdir()
@@ -190,13 +196,15 @@ def test_cluster_branches_are_published_before_the_state(repo: Git) -> None:
         repo.update_refs(updates)
 
     writer = StateWriter(repo, clock=FakeClock(), publish=publish)
-    writer.write(state_files({"c1": 1, "c2": 1}), source_commit=SRC, heads=read_heads(repo, B))
+    writer.write(StateCommit(state_files({"c1": 1, "c2": 1}), source_commit=SRC,
+                             heads=read_heads(repo, B)))
     assert published == [[B.cluster("c1"), B.cluster("c2")], [B.state]]
 
 
 def test_a_writer_killed_before_the_state_is_completed_by_the_next(repo: Git) -> None:
     first = StateWriter(repo, clock=FakeClock())
-    first.write(state_files({"c1": 1, "c2": 1}), source_commit=SRC, heads=read_heads(repo, B))
+    first.write(StateCommit(state_files({"c1": 1, "c2": 1}), source_commit=SRC,
+                            heads=read_heads(repo, B)))
     old_state = repo.resolve(B.state)
 
     class Killed(Exception):
@@ -211,12 +219,12 @@ def test_a_writer_killed_before_the_state_is_completed_by_the_next(repo: Git) ->
     files = state_files({"c1": 2, "c2": 2})
     with pytest.raises(Killed):
         StateWriter(repo, clock=FakeClock(), publish=dies_at_state).write(
-            files, source_commit="b" * 40, heads=read_heads(repo, B))
+            StateCommit(files, source_commit="b" * 40, heads=read_heads(repo, B)))
     # the state did not move: a reader sees cluster branches ahead of it, never behind
     assert repo.resolve(B.state) == old_state
     ahead = {c: repo.resolve(B.cluster(c)) for c in ("c1", "c2")}
     restarted = StateWriter(repo, clock=FakeClock())
-    w = restarted.write(files, source_commit="b" * 40, heads=read_heads(repo, B))
+    w = restarted.write(StateCommit(files, source_commit="b" * 40, heads=read_heads(repo, B)))
     assert w.changed and w.moved == ()                   # the branches were already right
     assert repo.resolve(B.state) == w.state != old_state
     assert {c: repo.resolve(B.cluster(c)) for c in ("c1", "c2")} == ahead
@@ -235,17 +243,17 @@ def test_a_restarted_writer_writes_no_more_objects_than_a_running_one(tmp_path: 
 
     running_repo = init_repo(tmp_path / "running.git")
     running = StateWriter(running_repo, clock=FakeClock(), check_limit=20)
-    running.write(fleet(1), source_commit=SRC, heads=read_heads(running_repo, B))
+    running.write(StateCommit(fleet(1), source_commit=SRC, heads=read_heads(running_repo, B)))
     subprocess.run(["cp", "-a", str(running_repo.path), str(tmp_path / "restarted.git")],
                    check=True)
     restarted_repo = Git(tmp_path / "restarted.git")
     before = count_objects(restarted_repo)
     changed = fleet(2)                                   # a fleet-wide change
-    by_running = running.write(changed, source_commit="b" * 40,
-                               heads=read_heads(running_repo, B))
+    by_running = running.write(StateCommit(changed, source_commit="b" * 40,
+                               heads=read_heads(running_repo, B)))
     restarted = StateWriter(restarted_repo, clock=FakeClock(), check_limit=20)
-    by_restarted = restarted.write(changed, source_commit="b" * 40,
-                                   heads=read_heads(restarted_repo, B))
+    by_restarted = restarted.write(StateCommit(changed, source_commit="b" * 40,
+                                   heads=read_heads(restarted_repo, B)))
     assert by_running.moved == by_restarted.moved == tuple(names)
     # per cluster at least a commit, its tree, default/, default/web/ and the blob; plus the
     # state commit, the root and clusters/ (the unchanged _cluster/ folders are not new)
@@ -261,8 +269,8 @@ def count_objects(repo: Git) -> int:
 
 def test_a_state_loaded_back_from_git_is_the_index_a_build_makes(repo: Git) -> None:
     files = state_files({"c1": 1, "c2": 1, "c3": 1})
-    StateWriter(repo, clock=FakeClock()).write(files, source_commit=SRC,
-                                               heads=read_heads(repo, B))
+    StateWriter(repo, clock=FakeClock()).write(StateCommit(files, source_commit=SRC,
+                                               heads=read_heads(repo, B)))
     restarted = StateWriter(repo, clock=FakeClock())
     assert restarted.load(B.state) == files
     built = TreeIndex().update(files)[0]
@@ -272,5 +280,5 @@ def test_a_state_loaded_back_from_git_is_the_index_a_build_makes(repo: Git) -> N
     _, build = restarted.index.update(changed)
     assert build.root == TreeIndex().update(changed)[1].root
     assert len(build.objects) == 1 + 5       # blob; web/, default/, c2/, clusters/, root
-    w = restarted.write(changed, source_commit="b" * 40, heads=read_heads(repo, B))
+    w = restarted.write(StateCommit(changed, source_commit="b" * 40, heads=read_heads(repo, B)))
     assert w.moved == ("c2",) and repo.read_files(B.state) == changed

@@ -22,7 +22,7 @@ from gitfleet.logs import log
 from gitfleet.state.git import Git
 from gitfleet.state.signing import TrustedKeys, split_signature, verify_commit_body
 
-LOG = logging.getLogger("gitfleet.hub.status")
+LOG = logging.getLogger("gitfleet.hub.status")      # (the hub logs what it rejects)
 MAX_WALK = 100          # commits walked back from a rejected tip to find a signed one
 _CACHE_LIMIT = 200_000
 
@@ -48,12 +48,13 @@ class _Key:
 class StatusTrust:
     """Chooses the status commit to fold per cluster; `log_rejections` for the hub's log."""
 
-    def __init__(self, git: Git, *, log_rejections: bool = False) -> None:
+    def __init__(self, git: Git, *, log_rejections: bool = False,
+                 hub_keys: TrustedKeys | None = None) -> None:
         self.git = git
         self.log_rejections = log_rejections
         # the hub's own key(s): its push workers write the sync part of Push and Dual clusters'
         # status (gitfleet.hub.pushworkers), signed with the key the hub signs everything with
-        self.hub_keys: TrustedKeys | None = None
+        self.hub_keys = hub_keys
         # (the verdict cache is keyed by fingerprint: a cluster that also trusts the hub's keys
         # has its own, "+hub")
         self._keys: dict[str, _Key] = {}

@@ -71,11 +71,14 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+import gitfleet
 from gitfleet import yamlio
 from gitfleet.errors import InputError
 
 API_VERSION = "gitfleet.io/v1alpha1"
 KIND = "ClusterStatus"
+# `heartbeat.agentVersion` of the heartbeats a hub's push worker writes for an agentless cluster
+HUB_WORKER_VERSION = f"hub-push-worker/{gitfleet.__version__}"
 
 
 class Change(StrEnum):

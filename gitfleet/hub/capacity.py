@@ -1,0 +1,28 @@
+"""The clusters' reported capacity as the render's base status input (dynamic division).
+
+A planner like the others: its digest is always part of the state's Status-Input trailer, so a
+change of any cluster's reported room renders again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from gitfleet.hub.round import Contribution, RoundInputs
+from gitfleet.render.status import ClusterCapacity
+
+
+class Capacity:
+    """Each cluster's allocatable and requested resources, from its heartbeat."""
+
+    def plan(self, inputs: RoundInputs) -> Contribution:
+        capacity = {}
+        for name, status in sorted(inputs.status.statuses.items()):
+            hb = status.heartbeat
+            if hb is not None and hb.allocatable:
+                capacity[name] = ClusterCapacity(allocatable=dict(hb.allocatable),
+                                                 requested=dict(hb.requested))
+        digest = hashlib.sha1(repr(sorted(
+            (n, sorted(c.allocatable.items()), sorted(c.requested.items()))
+            for n, c in capacity.items())).encode()).hexdigest()
+        return Contribution(snapshot={"capacity": capacity}, digest=digest)

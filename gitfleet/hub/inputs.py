@@ -1,0 +1,105 @@
+"""A round's inputs, read once into a frozen `RoundInputs`: the source commit and its fleet,
+the state heads, the agents' trusted status, and the previous state's files (lazily).
+
+With `--require-signed-source` the tip of the source branch must carry a good signature by an
+allowed key (as Flux verifies a source); when it does not, nothing is read, the previous state
+stays, and `refused` says why (logged and counted once per commit).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from gitfleet.clock import Clock
+from gitfleet.hub.metrics import Metrics
+from gitfleet.hub.round import RoundInputs
+from gitfleet.hub.settings import HubSettings
+from gitfleet.layout import Branches
+from gitfleet.logs import log
+from gitfleet.model.loader import Fleet
+from gitfleet.state.signing import TrustedKeys
+from gitfleet.state.snapshot import SourceReader
+from gitfleet.state.statusread import StatusReader
+from gitfleet.state.store import Store
+from gitfleet.state.writer import StateWriter, read_heads
+
+LOG = logging.getLogger("gitfleet.hub")
+DEFAULT_SOURCE_BRANCH = "main"
+
+
+@dataclass(frozen=True)
+class Source:
+    """The source commit a round renders, its fleet, and where its refs live."""
+
+    commit: str
+    branch: str
+    fleet: Fleet
+    branches: Branches
+
+
+class InputReader:
+    """Reads the inputs of one round after another (keeping only caches between them)."""
+
+    def __init__(self, store: Store, *, settings: HubSettings, clock: Clock,
+                 metrics: Metrics) -> None:
+        self.store, self.settings, self.clock, self.metrics = store, settings, clock, metrics
+        keys = settings.source_keys
+        if keys is not None and settings.signing_key is not None:
+            keys = keys.merged(TrustedKeys.of(settings.signing_key))   # its own approvals
+        self.source_keys = keys
+        self.source_reader = SourceReader(store.git, fleets_kept=settings.basis_fleets_kept,
+                                          keep_parsed=True)
+        hub_keys = TrustedKeys.of(settings.signing_key) if settings.signing_key else None
+        self.status = StatusReader(store.git, hub_keys=hub_keys, log_rejections=True)
+        self.refused = ""          # why the source tip is not rendered (unsigned), else ""
+        self._fleet_branch: str | None = None     # fleet.yaml's sourceBranch, once read
+
+    def source_branch(self) -> str:
+        return self.settings.source_branch or self._fleet_branch or DEFAULT_SOURCE_BRANCH
+
+    def source(self) -> Source | None:
+        """The source branch's tip and fleet (None: no such branch, or refused)."""
+        git = self.store.git
+        for _ in range(2):
+            branch = self.source_branch()
+            commit = git.resolve(f"refs/heads/{branch}^{{commit}}")
+            if commit is None:
+                log(LOG, logging.WARNING, "source branch not found", branch=branch,
+                    repo=self.store.remote or str(git.path))
+                return None
+            if not self._signed(commit, branch):
+                return None
+            fleet = self.source_reader.fleet_at(commit)
+            wanted = fleet.settings.source_branch
+            if self.settings.source_branch or wanted == branch:
+                return Source(commit, branch, fleet, Branches(fleet.settings.branch_prefix))
+            self._fleet_branch = wanted     # fleet.yaml names another source branch
+        return None
+
+    def read(self, source: Source, writer: StateWriter) -> RoundInputs:
+        """The round's inputs from `source` (the state's files as `writer` has them)."""
+        self.status.branches = source.branches
+        self.status.trust_keys(source.fleet)    # fold only status signed by spec.signingKey
+        heads = read_heads(self.store.git, source.branches)
+        previous = None if heads.state is None else writer.files_of(heads.state)
+        return RoundInputs(source=source.commit, branch=source.branch, fleet=source.fleet,
+                           branches=source.branches, heads=heads, status=self.status.read(),
+                           previous=previous, now=self.clock.now(),
+                           fleet_at=self.source_reader.fleet_at)
+
+    def _signed(self, source: str, branch: str) -> bool:
+        if self.source_keys is None:
+            return True
+        verdict = self.store.git.verify_commit(source, self.source_keys)
+        if verdict.ok:
+            self.refused = ""
+            return True
+        message = (f"source commit {source[:12]} on {branch} is not rendered: {verdict.reason} "
+                   "(--require-signed-source); the previous state stays")
+        if message != self.refused:
+            self.metrics.source_refused += 1
+            log(LOG, logging.ERROR, "source refused", commit=source[:12], branch=branch,
+                reason=verdict.reason)
+        self.refused = message
+        return False

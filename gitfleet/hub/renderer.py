@@ -1,0 +1,159 @@
+"""The hub's one renderer: a full render, an incremental one from the source this hub last
+rendered, or a restart (incremental from the state a previous hub wrote).
+
+An incremental render is taken when the state is still the one written from the last render
+and the status input is the same; a hub that has not rendered yet starts from the state in Git,
+whose Source-Commit, Status-Input and Renderer trailers say what it was rendered from. Anything
+else renders in full. Extra inputs of the render (a chart renderer, ...) are given once, at
+the round by the planners (`Contribution.render_inputs`) and passed by keyword to the render.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gitfleet
+from gitfleet.filemap import LazyFiles, Overlay
+from gitfleet.hub.round import RoundInputs
+from gitfleet.logs import log
+from gitfleet.model.loader import relevant
+from gitfleet.render.core import RenderResult, render
+from gitfleet.render.incremental import render_incremental
+from gitfleet.render.status import StatusSnapshot
+from gitfleet.state.git import Git
+from gitfleet.state.snapshot import SOURCE_PATHS
+from gitfleet.state.writer import RENDERER, STATUS_INPUT, state_trailers, summary_totals
+
+LOG = logging.getLogger("gitfleet.hub")
+
+
+@dataclass(frozen=True)
+class RenderReport:
+    """What one render did, for the log, the metrics and `--once`."""
+
+    source: str
+    state: str | None
+    wrote: bool
+    moved: tuple[str, ...]
+    result: RenderResult
+    render_seconds: float
+    write_seconds: float
+    mode: str = "full"          # full, incremental (from this hub's last render), restart
+                                # (incremental from the state a previous hub wrote) or rollout
+    changed_paths: int = 0      # source files changed since the render it started from
+    objects_written: int = 0    # Git objects the write added
+    state_read: int = 0         # distinct blobs of the previous state read back from Git
+
+    def log(self) -> None:
+        result = self.result
+        log(LOG, logging.INFO, "render", source=self.source[:12], state=(self.state or "")[:12],
+            mode=self.mode, changed_files=self.changed_paths, wrote=self.wrote,
+            moved=len(self.moved), clusters=len(result.clusters),
+            descriptions=result.descriptions, objects=result.objects,
+            errors=len(result.errors), warnings=len(result.warnings),
+            render_s=round(self.render_seconds, 3), write_s=round(self.write_seconds, 3),
+            objects_written=self.objects_written, state_blobs_read=self.state_read)
+        for problem in result.errors:
+            log(LOG, logging.WARNING, "render error", problem=problem.format())
+
+
+@dataclass(frozen=True)
+class Rendering:
+    """A render's result and how it was made."""
+
+    result: RenderResult
+    mode: str = "full"
+    changed_paths: int = 0
+
+
+@dataclass(frozen=True)
+class Basis:
+    """What a state was rendered from: source commit, state commit, status input and its
+    (Descriptions, objects) totals when known."""
+
+    source: str
+    state: str | None
+    status_input: str
+    totals: tuple[int, int] | None = None
+
+
+@dataclass
+class Renderer:
+    """Renders a round's inputs."""
+
+    git: Git
+    last: Basis | None = None          # what this hub last wrote from
+    result: RenderResult | None = None    # its result
+
+    def render(self, inputs: RoundInputs, snapshot: StatusSnapshot, status_input: str,
+               extra: Mapping[str, Any]) -> Rendering:
+        """The render of `inputs` with `snapshot`; `extra`: more keyword inputs."""
+        found = self._incremental(inputs, snapshot, status_input, extra)
+        if found is not None:
+            return found
+        return Rendering(render(inputs.fleet, source_commit=inputs.source,
+                                previous_files=inputs.previous, status=snapshot,
+                                fleet_at=inputs.fleet_at, **extra))
+
+    def wrote(self, basis: Basis, result: RenderResult) -> None:
+        """The state `basis.state` was written from `result`."""
+        self.last, self.result = basis, result
+
+    def _incremental(self, inputs: RoundInputs, snapshot: StatusSnapshot,
+                     status_input: str, extra: Mapping[str, Any]) -> Rendering | None:
+        if inputs.previous is None:
+            return None
+        mode, basis = "incremental", self.last
+        if basis is None:
+            mode, basis = "restart", self._basis_in_git(inputs.heads.state)
+            if basis is None:
+                return None
+        if basis.state != inputs.heads.state or basis.status_input != status_input or \
+                (basis.source == inputs.source and mode != "restart"):
+            return None
+        listed = self.git.run("diff-tree", "-r", "--name-only", "--no-renames", basis.source,
+                              inputs.source, "--", *SOURCE_PATHS).decode().splitlines()
+        paths = frozenset(p for p in listed if relevant(p))
+        result = render_incremental(
+            inputs.fleet_at(basis.source), inputs.fleet, paths=paths,
+            previous_files=inputs.previous, source_commit=inputs.source, status=snapshot,
+            fleet_at=inputs.fleet_at, previous_totals=basis.totals, **extra)
+        return None if result is None else Rendering(result, mode, len(paths))
+
+    def _basis_in_git(self, state: str | None) -> Basis | None:
+        """What the state in Git was rendered from, when its trailers say so, this very code
+        rendered it, and the source commit is still in the repository."""
+        if state is None:
+            return None
+        trailers = state_trailers(self.git, state)
+        base = trailers.get("Source-Commit", "")
+        if STATUS_INPUT not in trailers or trailers.get(RENDERER) != renderer_id() or \
+                not base or self.git.resolve(f"{base}^{{commit}}") != base:
+            return None
+        return Basis(base, state, trailers[STATUS_INPUT], summary_totals(trailers))
+
+
+@functools.cache
+def renderer_id() -> str:
+    """The code that renders: gitfleet's version and a digest of its package files. A state
+    written by another build (an upgrade) is not trusted for an incremental restart: what the
+    change does not touch might render differently now."""
+    root = Path(gitfleet.__file__).parent
+    h = hashlib.sha1()
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".json") and path.is_file():
+            h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return f"gitfleet {gitfleet.__version__} {h.hexdigest()[:12]}"
+
+
+def state_read(files: Mapping[str, bytes] | None) -> int:
+    """How many distinct blobs of a lazily read state have been read from Git so far."""
+    while isinstance(files, Overlay):
+        files = files.base
+    return files.loaded if isinstance(files, LazyFiles) else 0

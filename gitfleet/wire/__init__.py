@@ -1,0 +1,6 @@
+"""Wire formats: the files one part of gitfleet writes and another reads, as typed values.
+
+Below the hub and the agent (both read and write them), above the utilities. One module per
+format: `status` (ClusterStatus and its heartbeat, the Health, Phase and Change enums),
+`preservation` (the state-preservation annotation the render writes and agents read).
+"""
