@@ -4,7 +4,7 @@
 a second); the snapshot is re-read only when it changes. The rows that depend on the clock too
 (readiness judged on heartbeat age, as the hub judges it) are rebuilt when the next heartbeat
 expires, so a stopped agent turns its cluster Unknown with no new commit. Rebuilds run on one
-background thread, never back to back: requests are answered from the newest model at once,
+background thread, with a pause of half their length between them: requests are answered from the newest model at once,
 never waiting for a re-read.
 History and diffs are keyed by commit ids, which never change, and kept in a bounded cache.
 """
@@ -217,8 +217,8 @@ class FleetSource:
             ended = time.monotonic()
             with self._lock:
                 self._refreshing = False
-                # a big fleet's rebuild takes seconds: at most every other second goes to it
-                self._next_start = ended + max(MIN_GAP, ended - started)
+                # a big fleet's rebuild takes seconds: at most two thirds of a core go to it
+                self._next_start = ended + max(MIN_GAP, (ended - started) / 2)
             self._ready.set()
 
     def kept(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
