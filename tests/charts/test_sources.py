@@ -135,6 +135,16 @@ def test_chart_folder_in_the_fleet_repo_render_validate_and_diff(
         section = out.split(f"cluster {cluster}")[1].split("cluster ")[0] if \
             f"cluster {cluster}" in out else out
         assert "web/web-settings" in section and "web/web-extra" in section, out
+    # the chart folder alone changes (no fleet file): diff renders the chart again
+    (root / "charts" / "web" / "values.yaml").write_text(
+        "message: changed in the chart\nreplicas: 1\ntag: '1.25'\n")
+    git(root, "commit", "-qam", "web: new default message")
+    capsys.readouterr()
+    assert main(["diff", "HEAD~1", "HEAD", "--repo", str(root), *cache]) == 0
+    out = capsys.readouterr().out
+    assert "charts/web/values.yaml" in out and "web/web-settings" in out, out
+    # cluster b's own message (its Localization) hides the new default: only a changes
+    assert "1 of 2 clusters affected" in out and "cluster a: 1 changed" in out, out
     # a version the folder does not hold: validate names the HelmChart, its file, the cause
     _write(root, {"templates/web.yaml": chart_fleet("file://charts", "2.0.0")[
         "templates/web.yaml"]})
