@@ -79,13 +79,14 @@ class HealthRules:
         return [r.to_dict() for r in self.rules]
 
     @staticmethod
-    def from_list(entries: Any) -> HealthRules:
+    def from_list(entries: Any, progress_timeout: float = DEFAULT_PROGRESS_TIMEOUT
+                  ) -> HealthRules:
         """Rules as `fleet.yaml` or `cluster.yaml` holds them; ValueError names the first
         problem (the hub validated them already: this guards the agent)."""
         problems = check_rules(entries)
         if problems:
             raise ValueError(problems[0].text())
-        return HealthRules(tuple(_rule(e) for e in entries or ()))
+        return HealthRules(tuple(_rule(e) for e in entries or ()), progress_timeout)
 
 
 NO_RULES = HealthRules()
