@@ -4,9 +4,9 @@
 a second); the snapshot is re-read only when it changes. The rows that depend on the clock too
 (readiness judged on heartbeat age, as the hub judges it) are rebuilt when the next heartbeat
 expires, so a stopped agent turns its cluster Unknown with no new commit. Rebuilds run on one
-background thread, with a pause of half their length between them: requests are answered from the newest model at once,
-never waiting for a re-read.
-History and diffs are keyed by commit ids, which never change, and kept in a bounded cache.
+background thread, with a pause of half their length between them: requests are answered from
+the newest model at once, never waiting for a re-read. History and diffs are keyed by commit
+ids, which never change, and kept in a bounded cache.
 """
 
 from __future__ import annotations
