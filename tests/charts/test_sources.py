@@ -170,3 +170,20 @@ def test_a_template_error_names_the_helm_chart_and_helms_message(tmp_path: Path)
         assert p.message.startswith("HelmChart apps/web (templates/web.yaml): helm template "
                                     "failed: ")
         assert "broken.yaml" in p.message and "nil pointer" in p.message
+
+
+def test_lookup_returns_nothing(tmp_path: Path) -> None:
+    """The hub renders without a cluster connection: Helm's `lookup` finds nothing (as in
+    Argo CD), so a chart takes its "not found" branch in every cluster."""
+    root = tmp_path / "fleet"
+    chart = write_chart(root / "charts", "web", "1.0.0")
+    (chart / "templates" / "lookup.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: looked-up}\n"
+        "data: {found: {{ if lookup \"v1\" \"Namespace\" \"\" \"kube-system\" }}\"yes\""
+        "{{ else }}\"no\"{{ end }}}\n")
+    from gitfleet.charts import folders
+    result = render(load_fleet(chart_fleet("file://charts", "1.0.0")),
+                    charts=Charts(tmp_path / "work").at(folders.worktree(root)))
+    assert result.errors == []
+    for cluster in ("a", "b"):
+        assert objects_in(result, cluster)["ConfigMap/web/looked-up"]["data"] == {"found": "no"}
