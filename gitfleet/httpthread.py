@@ -199,12 +199,21 @@ class HTTPThread:
         self._sock.close()
 
 
+class _Forward(logging.Handler):
+    """uvicorn's own errors as one gitfleet log line each (no traceback on stderr)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        log(LOG, logging.WARNING, "http server error", error=record.getMessage(),
+            exception=repr(record.exc_info[1]) if record.exc_info else "")
+
+
 def _quiet_uvicorn() -> None:
-    """uvicorn's own lines: a malformed request is the client's problem (debug), and nothing
-    goes to stderr through the root logger."""
+    """uvicorn's own lines: a malformed request is the client's problem (not logged), an error
+    of the server itself is one gitfleet log line; nothing reaches stderr through the root
+    logger."""
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logger = logging.getLogger(name)
         logger.propagate = False
         logger.setLevel(logging.ERROR)
-        if not logger.handlers:
-            logger.addHandler(logging.NullHandler())
+        if not any(isinstance(h, _Forward) for h in logger.handlers):
+            logger.addHandler(_Forward())

@@ -19,7 +19,13 @@ from typing import Any
 
 import pytest
 
-from tests.harness import flaky_remote, kubesim, make_agent, remote  # noqa: F401  (fixtures)
+from tests.harness import (  # noqa: F401  (fixtures for every test)
+    flaky_remote,
+    kubesim,
+    make_agent,
+    remote,
+    served_remote,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE = ROOT.parent / "shared" / "conformance"

@@ -2,7 +2,8 @@
 CLI, a kubectl-like client), the daemons a test starts (the hub as a process, agents in threads,
 kubesim clusters, a Git remote) and bounded polling. Every e2e test takes these from here, so a
 change of how a daemon is started or stopped is made once. The fixtures (`remote`,
-`flaky_remote`, `kubesim`, `make_agent`) are registered for every test by tests/conftest.py.
+`served_remote`, `flaky_remote`, `kubesim`, `make_agent`) are registered for every test by
+tests/conftest.py.
 
 Parallel runs (pytest-xdist): everything here lives in the test's tmp_path, and every port comes
 from `tests.gitserver.free_port()`, which hands each worker its own block of ports."""
@@ -170,12 +171,23 @@ def wait_for(check: Callable[[], T | None], *, timeout: float = 20.0, every: flo
 @dataclass
 class Remote:
     git: Git          # the bare repository itself, to publish into and inspect
-    url: str          # git://127.0.0.1:PORT/fleet.git
+    url: str          # file:///.../fleet.git, or git://127.0.0.1:PORT/fleet.git when served
     base: Path
 
 
 @pytest.fixture
-def remote(tmp_path: Path) -> Iterator[Remote]:
+def remote(tmp_path: Path) -> Remote:
+    """A bare fleet repository that agents and hubs fetch from and push to by URL, through
+    git's `file://` transport: the same clone, fetch and push code as for any remote, without
+    `git daemon`'s stalls (about 40 ms a round trip). Where the network transport itself is
+    what a test is about, take `served_remote` (or `flaky_remote`, or tests/githosts)."""
+    base = tmp_path / "served"
+    bare = init_repo(base / "fleet.git", bare=True)
+    return Remote(git=bare, url=(base / "fleet.git").as_uri(), base=base)
+
+
+@pytest.fixture
+def served_remote(tmp_path: Path) -> Iterator[Remote]:
     """A bare fleet repository served by `git daemon` (push enabled), stopped at the end."""
     base = tmp_path / "served"
     bare = init_repo(base / "fleet.git", bare=True)

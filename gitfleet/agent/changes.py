@@ -56,7 +56,7 @@ class SyncReport:
 
     @property
     def settled(self) -> bool:
-        """True when every object is healthy or failed for good and nothing waits: no rollout
-        to follow, no wave, hook or dependency to come back for."""
-        return not self.held and all(o.health is not Health.PROGRESSING
-                                     for o in self.objects.values())
+        """True when no object is Progressing: no rollout to follow. What ordering holds back
+        waits on an object of this cluster; while that one is Progressing the agent comes
+        back sooner, and once it is Degraded or failed nothing moves by itself."""
+        return all(o.health is not Health.PROGRESSING for o in self.objects.values())

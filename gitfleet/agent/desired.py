@@ -24,6 +24,7 @@ from gitfleet.agent.ordering import (
     revision_of,
     step_of,
 )
+from gitfleet.durations import parse_duration
 from gitfleet.errors import InputError
 from gitfleet.health import NO_RULES, HealthRules
 from gitfleet.layout import DESCRIPTION_FILE
@@ -130,7 +131,10 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
             if isinstance(cluster_doc, Mapping):
                 sync_mode = str(cluster_doc.get("syncMode") or "Pull")
                 ignore_differences = tuple(cluster_doc.get("ignoreDifferences") or ())
-                health_rules = HealthRules.from_list(cluster_doc.get("healthRules"))
+                timeout = cluster_doc.get("healthProgressTimeout")
+                health_rules = HealthRules.from_list(
+                    cluster_doc.get("healthRules"),
+                    parse_duration(timeout) if timeout else NO_RULES.progress_timeout)
         except InputError:
             pass
         except ValueError as exc:  # rules the hub validated, but this agent cannot compile

@@ -5,7 +5,7 @@ is Healthy; its CRDs and Namespaces go with its first writes (the kind stages of
 them first and wait for the CRDs). A Description whose units (`dependsOn`) are not all Success
 in this cluster waits as a whole. The engine asks again after each round of applies, so steps
 that turn Healthy at once (a ConfigMap) go in the same sync; the rest wait for a later sync,
-which the agent runs sooner while something waits. Never a sleep here. Pure.
+which comes sooner while the awaited object is Progressing. Never a sleep here. Pure.
 """
 
 from __future__ import annotations

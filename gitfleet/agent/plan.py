@@ -165,8 +165,11 @@ def plan(desired: DesiredState, inventory: Inventory, live: Live, *, owner: Owne
             if entry is not None and entry.pending:  # never known to exist: create it
                 actions.append(Action(obj, None, "new", entry=entry))
                 continue
-            if obj.hook is not None and entry is not None and entry.hash == obj.hash:
-                settled[key] = _hook_gone(obj, entry)
+            if obj.hook is not None and entry is not None:   # a run: gone is not drift
+                if entry.hash == obj.hash:
+                    settled[key] = _hook_gone(obj, entry)
+                else:
+                    actions.append(Action(obj, None, "new", entry=entry))
                 continue
             drift.append(DriftFound(ref, obj.description, missing=True))
             if recovery or entry is None or entry.hash != obj.hash:

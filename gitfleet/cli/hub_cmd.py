@@ -73,8 +73,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--debounce", type=duration_arg, default=0.05,
                    help="quiet time after a trigger before rendering (default 50ms)")
     p.add_argument("--listen", default="",
-                   help="HOST:PORT for webhooks, /healthz, /readyz and /metrics "
-                   "(e.g. 127.0.0.1:8080)")
+                   help="HOST:PORT for webhooks, /healthz, /readyz, /metrics and the "
+                   "read-only dashboard at / (e.g. 127.0.0.1:8080)")
     p.add_argument("--dashboard-token-file",
                    help="file holding the bearer token the dashboard's API (at / of --listen) "
                    "asks for (or set GITFLEET_DASHBOARD_TOKEN); see `gitfleet dashboard -h`")

@@ -24,7 +24,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from gitfleet.dashboard import history, views
-from gitfleet.dashboard.source import FleetSource
+from gitfleet.dashboard.source import FleetSource, NotReady
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -63,7 +63,7 @@ class Api:
         self.source = source
 
     def fleet(self, request: Request) -> tuple[str, Any]:
-        m = self.source.model()
+        m = self.source.current()
         q = request.query_params
         match = labels_match(q.get("l", ""))
         since = q.get("since", "").strip()
@@ -84,11 +84,13 @@ class Api:
         return m.etag, page
 
     def cluster(self, request: Request) -> tuple[str, Any]:
-        m = self.source.model()
+        m = self.source.current()
         name = request.path_params["name"]
-        data = views.cluster(m.view, m.fleet, name)
+        data = self.source.kept(("cluster", m.etag, name), lambda: views.cluster(
+            m.view, m.fleet, name, m.index))
         if data is None:
             raise LookupError(f"no cluster {name!r}")
+        data = dict(data)
         ref = self.source.branches.status(name)
         head = self.source.git.resolve(ref) or ""
         data["history"] = self.source.kept(("status", head), lambda: history.status_log(
@@ -96,15 +98,27 @@ class Api:
         return m.etag, data
 
     def app(self, request: Request) -> tuple[str, Any]:
-        m = self.source.model()
+        m = self.source.current()
         key = f"{request.path_params['namespace']}/{request.path_params['name']}"
-        data = views.app(m.view, m.fleet, key)
+        data = self.source.kept(("app", m.etag, key), lambda: views.app(
+            m.view, m.fleet, key, m.index))     # one build per model and application
         if data is None:
             raise LookupError(f"no application {key!r}")
+        data = {**data, "autoscalers": [dict(a) for a in data["autoscalers"]]}
+        ref = self.source.branches.fleet_status
+        head = self.source.git.resolve(ref) or ""
+        for a in data["autoscalers"]:
+            path = f"autoscaling/federatedhpas/{data['namespace']}/{a['name']}.yaml"
+            a["history"] = self._replicas(head, path) if head else []
         return m.etag, data
 
+    def _replicas(self, head: str, path: str) -> list[dict[str, Any]]:
+        def read() -> list[dict[str, Any]]:
+            return history.replicas_over_time(self.source.git, head, path)
+        return self.source.kept(("fhpa", head, path), read)
+
     def history(self, request: Request) -> tuple[str, Any]:
-        m = self.source.model()
+        m = self.source.current()
         state = m.view.snap.state_commit or ""
         offset, limit = _int(request, "offset", 0), min(_int(request, "limit", 50), 200)
         rows = self.source.kept(("log", state, offset, limit), lambda: history.state_log(
@@ -130,13 +144,16 @@ class Api:
             "a": full[0], "b": full[1], "cluster": name, "objects": objects}
 
     def version(self, request: Request) -> tuple[str, Any]:
-        m = self.source.model()
+        m = self.source.current()
         return m.etag, {"etag": m.etag, "stateCommit": m.view.snap.state_commit or ""}
 
 
 def dashboard_app(source: FleetSource, *, token: str | None = None,
-                  user_header: str | None = None) -> Starlette:
+                  user_header: str | None = None, warm: bool = True) -> Starlette:
+    """The app; with `warm`, the fleet's first read starts now, in the background."""
     api = Api(source)
+    if warm:
+        source.warm()
 
     def allowed(request: Request) -> bool:
         if not token and not user_header:
@@ -160,6 +177,9 @@ def dashboard_app(source: FleetSource, *, token: str | None = None,
                 return JSONResponse({"error": str(exc)}, 400, headers=SECURITY)
             except LookupError as exc:
                 return JSONResponse({"error": str(exc).strip("'\"")}, 404, headers=SECURITY)
+            except NotReady as exc:
+                return JSONResponse({"error": str(exc), "retry": True}, 503,
+                                    headers={**SECURITY, "Retry-After": "1"})
             tag = '"' + hashlib.sha1(f"{etag} {request.url.query}".encode()).hexdigest()[:20] + '"'
             headers = {**SECURITY, "ETag": tag}
             if request.headers.get("if-none-match") == tag:

@@ -30,7 +30,7 @@ def file_key(key: str) -> str:
 
 def export(source: FleetSource, out: Path) -> int:
     """Writes the site into `out`; returns the number of data files."""
-    m = source.model()
+    m = source.fresh()
     (out / "static").mkdir(parents=True, exist_ok=True)
     (out / "data").mkdir(exist_ok=True)
     (out / "index.html").write_bytes(asset("index.html"))
@@ -53,13 +53,13 @@ def export(source: FleetSource, out: Path) -> int:
     put("meta", {"stateCommit": m.view.snap.state_commit or "",
                  "generated": isoformat(time.time())})
     for c in m.fleet["clusters"]:
-        data = views.cluster(m.view, m.fleet, c["name"])
+        data = views.cluster(m.view, m.fleet, c["name"], m.index)
         if data is not None:
             head = source.git.resolve(source.branches.status(c["name"]))
             data["history"] = history.status_log(source.git, head) if head else []
             put(f"cluster/{c['name']}", data)
     for a in m.fleet["apps"]:
-        data = views.app(m.view, m.fleet, a["key"])
+        data = views.app(m.view, m.fleet, a["key"], m.index)
         if data is not None:
             put(f"app/{a['key']}", data)
     state = m.view.snap.state_commit

@@ -142,3 +142,29 @@ def _load(data: bytes) -> dict[str, Any] | None:
     except InputError:
         return {"unreadable": HIDDEN}
     return doc if isinstance(doc, dict) else {"unreadable": HIDDEN}
+
+
+def replicas_over_time(git: Git, ref: str, path: str, *, limit: int = 30
+                       ) -> list[dict[str, Any]]:
+    """An autoscaler's replicas at each of the last `limit` commits that changed its status
+    file on the fleet-status branch, oldest first: when, current and desired."""
+    out = git.run("log", f"-n{limit}", "--format=%H %ct", ref, "--", path, check=False).decode()
+    commits = [line.split() for line in out.splitlines() if len(line.split()) == 2]
+    if not commits:
+        return []
+    blobs = git.run("cat-file", "--batch", input="".join(
+        f"{sha}:{path}\n" for sha, _ in commits).encode())
+    rows, pos = [], 0
+    for _sha, when in commits:
+        nl = blobs.index(b"\n", pos)
+        header = blobs[pos:nl].split()
+        pos = nl + 1
+        if len(header) != 3:
+            continue
+        size = int(header[2])
+        doc = _load(blobs[pos:pos + size])
+        pos += size + 1
+        if doc and "unreadable" not in doc:
+            rows.append({"time": int(when), "current": doc.get("currentReplicas"),
+                         "desired": doc.get("desiredReplicas")})
+    return rows[::-1]

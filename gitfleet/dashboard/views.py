@@ -10,6 +10,7 @@ as Healthy.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 from gitfleet.fleetview.rows import (
@@ -18,11 +19,11 @@ from gitfleet.fleetview.rows import (
     cluster_rows,
     drift_rows,
     eviction_rows,
-    subscription_rows,
 )
 from gitfleet.fleetview.snapshot import DescriptionEntry
+from gitfleet.fleetview.summary import worst_phase
 
-HEALTH_ORDER = ("Degraded", "Unknown", "Progressing", "Healthy")
+HEALTH_ORDER = ("Degraded", "Unknown", "Progressing", "Suspended", "Healthy")   # Argo's
 PAGE = 50
 
 
@@ -35,19 +36,62 @@ def _health(objects: list[dict[str, Any]]) -> str:
     return next((h for h in HEALTH_ORDER if h in found), "Healthy")
 
 
-def _status_of(view: View, d: DescriptionEntry) -> dict[str, Any]:
-    doc = view.snap.status_docs.get(d.cluster) or {}
-    for ds in doc.get("descriptions") or []:
-        if f"{ds.get('namespace', '')}/{ds.get('name', '')}" == d.key:
-            return ds if isinstance(ds, dict) else {}
-    return {}
+class Index:
+    """What the views look up, built once per view: the status documents' Descriptions by
+    (cluster, key) (the grid looks up 100,000 tiles, never scanning a status document twice),
+    and `gitfleet get`'s cluster, drift and eviction rows by cluster."""
+
+    def __init__(self, view: View) -> None:
+        self.view = view
+        self.status: dict[tuple[str, str], dict[str, Any]] = {}
+        for cluster, doc in view.snap.status_docs.items():
+            for ds in (doc or {}).get("descriptions") or []:
+                if isinstance(ds, dict):
+                    self.status[(cluster, f"{ds.get('namespace', '')}/{ds.get('name', '')}")] = ds
+
+    @cached_property
+    def rows(self) -> dict[str, dict[str, Any]]:
+        return {r["name"]: r for r in cluster_rows(self.view)}
+
+    @cached_property
+    def drift(self) -> dict[str, list[dict[str, Any]]]:
+        return _by_cluster(drift_rows(self.view))
+
+    @cached_property
+    def evictions(self) -> dict[str, list[dict[str, Any]]]:
+        return _by_cluster(eviction_rows(self.view))
+
+    @cached_property
+    def units(self) -> dict[str, list[DescriptionEntry]]:
+        out: dict[str, list[DescriptionEntry]] = {}
+        for d in self.view.snap.descriptions:
+            out.setdefault(unit_key(d), []).append(d)
+        return out
 
 
-def tile(view: View, d: DescriptionEntry) -> dict[str, Any]:
+def _by_cluster(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        out.setdefault(r["cluster"], []).append(r)
+    return out
+
+
+def _replicas(ds: dict[str, Any]) -> tuple[int, int]:
+    ready = available = 0
+    for obj in ds.get("objects") or []:
+        values = obj.get("status") if isinstance(obj.get("status"), dict) else obj
+        if isinstance(values.get("readyReplicas"), int):
+            ready += values["readyReplicas"]
+        if isinstance(values.get("availableReplicas"), int):
+            available += values["availableReplicas"]
+    return ready, available
+
+
+def tile(view: View, d: DescriptionEntry, index: Index | None = None) -> dict[str, Any]:
     phase, message = view.phase(d)
     if d.render_errors:
         phase, message = RENDER_ERROR, "; ".join(d.render_errors)
-    status = _status_of(view, d)
+    status = (index or Index(view)).status.get((d.cluster, d.key)) or {}
     health = _health(list(status.get("objects") or [])) if status else "Unknown"
     if phase in ("Unknown", "Pending"):
         health = "Unknown"
@@ -57,22 +101,51 @@ def tile(view: View, d: DescriptionEntry) -> dict[str, Any]:
 
 def _worst(tiles: list[dict[str, Any]]) -> dict[str, Any]:
     order = (RENDER_ERROR, "Failure", "Degraded", "Unknown", "Progressing", "Installing",
-             "Waiting", "Pending", "Healthy")
+             "Waiting", "Pending", "Suspended", "Healthy")
     return min(tiles, key=lambda t: order.index(t["word"]) if t["word"] in order else 0)
 
 
-def fleet(view: View) -> dict[str, Any]:
-    """The grid's data for every cluster (pages are cut from it per request)."""
+def unit_errors(view: View, key: str, ds: list[DescriptionEntry]) -> list[str]:
+    """A unit's render errors: those its Descriptions carry and those `errors.yaml` names it in
+    (as `gitfleet get subscriptions` shows them)."""
+    errors = list(dict.fromkeys(e for d in ds for e in d.render_errors))
+    source = ds[0].source if ds else {}
+    ident = "/".join(p for p in (source.get("kind", ""), source.get("namespace", ""),
+                                 source.get("name", "")) if p)
+    for e in view.snap.errors:
+        text = str(e.get("message", ""))
+        if ident and e.get("subscription") == ident and text and \
+                not any(text in x for x in errors):
+            errors.append(text)
+    return errors
+
+
+def fleet(view: View, index: Index | None = None) -> dict[str, Any]:
+    """The grid's data for every cluster (pages are cut from it per request), in one pass."""
     snap = view.snap
-    apps = subscription_rows(view)
-    app_keys = [f"{a['namespace']}/{a['name']}" for a in apps]
+    index = index or Index(view)
+    units: dict[str, list[DescriptionEntry]] = {}
     per_cluster: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    unit_phases: dict[str, list[str]] = {}
     for d in snap.descriptions:
-        per_cluster.setdefault(d.cluster, {}).setdefault(unit_key(d), []).append(tile(view, d))
+        key = unit_key(d)
+        units.setdefault(key, []).append(d)
+        t = tile(view, d, index)
+        per_cluster.setdefault(d.cluster, {}).setdefault(key, []).append(t)
+        unit_phases.setdefault(key, []).append(t["phase"])
+    apps = []
+    for key, ds in sorted(units.items()):
+        phases = unit_phases[key]
+        failed = unit_errors(view, key, ds)
+        ns, _, name = key.partition("/")
+        apps.append({"key": key, "namespace": ns, "name": name,
+                     "kind": ds[0].source.get("kind", ""),
+                     "phase": RENDER_ERROR if failed else worst_phase(phases),
+                     "ready": f"{phases.count('Success')}/{len(phases)}"})
     clusters = []
     tile_counts: dict[str, int] = {}
     condition_counts: dict[str, int] = {}
-    for row in cluster_rows(view):
+    for row in index.rows.values():
         condition = _condition(row)
         condition_counts[condition] = condition_counts.get(condition, 0) + 1
         tiles = {}
@@ -90,11 +163,7 @@ def fleet(view: View) -> dict[str, Any]:
                "message": str(e.get("message", ""))} for e in snap.errors]
     return {
         "stateCommit": snap.state_commit or "", "sourceCommit": snap.source_commit,
-        "prefix": snap.prefix,
-        "apps": [{"key": k, "namespace": a["namespace"], "name": a["name"], "kind": a["kind"],
-                  "phase": a["phase"], "ready": a["ready"]} for k, a in zip(app_keys, apps,
-                                                                             strict=True)],
-        "clusters": clusters,
+        "prefix": snap.prefix, "apps": apps, "clusters": clusters,
         "counts": {"clusters": len(clusters), "apps": len(apps), "conditions": condition_counts,
                    "tiles": tile_counts, "errors": len(errors)},
         "errors": errors,
@@ -133,20 +202,22 @@ def fleet_page(data: dict[str, Any], *, query: str = "",
             "clusters": page, "matched": len(wanted), "offset": offset}
 
 
-def cluster(view: View, data: dict[str, Any], name: str) -> dict[str, Any] | None:
-    row = next((c for c in data["clusters"] if c["name"] == name), None)
-    if row is None:
+def cluster(view: View, data: dict[str, Any], name: str, index: Index | None = None
+            ) -> dict[str, Any] | None:
+    index = index or Index(view)
+    full = index.rows.get(name)
+    if full is None:
         return None
-    full = next(r for r in cluster_rows(view) if r["name"] == name)
+    row = {"condition": _condition(full)}
     doc = view.snap.status_docs.get(name) or {}
-    drift = [r for r in drift_rows(view) if r["cluster"] == name]
+    drift = index.drift.get(name, [])
     drifted = {(r["kind"], r["namespace"], r["name"]) for r in drift}
     entries = {d.key: d for d in view.snap.descriptions if d.cluster == name}
     tree = []
     for ds in doc.get("descriptions") or []:
         key = f"{ds.get('namespace', '')}/{ds.get('name', '')}"
         entry = entries.pop(key, None)
-        t = tile(view, entry) if entry else {"phase": str(ds.get("phase", "")),
+        t = tile(view, entry, index) if entry else {"phase": str(ds.get("phase", "")),
                                               "word": str(ds.get("phase", "")), "message": ""}
         objects = [_object(o, drifted) for o in ds.get("objects") or []]
         if row["condition"] != "Ready":   # what it last said is not what runs now
@@ -154,7 +225,8 @@ def cluster(view: View, data: dict[str, Any], name: str) -> dict[str, Any] | Non
         tree.append({"key": key, **t, "statusMessage": str(ds.get("message", "")),
                      "objects": objects})
     for key, entry in sorted(entries.items()):   # rendered, never reported
-        tree.append({"key": key, **tile(view, entry), "statusMessage": "", "objects": []})
+        tree.append({"key": key, **tile(view, entry, index), "statusMessage": "",
+                     "objects": []})
     return {
         "name": name, "condition": row["condition"], "reason": full["reason"],
         "heartbeat": full["heartbeat"], "heartbeatAgeSeconds": full["heartbeatAgeSeconds"],
@@ -164,7 +236,7 @@ def cluster(view: View, data: dict[str, Any], name: str) -> dict[str, Any] | Non
         "kubernetes": full["kubernetes"], "agent": full["agent"],
         "appliedState": full["appliedState"],
         "taints": [t for t in full["taints"].split(",") if t],
-        "evictions": [e for e in eviction_rows(view) if e["cluster"] == name],
+        "evictions": index.evictions.get(name, []),
         "statusRejected": full["statusRejected"], "statusWarning": full["statusWarning"],
         "descriptions": tree, "drift": drift,
     }
@@ -178,27 +250,28 @@ def _object(o: dict[str, Any], drifted: set[tuple[str, str, str]]) -> dict[str, 
             "replicas": o.get("status") if isinstance(o.get("status"), dict) else {}}
 
 
-def app(view: View, data: dict[str, Any], key: str) -> dict[str, Any] | None:
-    row = next((a for a in subscription_rows(view) if f"{a['namespace']}/{a['name']}" == key),
-               None)
-    if row is None:
+def app(view: View, data: dict[str, Any], key: str, index: Index | None = None
+        ) -> dict[str, Any] | None:
+    """One unit: its Descriptions only (not the whole fleet's rows)."""
+    index = index or Index(view)
+    summary = next((a for a in data["apps"] if a["key"] == key), None)
+    ds = sorted(index.units.get(key, []), key=lambda d: d.cluster)
+    if summary is None or not ds:
         return None
     per_cluster = []
-    for d in sorted((d for d in view.snap.descriptions if unit_key(d) == key),
-                    key=lambda d: d.cluster):
-        live = view.live_replicas(d)
-        per_cluster.append({"cluster": d.cluster, **tile(view, d), "desired": d.replicas,
-                            "ready": live["readyReplicas"],
-                            "available": live["availableReplicas"]})
+    for d in ds:
+        ready, available = _replicas(index.status.get((d.cluster, d.key)) or {})
+        per_cluster.append({"cluster": d.cluster, **tile(view, d, index), "desired": d.replicas,
+                            "ready": ready, "available": available})
     names = {c["cluster"] for c in per_cluster}
     rollouts = [r for r in view.snap.rollouts.values()
                 if names & {str(c.get("name")) for c in r.get("clusters") or []}]
-    ns = str(row["namespace"])
+    ns = summary["namespace"]
     autoscalers = [a for a in view.snap.autoscalers.get("fhpa", [])
                    if str(a.get("namespace", "")) == ns]
-    return {"key": key, "namespace": ns, "name": row["name"], "kind": row["kind"],
-            "phase": row["phase"], "ready": row["ready"], "replicas": row["replicas"],
-            "readyReplicas": row["readyReplicas"], "errors": row["renderErrors"],
+    return {**summary, "replicas": sum(d.replicas for d in ds),
+            "readyReplicas": sum(c["ready"] for c in per_cluster),
+            "errors": unit_errors(view, key, ds),
             "clusters": per_cluster, "rollouts": [_rollout(r) for r in rollouts],
             "autoscalers": [{k: a.get(k) for k in (
                 "name", "target", "minReplicas", "maxReplicas", "currentReplicas",

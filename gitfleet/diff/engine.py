@@ -16,8 +16,10 @@ from dataclasses import dataclass
 
 from gitfleet.charts import folders
 from gitfleet.charts.renderer import Charts
+from gitfleet.charts.sources import folder_path
 from gitfleet.diff.compare import compare_trees
 from gitfleet.diff.model import FleetDiff
+from gitfleet.errors import InputError
 from gitfleet.model.loader import Fleet
 from gitfleet.model.problems import Problem
 from gitfleet.render.charts import ChartRenderer
@@ -47,6 +49,23 @@ class Snapshot:
     files: Mapping[str, bytes]
 
 
+def chart_folders_touched(base: Fleet, head: Fleet, changed: frozenset[str]) -> frozenset[str]:
+    """The changed paths inside a chart folder that a HelmChart of either fleet reads
+    (`repo: file://<folder>`)."""
+    if not changed:
+        return frozenset()
+    folders = set()
+    for fleet in (base, head):
+        for t in fleet.templates.values():
+            spec = t.body.get("spec") or {}
+            if t.is_helm_chart and str(spec.get("repo", "")).startswith("file://"):
+                try:
+                    folders.add(folder_path(str(spec["repo"]), str(spec.get("chart", ""))) + "/")
+                except InputError:
+                    continue
+    return frozenset(p for p in changed if p.startswith(tuple(folders)))
+
+
 def _problem_key(p: Problem) -> tuple[str, str, str]:
     return (p.path, p.obj, p.message)  # a line shift alone is not a new problem
 
@@ -58,14 +77,20 @@ def _units(fleet: Fleet) -> int:
 def diff_snapshots(base: Snapshot, head: Snapshot, *,
                    fleet_at: Callable[[str], Fleet] | None = None,
                    everything: bool = False,
-                   charts: tuple[ChartRenderer, ChartRenderer] | None = None) -> FleetDiff:
+                   charts: tuple[ChartRenderer, ChartRenderer] | None = None,
+                   other_changes: frozenset[str] = frozenset()) -> FleetDiff:
     """The effect of moving the fleet from `base` to `head`.
 
     `fleet_at` loads the fleet of another commit (for ApplyLater bases older than BASE);
     `everything` renders every unit instead of those the change can affect (for checks);
-    `charts` renders the HelmChart feeds of BASE and HEAD (gitfleet.charts)."""
+    `charts` renders the HelmChart feeds of BASE and HEAD (gitfleet.charts); `other_changes`
+    are the changed paths of the repository outside the fleet files (chart folders)."""
     paths = changed_paths(base.files, head.files)
     base_fleet = load_snapshot(base.files)
+    touched = chart_folders_touched(base_fleet, load_snapshot(head.files), other_changes) \
+        if other_changes else frozenset()
+    if touched:   # a chart folder in the fleet repo changed: render everything (rare, correct)
+        paths, everything = paths | touched, True
     if not paths:
         n = len(base_fleet.clusters)
         return FleetDiff(base.sha, head.sha, n, (), (), units_total=_units(base_fleet))
@@ -125,9 +150,13 @@ def diff_revisions(repo: str | os.PathLike[str], base: str, head: str, *,
         base_read, head_read = pool.submit(read_revision, repo, base), \
             pool.submit(read_revision, repo, head)
         (base_files, base_sha), (head_files, head_sha) = base_read.result(), head_read.result()
+    listed = Git(repo).run("diff-tree", "-r", "--name-only", "--no-renames", base_sha,
+                           head_sha).decode().splitlines()
     return diff_snapshots(Snapshot(base_sha, base_files), Snapshot(head_sha, head_files),
                           fleet_at=lambda sha: load_snapshot(read_revision(repo, sha)[0]),
                           everything=everything,
+                          other_changes=frozenset(p for p in listed if p not in base_files
+                                                  and p not in head_files),
                           charts=None if charts is None else (
                               charts.at(folders.revision(Git(repo), base_sha)),
                               charts.at(folders.revision(Git(repo), head_sha))))

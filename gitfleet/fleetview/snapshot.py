@@ -94,6 +94,7 @@ class FleetSnapshot:
     status_rejected: dict[str, str] = field(default_factory=dict)
     status_warnings: dict[str, str] = field(default_factory=dict)
     autoscalers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # fhpa, cronfhpa
+    status_commits: dict[str, str] = field(default_factory=dict)   # cluster -> status read
 
     def commit_time(self, sha: str) -> int | None:
         return self.commit_times.get(sha)
@@ -200,9 +201,15 @@ def _description(cluster: str, folder: str, data: bytes, replicas: int, objects:
         render_errors=errors, objects=objects, replicas=replicas)
 
 
-def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None = None
-                  ) -> FleetSnapshot:
-    """Read the state branch, every status branch and the commit times they refer to."""
+def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None = None,
+                  previous: FleetSnapshot | None = None,
+                  reader: StatusReader | None = None) -> FleetSnapshot:
+    """Read the state branch, every status branch and the commit times they refer to.
+
+    For a caller that reads again and again (the dashboard, on every heartbeat): with
+    `previous` (an earlier read of the same repo) the state's files are taken from it when the
+    state commit has not moved, and a `reader` kept between reads parses each status commit
+    once (a 10,000-cluster fleet then parses one status, not 10,000)."""
     prefix = prefix or branch_prefix(git)
     branches = Branches(prefix)
     snap = FleetSnapshot(prefix=prefix)
@@ -213,7 +220,13 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
                 source_ref = candidate
                 break
     shas: list[str] = []
-    if state is not None:
+    if state is not None and previous is not None and previous.state_commit == state:
+        for name in ("state_commit", "state_time", "source_commit", "clusters", "descriptions",
+                     "errors", "warnings", "evictions", "rollouts"):
+            setattr(snap, name, getattr(previous, name))
+        shas.extend(d.source_commit for d in snap.descriptions)
+        shas.append(snap.source_commit)
+    elif state is not None:
         snap.state_commit = state
         message = git.run("show", "-s", "--format=%ct%n%B", state).decode()
         first, _, body = message.partition("\n")
@@ -268,7 +281,7 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
                                                       counts.get(key, 0)))
         shas.extend(d.source_commit for d in snap.descriptions)
         shas.append(snap.source_commit)
-    view = _believed(git, branches, source_ref)
+    view = _believed(git, branches, source_ref, reader)
     for name, status in view.statuses.items():
         snap.statuses[name] = status
         snap.status_docs[name] = status.to_dict()
@@ -278,6 +291,7 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
         if choice.warning:
             snap.status_warnings[name] = choice.warning
     names = {n: sha for n, sha in view.heads.items() if n in snap.statuses}
+    snap.status_commits = dict(names)
     shas.extend(names.values())
     times = _commit_times(git, list(names.values()))
     snap.status_times = {n: times[s] for n, s in names.items() if s in times}
@@ -288,13 +302,15 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
     return snap
 
 
-def _believed(git: Git, branches: Branches, source_ref: str | None) -> StatusView:
+def _believed(git: Git, branches: Branches, source_ref: str | None,
+              reader: StatusReader | None = None) -> StatusView:
     """The status branches as the hub folds them: signed by the cluster's `spec.signingKey`
-    when it has one (gitfleet.state.statusread)."""
+    when it has one (gitfleet.state.statusread). A `reader` kept between reads parses each
+    status commit once."""
     from gitfleet.registration.keys import cluster_keys
 
     keys = cluster_keys(git, source_ref) if source_ref else {}
-    reader = StatusReader(git, branches=branches)
+    reader = reader or StatusReader(git, branches=branches)
     reader.trust_lines({name: key.line for name, key in keys.items() if key.line})
     return reader.read()
 

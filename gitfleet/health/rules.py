@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import cel
+from cel.stdlib import STDLIB_FUNCTIONS, add_stdlib_to_context
 
 from gitfleet.health.conventions import DEFAULT_PROGRESS_TIMEOUT, observed_lag
 from gitfleet.health.verdict import Obj, Verdict, progressing
@@ -79,13 +80,14 @@ class HealthRules:
         return [r.to_dict() for r in self.rules]
 
     @staticmethod
-    def from_list(entries: Any) -> HealthRules:
+    def from_list(entries: Any, progress_timeout: float = DEFAULT_PROGRESS_TIMEOUT
+                  ) -> HealthRules:
         """Rules as `fleet.yaml` or `cluster.yaml` holds them; ValueError names the first
         problem (the hub validated them already: this guards the agent)."""
         problems = check_rules(entries)
         if problems:
             raise ValueError(problems[0].text())
-        return HealthRules(tuple(_rule(e) for e in entries or ()))
+        return HealthRules(tuple(_rule(e) for e in entries or ()), progress_timeout)
 
 
 NO_RULES = HealthRules()
@@ -207,6 +209,18 @@ def _name(key: tuple[str, str]) -> str:
 class _Compiled:
     program: cel.Program
     roots: tuple[str, ...]  # the variables it reads (comprehension names too: harmless)
+    extended: bool          # calls CEL's extension libraries (strings, math, lists, sets, ...)
+
+    def run(self, obj: Obj) -> Any:
+        variables = {k: obj[k] for k in self.roots if k in obj}
+        if not self.extended:
+            return self.program.execute(variables)
+        context = cel.Context(variables=variables)
+        add_stdlib_to_context(context)  # as Kubernetes' and Flux's CEL environments offer them
+        return self.program.execute(context)
+
+
+_EXTENSIONS = frozenset(STDLIB_FUNCTIONS)
 
 
 _PROGRAMS: dict[str, _Compiled] = {}
@@ -218,7 +232,8 @@ def _program(text: str) -> _Compiled:
         if len(_PROGRAMS) > 10_000:
             _PROGRAMS.clear()
         program = cel.compile(text)
-        found = _PROGRAMS[text] = _Compiled(program, tuple(program.variables()))
+        found = _PROGRAMS[text] = _Compiled(program, tuple(program.variables()),
+                                            bool(_EXTENSIONS.intersection(program.functions())))
     return found
 
 
@@ -232,8 +247,7 @@ def judge_by_rule(rule: HealthRule, obj: Obj) -> Verdict:
         if not text:
             continue
         try:
-            compiled = _program(text)
-            value = compiled.program.execute({k: obj[k] for k in compiled.roots if k in obj})
+            value = _program(text).run(obj)
         except Exception as exc:  # the CEL library raises several types; each means "not yet"
             reason = str(exc).split(". ")[0]
             return progressing(f"health rule {rule.name}: {name} cannot be evaluated: {reason}")

@@ -83,6 +83,7 @@ class Request:
     user_agent: str = ""
     system: bool = False  # a controller's own write: trusted, never checked for unknown fields
     warnings: list[str] = field(default_factory=list)  # `Warning` headers of the answer
+    duplicates: list[str] = field(default_factory=list)  # fields a JSON body repeats
 
     @property
     def dry_run(self) -> bool:
@@ -116,6 +117,29 @@ def _load(body: bytes, content_type: str) -> Any:
         return yaml.load(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         raise st.bad_request(f"error decoding YAML: {exc}") from None
+
+
+def _load_noting_duplicates(req: Request, content_type: str) -> Any:
+    """The body, with the fields a JSON body repeats noted on the request (a real server's
+    strict decoder reports them; the last one wins, as in Go)."""
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                repeated.append(key)
+            out[key] = value
+        return out
+
+    if not req.body:
+        raise st.bad_request("the request body is empty")
+    try:
+        loaded = json.loads(req.body, object_pairs_hook=pairs)
+    except ValueError:
+        return _load(req.body, content_type)
+    req.duplicates = repeated
+    return loaded
 
 
 def _tkey(rt: ResourceType) -> TypeKey:
@@ -192,7 +216,7 @@ class ApiServer:
         return obj
 
     def _body_object(self, req: Request) -> Obj:
-        obj = _load(req.body, req.content_type)
+        obj = _load_noting_duplicates(req, req.content_type)
         if not isinstance(obj, dict):
             raise st.bad_request("the body of the request is not an object")
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
@@ -323,7 +347,7 @@ class ApiServer:
         old = self._existing(req.rt, req.namespace, req.name)
         if ctype == STRATEGIC and req.rt.custom:
             raise st.unsupported_media(ctype)
-        patch = _load(req.body, ctype)
+        patch = _load_noting_duplicates(req, ctype)
         if req.subresource == "scale":
             target: Obj = self._scale_of(req.rt, old)
         else:
@@ -467,9 +491,11 @@ class ApiServer:
         name them in `Warning` headers under Warn, as a real server's decoder does."""
         directive = req.field_validation
         unknown = self._unknowns(req.rt, new, drop=directive != "Strict")
-        if not unknown:
+        prefix = "json patch " if req.content_type.split(";")[0].strip() == JSONPATCH else ""
+        found = [f'unknown field "{u.path}"' for u in unknown] + [
+            f'{prefix}duplicate field "{d}"' for d in req.duplicates]
+        if not found:
             return
-        found = [f'unknown field "{u.path}"' for u in unknown]
         if directive == "Warn":
             req.warnings.extend(found)
             return

@@ -8,7 +8,8 @@ pods of a template are in, either in Git or at run time:
 - the annotation `kubesim.gitfleet.io/container-state: <State>` on the pod template
   (`spec.template.metadata.annotations`), which travels with the manifests; or
 - `KubeSim.set_container_state(kind, namespace, name, state)`, which changes the state of a
-  workload's current pods without changing its template (None goes back to the annotation).
+  workload's current pods without changing its template (None goes back to the annotation);
+  from another process, `post_container_state(url, ...)` (POST `STATE_PATH`).
 
 States (STATES): Running (the default), ContainerCreating, CrashLoopBackOff,
 ImagePullBackOff, ErrImagePull, CreateContainerConfigError, Error, OOMKilled, Unschedulable.
@@ -18,9 +19,12 @@ unavailable as a real controller would (see `controller`).
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from typing import Any
 
 ANNOTATION = "kubesim.gitfleet.io/container-state"
+STATE_PATH = "/kubesim/v1/container-state"
 RUNNING = "Running"
 # state -> (pod phase, container state kind, reason, message template)
 _WAITING = {
@@ -103,3 +107,15 @@ def pod_status(state: str, *, pod: str, spec: dict[str, Any], host_ip: str, pod_
         statuses.append(entry)
     return {"phase": phase, "conditions": [*conditions, sched], "hostIP": host_ip,
             "podIP": pod_ip, "startTime": now, "containerStatuses": statuses}
+
+
+def post_container_state(url: str, kind: str, namespace: str, name: str, state: str | None,
+                         *, timeout: float = 5.0) -> None:
+    """Set a workload's pod state in a kubesim running in another process (`url`: its base
+    URL); raises on an unknown state (HTTP 400)."""
+    body = json.dumps({"kind": kind, "namespace": namespace, "name": name,
+                       "state": state}).encode()
+    request = urllib.request.Request(url.rstrip("/") + STATE_PATH, data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (loopback)
+        response.read()

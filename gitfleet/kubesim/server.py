@@ -25,6 +25,7 @@ from gitfleet.kubesim import status as st
 from gitfleet.kubesim.apiserver import ApiServer, Request
 from gitfleet.kubesim.faults import Faults
 from gitfleet.kubesim.metrics import USAGE_PATH, UsageRule
+from gitfleet.kubesim.podstates import STATE_PATH
 from gitfleet.kubesim.tables import table, wants_table
 from gitfleet.kubesim.watches import WatchRequest, expired_status, follow, start_cursor
 
@@ -59,6 +60,8 @@ class Context:
         self.watch_timeout = watch_timeout
         self.counts: Counter[str] = Counter()
         self.openapi_cache: dict[tuple[str, bool, str], bytes] = {}
+        # KubeSim.set_container_state, for POST STATE_PATH from another process
+        self.set_container_state: Callable[[str, str, str, str | None], None] | None = None
         self.count_lock = threading.Lock()
         self.stopping = threading.Event()
         self.address = ""
@@ -184,6 +187,8 @@ class Handler(BaseHTTPRequestHandler):
         try:
             if raw_path == USAGE_PATH:
                 self._serve_usage(method, body)
+            elif raw_path == STATE_PATH:
+                self._serve_container_state(method, body)
             elif not self._serve_fixed(method, raw_path):
                 self._serve_resource(method, raw_path, query, body)
         except st.ApiError as err:
@@ -207,6 +212,22 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError as exc:
             raise st.bad_request(f"usage rule: {exc}") from None
         self.ctx.api.metrics.set_usage(rule)
+        self._send_json(200, {"kind": "Status", "apiVersion": "v1", "status": "Success"})
+
+    def _serve_container_state(self, method: str, body: bytes) -> None:
+        """The pod-state knob for another process: POST {"kind", "namespace", "name",
+        "state"} (state null: back to the template's annotation; see `podstates`)."""
+        if method != "POST":
+            raise st.ApiError(405, "MethodNotAllowed", f"{STATE_PATH} takes POST")
+        setter = self.ctx.set_container_state
+        try:
+            doc = json.loads(body or b"{}")
+            if setter is None or not isinstance(doc, dict):
+                raise ValueError("expected an object with kind, namespace, name and state")
+            setter(str(doc["kind"]), str(doc.get("namespace", "")), str(doc["name"]),
+                   None if doc.get("state") is None else str(doc["state"]))
+        except (ValueError, KeyError) as exc:
+            raise st.bad_request(f"container state: {exc}") from None
         self._send_json(200, {"kind": "Status", "apiVersion": "v1", "status": "Success"})
 
     def _serve_fixed(self, method: str, path: str) -> bool:

@@ -58,6 +58,7 @@ class KubeSim:
         self.controller = Controller(self.api, delay=controller_delay, crd_delay=crd_delay,
                                      pods=pods)
         self.controller.set_crd_hooks(self._register_crd, self._unregister_crd)
+        self.context.set_container_state = self.set_container_state
         self._server: HttpServer | None = None
         self._serve_thread: threading.Thread | None = None
         self._lock = threading.Lock()

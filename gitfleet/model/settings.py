@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gitfleet.durations import parse_duration
@@ -113,10 +113,12 @@ class FleetSettings:
                                      for e in data.get("ignoreDifferences") or ()),
             kubernetes_version=str(data.get("kubernetesVersion", "")),
             secrets_plaintext=data.get("secrets", {}).get("plaintext", "warn"),
-            health=_health(data.get("health")),
+            health=_health(data.get("health"), data.get("healthProgressTimeout")),
         )
 
 
-def _health(entries: Any) -> HealthRules:
-    """The rules, or none while any is wrong (the loader reports each problem at its line)."""
-    return NO_RULES if check_rules(entries) else HealthRules.from_list(entries)
+def _health(entries: Any, timeout: Any) -> HealthRules:
+    """The rules, or none while any is wrong (the loader reports each problem at its line),
+    and the conventions' progress timeout."""
+    rules = NO_RULES if check_rules(entries) else HealthRules.from_list(entries)
+    return replace(rules, progress_timeout=parse_duration(timeout)) if timeout else rules

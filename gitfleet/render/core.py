@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet import yamlio
+from gitfleet.durations import format_duration
 from gitfleet.errors import InputError
 from gitfleet.health import NO_RULES, HealthRules
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE
@@ -621,6 +622,8 @@ def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
             doc["ignoreDifferences"] = [e.to_dict() for e in ignore]
         if health.rules:
             doc["healthRules"] = health.to_list()
+        if health.progress_timeout != NO_RULES.progress_timeout:
+            doc["healthProgressTimeout"] = format_duration(health.progress_timeout)
         text = _CLUSTER_FILES[key] = emit.emit(doc).encode()
     return text
 

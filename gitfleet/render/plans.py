@@ -208,7 +208,11 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
 
 def keeps_placement(fleet: Fleet) -> bool:
     """Whether some unit's scheduling depends on the previous state's placement (steady
-    division, sub-group binding): then a render needs the previous state of every cluster."""
+    division, sub-group binding, a NoSchedule taint): then a render needs the previous state of
+    every cluster."""
+    # a NoSchedule taint keeps a unit on a cluster that holds it already (only NoExecute evicts)
+    if any(t.effect == "NoSchedule" for c in fleet.clusters.values() for t in c.taints):
+        return True
     for sub in fleet.subscriptions:
         if sub.by_subgroup or sub.strategy == "Dividing" and sub.dividing_type == "Dynamic":
             return True

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from gitfleet.errors import InputError, RefConflict
+from gitfleet.state.credentials import token_source
 from gitfleet.state.git import Git, RefUpdate, init_repo
 from gitfleet.state.leftovers import Leftover, remove_leftovers
 from gitfleet.state.transport import GitTransport
@@ -89,8 +90,10 @@ class RemoteStore:
 
         The mirror's folder is named from the URL without credentials (a rotated token keeps
         the same mirror), and is private to this user: folder 0700, files 0600."""
-        url, _ = split_credentials(url)   # never a credential on disk, even if one came in
-        transport = transport or GitTransport(inherit_config=inherit_config)
+        url, carried = split_credentials(url)   # never a credential on disk or in argv
+        if transport is None:   # a command without Git flags: the URL's or GITFLEET_GIT_TOKEN
+            transport = GitTransport.for_url(url, token=token_source(None), from_url=carried,
+                                             inherit_config=inherit_config)
         base = cache_dir or default_cache_dir()
         base.mkdir(parents=True, exist_ok=True, mode=0o700)
         folder = base / hashlib.sha256(url.encode()).hexdigest()[:16]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gitfleet.agent.desired import parse_cluster_tree
 from gitfleet.agent.inventory import Intent
 from gitfleet.agent.marks import managed_body
@@ -13,6 +15,7 @@ from tests.agent.fleetstate import configmap, description_files, publish
 from tests.harness import Remote, person, status_of
 
 
+@pytest.mark.slow
 def test_killed_agent_converges_exactly(remote: Remote, kubesim, tmp_path: Path) -> None:
     sim = kubesim()
     tally = crashloop.run(sim=sim, git=remote.git, url=remote.url, workdir=tmp_path, kills=3,

@@ -1,9 +1,9 @@
 """End to end cluster failover: the real hub (a subprocess on the fleet repo), two kubesim
-clusters with real agents, a `git daemon` remote. One agent stops; the hub judges its cluster
-Unknown, taints it, and once the policy's short toleration passes, its Divided replicas run in
-the other cluster, labelled with the value its state-preservation rule took from the old copy's
-live status (as the stopped agent last reported it); with purge mode Gracefully its old copy
-leaves the state only once the new placement reports healthy. Waits are bounded; nothing is
+clusters with real agents, a remote fleet repo (`file://`). One agent stops; the hub judges its
+cluster Unknown, taints it, and once the policy's short toleration passes, its Divided replicas
+run in the other cluster, labelled with the value its state-preservation rule took from the old
+copy's live status (as the stopped agent last reported it); with purge mode Gracefully its old
+copy leaves the state only once the new placement reports healthy. Waits are bounded; nothing is
 asserted about how long it took (bench/bench_failover.py measures that)."""
 
 from __future__ import annotations

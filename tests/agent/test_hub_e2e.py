@@ -1,7 +1,8 @@
 """End to end with the real hub: `git push` to a fleet repo reaches two clusters through agents.
 
 The hub runs as a subprocess on the bare fleet repo (watching its refs), the agents run
-in-process against two kubesim clusters, and everything goes through a `git daemon` remote.
+in-process against two kubesim clusters, and everything goes through the fleet repo as a remote
+(its `file://` URL).
 """
 
 from __future__ import annotations

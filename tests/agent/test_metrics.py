@@ -1,5 +1,5 @@
 """The agent's metrics report: kubesim's `metrics.k8s.io` → the agent → `metrics.yaml` in the
-status branch (real Git behind `git daemon`), and the rule that usage alone never lengthens
+status branch (real Git, pushed to a remote), and the rule that usage alone never lengthens
 the branch. Also: a FederatedHPA target's replicas belong to the autoscaler (issue 14.4)."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+import pytest
 from kubernetes import client as k8s
 
 from gitfleet import yamlio
@@ -140,6 +141,7 @@ def test_without_an_autoscaler_there_is_no_metrics_file(remote, kubesim, make_ag
     assert _commits(remote) == before
 
 
+@pytest.mark.slow
 def test_usage_changes_replace_the_tip_instead_of_growing_history(remote, kubesim,
                                                                   make_agent) -> None:
     """Three clusters, usage changing at every collection for 24 rounds (6 virtual minutes at

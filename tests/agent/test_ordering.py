@@ -156,7 +156,8 @@ def test_hooks_run_in_order_and_once_per_content() -> None:
     assert kube.writes() == [] and report.writes == 0
     assert _live(kube, "Job", "smoke") is None
 
-    engine.sync(state("2"))                             # new content: the hooks run again
+    report = engine.sync(state("2"))                    # new content: the hooks run again
+    assert report.drift == ()                           # smoke's deletion was not drift
     recreated = _live(kube, "Job", "first")
     assert recreated["metadata"]["uid"] != first_uid    # before-hook-creation (the default)
     assert ("delete", "batch/Job/app/first") in kube.calls

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from gitfleet.model.loader import load_fleet
+from gitfleet.render.core import render
 from gitfleet.wire.status import Change, Phase
 from tests.agent.fleetstate import annotated, configmap, deployment, description_files, job
 from tests.agent.fleetstate import publish as publish_files
 from tests.harness import person, status_of, wait_for
+from tests.render.conftest import cluster, doc, feed, subscription
 
 HOOK = "helm.sh/hook"
 WEIGHT = "helm.sh/hook-weight"
@@ -150,3 +153,31 @@ def test_prune_runs_in_reverse_wave_order(remote, kubesim, make_agent) -> None:
     names = sorted(o["metadata"]["name"] for o in person(sim).list_objects(
         "v1", "ConfigMap", namespace="app").items)
     assert "kept" in names and not {"first", "middle", "last"} & set(names)
+
+
+def test_depends_on_as_the_hub_renders_it(remote, kubesim, make_agent) -> None:
+    """The contract between hub and agent: `gitfleet.io/depends-on` on a Subscription, rendered
+    by the render core into `dependsOn`, holds the unit's Description in this cluster."""
+    placed = [{"clusterAffinity": {"matchLabels": {"env": "prod"}}}]
+    web = subscription("web", [feed("ConfigMap", "web")], placed)
+    web["metadata"]["annotations"] = {"gitfleet.io/depends-on": "apps/db"}
+    fleet = dict([cluster("c1", {"env": "prod"})])
+    fleet |= {"templates/db.yaml": doc(deployment("db", "apps", replicas=1)),
+              "policies/db.yaml": doc(subscription("db", [feed("Deployment", "db")], placed)),
+              "templates/web.yaml": doc(configmap("web", "apps", {"x": "1"})),
+              "policies/web.yaml": doc(web)}
+    result = render(load_fleet(fleet))
+    assert result.errors == []
+    branch = {path.removeprefix("clusters/c1/"): data for path, data in result.files.items()
+              if path.startswith("clusters/c1/")}
+    sim = kubesim()
+    sim.set_rollout_stalled("Deployment", "apps", "db")
+    publish_files(remote.git, "c1", branch)
+    agent = make_agent(remote, sim)
+    agent.step()
+    web_status = _description(status_of(remote), "apps/web")
+    assert web_status.phase is Phase.WAITING and "apps/db" in web_status.message
+    assert person(sim).get("v1", "ConfigMap", "apps", "web") is None
+    sim.set_rollout_stalled("Deployment", "apps", "db", stalled=False)
+    wait_for(lambda: _description(status_of(remote), "apps/web").phase is Phase.SUCCESS,
+             step=agent.step)

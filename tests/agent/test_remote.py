@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from gitfleet.agent.inventory import INVENTORY_NAME, INVENTORY_NAMESPACE, Inventory
 from gitfleet.clock import FakeClock, SystemClock, isoformat
 from gitfleet.layout import Branches
@@ -59,6 +61,7 @@ def test_remote_down_for_a_while(flaky_remote, kubesim, make_agent, tmp_path) ->
     assert status_of(remote).sync.cluster_commit == remote.git.resolve(Branches().cluster("c1"))
 
 
+@pytest.mark.slow
 def test_quiet_day_of_heartbeats_keeps_status_history(remote, kubesim, make_agent) -> None:
     sim = kubesim()
     clock = FakeClock()
@@ -93,6 +96,7 @@ def test_two_agents_two_clusters(remote, kubesim, make_agent) -> None:
                                                            Branches().status("c2")]
 
 
+@pytest.mark.slow
 def test_agent_killed_mid_sync_converges_without_duplicates(remote, kubesim, tmp_path) -> None:
     sim = kubesim()
     names = [f"cfg-{i:03d}" for i in range(60)]

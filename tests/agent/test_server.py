@@ -108,6 +108,7 @@ def test_probes_and_metrics_of_a_real_agent(remote, kubesim, tmp_path: Path) -> 
         agent.close()
 
 
+@pytest.mark.slow
 def test_cli_serves_probes_until_sigterm(remote, kubesim, tmp_path: Path) -> None:
     sim = kubesim()
     publish(remote.git, "c1", description_files("default", "web", [

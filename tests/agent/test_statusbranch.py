@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from gitfleet.agent.statusbranch import StatusBranch
 from gitfleet.clock import FakeClock, isoformat
 from gitfleet.layout import Branches
@@ -36,6 +38,7 @@ def _status(time: str, phase: Phase = Phase.SUCCESS) -> ClusterStatus:
         descriptions=(DescriptionStatus("default", "web", phase, objects=(obj,)),))
 
 
+@pytest.mark.slow
 def test_a_day_of_quiet_heartbeats_keeps_history_length(tmp_path: Path, remote: Remote) -> None:
     clock = FakeClock()
     branch = StatusBranch(init_repo(tmp_path / "agent.git"), remote.url, Branches(), "c1")

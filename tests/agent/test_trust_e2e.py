@@ -1,7 +1,7 @@
 """Signed state end to end through real processes: `gitfleet hub --signing-key` writes the
-state into a repository served by `git daemon`, `gitfleet agent --trust-hub-key` applies it to
-a kubesim cluster; a commit pushed onto the cluster branch with plain git is refused, nothing
-is pruned, and the status branch says why."""
+state into a bare repository (reached by a `file://` URL), `gitfleet agent --trust-hub-key`
+applies it to a kubesim cluster; a commit pushed onto the cluster branch with plain git is
+refused, nothing is pruned, and the status branch says why."""
 
 from __future__ import annotations
 

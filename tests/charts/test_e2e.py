@@ -73,10 +73,15 @@ def test_chart_reaches_two_clusters_with_their_values_bumps_and_keeps_on_error(
                 assert _get(kube, "v1", "Service", "web-extra") is not None
                 assert kube.get("v1", "Pod", "web", "web-test") is None   # test hook
                 assert _get(kube, "batch/v1", "Job", "web-migrate") is not None   # hook
+            hook_uid = _get(ka, "batch/v1", "Job", "web-migrate")["metadata"]["uid"]
 
             _push(work, chart_fleet(repo.url, "1.1.0"), "fleet: web 1.1.0")
             wait_for(lambda: _settings(ka).get("chartVersion") == "1.1.0"
                      and _settings(kb).get("chartVersion") == "1.1.0", timeout=60)
+            # the pre-upgrade hook ran again for the new content: a new Job (before-hook-
+            # creation replaced the immutable one), as docs/ordering.md says
+            assert (_get(ka, "batch/v1", "Job", "web-migrate") or {}).get(
+                "metadata", {}).get("uid") not in (None, hook_uid)
             wait_for(lambda: _get(ka, "v1", "Service", "web-extra") is None
                      and _get(kb, "v1", "Service", "web-extra") is None, timeout=60)
             assert _settings(kb)["message"] == "from-b"

@@ -135,6 +135,16 @@ def test_chart_folder_in_the_fleet_repo_render_validate_and_diff(
         section = out.split(f"cluster {cluster}")[1].split("cluster ")[0] if \
             f"cluster {cluster}" in out else out
         assert "web/web-settings" in section and "web/web-extra" in section, out
+    # the chart folder alone changes (no fleet file): diff renders the chart again
+    (root / "charts" / "web" / "values.yaml").write_text(
+        "message: changed in the chart\nreplicas: 1\ntag: '1.25'\n")
+    git(root, "commit", "-qam", "web: new default message")
+    capsys.readouterr()
+    assert main(["diff", "HEAD~1", "HEAD", "--repo", str(root), *cache]) == 0
+    out = capsys.readouterr().out
+    assert "charts/web/values.yaml" in out and "web/web-settings" in out, out
+    # cluster b's own message (its Localization) hides the new default: only a changes
+    assert "1 of 2 clusters affected" in out and "cluster a: 1 changed" in out, out
     # a version the folder does not hold: validate names the HelmChart, its file, the cause
     _write(root, {"templates/web.yaml": chart_fleet("file://charts", "2.0.0")[
         "templates/web.yaml"]})
@@ -160,3 +170,20 @@ def test_a_template_error_names_the_helm_chart_and_helms_message(tmp_path: Path)
         assert p.message.startswith("HelmChart apps/web (templates/web.yaml): helm template "
                                     "failed: ")
         assert "broken.yaml" in p.message and "nil pointer" in p.message
+
+
+def test_lookup_returns_nothing(tmp_path: Path) -> None:
+    """The hub renders without a cluster connection: Helm's `lookup` finds nothing (as in
+    Argo CD), so a chart takes its "not found" branch in every cluster."""
+    root = tmp_path / "fleet"
+    chart = write_chart(root / "charts", "web", "1.0.0")
+    (chart / "templates" / "lookup.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: looked-up}\n"
+        "data: {found: {{ if lookup \"v1\" \"Namespace\" \"\" \"kube-system\" }}\"yes\""
+        "{{ else }}\"no\"{{ end }}}\n")
+    from gitfleet.charts import folders
+    result = render(load_fleet(chart_fleet("file://charts", "1.0.0")),
+                    charts=Charts(tmp_path / "work").at(folders.worktree(root)))
+    assert result.errors == []
+    for cluster in ("a", "b"):
+        assert objects_in(result, cluster)["ConfigMap/web/looked-up"]["data"] == {"found": "no"}

@@ -13,6 +13,8 @@ import pytest
 
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.slow  # each test runs pytest in a fresh clone
+
 CONFORMANCE_MODULES = ("tests/render/test_conformance.py", "tests/model/test_schemas.py",
                        "tests/render/test_patches.py", "tests/render/test_overriders.py")
 

@@ -172,6 +172,7 @@ def test_agent_with_a_relative_repo_reports_into_that_repo(bare_fleet: Path,
     assert store.name.startswith("prod-west-") and len(store.name) > len("prod-west-")
 
 
+@pytest.mark.slow
 def test_agent_once_says_it_waits_for_approval(bare_fleet: Path, tmp_path: Path) -> None:
     from gitfleet.kubesim import KubeSim
 

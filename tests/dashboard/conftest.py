@@ -3,6 +3,7 @@ module: a hub serving the dashboard, agents and kubesim clusters (tests/dashboar
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,6 @@ from tests.dashboard.livefleet import LiveFleet, live_fleet
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / ".tools" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
-SHOTS = ROOT / "docs" / "img"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -53,6 +53,12 @@ def page(browser: Any) -> Iterator[Any]:
 
 
 def shot(page: Any, name: str) -> None:
-    """The screenshot docs/dashboard.md shows, made by the test that checks the view."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"dashboard-{name}.png"))
+    """The screenshot docs/dashboard.md shows, made by the test that checks the view: written
+    into $GITFLEET_SCREENSHOTS when set (`GITFLEET_SCREENSHOTS=docs/img pytest tests/dashboard`
+    refreshes the docs' pictures), else only taken (a test never writes into the source tree)."""
+    target = os.environ.get("GITFLEET_SCREENSHOTS")
+    png = page.screenshot()
+    assert png.startswith(b"\x89PNG")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        (Path(target) / f"dashboard-{name}.png").write_bytes(png)

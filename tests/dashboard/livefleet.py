@@ -14,38 +14,27 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitfleet.demo.example import DEMO_CLUSTERS, PUSH_CLUSTERS, worked_example
-from gitfleet.demo.processes import Supervisor, free_port, wait_listening
+from gitfleet.demo.processes import Supervisor, wait_listening
 from gitfleet.kubesim import KubeSim
+from tests.gitserver import free_port
 
 HEARTBEAT = "1s"    # Unknown after 3 intervals without one (the hub's HEARTBEAT_GRACE)
 
 
 def git(cwd: Path, *args: str) -> str:
+    """`git` with an identity of its own: the fleet lives for a whole module, set up before
+    (and outliving) any one test's environment."""
     env = ["-c", "user.name=Ada Lovelace", "-c", "user.email=ada@example.com",
            "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"]
     return subprocess.run(["git", *env, *args], cwd=cwd, check=True, capture_output=True,
                           text=True, timeout=60).stdout.strip()
-
-
-def wait_for(what: str, done: Callable[[], Any], *, timeout: float = 60.0,
-             check: Callable[[], None] | None = None) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = done()
-        if result:
-            return result
-        if check is not None:
-            check()
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: not after {timeout:g}s")
-        time.sleep(0.1)
 
 
 @dataclass

@@ -4,6 +4,7 @@ a strict CSP, bearer-token and proxy-header auth, ETags, and Secret values never
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -22,6 +23,15 @@ from gitfleet.httpthread import HTTPThread
 from gitfleet.state.git import Git, init_repo
 
 SECRET_VALUE = "hunter2-do-not-show"
+
+
+def wait_for(done: Any, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 OTHER_VALUE = "correct-horse-battery"
 
 
@@ -44,10 +54,14 @@ def repo(tmp_path: Path) -> tuple[Git, list[str]]:
     git.run("update-ref", "refs/heads/main", source)
     base = "clusters/c1/shop/shop/"
     cm = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: shop}\ndata:\n  k: "
+    clusters = {f"clusters/{c}/cluster.yaml": f"name: {c}\nlabels: {{env: {env}}}\n".encode()
+                for c, env in (("c1", "prod"), ("c2", "dev"))}
     first = state_commit(git, {
+        **clusters,
         base + "core_Secret_shop_db.yaml": secret({"password": SECRET_VALUE, "user": "app"}),
         base + "core_ConfigMap_shop_cfg.yaml": cm + b"one\n"}, [], source)
     second = state_commit(git, {
+        **clusters,
         base + "core_Secret_shop_db.yaml": secret({"password": OTHER_VALUE, "user": "app"}),
         base + "core_ConfigMap_shop_cfg.yaml": cm + b"two\n"}, [first], source)
     git.run("update-ref", "refs/heads/gitfleet/state", second)
@@ -56,7 +70,9 @@ def repo(tmp_path: Path) -> tuple[Git, list[str]]:
 
 @contextmanager
 def serving(git: Git, **auth: Any) -> Iterator[str]:
-    server = HTTPThread("127.0.0.1", 0, dashboard_app(FleetSource(git), **auth), name="test")
+    source = FleetSource(git)
+    source.fresh()          # the first read done: no answer is "reading the fleet" (503)
+    server = HTTPThread("127.0.0.1", 0, dashboard_app(source, **auth), name="test")
     server.start()
     try:
         yield "http://{}:{}/".format(*server.address)
@@ -110,6 +126,27 @@ def test_the_api_is_read_only_with_a_strict_csp_and_etags(repo: Any) -> None:
         assert fetch(f"{url}static/../app.py")[0] == 404
 
 
+def test_the_grid_filters_by_label_name_and_change_since_a_commit(repo: Any) -> None:
+    git, (first, second) = repo
+    with serving(git) as url:
+        def names(query: str) -> list[str]:
+            code, _, body = fetch(f"{url}api/fleet?{query}")
+            assert code == 200, body
+            return [c["name"] for c in json.loads(body)["clusters"]]
+
+        assert names("") == ["c1", "c2"]
+        assert names("l=env%3Dprod") == ["c1"] and names("l=env!%3Dprod") == ["c2"]
+        assert names("q=2") == ["c2"]
+        assert names(f"since={first}") == ["c1"]        # only c1's files moved since
+        assert names(f"since={second}") == []
+        code, _, body = fetch(f"{url}api/fleet?since={first}")
+        assert json.loads(body)["changed"] == {"c1": ["shop/shop"]}
+        assert fetch(f"{url}api/fleet?since=0000000")[0] == 400
+        assert fetch(f"{url}api/fleet?l=env%20in%20(a")[0] == 400
+        assert [len(json.loads(fetch(f"{url}api/fleet?limit=1&offset={o}")[2])["clusters"])
+                for o in (0, 1, 2)] == [1, 1, 0]
+
+
 def test_a_token_or_a_trusted_proxy_header_guards_the_data_not_the_page(repo: Any) -> None:
     git, _ = repo
     with serving(git, token="t0ken", user_header="X-Forwarded-User") as url:
@@ -123,15 +160,42 @@ def test_a_token_or_a_trusted_proxy_header_guards_the_data_not_the_page(repo: An
         assert fetch(url + "api/fleet", headers={"X-Forwarded-User": " "})[0] == 401
 
 
+def test_before_the_first_read_the_api_says_so_and_the_page_still_loads(repo: Any) -> None:
+    git, _ = repo
+    source = FleetSource(git)
+    with source._lock:
+        source._refreshing = True            # as if a big fleet's first read were running
+    server = HTTPThread("127.0.0.1", 0, dashboard_app(source, warm=False), name="test")
+    server.start()
+    try:
+        url = "http://{}:{}/".format(*server.address)
+        code, headers, body = fetch(url + "api/fleet")
+        assert code == 503 and headers["retry-after"] == "1"
+        assert json.loads(body)["error"].startswith("reading the fleet")
+        assert fetch(url)[0] == 200
+        with source._lock:
+            source._refreshing = False
+        source.warm()
+        assert wait_for(lambda: fetch(url + "api/fleet")[0] == 200)
+    finally:
+        server.stop()
+
+
 def test_the_snapshot_is_read_again_only_when_a_branch_moves(repo: Any) -> None:
     git, (first, second) = repo
-    source = FleetSource(git)
+    now = [1000.0]
+    source = FleetSource(git, clock=lambda: now[0])
     one = source.model()
     assert source.model() is one                  # same refs, same second: the same model
     assert one.fleet["stateCommit"] == second
     git.run("update-ref", "refs/heads/gitfleet/state", first)
     source._refs = (-1.0, "")                     # past the fingerprint's short trust
-    assert source.model().fleet["stateCommit"] == first
+    assert source.model() is one                  # answered at once; re-read in the background
+    moved = wait_for(lambda: source.model().fleet["stateCommit"] == first)
+    assert moved and source.model() is source.model()   # and kept until something moves
+    now[0] += 3600.0                              # no heartbeat to expire: nothing to re-judge
+    time.sleep(0.5)
+    assert source.model().view.now == 1000.0
 
 
 def test_the_export_names_data_files_as_the_page_asks_for_them(repo: Any,
@@ -146,3 +210,29 @@ def test_the_export_names_data_files_as_the_page_asks_for_them(repo: Any,
     assert f"{file_key(f'diff/{first}/{second}/c1')}.js" in written
     site = "".join(p.read_text() for p in (out / "data").iterdir())
     assert SECRET_VALUE not in site and OTHER_VALUE not in site
+
+
+def test_a_re_read_parses_only_the_statuses_whose_commit_moved(repo: Any) -> None:
+    from gitfleet.fleetview.snapshot import read_snapshot
+    from gitfleet.state.statusread import StatusReader
+    from gitfleet.wire.status import ClusterStatus
+
+    git, _ = repo
+    heads = []
+    for name in ("c1", "c2"):
+        data = ClusterStatus(cluster=name).to_yaml().encode()
+        heads.append(git.commit(git.write_tree({"status.yaml": data}), [], f"{name}: status"))
+        git.run("update-ref", f"refs/heads/gitfleet/status/{name}", heads[-1])
+    reader = StatusReader(git)
+    first = read_snapshot(git, reader=reader)
+    assert sorted(first.statuses) == ["c1", "c2"]
+    again = read_snapshot(git, previous=first, reader=reader)
+    assert again.statuses["c1"] is first.statuses["c1"]            # not parsed again
+    assert again.descriptions is first.descriptions                # same state commit
+    moved = git.commit(git.write_tree({"status.yaml": ClusterStatus(
+        cluster="c2").to_yaml().encode()}), [heads[1]], "c2: heartbeat")
+    git.run("update-ref", "refs/heads/gitfleet/status/c2", moved)
+    third = read_snapshot(git, previous=again, reader=reader)
+    assert third.statuses["c1"] is first.statuses["c1"]
+    assert third.statuses["c2"] is not first.statuses["c2"]
+    assert third.statuses["c2"] == first.statuses["c2"]            # read again, same content

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from tests.dashboard.conftest import AXE, shot
-from tests.dashboard.livefleet import LiveFleet, git, wait_for
+from tests.dashboard.livefleet import LiveFleet, git
+from tests.harness import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +45,7 @@ def converged(fleet: LiveFleet) -> None:
             c["condition"] == "Ready" and all(t["word"] == "Healthy" for t in c["tiles"].values())
             for c in data["clusters"])
     assert fleet.supervisor is not None
-    wait_for("the fleet converged", done, timeout=90, check=fleet.supervisor.check)
+    wait_for(done, timeout=90, step=fleet.supervisor.check, what="the fleet converged")
 
 
 def open_grid(page: Any, fleet: LiveFleet, query: str = "") -> None:
@@ -211,7 +212,8 @@ def test_the_static_export_renders_from_file(fleet: LiveFleet, page: Any,
         text = (fleet.work / WEB).read_text()
         old = int(re.search(r"replicas: (\d+) ", text)[1])   # type: ignore[index]
         fleet.push(WEB, f"replicas: {old} ", f"replicas: {old + 1} ", "web: one more")
-        wait_for("a new state", lambda: git(fleet.bare, "rev-parse", "gitfleet/state") != state)
+        wait_for(lambda: git(fleet.bare, "rev-parse", "gitfleet/state") != state,
+                 what="a new state")
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "gitfleet", "dashboard", "--repo", str(fleet.bare),
                     "--out", str(site)], check=True, capture_output=True, timeout=120)

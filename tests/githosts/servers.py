@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import getpass
 import ipaddress
@@ -118,14 +119,17 @@ def _wait_port(port: int, proc: subprocess.Popen[bytes], what: str, log: Path,
 
 
 def _stop(proc: subprocess.Popen[bytes] | None) -> None:
-    if proc is None or proc.poll() is not None:
+    """Stop a server started in its own session, with every child it forked (fcgiwrap's
+    workers outlive their parent otherwise)."""
+    if proc is None:
         return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=5)
+    for sig in (signal.SIGTERM, signal.SIGKILL):   # the KILL is for what is left of the group
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            continue
 
 
 class HttpsGit:
@@ -156,7 +160,8 @@ class HttpsGit:
         sock = d / "fcgi.sock"
         sock.unlink(missing_ok=True)
         self._fcgi = subprocess.Popen(["fcgiwrap", "-c", "4", "-s", f"unix:{sock}"],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      start_new_session=True)
         deadline = time.monotonic() + 10
         while not sock.exists():
             if time.monotonic() > deadline or self._fcgi.poll() is not None:
@@ -205,7 +210,8 @@ http {{
         log = d / "error.log"
         self._nginx = subprocess.Popen(["nginx", "-p", str(d), "-e", str(log), "-c",
                                         str(d / "nginx.conf")],
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                       start_new_session=True)
         try:
             _wait_port(self.port, self._nginx, "nginx", log)
         except BaseException:
@@ -264,7 +270,8 @@ LogLevel ERROR
         log = d / "sshd.log"
         self._proc = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(d / "sshd_config"),
                                        "-E", str(log)],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      start_new_session=True)
         try:
             _wait_port(self.port, self._proc, "sshd", log)
         except BaseException:

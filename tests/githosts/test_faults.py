@@ -116,20 +116,25 @@ def test_hub_reports_tls_and_auth_faults_with_exit_3(https_host: HttpsGit,
     assert "Traceback" not in auth.stderr
 
 
-def test_ssh_faults_are_faults_too(ssh_host: SshGit, kubesim, tmp_path: Path) -> None:
+def test_ssh_hub_and_agent_and_their_faults(ssh_host: SshGit, kubesim, tmp_path: Path) -> None:
     served = tmp_path / "served"
     bare = served / "fleet.git"
     from gitfleet.state.git import init_repo
 
     init_repo(bare, bare=True)
-    _render(bare, {"cfg-a": "1", "cfg-b": "1"})
+    seed(bare, {"cfg-a": "1", "cfg-b": "1"})
     deploy = tmp_path / "deploy_key"
     ssh_host.authorize(ssh_keypair(deploy, "c1-deploy"))
     url = ssh_host.url(bare)
+    good = ["--git-ssh-key", str(deploy), "--git-known-hosts", str(ssh_host.known_hosts)]
+    # the hub over SSH too (deploy key, pinned host key)
+    hub = gitfleet("hub", "--repo", url, "--once", "--no-fleet-status", "--cache-dir",
+                   str(tmp_path / "hub"), *good)
+    assert hub.code == 0, hub.stderr
+    assert "wrote state" in hub.stdout
     sim = kubesim()
     kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
     workdir = tmp_path / "agent"
-    good = ["--git-ssh-key", str(deploy), "--git-known-hosts", str(ssh_host.known_hosts)]
     first = _agent(url, kubeconfig, workdir, *good)
     assert first.code == 0, first.stderr
     _render(bare, {"cfg-a": "1"})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -151,3 +152,24 @@ def test_the_cli_builds_a_github_app_transport(app) -> None:
     assert url == "https://github.example/org/fleet.git"
     assert isinstance(transport.token, GitHubAppToken)
     assert transport.username == "x-access-token" and transport.scope == "https://github.example/"
+
+
+def test_the_hub_fetches_and_pushes_with_an_installation_token(app, https_host,
+                                                               tmp_path: Path) -> None:
+    """End to end: the hub mints a token at the fake endpoint and Git uses it (user
+    x-access-token, as on GitHub) against nginx; nothing of it is printed."""
+    from tests.githosts.fleet import gitfleet, seed
+
+    fake, pem = app
+    fake.now = time.time()       # the hub runs on the wall clock
+    https_host.set_users({"x-access-token": "ghs_fake0000"})   # the first token minted
+    seed(https_host.base / "fleet.git", {"cfg-a": "1"})
+    run = gitfleet("hub", "--repo", https_host.url("fleet.git"), "--once", "--no-fleet-status",
+                   "--cache-dir", str(tmp_path / "cache"), "--git-ca-file",
+                   str(https_host.ca.cert), "--github-app-id", "123456",
+                   "--github-app-installation-id", "98765", "--github-app-key", str(pem),
+                   "--github-api-url", fake.url)
+    assert run.code == 0, run.stderr
+    assert "wrote state" in run.stdout
+    assert fake.minted == ["ghs_fake0000"]       # one token for the whole round
+    assert "ghs_fake" not in run.stdout + run.stderr

@@ -145,3 +145,27 @@ def test_user_git_config_applies_only_when_asked(tmp_path: Path, monkeypatch) ->
                   transport=GitTransport(inherit_config=True))
     with pytest.raises(RepositoryNotFound):
         inherit.ls_remote(url)
+
+
+def test_a_store_opened_from_a_url_with_a_token_keeps_it_out_of_disk_and_argv(
+        https_host: HttpsGit, tmp_path: Path, monkeypatch) -> None:
+    """Commands without Git flags (approve, rollout) open the repo with open_store: the
+    URL's credentials (or GITFLEET_GIT_TOKEN) go to the credential helper, not to disk."""
+    from gitfleet.state.store import RemoteStore
+
+    seed(https_host.base / "fleet.git", {"cfg-a": "1"})
+    monkeypatch.setenv("GIT_SSL_CAINFO", str(https_host.ca.cert))
+    url = https_host.url("fleet.git")
+    store = RemoteStore.open(url.replace("https://", f"https://gitfleet:{TOKEN}@"),
+                             cache_dir=tmp_path / "cache")
+    store.refresh()
+    assert store.remote == url
+    assert store.git.resolve("refs/heads/main") is not None
+    [mirror] = list((tmp_path / "cache").iterdir())
+    assert (mirror / "gitfleet-remote").read_text() == url + "\n"
+    assert not any(TOKEN.encode() in p.read_bytes() for p in mirror.rglob("*") if p.is_file())
+    monkeypatch.setenv("GITFLEET_GIT_TOKEN", TOKEN)
+    monkeypatch.setenv("GITFLEET_GIT_USERNAME", "gitfleet")
+    again = RemoteStore.open(url, cache_dir=tmp_path / "cache")
+    again.refresh()
+    assert again.git.path == store.git.path

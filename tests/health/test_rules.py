@@ -84,3 +84,50 @@ def test_the_agent_reads_the_rules_from_cluster_yaml() -> None:
     desired = parse_cluster_tree(files, cluster_commit="0" * 40)
     assert desired.health_rules == HealthRules()
     assert desired.errors and "health[0].current: CEL: Syntax error" in desired.errors[0]
+
+
+CLUSTER = b"""\
+apiVersion: clusters.clusternet.io/v1beta1
+kind: ManagedCluster
+metadata: {name: east, namespace: gitfleet-east, labels: {env: prod}}
+spec: {clusterId: 55555555-5555-4555-8555-555555555555, syncMode: Pull}
+"""
+
+
+def test_the_hub_ships_the_rules_in_every_cluster_yaml() -> None:
+    from gitfleet import yamlio
+    from gitfleet.model.loader import load_fleet
+    from gitfleet.render.core import render
+
+    fleet = load_fleet({"fleet.yaml": GOOD, "clusters/east.yaml": CLUSTER})
+    assert not fleet.errors
+    shipped = yamlio.load_one(render(fleet).files["clusters/east/cluster.yaml"], "cluster.yaml")
+    assert HealthRules.from_list(shipped["healthRules"]) == fleet.settings.health
+    assert len(shipped["healthRules"]) == 2
+    # without rules, cluster.yaml says nothing about them
+    plain = load_fleet({"clusters/east.yaml": CLUSTER})
+    assert "healthRules" not in yamlio.load_one(
+        render(plain).files["clusters/east/cluster.yaml"], "cluster.yaml")
+
+
+def test_a_fleet_wide_progress_timeout_reaches_the_agents_judge() -> None:
+    from gitfleet import yamlio
+    from gitfleet.health import judge
+    from gitfleet.model.loader import load_fleet
+    from gitfleet.render.core import render
+
+    fleet = load_fleet({"fleet.yaml": b"healthProgressTimeout: 2m\n",
+                        "clusters/east.yaml": CLUSTER})
+    assert not fleet.errors and fleet.settings.health.progress_timeout == 120
+    files = {"cluster.yaml": render(fleet).files["clusters/east/cluster.yaml"]}
+    assert yamlio.load_one(files["cluster.yaml"], "cluster.yaml")["healthProgressTimeout"] == "2m"
+    rules = parse_cluster_tree(files, cluster_commit="0" * 40).health_rules
+    cert = {"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+            "metadata": {"name": "tls", "generation": 1},
+            "status": {"conditions": [{"type": "Ready", "status": "False", "reason": "Pending",
+                                       "lastTransitionTime": "2026-03-01T12:00:00Z"}]}}
+    start = 1772366400.0  # 2026-03-01T12:00:00Z
+    assert str(judge(cert, rules=rules, now=start + 100).health) == "Progressing"
+    assert str(judge(cert, rules=rules, now=start + 130).health) == "Degraded"
+    assert str(judge(cert, now=start + 130).health) == "Progressing"  # the default: 10m
+    assert _problems(b"healthProgressTimeout: soon\n")  # not a duration: an error

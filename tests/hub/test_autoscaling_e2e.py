@@ -112,6 +112,7 @@ def sims() -> Iterator[dict[str, KubeSim]]:
             sim.stop()
 
 
+@pytest.mark.slow
 def test_a_load_rise_in_one_cluster_scales_the_workload_out_in_both(
         tmp_path: Path, sims: dict[str, KubeSim], record_property) -> None:  # type: ignore[no-untyped-def]
     base = tmp_path / "served"

@@ -8,6 +8,8 @@ import random
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.hub.faults import run_and_kill, violations
 from tests.hub.fleet import ROOT, commit, consistent, git, hub_cmd, refs, source_of
 
@@ -27,6 +29,7 @@ def synthetic_fleet(path: Path, clusters: int) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_sigkill_at_git_children_never_wedges_nor_shows_state_ahead(tmp_path: Path) -> None:
     """Each round: a fleet-wide change, a hub killed (whole process group) when it runs
     `update-ref`, the second `update-ref` (the state), `index-pack`, or after a random delay;

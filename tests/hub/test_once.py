@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.hub.fleet import (
     STATE,
     commit,
@@ -19,6 +21,7 @@ from tests.hub.fleet import (
 CLUSTERS = ("prod-east", "prod-west", "staging")
 
 
+@pytest.mark.slow
 def test_once_writes_state_and_cluster_branches(tmp_path: Path) -> None:
     repo = example_repo(tmp_path / "fleet")
     head = git(repo, "rev-parse", "HEAD").strip()

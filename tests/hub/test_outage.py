@@ -9,6 +9,8 @@ import re
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from tests.gitserver import free_port
 from tests.hub.faults import Remote
 from tests.hub.fleet import commit, consistent, edit, example_repo, git, hub_process, source_of
@@ -33,6 +35,7 @@ def push_change(work: Path, replicas: int) -> str:
     return pushed
 
 
+@pytest.mark.slow
 def test_remote_outage_then_recovery_by_backoff(tmp_path: Path) -> None:
     work, bare = served_fleet(tmp_path)
     remote = Remote(bare.parent, free_port())
@@ -58,6 +61,7 @@ def test_remote_outage_then_recovery_by_backoff(tmp_path: Path) -> None:
         remote.close()
 
 
+@pytest.mark.slow
 def test_a_webhook_cuts_the_backoff_short(tmp_path: Path) -> None:
     work, bare = served_fleet(tmp_path)
     remote = Remote(bare.parent, free_port())

@@ -53,6 +53,7 @@ def test_once_against_a_remote(served: tuple[Path, Path], tmp_path: Path) -> Non
     assert down.returncode == 3 and "error" in down.stderr  # a runtime fault
 
 
+@pytest.mark.slow
 def test_webhook_triggers_a_fetch(served: tuple[Path, Path], tmp_path: Path) -> None:
     work, bare = served
     port = free_port()
@@ -79,6 +80,7 @@ def test_webhook_triggers_a_fetch(served: tuple[Path, Path], tmp_path: Path) -> 
             assert consistent(bare)
 
 
+@pytest.mark.slow
 def test_two_hubs_racing_lose_no_update_and_repeat_none(served: tuple[Path, Path],
                                                         tmp_path: Path) -> None:
     work, bare = served

@@ -13,6 +13,8 @@ import urllib.request
 from contextlib import suppress
 from pathlib import Path
 
+import pytest
+
 from tests.gitserver import free_port
 from tests.hub.faults import Remote
 from tests.hub.fleet import example_repo, git, hub_process, source_of, wait_for
@@ -84,6 +86,7 @@ def test_a_200_mb_claim_costs_no_memory_and_the_hub_keeps_serving(tmp_path: Path
     assert "Traceback" not in (tmp_path / "hub.log").read_text()
 
 
+@pytest.mark.slow
 def test_readyz_fails_once_rounds_have_failed_longer_than_the_bound(tmp_path: Path) -> None:
     work, bare = served_fleet(tmp_path)
     remote = Remote(bare.parent, free_port())

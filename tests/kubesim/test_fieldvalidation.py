@@ -31,9 +31,12 @@ def _call(api: client.ApiClient, method: str, path: str, body: Any = None, *,
           query: str = "", content_type: str = "application/json") -> tuple[int, Any, list[str]]:
     """One raw request through the official client's REST layer: status, body, warnings."""
     url = f"{api.configuration.host}{path}" + (f"?{query}" if query else "")
-    resp = api.rest_client.request(method, url, headers={"Content-Type": content_type,
-                                                         "Accept": "application/json"},
-                                   body=body)
+    headers = {"Content-Type": content_type, "Accept": "application/json"}
+    if isinstance(body, str):  # bytes as written (the client would JSON-encode a str)
+        raw = api.rest_client.pool_manager.request(method, url, body=body.encode(),
+                                                   headers=headers)
+        return raw.status, json.loads(raw.data or b"{}"), list(raw.headers.getlist("Warning"))
+    resp = api.rest_client.request(method, url, headers=headers, body=body)
     data = json.loads(resp.read() or b"{}")
     return resp.status, data, list(resp.headers.getlist("Warning"))
 
@@ -136,3 +139,13 @@ def test_custom_resources_follow_their_structural_schema(api: client.ApiClient, 
                             query="fieldManager=me", content_type="application/apply-patch+yaml")
     assert status == 500 and body["message"].endswith(
         '.spec.ports[name="http"].port: field not declared in schema')
+
+
+def test_duplicate_fields_in_a_json_body(api: client.ApiClient, ns: str, sim: KubeSim) -> None:
+    body = json.dumps(deployment()).replace('"replicas": 2', '"replicas": 2, "replicas": 5')
+    status, answer, _ = _call(api, "POST", DEPLOYMENTS, body, query="fieldValidation=Strict")
+    assert status == 400 and answer["message"].endswith(
+        'strict decoding error: duplicate field "replicas"')
+    status, _, warnings = _call(api, "POST", DEPLOYMENTS, body)
+    assert status == 201 and warnings == ['299 - "duplicate field \\"replicas\\""']
+    assert sim.get_object("apps/v1", "Deployment", "web", ns)["spec"]["replicas"] == 5

@@ -96,3 +96,21 @@ def test_unschedulable_pods_have_no_node(podsim) -> None:  # noqa: ANN001
     scheduled = pod["status"]["conditions"][0]
     assert (scheduled["type"], scheduled["status"], scheduled["reason"]) == (
         "PodScheduled", "False", "Unschedulable")
+
+
+def test_another_process_sets_states_over_http(podsim) -> None:  # noqa: ANN001
+    import urllib.error
+
+    from gitfleet.kubesim.podstates import post_container_state
+
+    apps = client.AppsV1Api(podsim.api_client())
+    apps.create_namespaced_deployment("team-a", deployment(replicas=1))
+    post_container_state(podsim.url, "Deployment", "team-a", "web", "ErrImagePull")
+    _settled(podsim)
+    assert [_waiting(p) for p in _pods(podsim).values()] == [["ErrImagePull"]]
+    with pytest.raises(urllib.error.HTTPError) as err:
+        post_container_state(podsim.url, "Deployment", "team-a", "web", "Broken")
+    assert err.value.code == 400 and b"unknown container state" in err.value.read()
+    post_container_state(podsim.url, "Deployment", "team-a", "web", None)
+    _settled(podsim)
+    assert [p["status"]["phase"] for p in _pods(podsim).values()] == ["Running"]

@@ -457,6 +457,7 @@ def _no_traceback(done: subprocess.CompletedProcess[str]) -> None:
     assert done.returncode in (0, 1), done.stderr
 
 
+@pytest.mark.slow
 def test_a_date_in_one_annotation_crashes_no_command_and_blocks_no_other_change(
         tmp_path: Path) -> None:
     """Issue 9: `released: 2024-01-01` in one annotation made validate, render and the hub

@@ -102,6 +102,7 @@ def test_render_output_json_parses(tmp_path: Path) -> None:
     assert data["out"] == str(tmp_path / "s")
 
 
+@pytest.mark.slow
 def test_render_replaces_only_its_own_files_and_keeps_a_git(tmp_path: Path) -> None:
     out = tmp_path / "state"
     busy = tmp_path / "busy"
@@ -156,6 +157,7 @@ def test_warnings_alone_do_not_fail_unless_asked(example: Path) -> None:
     assert gitfleet("validate", example, "--warnings-as-errors").returncode == 1
 
 
+@pytest.mark.slow
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     missing_out = gitfleet("render", ROOT)
     assert missing_out.returncode == 2 and "--out" in missing_out.stderr
@@ -164,6 +166,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert gitfleet().returncode == 2
 
 
+@pytest.mark.slow
 def test_bad_repo_and_bad_out_are_errors_not_tracebacks(tmp_path: Path) -> None:
     proc = gitfleet("validate", tmp_path / "nowhere")
     assert proc.returncode == 2  # an input error
@@ -185,6 +188,7 @@ def committed(example: Path) -> tuple[Path, str]:
     return example, git(example, "rev-parse", "HEAD")
 
 
+@pytest.mark.slow
 def test_rev_renders_the_committed_fleet_not_the_working_tree(committed: tuple[Path, str],
                                                               tmp_path: Path) -> None:
     repo, sha = committed

@@ -20,6 +20,7 @@ def rollout(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
                            str(repo)], capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow
 def test_status_pause_resume_promote_abort(tmp_path: Path) -> None:
     f = RolloutFleet(tmp_path)
     f.report_all()

@@ -1,4 +1,4 @@
-"""End to end: a Secret sealed for two clusters goes through git daemon, the hub and two agents
+"""End to end: a Secret sealed for two clusters goes through the fleet repo, the hub and two agents
 into two kubesim clusters, and its plaintext is in no branch, no commit and no log."""
 
 from __future__ import annotations

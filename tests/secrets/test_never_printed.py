@@ -58,6 +58,7 @@ def _clean(proc: subprocess.CompletedProcess[str]) -> str:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
 def test_diff_shows_keys_and_hashes_never_values(repo: Path, fmt: str) -> None:
     changed = _clean(gitfleet("diff", "HEAD~1", "HEAD", "--format", fmt, cwd=repo))
@@ -68,6 +69,7 @@ def test_diff_shows_keys_and_hashes_never_values(repo: Path, fmt: str) -> None:
     assert "stringData.DATABASE_URL: added (sha256:" in added
 
 
+@pytest.mark.slow
 def test_render_validate_hub_and_get_never_print_values(repo: Path, tmp_path: Path) -> None:
     for fmt in ("table", "json", "yaml"):
         out = _clean(gitfleet("render", "--out", str(tmp_path / f"out-{fmt}"), "-o", fmt,

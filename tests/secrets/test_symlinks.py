@@ -57,12 +57,14 @@ def test_a_symlinked_templates_folder_is_refused(repo, outside) -> None:
     _refused(gitfleet("validate", str(repo), cwd=repo), "templates")
 
 
+@pytest.mark.slow
 def test_a_symlinked_fleet_yaml_is_refused_without_echoing_it(repo, outside) -> None:
     (repo / "fleet.yaml").unlink()
     os.symlink(outside / "settings.yaml", repo / "fleet.yaml")
     _refused(gitfleet("validate", str(repo), cwd=repo), "fleet.yaml")
 
 
+@pytest.mark.slow
 def test_a_committed_symlink_is_refused_in_a_revision(repo, outside) -> None:
     os.symlink(outside / "web" / "leak.yaml", repo / "templates" / "web" / "leak.yaml")
     commit(repo, "a symlink")

@@ -48,6 +48,7 @@ def cache_file(repo: Path) -> Path:
     return repo / ".git" / "gitfleet" / "parsed.json"
 
 
+@pytest.mark.slow
 def test_the_next_process_takes_back_the_parse_and_loads_the_same_fleet(repo: Path) -> None:
     taken, fresh = load(repo)
     assert taken == 0 and cache_file(repo).is_file()
@@ -66,6 +67,7 @@ def test_the_next_process_takes_back_the_parse_and_loads_the_same_fleet(repo: Pa
 
 @pytest.mark.parametrize("damage", ["{not json", '{"code": "another build", "files": {}}',
                                     "[1, 2]", "bad shape"])
+@pytest.mark.slow
 def test_a_cache_file_that_does_not_read_back_is_ignored(repo: Path, damage: str) -> None:
     _, fresh = load(repo)
     path = cache_file(repo)

@@ -166,6 +166,7 @@ def race(store_of: list[RemoteStore], rounds: int) -> None:
     assert not errors
 
 
+@pytest.mark.slow
 def test_two_writers_racing_on_one_remote_lose_nothing(tmp_path: Path) -> None:
     served = tmp_path / "served"
     served.mkdir()

@@ -31,7 +31,7 @@
     Healthy: "ok", Success: "ok", Ready: "ok", Synced: "ok", Complete: "ok", Current: "ok",
     Progressing: "prog", Installing: "prog", Released: "prog",
     Pending: "warn", Waiting: "warn", OutOfSync: "warn", Paused: "warn", NeverReported: "warn",
-    Skipped: "warn",
+    Skipped: "warn", Suspended: "warn",
     Failure: "bad", Degraded: "bad", RenderError: "bad", NotReady: "bad", Failed: "bad",
     RolledBack: "bad", Aborted: "bad", PruneRefused: "bad", Refused: "bad",
     Unreachable: "bad", NotInFleet: "unk",
@@ -84,6 +84,7 @@
     const resp = await fetch("api/" + path, { headers, cache: "no-store" });
     if (resp.status === 401) throw Object.assign(new Error("unauthorized"), { auth: true });
     const body = await resp.json();
+    if (resp.status === 503 && body.retry) throw Object.assign(new Error(body.error), { retry: true });
     if (!resp.ok) throw new Error(body.error || resp.statusText);
     return body;
   }
@@ -263,6 +264,19 @@
     out.push(d.autoscalers.length ? table(["Name", "Target", "Min", "Max", "Current", "Desired", "Last scale"],
       d.autoscalers.map((a) => [a.name, a.target, a.minReplicas, a.maxReplicas, a.currentReplicas,
         a.desiredReplicas, a.lastScaleTime || "—"])) : h("p", { class: "muted" }, "None."));
+    for (const a of d.autoscalers) {
+      if (!(a.history || []).length) continue;
+      const top = Math.max(1, a.maxReplicas || 0, ...a.history.map((r) => r.current || 0));
+      out.push(h("h3", { id: "fhpa-" + a.name }, `${a.name}: replicas over time`));
+      const rows = h("div", { class: "bars", role: "list", "aria-labelledby": "fhpa-" + a.name });
+      for (const r of a.history) {
+        const bar = h("div", { class: "bar", "aria-hidden": "true" }, h("span", { class: "have" }));
+        bar.children[0].style.width = (100 * (r.current || 0) / top) + "%";
+        rows.append(h("span", { role: "listitem" }, when(r.time)), bar,
+          h("span", {}, `${r.current} current, ${r.desired} desired`));
+      }
+      out.push(rows);
+    }
     return out;
   }
 
@@ -358,7 +372,10 @@
         document.title = "gitfleet · fleet";
       }
     } catch (e) {
-      if (e.auth) parts = [login()];
+      if (e.retry) {
+        setTimeout(() => { if (r.hash === location.hash) render(true); }, 1000);
+        parts = [h("h1", {}, "Reading the fleet…"), h("p", { role: "status" }, e.message + "; this page fills in by itself.")];
+      } else if (e.auth) parts = [login()];
       else parts = [h("h1", {}, "Not available"), h("p", { class: "error", role: "alert" }, e.message)];
     }
     if (r.hash !== location.hash) return;   // the user moved on meanwhile
