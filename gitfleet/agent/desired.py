@@ -135,8 +135,8 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
                 health_rules = HealthRules.from_list(
                     cluster_doc.get("healthRules"),
                     parse_duration(timeout) if timeout else NO_RULES.progress_timeout)
-        except InputError:
-            pass
+        except InputError as exc:  # said like any broken file; the Descriptions still apply
+            errors.append(str(exc))
         except ValueError as exc:  # rules the hub validated, but this agent cannot compile
             errors.append(f"{CLUSTER_FILE}: {exc}")
     for path, data in files.items():
