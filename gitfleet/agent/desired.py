@@ -27,6 +27,7 @@ from gitfleet.agent.ordering import (
 from gitfleet.durations import parse_duration
 from gitfleet.errors import InputError
 from gitfleet.health import NO_RULES, HealthRules
+from gitfleet.health.conventions import PROGRESS_TIMEOUT_ANNOTATION
 from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.secrets.detect import is_sops
 from gitfleet.wire.objectref import ObjectRef
@@ -116,6 +117,20 @@ def _description_of(path: str, doc: Any) -> Description:
                        depends_on=tuple(str(u) for u in spec.get("dependsOn") or ()))
 
 
+def _progress_timeout_problem(body: Mapping[str, Any]) -> str | None:
+    """An object's own progress timeout that does not read as a duration: said, never the
+    default in silence."""
+    value = ((body.get("metadata") or {}).get("annotations") or {}).get(
+        PROGRESS_TIMEOUT_ANNOTATION)
+    if value is None:
+        return None
+    try:
+        parse_duration(str(value))
+    except ValueError:
+        return f"{PROGRESS_TIMEOUT_ANNOTATION} {value!r} is not a duration (e.g. 5m, 90s, 1h)"
+    return None
+
+
 def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
                        state_commit: str = "", source_commit: str = "",
                        identities: Callable[[], Sequence[Any]] | None = None) -> DesiredState:
@@ -135,8 +150,8 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
                 health_rules = HealthRules.from_list(
                     cluster_doc.get("healthRules"),
                     parse_duration(timeout) if timeout else NO_RULES.progress_timeout)
-        except InputError:
-            pass
+        except InputError as exc:  # said like any broken file; the Descriptions still apply
+            errors.append(str(exc))
         except ValueError as exc:  # rules the hub validated, but this agent cannot compile
             errors.append(f"{CLUSTER_FILE}: {exc}")
     for path, data in files.items():
@@ -193,6 +208,9 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
                 step = step_of(ref.kind, body, hook)
             except OrderingError as exc:
                 read_errors.append(f"{obj_path}: {exc}")
+                continue
+            if (problem := _progress_timeout_problem(body)) is not None:
+                read_errors.append(f"{obj_path}: {problem}")
                 continue
             objects[ref.key] = DesiredObject(ref=ref, description=desc.key,
                                              hash=str(item.get("hash") or content_hash(body)),

@@ -157,7 +157,8 @@ def resolve_folder(repo: str, chart: str, constraint: str, read: FolderReader | 
 
 def fetch_archive(resolved: Resolved, auth: Credentials | None) -> bytes:
     """The archive's bytes, verified against the digest the index or manifest gave."""
-    data = fetch.get(resolved.url, auth=auth,
+    origin = resolved.url if resolved.kind == "oci" else resolved.repo
+    data = fetch.get(resolved.url, auth=auth, origin=origin,
                      what=f"chart {resolved.chart} {resolved.version}")
     got = "sha256:" + hashlib.sha256(data).hexdigest()
     if got != resolved.digest:

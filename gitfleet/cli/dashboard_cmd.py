@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from gitfleet.dashboard.app import dashboard_app
     from gitfleet.dashboard.export import export
     from gitfleet.dashboard.source import FleetSource
-    from gitfleet.fleetview.repo import is_url, opened_repo
+    from gitfleet.fleetview.repo import fetch_again, is_url, opened_repo
     from gitfleet.httpthread import HTTPThread
     from gitfleet.hub.settings import parse_listen
     from gitfleet.state.git import Git
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             while not stop.wait(args.fetch_interval):
                 if is_url(args.repo):
                     try:
-                        git.fetch(args.repo, ["+refs/heads/*:refs/heads/*"])
+                        fetch_again(path, args.repo, refs=("refs/heads/*",))
                     except Exception as exc:   # the page keeps showing the last fetch
                         log(LOG, logging.WARNING, "fetch failed", error=str(exc))
         finally:

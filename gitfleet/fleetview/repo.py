@@ -39,6 +39,20 @@ def repo_root(spec: str) -> Path:
     return git_dir.parent if git_dir.name == ".git" else git_dir
 
 
+def _remote(spec: str) -> tuple[str, GitTransport]:
+    """The URL without credentials, and the transport that gives them to Git: a URL's
+    user:token@ and GITFLEET_GIT_TOKEN go through gitfleet's credential helper
+    (gitfleet.state.transport), as for the hub and the agent — never in argv."""
+    url, carried = split_credentials(spec)
+    return url, GitTransport.for_url(url, token=token_source(None), from_url=carried)
+
+
+def fetch_again(path: Path, spec: str, *, refs: Sequence[str]) -> None:
+    """Fetch `refs` of the URL `spec` into the clone `opened_repo` made, once more."""
+    url, transport = _remote(spec)
+    Git(path, transport=transport).fetch(url, [f"+{r}:{r}" for r in refs])
+
+
 @contextmanager
 def opened_repo(spec: str, *, refs: Sequence[str], revs: Sequence[str] = ()) -> Iterator[Path]:
     """The local repository `spec` names; for a URL, a temporary clone holding `refs`
@@ -46,10 +60,7 @@ def opened_repo(spec: str, *, refs: Sequence[str], revs: Sequence[str] = ()) -> 
     if not is_url(spec):
         yield repo_root(spec)
         return
-    # credentials never in argv: a URL's user:token@ and GITFLEET_GIT_TOKEN go to Git through
-    # gitfleet's credential helper (gitfleet.state.transport), as for the hub and the agent
-    spec, carried = split_credentials(spec)
-    transport = GitTransport.for_url(spec, token=token_source(None), from_url=carried)
+    spec, transport = _remote(spec)
     with tempfile.TemporaryDirectory(prefix="gitfleet-view-") as tmp:
         git = init_repo(Path(tmp) / "repo.git", bare=True, transport=transport)
         git.fetch(spec, [f"+{r}:{r}" for r in refs])

@@ -65,16 +65,24 @@ class HubDaemon:
                                     max_connections=settings.http_connections,
                                     idle_timeout=settings.http_timeout,
                                     request_timeout=6 * settings.http_timeout,
-                                    dashboard=self._dashboard())
+                                    dashboard=self._dashboard(host))
             self.server.start()
             log(LOG, logging.INFO, "listening", address="{}:{}".format(*self.server.address))
 
-    def _dashboard(self) -> object:
-        """The read-only dashboard at `/`, over the hub's own clone (gitfleet.dashboard)."""
+    def _dashboard(self, host: str) -> object:
+        """The read-only dashboard at `/`, over the hub's own clone (gitfleet.dashboard). On an
+        address beyond loopback it is served only behind a bearer token or a trusted proxy's
+        header: the fleet's state is no public page by accident."""
         from gitfleet.dashboard.app import dashboard_app
         from gitfleet.dashboard.source import FleetSource
 
         settings = self.hub.settings
+        if host not in ("127.0.0.1", "localhost", "::1") and not (
+                settings.dashboard_token or settings.dashboard_user_header):
+            log(LOG, logging.WARNING, "dashboard not served: the listener is beyond loopback "
+                "and neither --dashboard-token-file nor --dashboard-user-header is given",
+                address=host)
+            return None
         source = FleetSource(self.hub.store.git, prefix=lambda: self._branches.prefix)
         return dashboard_app(source, token=settings.dashboard_token,
                              user_header=settings.dashboard_user_header)

@@ -50,11 +50,13 @@ def check_state(state: str) -> str:
 
 
 def template_state(template: Any) -> str:
-    """The state the pod template's annotation asks for (Running when none or unknown)."""
+    """The state the pod template's annotation asks for (Running when none). A value kubesim
+    does not know is never read as Running: such pods fail to start with
+    CreateContainerConfigError, so a typo in a test's annotation shows instead of passing."""
     meta = (template or {}).get("metadata") if isinstance(template, dict) else None
     value = ((meta or {}).get("annotations") or {}).get(ANNOTATION, RUNNING) \
         if isinstance(meta, dict) else RUNNING
-    return value if value in STATES else RUNNING
+    return value if value in STATES else "CreateContainerConfigError"
 
 
 def pod_status(state: str, *, pod: str, spec: dict[str, Any], host_ip: str, pod_ip: str,

@@ -15,6 +15,7 @@ import ssl
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,6 +57,12 @@ class GitHubAppToken:
     def from_files(cls, *, app_id: str, installation_id: str, key_file: Path,
                    api_url: str = "https://api.github.com",
                    ca_file: Path | None = None) -> GitHubAppToken:
+        parts = urllib.parse.urlsplit(api_url)
+        if parts.scheme != "https" and parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+            # the App's signed JWT and the installation token it buys would cross the network
+            # in the clear
+            raise InputError(f"--github-api-url must be https:// (got {parts.scheme}://"
+                             f"{parts.hostname}); plain http is accepted on loopback only")
         try:
             key = Path(key_file).read_bytes()
         except OSError as exc:

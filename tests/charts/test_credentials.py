@@ -4,11 +4,17 @@ named by chartPullSecret), go in a header, and are never printed nor written any
 from __future__ import annotations
 
 import base64
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gitfleet.charts import credentials
+from gitfleet.charts import credentials, fetch
+from gitfleet.charts.credentials import Credentials
 from gitfleet.charts.renderer import Charts
 from gitfleet.cli import main
 from gitfleet.model.loader import load_fleet
@@ -75,3 +81,60 @@ def test_a_repository_url_with_credentials_in_it_is_refused(tmp_path: Path) -> N
     assert result.errors and all("the repository URL carries credentials" in p.message
                                  and "robot" not in p.message and ":pw" not in p.message
                                  for p in result.errors)
+
+
+class _Recording(BaseHTTPRequestHandler):
+    """Answers every GET, records the Authorization header it got; `/moved` redirects to
+    `target`."""
+
+    seen: list[tuple[str, str]]
+    target = ""
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        self.seen.append((self.path, self.headers.get("Authorization", "")))
+        if self.path == "/moved":
+            self.send_response(302)
+            self.send_header("Location", self.target)
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass
+
+
+@contextmanager
+def _recording(target: str = "") -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    seen: list[tuple[str, str]] = []
+    handler = type("Recorder", (_Recording,), {"seen": seen, "target": target})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_credentials_go_to_the_repositorys_host_only() -> None:
+    """As Helm without --pass-credentials: an archive an index places on another host, and a
+    redirect to another host, get no Authorization header."""
+    creds = Credentials("robot", PASSWORD)
+    with _recording() as (other, other_seen), _recording(f"{other}/after-redirect") as (
+            repo, repo_seen):
+        fetch.get(f"{repo}/index.yaml", auth=creds)
+        fetch.get(f"{other}/web-1.0.0.tgz", auth=creds, origin=repo)
+        fetch.get(f"{repo}/moved", auth=creds)
+    assert repo_seen == [("/index.yaml", BASIC), ("/moved", BASIC)]
+    assert other_seen == [("/web-1.0.0.tgz", ""), ("/after-redirect", "")]
+
+
+def test_credentials_never_go_from_https_down_to_http() -> None:
+    assert fetch.same_host("https://charts.example/a.tgz", "https://charts.example/")
+    assert not fetch.same_host("http://charts.example/a.tgz", "https://charts.example/")
+    assert not fetch.same_host("https://charts.example:8443/a", "https://charts.example/")
+    assert not fetch.same_host("https://cdn.example/a.tgz", "https://charts.example/")

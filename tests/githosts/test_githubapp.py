@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from gitfleet.cli import build_parser
 from gitfleet.cli.gitflags import remote_of
+from gitfleet.errors import InputError
 from gitfleet.state.githubapp import GitHubAppError, GitHubAppToken
 
 
@@ -173,3 +174,10 @@ def test_the_hub_fetches_and_pushes_with_an_installation_token(app, https_host,
     assert "wrote state" in run.stdout
     assert fake.minted == ["ghs_fake0000"]       # one token for the whole round
     assert "ghs_fake" not in run.stdout + run.stderr
+
+
+def test_the_api_url_must_be_https_off_loopback(app) -> None:
+    _fake, pem = app
+    with pytest.raises(InputError, match="must be https://"):
+        GitHubAppToken.from_files(app_id="1", installation_id="2", key_file=pem,
+                                  api_url="http://github.example.com/api/v3")

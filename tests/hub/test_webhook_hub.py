@@ -110,3 +110,18 @@ def test_readyz_fails_once_rounds_have_failed_longer_than_the_bound(tmp_path: Pa
             wait_for(lambda: get(ready) == 200, timeout=20, what="ready again")
     finally:
         remote.down()
+
+
+def test_beyond_loopback_the_dashboard_wants_a_token(tmp_path: Path) -> None:
+    """A hub listening on every address serves its probes, but not the fleet's state to
+    anyone who asks: without a token or a trusted proxy header the dashboard is not served."""
+    work = example_repo(tmp_path / "work")
+    bare = tmp_path / "fleet.git"
+    git(tmp_path, "clone", "-q", "--bare", str(work), str(bare))
+    port = free_port()
+    with hub_process("--repo", str(bare), "--interval", "60s", "--listen", f"0.0.0.0:{port}",
+                     "--no-fleet-status", log=tmp_path / "hub.log"):
+        wait_for(lambda: get(f"http://127.0.0.1:{port}/healthz") == 200, what="listening")
+        assert get(f"http://127.0.0.1:{port}/") == 404
+        assert get(f"http://127.0.0.1:{port}/api/version") == 404
+    assert "dashboard not served" in (tmp_path / "hub.log").read_text()

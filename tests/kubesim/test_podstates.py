@@ -114,3 +114,13 @@ def test_another_process_sets_states_over_http(podsim) -> None:  # noqa: ANN001
     post_container_state(podsim.url, "Deployment", "team-a", "web", None)
     _settled(podsim)
     assert [p["status"]["phase"] for p in _pods(podsim).values()] == ["Running"]
+
+
+def test_an_annotation_kubesim_does_not_know_never_reads_as_running(podsim) -> None:  # noqa: ANN001
+    apps = client.AppsV1Api(podsim.api_client())
+    body = deployment(replicas=1)
+    body["spec"]["template"]["metadata"]["annotations"] = {ANNOTATION: "CrashLoopBackof"}
+    apps.create_namespaced_deployment("team-a", body)
+    _settled(podsim)
+    assert [_waiting(p) for p in _pods(podsim).values()] == [["CreateContainerConfigError"]]
+    assert not apps.read_namespaced_deployment("web", "team-a").status.available_replicas
