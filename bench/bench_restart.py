@@ -62,11 +62,19 @@ def running(work: Path, rounds: int) -> list[dict[str, object]]:
     return out
 
 
+RENDERER_ID = """
+try:
+    from gitfleet.hub.renderer import renderer_id
+except ImportError:                      # a build from before the hub's pipeline
+    from gitfleet.hub.hub import renderer_id
+print(renderer_id())
+"""
+
+
 def stamp(work: Path, code: Path) -> None:
     """Give the state commit the Renderer trailer of the build in `code` (same tree)."""
     renderer = subprocess.run(
-        [sys.executable, "-c",
-         "from gitfleet.hub.renderer import renderer_id; print(renderer_id())"],
+        [sys.executable, "-c", RENDERER_ID],
         env={**os.environ, "PYTHONPATH": str(code)}, cwd=code, check=True, capture_output=True,
         text=True).stdout.strip()
     message = git(work, "log", "-1", "--format=%B", STATE)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import UTC, datetime
 from typing import Protocol
+
+from gitfleet.timestamps import isoformat, parse_iso
+
+__all__ = ["isoformat", "parse_iso"]   # (kept here too: every clock user formats times)
 
 
 class Clock(Protocol):
@@ -42,11 +45,3 @@ class FakeClock:
         with self._lock:
             self._now += max(0.0, seconds)
 
-
-def isoformat(ts: float) -> str:
-    """RFC 3339 UTC, second precision: what Kubernetes and our status files use."""
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_iso(text: str) -> float:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()

@@ -29,10 +29,10 @@ from gitfleet.hub.rollouts import CONTROL_KIND, control_path, parse_control
 from gitfleet.layout import Branches
 from gitfleet.model.loader import load_settings
 from gitfleet.registration.decide import add_file_commit
-from gitfleet.render.emit import emit
 from gitfleet.rollout.progress import ROLLOUTS_FILE, read_file
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.store import LocalStore, open_store
+from gitfleet.wire.emit import emit
 
 VERBS = ("status", "pause", "resume", "promote", "abort")
 

@@ -292,7 +292,7 @@ class Demo:
         watcher.say(f"{victim} tainted: {row()['taints']}")
         wait(lambda: self._replicas(sim, COLLECTOR) == 4, "the collector's move")
         watcher.say(f"{survivor} now runs metrics/collector with 4 replicas (was {before})")
-        wait(lambda: all(e.get("purged") for e in read_snapshot(git).evictions) and
+        wait(lambda: all(e.purged for e in read_snapshot(git).evictions) and
              bool(read_snapshot(git).evictions), "the purge of the old copies")
         log = git.run("log", "-8", "--format=%B", "refs/heads/gitfleet/state").decode()
         for line in reversed(dict.fromkeys(line for line in log.splitlines()

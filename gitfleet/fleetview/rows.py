@@ -138,7 +138,7 @@ def cluster_rows(view: View) -> list[dict[str, Any]]:
             "reason": reason,
             "condition": summary["condition"],
             "taints": ",".join(entry.taints) if entry else "",
-            "evictions": sum(1 for e in snap.evictions if e.get("cluster") == name),
+            "evictions": sum(1 for e in snap.evictions if e.cluster == name),
             "sync": _sync(status, drifted) if entry is not None or status is None else
                     "Pending",
             "descriptions": counts.get(name, 0),
@@ -165,15 +165,12 @@ def eviction_rows(view: View) -> list[dict[str, Any]]:
     off which cluster, why, and where its old copy's purge stands."""
     rows = []
     for e in view.snap.evictions:
-        since = _ts(str(e.get("since", "")))
         rows.append({
-            "cluster": str(e.get("cluster", "")), "workload": str(e.get("workload", "")),
-            "unit": str(e.get("unit", "")), "reason": str(e.get("reason", "")),
-            "purgeMode": str(e.get("purgeMode", "")),
-            "purge": "Done" if e.get("purged") is True else "Waiting",
-            "replicas": e.get("replicas", 0),
-            "since": e.get("since", ""), "deadline": str(e.get("deadline", "") or ""),
-            "ageSeconds": view.seconds(since),
+            "cluster": e.cluster, "workload": e.workload, "unit": e.unit, "reason": e.reason,
+            "purgeMode": e.purge_mode, "purge": "Done" if e.purged else "Waiting",
+            "replicas": e.replicas, "since": isoformat(e.since),
+            "deadline": isoformat(e.deadline) if e.deadline is not None else "",
+            "ageSeconds": view.seconds(e.since),
         })
     return sorted(rows, key=lambda r: (r["cluster"], r["workload"]))
 

@@ -20,10 +20,10 @@ from gitfleet.model.settings import FleetSettings
 from gitfleet.rollout.progress import ROLLOUTS_FILE, read_file
 from gitfleet.state.git import Git
 from gitfleet.state.statusread import StatusReader, StatusView
+from gitfleet.wire.evictions import EVICTIONS_FILE, EvictionTask, load_tasks
 from gitfleet.wire.status import ClusterStatus
 
 CLUSTER_FILE = "cluster.yaml"
-EVICTIONS_FILE = "evictions.yaml"   # gitfleet.hub.evictions: the hub's eviction tasks
 _TRAILER = re.compile(r"^Source-Commit:\s*([0-9a-f]{7,40})\s*$", re.M)
 _REPLICAS = re.compile(rb"^spec:\n(?:[ \-].*\n)*?  replicas: (\d+)$", re.M)
 _WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet")
@@ -88,7 +88,7 @@ class FleetSnapshot:
     commit_times: dict[str, int] = field(default_factory=dict)
     cluster_added: dict[str, int] = field(default_factory=dict)  # first commit of clusters/<c>
     registrations: dict[str, RegistrationEntry] = field(default_factory=dict)
-    evictions: list[dict[str, Any]] = field(default_factory=list)   # evictions.yaml rows
+    evictions: list[EvictionTask] = field(default_factory=list)     # evictions.yaml
     rollouts: dict[str, dict[str, Any]] = field(default_factory=dict)   # rollouts.yaml, by policy
     # cluster -> why its status branch tip is not believed / that nothing checked its signer
     status_rejected: dict[str, str] = field(default_factory=dict)
@@ -260,9 +260,7 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
                 snap.errors = list(doc.get("errors") or []) if isinstance(doc, dict) else []
                 snap.warnings = list(doc.get("warnings") or []) if isinstance(doc, dict) else []
             elif path == EVICTIONS_FILE:
-                doc = _load(data)
-                rows = doc.get("evictions") if isinstance(doc, dict) else None
-                snap.evictions = [r for r in rows or [] if isinstance(r, dict)]
+                snap.evictions = load_tasks(data)
             elif parts[-1] == CLUSTER_FILE:
                 doc = _load(data) or {}
                 snap.clusters[parts[1]] = ClusterEntry(

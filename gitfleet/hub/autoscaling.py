@@ -60,8 +60,8 @@ from gitfleet.layout import METRICS_FILE
 from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import Autoscaler, ObjectKey
-from gitfleet.render.emit import emit
 from gitfleet.state.git import Git
+from gitfleet.wire.emit import emit
 from gitfleet.wire.metrics import ClusterMetrics
 
 LOG = logging.getLogger("gitfleet.hub.autoscaling")

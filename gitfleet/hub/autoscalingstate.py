@@ -18,7 +18,7 @@ from gitfleet.clock import isoformat, parse_iso
 from gitfleet.errors import InputError
 from gitfleet.logs import log
 from gitfleet.model.objects import ObjectKey
-from gitfleet.render.emit import emit
+from gitfleet.wire.emit import emit
 
 LOG = logging.getLogger("gitfleet.hub.autoscaling")
 AUTOSCALING_FILE = "autoscaling.yaml"

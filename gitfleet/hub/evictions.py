@@ -14,7 +14,6 @@ import hashlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from gitfleet import yamlio
 from gitfleet.clock import isoformat, parse_iso
@@ -22,7 +21,6 @@ from gitfleet.errors import InputError
 from gitfleet.hub.round import Contribution, RoundInputs
 from gitfleet.lifecycle.failover import (
     UNHEALTHY,
-    EvictionTask,
     ObjectReport,
     decide,
     exclusions,
@@ -33,14 +31,19 @@ from gitfleet.lifecycle.taints import NO_SCHEDULE, HubTaint, cluster_taints, tai
 from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import ObjectKey, Taint
-from gitfleet.render.emit import emit
 from gitfleet.render.plans import template_id
 from gitfleet.render.previous import PreviousState
+from gitfleet.wire.evictions import (
+    EVICTIONS_FILE,
+    EvictionTask,
+    evictions_file,
+    load_tasks,
+    load_unhealthy,
+    task_row,
+)
 from gitfleet.wire.status import ClusterStatus
 
 LOG = logging.getLogger("gitfleet.hub")
-EVICTIONS_FILE = "evictions.yaml"
-API_VERSION = "gitfleet.io/v1alpha1"
 
 
 @dataclass(frozen=True)
@@ -148,7 +151,7 @@ class Lifecycle:
             digest = hashlib.sha1(repr((
                 sorted((n, [(t.key, t.effect, t.time_added) for t in ts])
                        for n, ts in taints.items()),
-                [_task_row(t) for t in tasks], sorted(unhealthy.items()))).encode()
+                [task_row(t) for t in tasks], sorted(unhealthy.items()))).encode()
                 ).hexdigest()[:16]
         return LifecycleInputs(judgements=judgements, taints=taints, tasks=tuple(tasks),
                                evicted=excluded.evicted, retained=excluded.retained,
@@ -197,74 +200,4 @@ def _objects(statuses: Mapping[str, ClusterStatus]) -> dict[tuple[str, str], Obj
                 wid = f"{group}/{o.kind}/{o.namespace}/{o.name}"
                 out[(cluster, wid)] = ObjectReport(str(o.health), dict(o.preserved),
                                                    o.replicas.get("availableReplicas"))
-    return out
-
-
-def _task_row(t: EvictionTask) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "cluster": t.cluster, "workload": t.workload, "unit": t.unit, "folder": t.folder,
-        "trigger": t.trigger, "reason": t.reason, "since": isoformat(t.since),
-        "purgeMode": t.purge_mode,
-        "deadline": isoformat(t.deadline) if t.deadline is not None else "",
-        "replicas": t.replicas, "purged": t.purged}
-    if t.labels:
-        row["preservedLabels"] = dict(t.labels)
-    if t.template_digest:
-        row["templateDigest"] = t.template_digest
-    return row
-
-
-def evictions_file(tasks: tuple[EvictionTask, ...] | list[EvictionTask],
-                   unhealthy: Mapping[tuple[str, str], float] | None = None) -> bytes:
-    """The state's `evictions.yaml`: every live eviction task, and the workloads application
-    failover watches (unhealthy since)."""
-    doc: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "EvictionList",
-                           "evictions": [_task_row(t) for t in tasks]}
-    if unhealthy:
-        doc["unhealthy"] = [{"cluster": c, "workload": w, "since": isoformat(s)}
-                            for (c, w), s in sorted(unhealthy.items())]
-    return emit(doc).encode()
-
-
-def _rows(raw: bytes | None, name: str) -> list[Any]:
-    if not raw:
-        return []
-    try:
-        doc = yamlio.load_one(raw, EVICTIONS_FILE)
-    except InputError:
-        return []
-    rows = doc.get(name) if isinstance(doc, dict) else None
-    return rows if isinstance(rows, list) else []
-
-
-def load_tasks(raw: bytes | None) -> list[EvictionTask]:
-    """The tasks of a state's `evictions.yaml` (none when absent; a row that does not read is
-    dropped: the hub decides it again from the cluster's taints)."""
-    tasks = []
-    for row in _rows(raw, "evictions"):
-        try:
-            labels = row.get("preservedLabels") or {}
-            tasks.append(EvictionTask(
-                cluster=str(row["cluster"]), workload=str(row["workload"]),
-                unit=str(row.get("unit", "")), folder=str(row.get("folder", "")),
-                reason=str(row.get("reason", "")), since=parse_iso(str(row["since"])),
-                purge_mode=str(row.get("purgeMode", "Gracefully")),
-                deadline=parse_iso(str(row["deadline"])) if row.get("deadline") else None,
-                replicas=int(row.get("replicas", 0)), purged=row.get("purged") is True,
-                trigger=str(row.get("trigger", "Cluster")),
-                labels=tuple(sorted((str(k), str(v)) for k, v in labels.items())),
-                template_digest=str(row.get("templateDigest", ""))))
-        except (KeyError, TypeError, ValueError, AttributeError):
-            continue
-    return tasks
-
-
-def load_unhealthy(raw: bytes | None) -> dict[tuple[str, str], float]:
-    """Since when application failover has seen each (cluster, workload) unhealthy."""
-    out = {}
-    for row in _rows(raw, "unhealthy"):
-        try:
-            out[(str(row["cluster"]), str(row["workload"]))] = parse_iso(str(row["since"]))
-        except (KeyError, TypeError, ValueError, AttributeError):
-            continue
     return out

@@ -36,10 +36,10 @@ from gitfleet.fleetview.summary import (
 )
 from gitfleet.layout import DESCRIPTION_FILE, Branches
 from gitfleet.model.loader import Fleet
-from gitfleet.render.emit import emit, emit_list_items
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.objects import MODE_TREE, TreeIndex
 from gitfleet.state.statusread import StatusView
+from gitfleet.wire.emit import emit, emit_list_items
 from gitfleet.wire.status import ClusterStatus
 
 REPLICA_FIELDS = ("replicas", "readyReplicas", "updatedReplicas", "availableReplicas")

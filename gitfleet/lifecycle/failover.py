@@ -40,35 +40,13 @@ from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import ObjectKey, Template
 from gitfleet.render.plans import karmada_claims, resolve_feed, template_id
 from gitfleet.render.previous import PreviousState
+from gitfleet.wire.evictions import EvictionTask
 
 DIRECTLY, GRACEFULLY, NEVER = "Directly", "Gracefully", "Never"
 DEFAULT_APP_TOLERATION = 300
 UNHEALTHY = frozenset({"Progressing", "Degraded"})
 PURGE_MODES = {"Directly": DIRECTLY, "Immediately": DIRECTLY, "Gracefully": GRACEFULLY,
                "Graciously": GRACEFULLY, "Never": NEVER}
-
-
-@dataclass(frozen=True)
-class EvictionTask:
-    """One workload moved off one cluster (a row of the state's `evictions.yaml`)."""
-
-    cluster: str
-    workload: str          # template id: group/Kind/namespace/name
-    unit: str              # the policy or Subscription: Kind/namespace/name
-    folder: str            # its Description folder
-    reason: str
-    since: float           # when failover decided it
-    purge_mode: str
-    deadline: float | None  # Gracefully: when the old copy goes at the latest
-    replicas: int          # the old copy's replicas, kept until purged
-    purged: bool = False
-    trigger: str = "Cluster"                    # Cluster | Application
-    labels: tuple[tuple[str, str], ...] = ()    # state preservation: for the new copies
-    template_digest: str = ""                   # Application: the version that failed
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.cluster, self.workload)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from gitfleet import yamlio
 from gitfleet.clock import isoformat
 from gitfleet.errors import InputError
 from gitfleet.model import schema
-from gitfleet.render import emit
+from gitfleet.wire import emit
 
 REQUEST_FILE = "registration.yaml"
 API_VERSION = "gitfleet.io/v1alpha1"

@@ -24,7 +24,6 @@ from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import Cluster, ObjectKey, Propagation, Taint
 from gitfleet.model.problems import Problem
 from gitfleet.model.settings import IgnoreEntry, autoscaled_entries
-from gitfleet.render import emit
 from gitfleet.render.charts import (
     Capabilities,
     ChartOutput,
@@ -51,6 +50,7 @@ from gitfleet.render.previous import CLAIMS_FILE, PreviousDescription, PreviousS
 from gitfleet.render.status import StatusSnapshot
 from gitfleet.render.unmatched import unmatched_selectors
 from gitfleet.render.variants import KarmadaStep, Variant, VariantCache
+from gitfleet.wire import emit
 
 CLUSTER_FILE = "cluster.yaml"
 _SOURCE_PLACEHOLDER = "GITFLEET_SOURCE_COMMIT"

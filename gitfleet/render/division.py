@@ -193,17 +193,25 @@ def divide_aggregated(total: int, available: Mapping[str, int], *, current: Mapp
     """
     _check(total, available, "available replicas")
     result = dict.fromkeys(available, 0)
-    candidates = sorted((name for name, a in available.items() if a > 0),
-                        key=lambda name: (current.get(name, 0) <= 0, -available[name], name))
-    chosen: dict[str, int] = {}
-    room = 0
-    for name in candidates:
-        if room >= total:
-            break
-        chosen[name] = available[name]
-        room += available[name]
+    chosen = fewest_covering(total, {n: a for n, a in available.items() if a > 0},
+                             holding=current)
     result.update(divide_webster(total, chosen, tie_key=tie_key))
     return result
+
+
+def fewest_covering(target: int, room: Mapping[str, int], *,
+                    holding: Mapping[str, int]) -> dict[str, int]:
+    """Karmada ``Aggregated``'s choice of clusters: taken in order — those ``holding`` replicas
+    first, then most room, ties by name ascending — until their room covers ``target``.
+    Returns the chosen clusters' room."""
+    chosen: dict[str, int] = {}
+    covered = 0
+    for name in sorted(room, key=lambda n: (holding.get(n, 0) <= 0, -room[n], n)):
+        if covered >= target:
+            break
+        chosen[name] = room[name]
+        covered += room[name]
+    return chosen
 
 
 # -- steady division -----------------------------------------------------------------------
@@ -290,15 +298,7 @@ def karmada_steady(total: int, *, room: Mapping[str, int], current: Mapping[str,
     if sum(weights.values()) < target:
         return None
     if aggregated:
-        order = sorted(weights, key=lambda n: (prior.get(n, 0) <= 0, -weights[n], n))
-        chosen: dict[str, int] = {}
-        covered = 0
-        for name in order:
-            if covered >= target:
-                break
-            chosen[name] = weights[name]
-            covered += weights[name]
-        weights = chosen
+        weights = fewest_covering(target, weights, holding=prior)
     added = divide_webster(target, weights, tie_key=tie_key)
     return {name: base.get(name, 0) + added.get(name, 0) for name in room}
 

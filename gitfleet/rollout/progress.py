@@ -16,7 +16,7 @@ from typing import Any
 from gitfleet import yamlio
 from gitfleet.errors import InputError
 from gitfleet.model.rollouts import RolloutPolicy
-from gitfleet.render.emit import emit
+from gitfleet.wire.emit import emit
 
 ROLLOUTS_FILE = "rollouts.yaml"
 API_VERSION = "gitfleet.io/v1alpha1"
