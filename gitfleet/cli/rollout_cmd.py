@@ -19,20 +19,20 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 from typing import Any
 
 from gitfleet.cli.approve_cmd import checked_out_in
 from gitfleet.cli.common import add_output_flag
 from gitfleet.errors import InputError
 from gitfleet.fleetview.tables import print_data, print_table
-from gitfleet.hub.rollouts import CONTROL_KIND, control_path, parse_control
 from gitfleet.layout import Branches
 from gitfleet.model.loader import load_settings
 from gitfleet.registration.decide import add_file_commit
 from gitfleet.rollout.progress import ROLLOUTS_FILE, read_file
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.store import LocalStore, open_store
-from gitfleet.wire.emit import emit
+from gitfleet.wire.rolloutcontrol import control_file, control_path, parse_control
 
 VERBS = ("status", "pause", "resume", "promote", "abort")
 
@@ -76,24 +76,21 @@ def run(args: argparse.Namespace) -> int:
     path = control_path(args.policy)
     current = parse_control(git.read_blob(source, path), path)
     revision = str(progress["revision"])
-    doc: dict[str, Any] = {"apiVersion": "gitfleet.io/v1alpha1", "kind": CONTROL_KIND,
-                           "paused": current.paused, "resume": current.resume,
-                           "promote": current.promote, "abort": current.abort}
     if args.verb == "pause":
-        doc["paused"] = True
+        wanted = replace(current, paused=True)
     elif args.verb == "resume":
-        doc["paused"], doc["resume"] = False, revision
+        wanted = replace(current, paused=False, resume=revision)
     elif args.verb == "promote":
         wave = args.wave or str(progress.get("wave") or "")
         if not wave:
             raise InputError(f"rollout of {args.policy} has no wave left to promote "
                              f"(phase {progress.get('phase')})")
-        doc["promote"] = f"{revision}/{wave}"
+        wanted = replace(current, promote=f"{revision}/{wave}")
     else:
-        doc["abort"] = revision
-    what = f"{args.verb} {args.policy}" + (f" wave {doc['promote'].rsplit('/', 1)[1]}"
+        wanted = replace(current, abort=revision)
+    what = f"{args.verb} {args.policy}" + (f" wave {wanted.promote.rsplit('/', 1)[1]}"
                                            if args.verb == "promote" else "")
-    data = emit({k: v for k, v in doc.items() if v not in ("", False) or k == "paused"}).encode()
+    data = control_file(wanted)
     message = (f"Rollout {what}\n\nRollout-Policy: {args.policy}\n"
                f"Rollout-Revision: {revision}\n")
     new = add_file_commit(git, source, path, data, message, when=time.time())

@@ -17,7 +17,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitfleet import yamlio
 from gitfleet.clock import parse_iso
 from gitfleet.errors import InputError
 from gitfleet.filemap import overlay, subset, touched
@@ -29,7 +28,7 @@ from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
 from gitfleet.model.rollouts import RolloutPolicy
 from gitfleet.rollout.governed import governed_folders
-from gitfleet.rollout.machine import ClusterReport, Control, Inputs, Outcome, Release, step
+from gitfleet.rollout.machine import ClusterReport, Inputs, Outcome, Release, step
 from gitfleet.rollout.progress import (
     ROLLOUTS_FILE,
     Progress,
@@ -43,38 +42,10 @@ from gitfleet.state.git import Git
 from gitfleet.state.objects import TreeIndex
 from gitfleet.state.release import ReleaseBuilder, Swap
 from gitfleet.state.writer import StateHeads
+from gitfleet.wire.rolloutcontrol import Control, control_path, parse_control
 from gitfleet.wire.status import ClusterStatus, SyncResult, SyncStatus
 
 LOG = logging.getLogger("gitfleet.hub.rollouts")
-CONTROL_FOLDER = "rollouts"
-CONTROL_KIND = "RolloutControl"
-DESCRIPTION_SUFFIX = f"/{DESCRIPTION_FILE}"
-CONTROL_FIELDS = frozenset({"apiVersion", "kind", "paused", "resume", "promote", "abort"})
-
-
-def control_path(policy: str) -> str:
-    return f"{CONTROL_FOLDER}/{policy}.yaml"
-
-
-def parse_control(data: bytes | None, path: str) -> Control:
-    """A rollout control file; InputError naming the file and field when it is wrong."""
-    if not data:
-        return Control()
-    doc = yamlio.load_one(data, path)
-    if doc is None:
-        return Control()
-    if not isinstance(doc, dict) or doc.get("kind") != CONTROL_KIND:
-        raise InputError(f"{path}: not a {CONTROL_KIND} (kind: {CONTROL_KIND})")
-    unknown = sorted(set(doc) - CONTROL_FIELDS)
-    if unknown:
-        raise InputError(f"{path}: unknown field(s) {', '.join(unknown)} (a {CONTROL_KIND} "
-                         f"has {', '.join(sorted(CONTROL_FIELDS - {'apiVersion', 'kind'}))})")
-    if not isinstance(doc.get("paused", False), bool):
-        raise InputError(f"{path}: paused must be true or false")
-    return Control(paused=bool(doc.get("paused", False)), resume=str(doc.get("resume") or ""),
-                   promote=str(doc.get("promote") or ""), abort=str(doc.get("abort") or ""))
-
-
 @dataclass(frozen=True)
 class RolloutPlan:
     """What the write publishes for the rollouts: the state files (with `rollouts.yaml`) and

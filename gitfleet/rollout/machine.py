@@ -33,6 +33,7 @@ from enum import StrEnum
 
 from gitfleet.model.rollouts import ROLLBACK, RolloutPolicy
 from gitfleet.rollout.progress import RELEASED_STATES, ClusterProgress, Phase, Progress, State
+from gitfleet.wire.rolloutcontrol import Control
 
 FAILED_PHASES = frozenset({"Failure", "Degraded"})
 
@@ -51,16 +52,6 @@ class ClusterReport:
     applied: bool                                # reports its branch's current commit applied
     phases: Mapping[str, str] = field(default_factory=dict)   # governed folder -> phase
     failed_sync: str = ""                        # the sync's error, when applying failed
-
-
-@dataclass(frozen=True)
-class Control:
-    """What people asked for through the source branch (`rollouts/<policy>.yaml`)."""
-
-    paused: bool = False
-    resume: str = ""          # a revision: retry its failed clusters, leave Pause
-    promote: str = ""         # "<revision>/<wave>": that wave of that revision passes its gates
-    abort: str = ""           # a revision: roll it back and stop
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gitfleet.model.objects import Cluster, Origin
 from gitfleet.model.rollouts import MaxUnavailable, RolloutPolicy, Wave
-from gitfleet.rollout.machine import ClusterReport, Control, Inputs, Release, step
+from gitfleet.rollout.machine import ClusterReport, Inputs, Release, step
 from gitfleet.rollout.progress import (
     Phase,
     Progress,
@@ -15,6 +15,7 @@ from gitfleet.rollout.progress import (
     to_doc,
 )
 from gitfleet.rollout.waves import assign_waves, hash_order
+from gitfleet.wire.rolloutcontrol import Control
 
 
 def cluster(name: str, **labels: str) -> Cluster:
