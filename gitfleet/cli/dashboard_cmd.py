@@ -60,6 +60,7 @@ def token_of(path: str | None) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gitfleet.cli.outdir import write_tree
     from gitfleet.dashboard.app import dashboard_app
     from gitfleet.dashboard.export import export
     from gitfleet.dashboard.source import FleetSource
@@ -78,8 +79,11 @@ def run(args: argparse.Namespace) -> int:
         source = FleetSource(git, prefix=args.branch_prefix)
         if args.out:
             started = time.perf_counter()
-            files = export(source, Path(args.out))
-            print(f"wrote {Path(args.out) / 'index.html'} and {files} data files in "
+            site = export(source)
+            # a new or empty folder, or an earlier export's: nothing else is overwritten
+            write_tree(Path(args.out), site)
+            data = sum(1 for name in site if name.startswith("data/"))
+            print(f"wrote {Path(args.out) / 'index.html'} and {data} data files in "
                   f"{time.perf_counter() - started:.1f}s")
             return 0
         server = HTTPThread(host, port, dashboard_app(source, token=token,

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from pathlib import Path
 from typing import Any
 
 from gitfleet.clock import isoformat
@@ -28,25 +27,22 @@ def file_key(key: str) -> str:
     return re.sub(r"[^A-Za-z0-9.-]", lambda m: f"_{ord(m.group(0)):x}_", key)
 
 
-def export(source: FleetSource, out: Path) -> int:
-    """Writes the site into `out`; returns the number of data files."""
+def export(source: FleetSource) -> dict[str, bytes]:
+    """The site's files by their path in the export folder (the page, its assets and one data
+    file per view); the caller writes them (gitfleet.cli.outdir: only into a folder that is new,
+    empty or an earlier export's)."""
     m = source.fresh()
-    (out / "static").mkdir(parents=True, exist_ok=True)
-    (out / "data").mkdir(exist_ok=True)
-    (out / "index.html").write_bytes(asset("index.html"))
+    files: dict[str, bytes] = {"index.html": asset("index.html")}
     for name in ASSETS:
         if name != "index.html":
-            (out / "static" / name).write_bytes(asset(name))
-    written = 0
+            files[f"static/{name}"] = asset(name)
 
     def put(key: str, data: Any) -> None:
-        nonlocal written
         body = json.dumps(data, separators=(",", ":"), default=str)
         # `</` cannot close a script element from inside a string
         body = body.replace("</", "<\\/")
-        (out / "data" / f"{file_key(key)}.js").write_text(
-            f"gitfleetData({json.dumps(key)},{body});\n")
-        written += 1
+        files[f"data/{file_key(key)}.js"] = \
+            f"gitfleetData({json.dumps(key)},{body});\n".encode()
 
     fleet = {k: v for k, v in m.fleet.items() if k != "signature"}
     put("fleet", fleet)
@@ -74,4 +70,4 @@ def export(source: FleetSource, out: Path) -> int:
                                                name)})
     put("history", {"commits": commits, "offset": 0, "limit": HISTORY,
                     "clusters": [c["name"] for c in m.fleet["clusters"]]})
-    return written
+    return files

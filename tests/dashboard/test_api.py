@@ -15,10 +15,12 @@ from typing import Any
 import pytest
 
 from gitfleet import yamlio
+from gitfleet.cli.outdir import write_tree
 from gitfleet.dashboard.app import dashboard_app
 from gitfleet.dashboard.export import export, file_key
 from gitfleet.dashboard.history import object_diff
 from gitfleet.dashboard.source import FleetSource
+from gitfleet.errors import InputError
 from gitfleet.httpthread import HTTPThread
 from gitfleet.state.git import Git, init_repo
 
@@ -203,7 +205,7 @@ def test_the_export_names_data_files_as_the_page_asks_for_them(repo: Any,
     git, (first, second) = repo
     assert file_key("app/_cluster/metrics-namespace") == "app_2f__5f_cluster_2f_metrics-namespace"
     out = tmp_path / "site"
-    export(FleetSource(git), out)
+    write_tree(out, export(FleetSource(git)))
     assert (out / "index.html").exists() and (out / "static" / "app.js").exists()
     written = {p.name for p in (out / "data").iterdir()}
     assert {"fleet.js", "history.js", "meta.js"} <= written
@@ -236,3 +238,18 @@ def test_a_re_read_parses_only_the_statuses_whose_commit_moved(repo: Any) -> Non
     assert third.statuses["c1"] is first.statuses["c1"]
     assert third.statuses["c2"] is not first.statuses["c2"]
     assert third.statuses["c2"] == first.statuses["c2"]            # read again, same content
+
+
+def test_the_export_writes_only_into_a_new_empty_or_earlier_export_folder(
+        repo: Any, tmp_path: Path) -> None:
+    git, _ = repo
+    mine = tmp_path / "notes"
+    mine.mkdir()
+    (mine / "index.html").write_text("my own page\n")
+    with pytest.raises(InputError, match="is not empty"):
+        write_tree(mine, export(FleetSource(git)))
+    assert (mine / "index.html").read_text() == "my own page\n"
+    site = tmp_path / "site"
+    write_tree(site, export(FleetSource(git)))
+    write_tree(site, export(FleetSource(git)))    # an earlier export's folder is written again
+    assert (site / "index.html").exists()
