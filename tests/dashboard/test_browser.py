@@ -191,7 +191,10 @@ def test_axe_finds_no_serious_violation_in_any_view_or_theme(fleet: LiveFleet,
                 page.keyboard.press("Enter")
                 assert page.get_attribute("#theme", "aria-pressed") == "true"
             for name, (where, ready) in views.items():
+                # a whole load, not a hash change: the previous view's elements cannot answer
+                # `ready`, and no late render of it moves the focus away from the theme button
                 page.goto(fleet.url + where)
+                page.reload()
                 page.wait_for_selector(ready)
                 assert page.evaluate("document.documentElement.dataset.theme") == theme
                 page.add_script_tag(path=str(AXE))
