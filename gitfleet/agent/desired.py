@@ -30,6 +30,7 @@ from gitfleet.health import NO_RULES, HealthRules
 from gitfleet.health.conventions import PROGRESS_TIMEOUT_ANNOTATION
 from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.secrets.detect import is_sops
+from gitfleet.wire.heartbeat import AGENT_KEY, HeartbeatTiming
 from gitfleet.wire.objectref import ObjectRef
 
 CLUSTER_FILE = "cluster.yaml"
@@ -85,6 +86,7 @@ class DesiredState:
     sync_mode: str = "Pull"
     ignore_differences: tuple[Any, ...] = ()  # cluster.yaml's entries (gitfleet.agent.ignore)
     health_rules: HealthRules = NO_RULES        # cluster.yaml's healthRules (gitfleet.health)
+    heartbeat: HeartbeatTiming | None = None    # cluster.yaml's `agent:` (fleet.yaml heartbeat)
 
     @property
     def prunable(self) -> bool:
@@ -139,6 +141,7 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
     sync_mode = "Pull"
     ignore_differences: tuple[Any, ...] = ()
     health_rules = NO_RULES
+    heartbeat: HeartbeatTiming | None = None
     errors: list[str] = []
     if CLUSTER_FILE in files:
         try:
@@ -150,6 +153,8 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
                 health_rules = HealthRules.from_list(
                     cluster_doc.get("healthRules"),
                     parse_duration(timeout) if timeout else NO_RULES.progress_timeout)
+                if AGENT_KEY in cluster_doc:
+                    heartbeat = HeartbeatTiming.from_cluster(cluster_doc[AGENT_KEY])
         except InputError as exc:  # said like any broken file; the Descriptions still apply
             errors.append(str(exc))
         except ValueError as exc:  # rules the hub validated, but this agent cannot compile
@@ -223,7 +228,8 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
     return DesiredState(cluster_commit=cluster_commit, state_commit=state_commit or cluster_commit,
                         source_commit=source_commit, descriptions=descriptions, objects=objects,
                         errors=tuple(errors), sync_mode=sync_mode,
-                        ignore_differences=ignore_differences, health_rules=health_rules)
+                        ignore_differences=ignore_differences, health_rules=health_rules,
+                        heartbeat=heartbeat)
 
 
 def _mark_hooks(objects: dict[str, DesiredObject], keys: Sequence[str]) -> None:

@@ -61,6 +61,7 @@ from gitfleet.model.rollouts import (
 )
 from gitfleet.model.settings import FleetSettings
 from gitfleet.secrets.detect import plaintext_secret
+from gitfleet.wire.heartbeat import parse_percent
 
 FLEET_FILE = "fleet.yaml"
 FOLDERS = ("clusters/", "policies/", "templates/")
@@ -793,10 +794,59 @@ def load_settings(files: Mapping[str, bytes]) -> tuple[FleetSettings, list[Probl
         return FleetSettings(), [Problem(FLEET_FILE, exc.line, "", exc.message)]
     if doc is None:
         return FleetSettings(), []
-    found = schema.problems("FleetSettings", doc)
-    if found:
-        return FleetSettings(), [Problem(origin.path, None, "FleetSettings", p) for p in found]
+    found = [f for f in schema.findings("FleetSettings", doc) if not f.warning]
+    if found:   # each at its line (a missing field: its parent's)
+        return FleetSettings(), [
+            Problem(origin.path, yamlio.line_of(data, 0, f.where), "FleetSettings", f.text())
+            for f in found]
+    beat = _heartbeat_problems(data, doc)
+    if beat:
+        return FleetSettings(), beat
     return FleetSettings.from_dict(doc), _health_problems(data, doc.get("health"))
+
+
+def _heartbeat_problems(data: bytes, doc: dict[str, Any]) -> list[Problem]:
+    """`heartbeat:` values the schema's patterns let through but that cannot work, each at its
+    line (the tolerance against an automatic interval is checked with the clusters, in
+    `load_fleet`)."""
+    section = doc.get("heartbeat") or {}
+    older = (doc.get("intervals") or {}).get("heartbeat")
+    found: list[tuple[tuple[str, ...], str]] = []
+    if older is not None and "interval" in section and \
+            parse_duration(older) != _seconds(section["interval"]):
+        found.append((("intervals", "heartbeat"),
+                      f"intervals.heartbeat {older} and heartbeat.interval "
+                      f"{section['interval']} disagree (they are the same setting: keep one)"))
+    interval = section.get("interval", older)
+    if interval is not None and interval != "auto" and parse_duration(interval) < 1:
+        where = ("heartbeat", "interval") if "interval" in section else ("intervals", "heartbeat")
+        found.append((where, f"heartbeat interval {interval} is less than 1s"))
+    if "jitter" in section:
+        try:
+            parse_percent(section["jitter"])
+        except ValueError as exc:
+            found.append((("heartbeat", "jitter"), f"heartbeat.jitter: {exc}"))
+    if not found:
+        problem = FleetSettings.from_dict(doc).heartbeat.problem(clusters=0) \
+            if interval not in (None, "auto") else ""
+        if problem:
+            found.append((("heartbeat", "tolerance"), problem))
+    return [Problem(FLEET_FILE, yamlio.line_of(data, 0, where), "FleetSettings", message)
+            for where, message in found]
+
+
+def _seconds(text: Any) -> float | None:
+    return None if text == "auto" else parse_duration(text)
+
+
+def heartbeat_problem(files: Mapping[str, bytes], settings: FleetSettings, clusters: int,
+                      repositories: int = 1) -> list[Problem]:
+    """An explicit tolerance that the automatic interval of this many clusters outgrows."""
+    problem = settings.heartbeat.problem(clusters, repositories)
+    if not problem:
+        return []
+    line = yamlio.line_of(files.get(FLEET_FILE, b""), 0, ("heartbeat", "tolerance"))
+    return [Problem(FLEET_FILE, line, "FleetSettings", problem)]
 
 
 def _health_problems(data: bytes, entries: Any) -> list[Problem]:
@@ -840,4 +890,5 @@ def load_fleet(files: Mapping[str, bytes]) -> Fleet:
             builder.load_cluster_file(path, data)
         else:
             builder.load_source_file(path, data, in_policies=path.startswith("policies/"))
+    builder.errors.extend(heartbeat_problem(files, settings, len(builder.clusters)))
     return builder.fleet()
