@@ -614,6 +614,10 @@ class Agent:
         self._stop.set()
         self._wake.set()
 
+    def wake(self) -> None:
+        """End the current wait now: the branch moved (gitfleet.agent.tips)."""
+        self._wake.set()
+
     def close(self) -> None:
         if self.recovery is not None:
             self.recovery.stop()

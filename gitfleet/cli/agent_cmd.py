@@ -11,6 +11,11 @@ for its branch; 5 when the cluster-branch commit is not signed by a key of --tru
 With --trust-hub-key (repeatable; a file may hold several `ssh-ed25519 AAAA...` lines or
 allowed-signers lines) the agent applies only cluster-branch commits signed by one of those
 keys: anything else is refused, nothing is applied or pruned, and the status says why.
+
+With --tips-url the agent asks the hub's tip document (`URL/<cluster>.json`, served by
+`hub --serve-tips` or from `hub --tips-dir` by any web server) instead of Git whether its branch
+moved: Git is fetched when the tip changes, every --tips-safety-interval, and every --interval
+while the document cannot be had or is not signed by a --trust-hub-key (docs/tips.md).
 """
 
 from __future__ import annotations
@@ -101,6 +106,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--trust-hub-key", action="append", type=Path, default=[], metavar="PATH",
                    help="public key file(s) of the hub: apply only cluster-branch commits "
                         "signed by one of them (repeatable; else GITFLEET_TRUST_HUB_KEY)")
+    p.add_argument("--tips-url", metavar="URL",
+                   help="folder URL of the hub's tip documents (e.g. http://hub:8080/tips): "
+                        "fetch Git only when URL/<cluster>.json says the branch moved")
+    p.add_argument("--tips-safety-interval", type=duration_arg, default=600.0,
+                   help="with --tips-url: fetch Git at least this often anyway (10m)")
     p.add_argument("--once", action="store_true", help="one round, then exit")
     add_git_flags(p)
     p.set_defaults(run=run)
@@ -124,6 +134,21 @@ def trusted_keys(paths: list[Path]) -> Any:
     for path in files:
         keys = keys.merged(TrustedKeys.load(path))
     return keys
+
+
+def tip_watcher(args: argparse.Namespace, settings: Any, agent: Any) -> Any:
+    """The --tips-url poller (gitfleet.agent.tips) of the agent `agent()` returns."""
+    from gitfleet.agent.tips import TipSettings, TipWatcher
+    from gitfleet.backoff import Backoff
+    from gitfleet.layout import Branches
+
+    tips = TipSettings(url=args.tips_url, cluster=args.cluster,
+                       ref=Branches(args.branch_prefix).cluster(args.cluster),
+                       interval=args.interval, safety=args.tips_safety_interval,
+                       backoff=Backoff(base=args.interval, maximum=max(args.interval, 300.0)))
+    return TipWatcher(tips, trusted=settings.trusted_hub_keys,
+                      last_fetched=lambda: agent().branch.last_fetched,
+                      wake=lambda: agent().wake())
 
 
 def _default_workdir(repo: str, cluster: str) -> Path:
@@ -178,16 +203,20 @@ def run(args: argparse.Namespace) -> int:
         age_key_file=args.age_key_file, signing_key_file=args.signing_key,
         trusted_hub_keys=trusted_keys(args.trust_hub_key))
     kube = KubeClient(api_client(args.kubeconfig, context=args.context))
+    watcher = tip_watcher(args, settings, lambda: agent) if args.tips_url else None
+    hint = watcher.hint if watcher is not None and not args.once else None
     server = None
     if args.listen:
         from gitfleet.agent.server import AgentServer, ObservedAgent, Probe, listen_address
 
         probe = Probe(interval=args.interval)
-        agent: Agent = ObservedAgent(settings, kube, probe=probe)
+        agent: Agent = ObservedAgent(settings, kube, probe=probe, branch_hint=hint)
         server = AgentServer(*listen_address(args.listen), probe)
         server.start()
     else:
-        agent = Agent(settings, kube)
+        agent = Agent(settings, kube, branch_hint=hint)
+    if hint is not None and watcher is not None:
+        watcher.start()
 
     def stop(signum: int, frame: Any) -> None:
         agent.stop()
@@ -200,6 +229,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if server is not None:
             server.stop()
+        if watcher is not None:
+            watcher.stop()
     if args.once:
         for error in outcome.errors:
             print(f"error: {error}", file=sys.stderr)

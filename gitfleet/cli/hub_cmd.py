@@ -113,6 +113,18 @@ def add_parser(subparsers: Any) -> None:
                    help="file of allowed public keys (ssh-ed25519 or allowed-signers lines; "
                    "repeatable): a source commit not signed by one of them (or by the hub's "
                    "own key) is not rendered")
+    tips = p.add_argument_group(
+        "tip documents", "each cluster branch's tip as a small signed document, so agents "
+        "(`agent --tips-url`) fetch Git only when their branch moved (docs/tips.md)")
+    tips.add_argument("--serve-tips", action="store_true",
+                      help="serve them at /tips/<cluster>.json of --listen, with ETags and "
+                      "long-poll (Prefer: wait=N)")
+    tips.add_argument("--tips-dir", metavar="DIR",
+                      help="also write them as static files <cluster>.json into DIR, for any "
+                      "web server, bucket or CDN to serve")
+    tips.add_argument("--tips-wait", type=duration_arg, default=HubSettings.tips_wait,
+                      help="longest a tip request is held waiting for a change (default 25s; "
+                      "at most half a connection's life, 3 x --http-timeout)")
     p.add_argument("--no-fleet-status", action="store_true",
                    help="do not fold status branches into <prefix>/fleet-status")
     add_git_flags(p)
@@ -154,6 +166,8 @@ def settings_of(args: argparse.Namespace) -> HubSettings:
             raise ValueError("--http-max-connections must be at least 1")
         if args.http_timeout <= 0:
             raise ValueError("--http-timeout must be positive")
+        if args.serve_tips and not args.listen:
+            raise ValueError("--serve-tips needs --listen (or write them with --tips-dir)")
     except ValueError as exc:
         raise InputError(str(exc)) from None
     key_path = args.signing_key or os.environ.get("GITFLEET_SIGNING_KEY") or None
@@ -174,7 +188,9 @@ def settings_of(args: argparse.Namespace) -> HubSettings:
                        http_connections=args.http_max_connections,
                        unready_after=args.unready_after,
                        dashboard_token=token_of(args.dashboard_token_file),
-                       dashboard_user_header=args.dashboard_user_header)
+                       dashboard_user_header=args.dashboard_user_header,
+                       tips=args.serve_tips, tips_wait=args.tips_wait,
+                       tips_dir=Path(args.tips_dir) if args.tips_dir else None)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -41,6 +41,7 @@ from gitfleet.hub.round import (
     WriteKey,
 )
 from gitfleet.hub.settings import HubSettings, interval_of
+from gitfleet.hub.tips import TipBoard, TipFolder, TipPublisher
 from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.render.status import StatusSnapshot
@@ -79,6 +80,13 @@ class Hub:
             self.reactors += [FleetStatusFold(git, self.clock, publish,
                                               lambda d: self.interval(d.inputs)),
                               ClusterMetrics(git, self.clock, self.metrics)]
+        self.tips: TipPublisher | None = None      # tip documents for agents (docs/tips.md)
+        if settings.tips or settings.tips_dir is not None:
+            self.tips = TipPublisher(git, self.clock, key=settings.signing_key,
+                                     board=TipBoard() if settings.tips else None,
+                                     folder=TipFolder(settings.tips_dir)
+                                     if settings.tips_dir is not None else None)
+            self.reactors.insert(0, self.tips)     # first: agents learn of a change at once
         self.writer: StateWriter | None = None
         self.last: RenderReport | None = None      # the last render that ran
         self.seen: RoundInputs | None = None       # the last round's inputs

@@ -15,6 +15,7 @@ from types import FrameType
 
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.settings import parse_listen
+from gitfleet.hub.tipserver import tip_slots, tips_app
 from gitfleet.hub.triggers import RefWatcher, Wakeup
 from gitfleet.hub.webhook import HubServer
 from gitfleet.layout import Branches
@@ -65,7 +66,7 @@ class HubDaemon:
                                     max_connections=settings.http_connections,
                                     idle_timeout=settings.http_timeout,
                                     request_timeout=6 * settings.http_timeout,
-                                    dashboard=self._dashboard(host))
+                                    dashboard=self._dashboard(host), tips=self._tips())
             self.server.start()
             log(LOG, logging.INFO, "listening", address="{}:{}".format(*self.server.address))
 
@@ -86,6 +87,15 @@ class HubDaemon:
         source = FleetSource(self.hub.store.git, prefix=lambda: self._branches.prefix)
         return dashboard_app(source, token=settings.dashboard_token,
                              user_header=settings.dashboard_user_header)
+
+    def _tips(self) -> object:
+        """The tip documents at `/tips` (hub.tipserver), when the hub publishes them there."""
+        publisher, settings = self.hub.tips, self.hub.settings
+        if publisher is None or publisher.board is None:
+            return None
+        lifetime = 6 * settings.http_timeout          # a connection lives at most this
+        return tips_app(publisher.board, max_wait=min(settings.tips_wait, lifetime / 2),
+                        slots=tip_slots(settings.http_connections))
 
     def _own_ref(self, ref: str) -> bool:
         b = self._branches

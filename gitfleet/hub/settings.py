@@ -46,6 +46,9 @@ class HubSettings:
     signing_key: SigningKey | None = None   # signs every commit the hub writes; None: unsigned
     source_keys: TrustedKeys | None = None  # render only source commits signed by one of these
                                             # (or by signing_key: the hub's own approvals)
+    tips: bool = False                 # serve tip documents at /tips/ of `listen` (hub.tips)
+    tips_dir: Path | None = None       # ... and/or write them into this folder
+    tips_wait: float = 25.0            # longest a tip request is held (long-poll)
     stale_after: float = 10.0          # lock/temporary files of a dead Git process older than
                                        # this are removed (on start and after a failed round)
 

@@ -9,7 +9,7 @@ Content-Length before a byte of it is read (411 without one, 400 when it is not 
 X-Gitlab-Event-UUID) is remembered for `replay_window`: a repeat is 409 and wakes nothing.
 Timeouts and the connection bound are `HTTPThread`'s (Starlette on uvicorn); `/healthz` and
 `/readyz` answer even while idle clients hold every connection. Given a dashboard app, the hub
-serves it at `/` (read-only, gitfleet.dashboard).
+serves it at `/` (read-only, gitfleet.dashboard); given a tips app, at `/tips` (hub.tipserver).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class HubServer(HTTPThread):
                  ignore_ref: Callable[[str], bool] = lambda ref: False,
                  replay_window: float = 3600.0, max_connections: int = 64,
                  idle_timeout: float = 10.0, request_timeout: float = 60.0,
-                 dashboard: Any = None) -> None:
+                 dashboard: Any = None, tips: Any = None) -> None:
         self.wake = wake
         self.metrics = metrics
         self.secret = secret
@@ -95,7 +95,7 @@ class HubServer(HTTPThread):
         self.deliveries = Deliveries(replay_window)
         self._reading = 0
         self._budget = threading.Lock()
-        super().__init__(host, port, _app(self, dashboard), name="gitfleet-hub-http",
+        super().__init__(host, port, _app(self, dashboard, tips), name="gitfleet-hub-http",
                          max_connections=max_connections, idle_timeout=idle_timeout,
                          request_timeout=request_timeout)
 
@@ -157,7 +157,7 @@ class HubServer(HTTPThread):
         return 202, {"accepted": ref or "push"}
 
 
-def _app(server: HubServer, dashboard: Any) -> Starlette:
+def _app(server: HubServer, dashboard: Any, tips: Any) -> Starlette:
     async def healthz(request: Request) -> Response:
         ok = server.healthy()
         return PlainTextResponse("ok\n" if ok else "unhealthy\n", 200 if ok else 503)
@@ -208,6 +208,8 @@ def _app(server: HubServer, dashboard: Any) -> Starlette:
         Route("/metrics", metrics, methods=["GET"]),
         Route("/hooks/git", hook, methods=["POST"]),
     ]
+    if tips is not None:                  # tip documents (gitfleet.hub.tipserver)
+        routes.append(Mount("/tips", app=tips))
     if dashboard is not None:
         routes.append(Mount("/", app=dashboard))
     return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})

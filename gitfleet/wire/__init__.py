@@ -4,6 +4,7 @@ Below the hub and the agent (both read and write them), above the utilities. One
 format: `status` (ClusterStatus and its heartbeat, the Health, Phase and Change enums),
 `preservation` (the state-preservation annotation the render writes and agents read),
 `metrics` (metrics.yaml for the FederatedHPA), `evictions` (the state's evictions.yaml),
-`rolloutcontrol` (the source branch's rollouts/<policy>.yaml),
+`rolloutcontrol` (the source branch's rollouts/<policy>.yaml), `tips` (the signed tip
+documents agents poll instead of Git),
 `objectref` (a Kubernetes object's identity) and `emit` (the YAML emitter they are written with).
 """

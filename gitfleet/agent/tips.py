@@ -1,0 +1,179 @@
+"""The agent's tip poller: ask a small HTTP document, not Git, whether the branch moved.
+
+`gitfleet agent --tips-url URL` polls `URL/<cluster>.json` (gitfleet.wire.tips) with
+`If-None-Match`, asking the server to hold the request until the tip changes (`Prefer:
+wait=N`; the hub's listener does, a static store or CDN answers at once and is polled every
+interval). Its `hint()` is the agent's `branch_hint`: the tip the hub signed, so the agent
+skips its Git fetch while that equals what it last fetched, and fetches at once when it
+changes (the poller wakes the agent's wait).
+
+Trust: a tip document only decides *when* the agent fetches. With trusted hub keys it must be
+signed by one of them, else it is refused like an unreachable one. Whatever is fetched is
+applied only when the Git commit itself is signed by the hub (agent.clusterbranch), so a forged
+document can at worst cause a fetch. Fallback: while the document cannot be had or used, the
+hint is None and the agent polls Git at its normal interval (logged once per outage); the
+poller retries with backoff and jitter and the agent goes back to tips when they answer again.
+A safety fetch every `safety` seconds (10 min) bounds how long a stuck tip server that keeps
+serving an old, well-signed document can hide a change.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gitfleet.backoff import Backoff
+from gitfleet.errors import InputError
+from gitfleet.logs import log
+from gitfleet.wire.tips import MAX_SIZE, MEDIA_TYPE, TipError, Verifier, decode, file_name
+
+LOG = logging.getLogger("gitfleet.agent.tips")
+SAFETY_FETCH = 600.0     # seconds: the longest the agent trusts tips without asking Git
+
+
+@dataclass(frozen=True)
+class TipSettings:
+    url: str                  # the folder of tip documents: URL/<cluster>.json
+    cluster: str
+    ref: str                  # the cluster branch, refs/heads/<prefix>/clusters/<cluster>
+    interval: float = 10.0    # between requests when the server does not hold them
+    wait: int = 25            # asked of the server: hold the request this long (0: never)
+    safety: float = SAFETY_FETCH
+    backoff: Backoff = Backoff(base=10.0, maximum=300.0, jitter=0.25)
+
+
+def document_url(base: str, cluster: str) -> str:
+    """`base/<cluster>.json`; a base with credentials is refused (they would sit in argv and
+    in logs)."""
+    parts = urllib.parse.urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InputError(f"--tips-url must be an http(s) URL, got {base!r}")
+    if parts.username or parts.password:
+        raise InputError("--tips-url must not carry credentials (tip documents hold no "
+                         "secret: serve them without authentication)")
+    return base.rstrip("/") + "/" + urllib.parse.quote(file_name(cluster))
+
+
+class TipWatcher:
+    """Polls one cluster's tip document on its own thread; `hint()` for the agent."""
+
+    def __init__(self, settings: TipSettings, *, trusted: Verifier | None,
+                 last_fetched: Callable[[], str | None], wake: Callable[[], None],
+                 rng: random.Random | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
+        self.url = document_url(settings.url, settings.cluster)
+        self.trusted = trusted
+        self.last_fetched, self.wake = last_fetched, wake
+        self.rng = rng or random.Random()
+        self.clock = clock
+        self.tip: str | None = None        # the last good document's commit
+        self.problem = "no answer yet"     # why tips are not used now ("" when they are)
+        self.failures = 0
+        self.requests = 0
+        self._etag: str | None = None
+        self._safety_at = clock() + settings.safety
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- the agent's side -------------------------------------------------------------------
+
+    def hint(self) -> str | None:
+        """The tip the hub published, or None when the agent should ask Git (no usable
+        document, or the safety fetch is due)."""
+        now = self.clock()
+        with self._lock:
+            if self.problem or self.tip is None or now >= self._safety_at:
+                self._safety_at = now + self.settings.safety
+                return None
+            return self.tip
+
+    # -- the poller ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"gitfleet-tips-{self.settings.cluster}")
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)   # a held request ends with the process (daemon)
+            self._thread = None
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            delay = self.poll()
+            if delay > 0 and self._stop.wait(delay):
+                return
+
+    def poll(self) -> float:
+        """One request; returns the seconds until the next."""
+        started = self.clock()
+        headers = {"Accept": MEDIA_TYPE, "Cache-Control": "no-cache"}
+        if self.settings.wait > 0:
+            headers["Prefer"] = f"wait={self.settings.wait}"
+        if self._etag and not self.problem:
+            headers["If-None-Match"] = self._etag
+        request = urllib.request.Request(self.url, headers=headers)
+        self.requests += 1
+        try:
+            with urllib.request.urlopen(request, timeout=self.settings.wait + 10) as response:
+                body = response.read(MAX_SIZE + 1)
+                etag, held = response.headers.get("ETag"), response.headers.get(
+                    "Preference-Applied")
+                reading = decode(body, cluster=self.settings.cluster, ref=self.settings.ref,
+                                 trusted=self.trusted)
+        except urllib.error.HTTPError as exc:
+            with exc:
+                if exc.code != 304 or self.tip is None:
+                    return self._failed(f"HTTP {exc.code} from the tip server")
+                etag, held = exc.headers.get("ETag") or self._etag, exc.headers.get(
+                    "Preference-Applied")
+                return self._good(self.tip, etag, held, started)
+        except TipError as exc:
+            return self._failed(str(exc))
+        except (OSError, ValueError) as exc:    # unreachable, timed out, a broken answer
+            return self._failed(f"tip server unreachable: {exc}")
+        return self._good(reading.tip.commit, etag, held, started)
+
+    def _good(self, commit: str, etag: str | None, held: str | None, started: float) -> float:
+        with self._lock:
+            changed = commit != self.tip
+            was = self.problem
+            self.tip, self._etag, self.problem, self.failures = commit, etag, "", 0
+        if was and was != "no answer yet":
+            log(LOG, logging.INFO, "tip documents answer again: Git is fetched only when the "
+                "tip moves", cluster=self.settings.cluster, url=self.url)
+        if changed and commit != self.last_fetched():
+            self.wake()
+        # a held request may be asked again at once; one answered at once (a static store,
+        # a busy hub, or a server that merely claims to hold) waits the interval
+        if held and (changed or self.clock() - started >= self.settings.wait / 2):
+            return 0.0
+        return self._spread(self.settings.interval)
+
+    def _failed(self, why: str) -> float:
+        with self._lock:
+            first = not self.problem or self.problem == "no answer yet"
+            self.problem = why
+            self.failures += 1
+            failures = self.failures
+        delay = self.settings.backoff.delay(failures, self.rng)
+        if first:
+            log(LOG, logging.WARNING, "tip documents unusable; polling Git every interval "
+                "until they answer again", cluster=self.settings.cluster, url=self.url,
+                error=why, retry_in=f"{delay:.1f}s")
+        return delay
+
+    def _spread(self, delay: float) -> float:
+        """±10% so a fleet of agents polling a static store does not poll in step."""
+        return delay * self.rng.uniform(0.9, 1.1)

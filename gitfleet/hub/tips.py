@@ -1,0 +1,207 @@
+"""The hub publishes each cluster branch's tip as a signed document (gitfleet.wire.tips).
+
+Why: so agents learn that their branch moved without asking Git (docs/tips.md). After each
+round whose state or cluster heads changed, the `TipPublisher` reactor reads the cluster refs
+once and re-issues the document of every cluster whose branch moved (signed with the hub's
+state key), into a `TipBoard` the hub's listener serves with ETags and long-poll
+(gitfleet.hub.tipserver), and/or as static files in a folder (`hub --tips-dir`) that any web
+server, bucket or CDN can serve. Nothing is re-issued while nothing moves.
+
+The folder is the hub's alone to write: a document is replaced atomically (a reader sees the
+old or the new file, never half of one), and the only files ever removed are tip documents of
+clusters that left the fleet and temporary files of a killed write, both named as gitfleet
+names them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitfleet.atomicfile import write_atomically
+from gitfleet.clock import Clock
+from gitfleet.hub.round import FOREVER, RoundDone
+from gitfleet.logs import log
+from gitfleet.state.git import Git
+from gitfleet.state.signing import SigningKey, TrustedKeys
+from gitfleet.wire.tips import SUFFIX, Tip, TipError, cluster_of, decode, encode, file_name
+
+LOG = logging.getLogger("gitfleet.hub.tips")
+TEMP_PREFIX = ".gitfleet-tip-"
+
+
+@dataclass(frozen=True)
+class Published:
+    """One cluster's current document, as served."""
+
+    commit: str
+    body: bytes
+    etag: str          # a quoted strong ETag: the document's digest
+
+
+class TipBoard:
+    """The documents the listener serves, and the long-polls waiting for them to change.
+
+    Written by the hub's round (one thread), read by the listener's event loop (another):
+    a publish wakes the requests waiting on that cluster through their own loop."""
+
+    def __init__(self) -> None:
+        self._docs: dict[str, Published] = {}
+        self._waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def get(self, cluster: str) -> Published | None:
+        with self._lock:
+            return self._docs.get(cluster)
+
+    def put(self, cluster: str, doc: Published | None) -> None:
+        """Publish (None: withdraw) one cluster's document; wakes its waiting requests."""
+        with self._lock:
+            if doc is None:
+                self._docs.pop(cluster, None)
+            else:
+                self._docs[cluster] = doc
+            waiters = self._waiters.pop(cluster, set())
+        for loop, event in waiters:
+            loop.call_soon_threadsafe(event.set)
+
+    def watch(self, cluster: str, event: asyncio.Event) -> None:
+        """`event` is set (on the running loop) at the next `put` for `cluster`."""
+        with self._lock:
+            self._waiters.setdefault(cluster, set()).add((asyncio.get_running_loop(), event))
+
+    def unwatch(self, cluster: str, event: asyncio.Event) -> None:
+        with self._lock:
+            waiting = self._waiters.get(cluster)
+            if waiting is not None:
+                waiting.discard((asyncio.get_running_loop(), event))
+                if not waiting:
+                    del self._waiters[cluster]
+
+
+class TipFolder:
+    """Tip documents as static files, `<folder>/<cluster>.json` (mode 0644)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        for leftover in folder.glob(TEMP_PREFIX + "*"):   # a write killed half-way
+            leftover.unlink(missing_ok=True)
+
+    def existing(self) -> dict[str, bytes]:
+        """The documents already in the folder (from an earlier run), by cluster."""
+        out = {}
+        for path in self.folder.glob("*" + SUFFIX):
+            cluster = cluster_of(path.name)
+            if cluster is not None and path.is_file():
+                out[cluster] = path.read_bytes()
+        return out
+
+    def write(self, cluster: str, body: bytes) -> None:
+        """Replace the document; its modification time moves on by at least a second, because
+        static servers derive ETag and Last-Modified from whole seconds and the size (nginx),
+        and a new tip of the same size in the same second would be answered 304."""
+        path = self.folder / file_name(cluster)
+        try:
+            before = path.stat().st_mtime
+        except OSError:
+            before = 0.0
+        write_atomically(path, body, mode=0o644, prefix=TEMP_PREFIX)
+        stamp = max(time.time(), math.floor(before) + 1.0)
+        os.utime(path, (stamp, stamp))
+
+    def remove(self, cluster: str, ref: str) -> None:
+        """Remove a cluster's document, only if it is one (a file gitfleet wrote)."""
+        path = self.folder / file_name(cluster)
+        try:
+            decode(path.read_bytes(), cluster=cluster, ref=ref, trusted=None)
+        except (OSError, TipError):
+            return
+        path.unlink(missing_ok=True)
+
+
+def etag_of(body: bytes) -> str:
+    return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+class TipPublisher:
+    """The reactor: after a round that moved cluster branches, their new tip documents."""
+
+    def __init__(self, git: Git, clock: Clock, *, key: SigningKey | None,
+                 board: TipBoard | None = None, folder: TipFolder | None = None) -> None:
+        self.git, self.clock, self.key = git, clock, key
+        self.board, self.folder = board, folder
+        self._own = TrustedKeys.of(key) if key is not None else None
+        self._seen: tuple[str | None, Mapping[str, tuple[str, str]]] | None = None
+        self._tips: dict[str, str] = {}            # cluster -> commit, as published
+        self._on_disk: dict[str, bytes] | None = None
+        self.issued = 0                            # documents signed so far (for tests)
+
+    def react(self, done: RoundDone) -> float:
+        seen = (done.state, done.inputs.heads.clusters)
+        if seen == self._seen or done.state is None:
+            return FOREVER
+        prefix = done.inputs.branches.cluster("")
+        heads = {ref[len(prefix):]: sha for ref, sha in self.git.refs(prefix).items()}
+        self.publish(heads, state=done.state, ref=done.inputs.branches.cluster)
+        self._seen = seen
+        return FOREVER
+
+    def publish(self, heads: Mapping[str, str], *, state: str,
+                ref: Callable[[str], str]) -> None:
+        """Issue a document for every cluster whose head differs from what was published;
+        withdraw those of clusters whose branch is gone."""
+        if self.folder is not None and self._on_disk is None:
+            self._on_disk = self.folder.existing()
+        now = self.clock.now()
+        moved = 0
+        for cluster, commit in sorted(heads.items()):
+            if self._tips.get(cluster) == commit or cluster_of(cluster + SUFFIX) is None:
+                continue
+            body = self._current_on_disk(cluster, commit, ref(cluster))
+            if body is None:
+                tip = Tip(cluster=cluster, ref=ref(cluster), commit=commit, state=state,
+                          issued_at=now)
+                body = encode(tip, self.key)
+                self.issued += 1
+                if self.folder is not None:
+                    self.folder.write(cluster, body)
+            if self.board is not None:
+                self.board.put(cluster, Published(commit, body, etag_of(body)))
+            self._tips[cluster] = commit
+            moved += 1
+        gone = [c for c in {*self._tips, *(self._on_disk or {})} if c not in heads]
+        for cluster in gone:
+            self._tips.pop(cluster, None)
+            if self.board is not None:
+                self.board.put(cluster, None)
+            if self.folder is not None:
+                self.folder.remove(cluster, ref(cluster))
+        if self._on_disk:
+            self._on_disk.clear()
+        if moved or gone:
+            log(LOG, logging.INFO, "tips published", moved=moved, withdrawn=len(gone),
+                state=state[:12])
+
+    def _current_on_disk(self, cluster: str, commit: str, ref: str) -> bytes | None:
+        """An earlier run's document that already names `commit` (kept as it is: a restart
+        rewrites nothing), else None."""
+        body = (self._on_disk or {}).get(cluster)
+        if body is None:
+            return None
+        try:   # signed by this hub's key (when it has one): a new key re-signs every document
+            reading = decode(body, cluster=cluster, ref=ref, trusted=self._own)
+        except TipError:
+            return None
+        return body if reading.tip.commit == commit else None

@@ -1,0 +1,167 @@
+"""Tip documents: one small signed file per cluster saying where its cluster branch stands.
+
+Why: an agent that asks Git every interval whether its branch moved costs the Git server one
+fetch per cluster per interval, almost always for nothing. The hub knows when it moves a branch;
+it publishes the new tip as `<cluster>.json`, served by its listener (with long-poll) or by any
+static store or CDN, and agents fetch Git only when the tip differs from what they last fetched.
+
+A tip document only decides *when* an agent fetches, never *what* it applies: the agent still
+applies only what the Git branch holds and the hub signed. The signature (the hub's state key,
+SSH signature format, namespace `gitfleet-tip` so it can never pass for a commit signature)
+covers the exact payload text, so a verifier parses only bytes it checked. A forged, unsigned
+or damaged document is refused here (`TipError`), and the agent then falls back to Git polling.
+
+    {"apiVersion": "gitfleet.io/v1alpha1", "kind": "ClusterTip",
+     "tip": "{\"cluster\":\"eu-1\",\"commit\":\"<sha>\",\"issuedAt\":\"...\",...}",
+     "signature": "-----BEGIN SSH SIGNATURE-----\\n...\\n-----END SSH SIGNATURE-----\\n"}
+
+`signature` is null when the hub has no signing key (its commits are unsigned too).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from gitfleet.errors import InputError
+from gitfleet.timestamps import isoformat, parse_iso
+
+API_VERSION = "gitfleet.io/v1alpha1"
+KIND = "ClusterTip"
+NAMESPACE = "gitfleet-tip"        # the SSH signature namespace of tip documents
+MEDIA_TYPE = "application/json"
+MAX_SIZE = 16 * 1024              # a real document is ~600 bytes; bounds hostile input
+SUFFIX = ".json"
+_ENVELOPE = ("apiVersion", "kind", "tip", "signature")
+_PAYLOAD = ("cluster", "ref", "commit", "state", "issuedAt")
+_SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+_NAME = re.compile(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
+
+
+class Signer(Protocol):
+    """Signs bytes (gitfleet.state.signing.SigningKey)."""
+
+    def sign(self, data: bytes, *, namespace: str = ...) -> str: ...
+
+
+class Verifier(Protocol):
+    """Checks a signature; the trusted key's fingerprint or None (state.signing.TrustedKeys)."""
+
+    def verify(self, data: bytes, armored: str, *, namespace: str = ...) -> str | None: ...
+
+
+class TipError(InputError):
+    """A tip document that cannot be used: damaged, unsigned, forged, or another cluster's."""
+
+
+@dataclass(frozen=True)
+class Tip:
+    """Where one cluster branch stands, as the hub published it."""
+
+    cluster: str
+    ref: str             # refs/heads/<prefix>/clusters/<cluster>
+    commit: str          # the cluster branch's tip commit
+    state: str           # the hub's state commit that wrote (or last confirmed) it
+    issued_at: float     # when the hub published it (epoch seconds)
+
+    def payload(self) -> bytes:
+        """The signed bytes: compact JSON with sorted keys."""
+        return json.dumps({"cluster": self.cluster, "ref": self.ref, "commit": self.commit,
+                           "state": self.state, "issuedAt": isoformat(self.issued_at)},
+                          sort_keys=True, separators=(",", ":")).encode()
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A decoded document: the tip, and the fingerprint of the trusted key that signed it
+    (None when it was read without trusted keys)."""
+
+    tip: Tip
+    signed_by: str | None
+
+
+def file_name(cluster: str) -> str:
+    """`<cluster>.json`: the document's name in a folder, a bucket or under `/tips/`."""
+    if not _NAME.fullmatch(cluster):
+        raise TipError(f"not a cluster name: {cluster!r}")
+    return cluster + SUFFIX
+
+
+def cluster_of(name: str) -> str | None:
+    """The cluster a document name belongs to (`eu-1.json` -> `eu-1`), None for other names."""
+    if not name.endswith(SUFFIX):
+        return None
+    cluster = name[:-len(SUFFIX)]
+    return cluster if _NAME.fullmatch(cluster) else None
+
+
+def encode(tip: Tip, signer: Signer | None) -> bytes:
+    """The document for `tip`, signed by `signer` (unsigned when None)."""
+    payload = tip.payload()
+    signature = signer.sign(payload, namespace=NAMESPACE) if signer is not None else None
+    return json.dumps({"apiVersion": API_VERSION, "kind": KIND, "tip": payload.decode(),
+                       "signature": signature}, indent=1).encode() + b"\n"
+
+
+def decode(data: bytes, *, cluster: str, ref: str, trusted: Verifier | None) -> Reading:
+    """The tip in `data`, for `cluster` on `ref`. With `trusted` keys the payload must carry a
+    good signature by one of them. Anything else is a TipError saying why (never raises
+    anything else on hostile input)."""
+    if len(data) > MAX_SIZE:
+        raise TipError(f"tip document larger than {MAX_SIZE} bytes")
+    try:
+        doc = json.loads(data)
+    except (ValueError, UnicodeError, RecursionError):
+        raise TipError("tip document is not JSON") from None
+    envelope = _fields(doc, _ENVELOPE, "tip document")
+    if envelope.get("apiVersion") != API_VERSION or envelope.get("kind") != KIND:
+        raise TipError(f"not a {API_VERSION} {KIND} document")
+    text, signature = envelope.get("tip"), envelope.get("signature")
+    if not isinstance(text, str) or not (signature is None or isinstance(signature, str)):
+        raise TipError("tip document: `tip` must be a string, `signature` a string or null")
+    payload = text.encode()
+    signed_by = None
+    if trusted is not None:
+        if signature is None:
+            raise TipError("tip document is unsigned")
+        signed_by = trusted.verify(payload, signature, namespace=NAMESPACE)
+        if signed_by is None:
+            raise TipError("tip document is not signed by a trusted hub key")
+    try:
+        fields = _fields(json.loads(payload), _PAYLOAD, "tip")
+    except (ValueError, RecursionError):
+        raise TipError("tip document: `tip` is not JSON") from None
+    values = {k: fields.get(k) for k in _PAYLOAD}
+    if not all(isinstance(v, str) for v in values.values()):
+        raise TipError(f"tip: {', '.join(_PAYLOAD)} must all be strings")
+    if values["cluster"] != cluster or values["ref"] != ref:
+        raise TipError(f"tip document is for {values['cluster']!r} on {values['ref']!r}, "
+                       f"not {cluster!r} on {ref!r}")
+    commit, state = str(values["commit"]), str(values["state"])
+    if not _SHA.fullmatch(commit) or not (state == "" or _SHA.fullmatch(state)):
+        raise TipError("tip: `commit` and `state` must be commit ids")
+    try:
+        issued = parse_iso(str(values["issuedAt"]))
+    except ValueError:
+        raise TipError("tip: `issuedAt` is not an RFC 3339 UTC time") from None
+    return Reading(Tip(cluster=cluster, ref=ref, commit=commit, state=state, issued_at=issued),
+                   signed_by=signed_by)
+
+
+def _fields(doc: Any, known: tuple[str, ...], what: str) -> Mapping[str, Any]:
+    """`doc` as a mapping of known fields; an unknown field is an error naming it."""
+    if not isinstance(doc, dict):
+        raise TipError(f"{what} is not a JSON object")
+    for name in doc:
+        if name not in known:
+            close = difflib.get_close_matches(str(name), known, n=1)
+            hint = f" (did you mean `{close[0]}`?)" if close else ""
+            raise TipError(f"{what}: unknown field `{name}`{hint}")
+    missing = [name for name in known if name not in doc]
+    if missing:
+        raise TipError(f"{what}: missing {', '.join(missing)}")
+    return doc

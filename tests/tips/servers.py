@@ -1,0 +1,105 @@
+"""Real servers the tip tests count requests at: `git daemon --verbose` (its log names every
+upload-pack, i.e. every fetch) and nginx serving a folder of tip documents (its access log)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from tests.githosts.servers import _stop, _wait_port
+from tests.gitserver import free_port
+
+
+class CountingGitDaemon:
+    """`git daemon` on 127.0.0.1 (push enabled) that logs every request to a file."""
+
+    def __init__(self, base: Path, log: Path) -> None:
+        self.base, self.log = base, log
+        self.port = free_port()
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def url(self, repo: str) -> str:
+        return f"git://127.0.0.1:{self.port}/{repo}"
+
+    def up(self) -> None:
+        out = open(self.log, "ab")  # noqa: SIM115 (the daemon writes it until it stops)
+        self._proc = subprocess.Popen(
+            ["git", "daemon", "--verbose", "--reuseaddr", "--listen=127.0.0.1",
+             f"--port={self.port}", f"--base-path={self.base}", "--export-all",
+             "--enable=receive-pack", str(self.base)],
+            stdout=subprocess.DEVNULL, stderr=out, start_new_session=True)
+        out.close()
+        try:
+            _wait_port(self.port, self._proc, "git daemon", self.log)
+        except BaseException:
+            self.down()
+            raise
+
+    def down(self) -> None:
+        _stop(self._proc)
+        self._proc = None
+
+    def fetches(self) -> int:
+        """upload-pack requests so far (every fetch and ls-remote is one)."""
+        return self.log.read_text(errors="replace").count("Request upload-pack for")
+
+
+class StaticSite:
+    """nginx serving `root` over plain HTTP (ETag and 304 as for any static file)."""
+
+    def __init__(self, root: Path, workdir: Path) -> None:
+        self.root, self.dir = root, workdir
+        self.port = free_port()
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def up(self) -> None:
+        d = self.dir
+        (d / "tmp").mkdir(parents=True, exist_ok=True)
+        user = "user root;" if os.geteuid() == 0 else ""
+        (d / "nginx.conf").write_text(f"""
+{user}
+daemon off;
+worker_processes 1;
+pid {d}/nginx.pid;
+error_log {d}/error.log warn;
+events {{ worker_connections 64; }}
+http {{
+  access_log {d}/access.log;
+  client_body_temp_path {d}/tmp/body;
+  fastcgi_temp_path {d}/tmp/fastcgi;
+  proxy_temp_path {d}/tmp/proxy;
+  uwsgi_temp_path {d}/tmp/uwsgi;
+  scgi_temp_path {d}/tmp/scgi;
+  types {{ application/json json; }}
+  server {{
+    listen 127.0.0.1:{self.port};
+    root {self.root};
+    etag on;
+  }}
+}}
+""")
+        log = d / "error.log"
+        self._proc = subprocess.Popen(["nginx", "-p", str(d), "-e", str(log), "-c",
+                                       str(d / "nginx.conf")],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      start_new_session=True)
+        try:
+            _wait_port(self.port, self._proc, "nginx", log)
+        except BaseException:
+            self.down()
+            raise
+
+    def down(self) -> None:
+        _stop(self._proc)
+        self._proc = None
+
+    def statuses(self) -> list[int]:
+        """The status code of every request so far, in order."""
+        path = self.dir / "access.log"
+        lines = path.read_text().splitlines() if path.exists() else []
+        return [int(line.split('"')[2].split()[0]) for line in lines]

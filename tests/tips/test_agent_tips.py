@@ -1,0 +1,277 @@
+"""An agent with tip documents asks Git only when its branch moved.
+
+Real parts: the cluster branch is served by `git daemon --verbose` (every fetch is a logged
+upload-pack request, counted), the tip documents are written by the hub's TipFolder and served
+by nginx (ETag, 304), the agent applies to kubesim. The agent steps on a fake clock and the tip
+poller is driven one poll at a time, so every count is exact.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from gitfleet.agent.agent import Agent
+from gitfleet.agent.tips import TipSettings, TipWatcher
+from gitfleet.backoff import Backoff
+from gitfleet.hub.tips import TipFolder
+from gitfleet.layout import Branches
+from gitfleet.state.git import init_repo
+from gitfleet.state.signing import SigningKey, TrustedKeys
+from gitfleet.wire.status import SyncResult
+from gitfleet.wire.tips import Tip, encode
+from tests.agent.fleetstate import configmap, description_files, publish
+from tests.harness import Remote, person, status_of
+from tests.tips.servers import CountingGitDaemon, StaticSite
+
+REF = Branches().cluster("c1")
+
+
+@dataclass
+class Fleet:
+    """A served fleet repository, a served folder of tip documents and the hub's key."""
+
+    remote: Remote
+    daemon: CountingGitDaemon
+    site: StaticSite
+    folder: Path
+    key: SigningKey = field(default_factory=SigningKey.generate)
+
+    def render(self, value: str, *, signer: SigningKey | None | str = "hub",
+               tip: bool = True) -> str:
+        """A new cluster-branch commit (signed by the hub unless told), and its tip document."""
+        files = description_files("default", "app", [configmap("a", "bar", {"v": value})])
+        self.remote.git.signer = self.key if signer == "hub" else signer  # type: ignore[assignment]
+        try:
+            commit = publish(self.remote.git, "c1", files)
+        finally:
+            self.remote.git.signer = None
+        if tip:
+            self.tip(commit)
+        return commit
+
+    def tip(self, commit: str, signer: SigningKey | None | str = "hub") -> None:
+        key = self.key if signer == "hub" else signer
+        doc = encode(Tip(cluster="c1", ref=REF, commit=commit, state="", issued_at=1e9),
+                     key)  # type: ignore[arg-type]
+        TipFolder(self.folder).write("c1", doc)       # as the hub writes it
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Iterator[Fleet]:
+    base = tmp_path / "git"
+    bare = init_repo(base / "fleet.git", bare=True)
+    daemon = CountingGitDaemon(base, tmp_path / "daemon.log")
+    folder = tmp_path / "tips"
+    TipFolder(folder)
+    site = StaticSite(folder, tmp_path / "nginx")
+    daemon.up()
+    try:
+        site.up()
+        try:
+            yield Fleet(Remote(git=bare, url=daemon.url("fleet.git"), base=base), daemon,
+                        site, folder)
+        finally:
+            site.down()
+    finally:
+        daemon.down()
+
+
+class Ticks:
+    """The poller's monotonic clock, moved by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _watcher(fleet: Fleet, agent_box: list[Agent], *, url: str | None = None,
+             ticks: Ticks | None = None, woken: list[str] | None = None) -> TipWatcher:
+    def wake() -> None:
+        if woken is not None:
+            woken.append("wake")
+        agent_box[0].wake()
+
+    return TipWatcher(TipSettings(url=url or fleet.site.url, cluster="c1", ref=REF,
+                                  interval=10.0, wait=0, safety=600.0,
+                                  backoff=Backoff(base=10.0, maximum=300.0)),
+                      trusted=TrustedKeys.of(fleet.key),
+                      last_fetched=lambda: agent_box[0].branch.last_fetched, wake=wake,
+                      clock=ticks or Ticks())
+
+
+def _applied(sim) -> str | None:  # type: ignore[no-untyped-def]
+    obj = person(sim).get("v1", "ConfigMap", "bar", "a")
+    return None if obj is None else str(obj["data"]["v"])
+
+
+def _make(fleet: Fleet, tmp_path: Path, sim, ticks: Ticks | None = None,  # type: ignore[no-untyped-def]
+          url: str | None = None, woken: list[str] | None = None
+          ) -> tuple[Agent, TipWatcher]:
+    from gitfleet.agent.agent import AgentSettings
+    from gitfleet.clock import FakeClock
+    from gitfleet.kube.client import KubeClient
+
+    box: list[Agent] = []
+    watcher = _watcher(fleet, box, url=url, ticks=ticks, woken=woken)
+    agent = Agent(AgentSettings(repo_url=fleet.remote.url, cluster="c1",
+                                workdir=tmp_path / "agent", interval=10.0,
+                                progress_interval=0.1,
+                                trusted_hub_keys=TrustedKeys.of(fleet.key)),
+                  KubeClient(sim.api_client()), clock=FakeClock(), branch_hint=watcher.hint)
+    box.append(agent)
+    return agent, watcher
+
+
+@pytest.fixture
+def made(tmp_path: Path) -> Iterator[list[Agent]]:
+    agents: list[Agent] = []
+    yield agents
+    for agent in agents:
+        agent.stop()
+        agent.close()
+
+
+def test_an_agent_whose_tip_does_not_move_makes_no_git_request(
+        fleet: Fleet, kubesim, tmp_path: Path, made: list[Agent]) -> None:
+    sim = kubesim()
+    first = fleet.render("1")
+    agent, watcher = _make(fleet, tmp_path, sim)
+    made.append(agent)
+    watcher.poll()
+    assert watcher.tip == first and watcher.problem == ""
+    agent.step()                                  # the first fetch: nothing fetched yet
+    assert agent.last.synced and _applied(sim) == "1"
+    agent.step()
+    settled = fleet.daemon.fetches()
+    for _ in range(5):
+        watcher.poll()
+        agent.step()
+    assert fleet.daemon.fetches() == settled      # five rounds, not one Git request
+    assert fleet.site.statuses()[-5:] == [304] * 5    # and five cheap 304s at the web server
+    assert agent.last.commit == first and agent.last.synced
+
+
+def test_a_changed_tip_is_fetched_and_applied_within_one_poll(
+        fleet: Fleet, kubesim, tmp_path: Path, made: list[Agent]) -> None:
+    sim = kubesim()
+    fleet.render("1")
+    woken: list[str] = []
+    agent, watcher = _make(fleet, tmp_path, sim, woken=woken)
+    made.append(agent)
+    watcher.poll()
+    agent.step()
+    agent.step()
+    woken.clear()
+    before = fleet.daemon.fetches()
+    second = fleet.render("2")
+    watcher.poll()                                 # one poll sees the new tip ...
+    assert watcher.tip == second and woken == ["wake"]   # ... and wakes the agent's wait
+    agent.step()
+    assert fleet.daemon.fetches() == before + 1
+    assert agent.last.commit == second and _applied(sim) == "2"
+    watcher.poll()
+    agent.step()
+    assert fleet.daemon.fetches() == before + 1    # fetched once, then quiet again
+    assert woken == ["wake"]
+
+
+def test_an_unreachable_tip_document_falls_back_to_git_polling_and_back(
+        fleet: Fleet, kubesim, tmp_path: Path, made: list[Agent],
+        caplog: pytest.LogCaptureFixture) -> None:
+    sim = kubesim()
+    first = fleet.render("1")
+    ticks = Ticks()
+    agent, watcher = _make(fleet, tmp_path, sim, ticks=ticks)
+    made.append(agent)
+    watcher.poll()
+    agent.step()
+    fleet.site.down()                              # the tip server goes away
+    with caplog.at_level(logging.WARNING, logger="gitfleet.agent.tips"):
+        delays = [watcher.poll() for _ in range(3)]
+    assert watcher.problem.startswith("tip server unreachable")
+    assert [r.getMessage() for r in caplog.records].count(
+        "tip documents unusable; polling Git every interval until they answer again") == 1
+    assert 7.5 <= delays[0] <= 12.5 and 30 <= delays[2] <= 50   # backoff, with jitter
+    before = fleet.daemon.fetches()
+    second = fleet.render("2", tip=False)
+    for _ in range(3):
+        agent.step()                               # Git polling at the agent's interval
+    assert fleet.daemon.fetches() == before + 3
+    assert agent.last.commit == second and _applied(sim) == "2"
+
+    fleet.tip(second)
+    fleet.site.up()                                # back: tips are used again
+    watcher.poll()
+    assert watcher.problem == "" and watcher.tip == second
+    settled = fleet.daemon.fetches()
+    for _ in range(3):
+        watcher.poll()
+        agent.step()
+    assert fleet.daemon.fetches() == settled
+    del first
+
+
+def test_the_safety_fetch_asks_git_even_while_the_tip_stands(
+        fleet: Fleet, kubesim, tmp_path: Path, made: list[Agent]) -> None:
+    sim = kubesim()
+    fleet.render("1")
+    ticks = Ticks()
+    agent, watcher = _make(fleet, tmp_path, sim, ticks=ticks)
+    made.append(agent)
+    watcher.poll()
+    agent.step()
+    # a stuck tip server keeps serving the old document while the branch moves
+    hidden = fleet.render("2", tip=False)
+    watcher.poll()
+    agent.step()
+    before = fleet.daemon.fetches()
+    ticks.now += 599
+    agent.step()
+    assert fleet.daemon.fetches() == before and _applied(sim) == "1"
+    ticks.now += 2                                 # 10 minutes since the last Git fetch
+    agent.step()
+    assert fleet.daemon.fetches() == before + 1
+    assert agent.last.commit == hidden and _applied(sim) == "2"
+
+
+@pytest.mark.parametrize("forger", ["stranger", "unsigned", "tampered"])
+def test_a_forged_tip_document_makes_the_agent_fetch_but_never_apply_unsigned_state(
+        fleet: Fleet, kubesim, tmp_path: Path, made: list[Agent], forger: str) -> None:
+    sim = kubesim()
+    good = fleet.render("1")
+    agent, watcher = _make(fleet, tmp_path, sim)
+    made.append(agent)
+    watcher.poll()
+    agent.step()
+    assert _applied(sim) == "1"
+    # someone who can push to the branch and write the tip document: an unsigned commit, and
+    # a document that points at it
+    evil = fleet.render("evil", signer=None, tip=False)
+    if forger == "stranger":
+        fleet.tip(evil, signer=SigningKey.generate())
+    elif forger == "unsigned":
+        fleet.tip(evil, signer=None)
+    else:
+        fleet.tip(good)
+        doc = json.loads((fleet.folder / "c1.json").read_text())
+        doc["tip"] = doc["tip"].replace(good, evil)
+        (fleet.folder / "c1.json").write_text(json.dumps(doc))
+    before = fleet.daemon.fetches()
+    watcher.poll()
+    assert watcher.problem and watcher.hint() is None     # refused: Git decides
+    agent.step()
+    agent.step()
+    assert fleet.daemon.fetches() == before + 2          # it fetched ...
+    assert agent.last.commit == evil and agent.last.refused   # ... and refused what it got
+    assert _applied(sim) == "1"                          # nothing unsigned applied
+    status = status_of(fleet.remote)
+    assert status is not None and status.sync.result == SyncResult.REFUSED
+    assert status.sync.cluster_commit == good
