@@ -202,6 +202,7 @@ class Agent:
         self.refused = ""
         self._logged_commit = ""
         self._logged_refusal = ""
+        self._logged_errors = ""   # the cluster commit whose read errors were logged
         self._logged_drift: set[str] = set()
         self._logged_failures: dict[str, str] = {}
         self._delegated = False   # the last sync was left to the hub (Push/Dual + AppPusher)
@@ -228,6 +229,10 @@ class Agent:
         desired = self.branch.read(commit) if commit and not refused else None
         if desired is not None:
             self._timing = self._own_timing() or desired.heartbeat or self._timing
+            if desired.errors and desired.cluster_commit != self._logged_errors:
+                log(LOG, logging.WARNING, "cluster branch read with errors; nothing pruned "
+                    "for them", cluster=self.settings.cluster, errors="; ".join(desired.errors))
+            self._logged_errors = desired.cluster_commit
         if self._beat.due(now) and self.settings.own_heartbeat:
             self._heartbeat = self._collect_heartbeat(now, out)
             self._beat.sent_at(now, self._timing)

@@ -28,10 +28,11 @@ from gitfleet.dashboard import views
 from gitfleet.fleetview.rows import View
 from gitfleet.fleetview.snapshot import branch_prefix, read_snapshot
 from gitfleet.layout import Branches
-from gitfleet.lifecycle.judgement import HEARTBEAT_GRACE
+from gitfleet.lifecycle.judgement import tolerance
 from gitfleet.logs import log
 from gitfleet.state.git import Git
 from gitfleet.state.statusread import StatusReader
+from gitfleet.wire.status import Heartbeat
 
 LOG = logging.getLogger("gitfleet.dashboard")
 T = TypeVar("T")
@@ -237,14 +238,13 @@ class FleetSource:
 
 def _next_flip(docs: dict[str, dict[str, Any]], now: float) -> float:
     """The first instant after `now` at which a heartbeat expires (its cluster turns Unknown:
-    HEARTBEAT_GRACE intervals after it was written), or infinity."""
+    its tolerance after it was written, as the hub judges), or infinity."""
     flips = []
     for doc in docs.values():
         hb = (doc or {}).get("heartbeat") or {}
         try:
-            expires = parse_iso(str(hb.get("time", ""))) + HEARTBEAT_GRACE * max(
-                float(hb.get("intervalSeconds") or 0), 1.0)
-        except (TypeError, ValueError):
+            expires = parse_iso(str(hb.get("time", ""))) + tolerance(Heartbeat.from_dict(hb))
+        except (TypeError, ValueError, AttributeError):
             continue
         if expires > now:
             flips.append(expires)
