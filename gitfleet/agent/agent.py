@@ -228,6 +228,7 @@ class Agent:
         refused = verdict is not None and not verdict.ok
         desired = self.branch.read(commit) if commit and not refused else None
         if desired is not None:
+            self._follow_status_place(desired)
             self._timing = self._own_timing() or desired.heartbeat or self._timing
             if desired.errors and desired.cluster_commit != self._logged_errors:
                 log(LOG, logging.WARNING, "cluster branch read with errors; nothing pruned "
@@ -253,6 +254,14 @@ class Agent:
             self._ensure_recovery()
         self.last = out
         return self._next_delay(now, out)
+
+    def _follow_status_place(self, desired: DesiredState) -> None:
+        """Push status where cluster.yaml says (`statusRepository`), else to the fleet repo;
+        a move re-reads the status from the newer of both places (gitfleet.agent.statusbranch)."""
+        url = desired.status_repository or self.settings.repo_url
+        if url != self.status_branch.url:
+            self.status_branch.move_to(url)
+            self._status_loaded = False
 
     def _fetch(self, now: float, out: StepOutcome) -> None:
         if now < self._next_fetch:

@@ -88,6 +88,7 @@ class DesiredState:
     ignore_differences: tuple[Any, ...] = ()  # cluster.yaml's entries (gitfleet.agent.ignore)
     health_rules: HealthRules = NO_RULES        # cluster.yaml's healthRules (gitfleet.health)
     heartbeat: HeartbeatTiming | None = None    # cluster.yaml's `agent:` (fleet.yaml heartbeat)
+    status_repository: str = ""   # cluster.yaml's statusRepository ("": the fleet repo)
 
     @property
     def prunable(self) -> bool:
@@ -133,12 +134,14 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
     ignore_differences: tuple[Any, ...] = ()
     health_rules = NO_RULES
     heartbeat: HeartbeatTiming | None = None
+    status_repository = ""
     errors: list[str] = []
     if CLUSTER_FILE in files:
         try:
             cluster_doc = yamlio.load_one(files[CLUSTER_FILE], CLUSTER_FILE)
             if isinstance(cluster_doc, Mapping):
                 sync_mode = str(cluster_doc.get("syncMode") or "Pull")
+                status_repository = str(cluster_doc.get("statusRepository") or "")
                 ignore_differences = tuple(cluster_doc.get("ignoreDifferences") or ())
                 timeout = cluster_doc.get("healthProgressTimeout")
                 health_rules = HealthRules.from_list(
@@ -220,7 +223,7 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
                         source_commit=source_commit, descriptions=descriptions, objects=objects,
                         errors=tuple(errors), sync_mode=sync_mode,
                         ignore_differences=ignore_differences, health_rules=health_rules,
-                        heartbeat=heartbeat)
+                        heartbeat=heartbeat, status_repository=status_repository)
 
 
 def _mark_hooks(objects: dict[str, DesiredObject], keys: Sequence[str]) -> None:

@@ -12,7 +12,7 @@ import hashlib
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gitfleet import yamlio
@@ -27,7 +27,8 @@ from gitfleet.layout import (
     RESERVED_NAME_PREFIX,
     is_reserved_object,
 )
-from gitfleet.model import dependencies, helmchart, kubeschema, schema
+from gitfleet.model import dependencies, heartbeats, helmchart, kubeschema, schema
+from gitfleet.model.heartbeats import HeartbeatSettings
 from gitfleet.model.objects import (
     CLUSTER_SCOPED_KINDS,
     CLUSTERNET_APPS,
@@ -60,8 +61,9 @@ from gitfleet.model.rollouts import (
     parse_max_unavailable,
 )
 from gitfleet.model.settings import FleetSettings
+from gitfleet.model.statusshards import check_status
 from gitfleet.secrets.detect import plaintext_secret
-from gitfleet.wire.heartbeat import parse_percent
+from gitfleet.wire.heartbeat import HeartbeatTiming, parse_percent
 
 FLEET_FILE = "fleet.yaml"
 FOLDERS = ("clusters/", "policies/", "templates/")
@@ -228,6 +230,8 @@ class Fleet:
     # cluster names whose clusters/<name>.yaml is present but broken
     broken_clusters: frozenset[str] = field(default_factory=frozenset)
     rollouts: tuple[RolloutPolicy, ...] = ()     # gitfleet.io RolloutPolicy, by name
+    # what agents get in cluster.yaml `agent:` (fleet.yaml heartbeat, for this many clusters)
+    heartbeat: HeartbeatTiming = field(default_factory=lambda: HeartbeatSettings().timing(0))
 
     def cluster_for_namespace(self, namespace: str) -> Cluster | None:
         for c in self.clusters.values():
@@ -258,6 +262,7 @@ class _Builder:
         self.source: tuple[bytes, int] = (b"", 0)
         # Where each template was read, for the lines of its Kubernetes schema problems.
         self.template_sources: dict[ObjectKey, tuple[bytes, int]] = {}
+        self.heartbeat = HeartbeatSettings().timing(0)
 
     def error(self, origin: Origin, obj: str, message: str) -> None:
         self.errors.append(Problem(origin.path, origin.line, obj, message))
@@ -746,7 +751,8 @@ class _Builder:
             autoscalers=tuple(sorted(self.autoscalers, key=lambda a: (a.kind, *by_name(a)))),
             errors=tuple(sorted(self.errors)), warnings=tuple(sorted(self.warnings)),
             broken_paths=frozenset(self.broken), broken_clusters=frozenset(self.broken_clusters),
-            rollouts=tuple(sorted(self.rollouts, key=lambda r: r.name)))
+            rollouts=tuple(sorted(self.rollouts, key=lambda r: r.name)),
+            heartbeat=self.heartbeat)
 
 
 def kind_hint(group: str, kind: str) -> str:
@@ -802,7 +808,16 @@ def load_settings(files: Mapping[str, bytes]) -> tuple[FleetSettings, list[Probl
     beat = _heartbeat_problems(data, doc)
     if beat:
         return FleetSettings(), beat
-    return FleetSettings.from_dict(doc), _health_problems(data, doc.get("health"))
+    return FleetSettings.from_dict(doc), [*_health_problems(data, doc.get("health")),
+                                          *_status_problems(data, doc.get("status"))]
+
+
+def _status_problems(data: bytes, status: Any) -> list[Problem]:
+    """`status.repositories` problems, each at its line (gitfleet.model.statusshards)."""
+    return [Problem(FLEET_FILE, yamlio.line_of(data, 0, ("status", *p.where)), "FleetSettings",
+                    f"status.{'.'.join(map(str, p.where))}: {p.message}" if p.where
+                    else f"status: {p.message}")
+            for p in check_status(status)]
 
 
 def _heartbeat_problems(data: bytes, doc: dict[str, Any]) -> list[Problem]:
@@ -827,7 +842,7 @@ def _heartbeat_problems(data: bytes, doc: dict[str, Any]) -> list[Problem]:
         except ValueError as exc:
             found.append((("heartbeat", "jitter"), f"heartbeat.jitter: {exc}"))
     if not found:
-        problem = FleetSettings.from_dict(doc).heartbeat.problem(clusters=0) \
+        problem = FleetSettings.from_dict(doc).heartbeat.problem(0) \
             if interval not in (None, "auto") else ""
         if problem:
             found.append((("heartbeat", "tolerance"), problem))
@@ -839,14 +854,18 @@ def _seconds(text: Any) -> float | None:
     return None if text == "auto" else parse_duration(text)
 
 
-def heartbeat_problem(files: Mapping[str, bytes], settings: FleetSettings, clusters: int,
-                      repositories: int = 1) -> list[Problem]:
-    """An explicit tolerance that the automatic interval of this many clusters outgrows."""
-    problem = settings.heartbeat.problem(clusters, repositories)
+def _heartbeat_timing(files: Mapping[str, bytes], settings: FleetSettings,
+                      clusters: Mapping[str, Cluster]) -> tuple[HeartbeatTiming, list[Problem]]:
+    """The timing the fleet's agents get, and the problem of an explicit tolerance the
+    automatic interval outgrew (they then get the default tolerance)."""
+    beat = settings.heartbeat
+    busiest = heartbeats.busiest({n: c.labels for n, c in clusters.items()}, settings.status)
+    problem = beat.problem(busiest)
     if not problem:
-        return []
+        return beat.timing(busiest), []
     line = yamlio.line_of(files.get(FLEET_FILE, b""), 0, ("heartbeat", "tolerance"))
-    return [Problem(FLEET_FILE, line, "FleetSettings", problem)]
+    return (replace(beat, tolerance=None).timing(busiest),
+            [Problem(FLEET_FILE, line, "FleetSettings", problem)])
 
 
 def _health_problems(data: bytes, entries: Any) -> list[Problem]:
@@ -890,5 +909,6 @@ def load_fleet(files: Mapping[str, bytes]) -> Fleet:
             builder.load_cluster_file(path, data)
         else:
             builder.load_source_file(path, data, in_policies=path.startswith("policies/"))
-    builder.errors.extend(heartbeat_problem(files, settings, len(builder.clusters)))
+    builder.heartbeat, problems = _heartbeat_timing(files, settings, builder.clusters)
+    builder.errors.extend(problems)
     return builder.fleet()

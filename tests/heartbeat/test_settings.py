@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from gitfleet.model.heartbeats import TARGET_RATE, HeartbeatSettings, automatic_interval
 from gitfleet.model.loader import load_fleet, load_settings
+from gitfleet.render.core import render
 from gitfleet.wire.heartbeat import HeartbeatTiming
 
 
@@ -67,16 +69,36 @@ def test_the_automatic_interval_keeps_idle_heartbeats_within_the_budget() -> Non
     assert automatic_interval(10_001) == automatic_interval(10_000)
 
 
+CLUSTERS = {f"clusters/c{i}.yaml": (
+    f"apiVersion: clusters.clusternet.io/v1beta1\nkind: ManagedCluster\n"
+    f"metadata: {{name: c{i}}}\nspec: {{clusterId: id-{i}}}\n").encode() for i in range(400)}
+SHARDS = b"""status:
+  repositories:
+    - {name: a, url: https://git.example.com/status-a.git}
+    - {name: b, url: https://git.example.com/status-b.git}
+"""
+
+
 def test_a_tolerance_an_automatic_interval_outgrows_is_an_error_of_the_fleet() -> None:
-    clusters = {f"clusters/c{i}.yaml": (
-        f"apiVersion: clusters.clusternet.io/v1beta1\nkind: ManagedCluster\n"
-        f"metadata: {{name: c{i}}}\nspec: {{clusterId: id-{i}}}\n").encode() for i in range(400)}
     fleet_yaml = b"kind: FleetSettings\nheartbeat:\n  tolerance: 2m\n"
-    small = load_fleet({"fleet.yaml": fleet_yaml, **dict(list(clusters.items())[:5])})
-    assert small.errors == ()    # 5 clusters: 60 s, 2m is enough
-    big = load_fleet({"fleet.yaml": fleet_yaml, **clusters})
+    small = load_fleet({"fleet.yaml": fleet_yaml, **dict(list(CLUSTERS.items())[:5])})
+    assert small.errors == () and small.heartbeat == HeartbeatTiming(60, 0.1, 120)
+    big = load_fleet({"fleet.yaml": fleet_yaml, **CLUSTERS})
     assert [p.format() for p in big.errors] == [
         "fleet.yaml:3: FleetSettings: heartbeat.tolerance 120s is not longer than the interval "
-        "120s (the automatic interval for 400 clusters over 1 status repositories) plus its "
+        "120s (the automatic interval for 400 clusters in one status repository) plus its "
         "jitter 10%: a live agent may stay silent 132s; raise the tolerance or lower the "
         "interval"]
+    assert big.heartbeat == HeartbeatTiming(120, 0.1, 300)   # the default tolerance meanwhile
+    # over two status repositories each holds about 200: a minute again, and 2m is enough
+    sharded = load_fleet({"fleet.yaml": fleet_yaml + SHARDS, **CLUSTERS})
+    assert sharded.errors == () and sharded.heartbeat == HeartbeatTiming(60, 0.1, 120)
+
+
+def test_the_automatic_interval_follows_the_busiest_status_repository() -> None:
+    assert load_fleet(CLUSTERS).heartbeat == HeartbeatTiming(120, 0.1, 300)
+    assert load_fleet({"fleet.yaml": SHARDS, **CLUSTERS}).heartbeat.interval == 60
+    rendered = render(load_fleet(CLUSTERS))
+    shipped = yaml.safe_load(rendered.files["clusters/c7/cluster.yaml"])["agent"]
+    assert shipped == {"heartbeatInterval": "2m", "heartbeatJitter": "10%",
+                       "heartbeatTolerance": "5m"}
