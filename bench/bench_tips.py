@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from gitfleet.kube.client import KubeClient, api_client  # noqa: E402
 from gitfleet.state.signing import SigningKey  # noqa: E402
+from tests.githosts.servers import _stop as stop  # noqa: E402
 from tests.gitserver import free_port  # noqa: E402
 from tests.harness import clone, example_repo, git  # noqa: E402
 from tests.tips.servers import CountingGitDaemon  # noqa: E402
@@ -72,16 +73,6 @@ def start(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
     out = open(log, "wb")  # noqa: SIM115
     return subprocess.Popen([sys.executable, "-m", "gitfleet", *argv], stdout=out,
                             stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
 
 
 def wait(check, timeout: float, what: str, every: float = 0.02):  # type: ignore[no-untyped-def]
@@ -165,7 +156,7 @@ def run_mode(mode: str, trials: int, idle: float, work_dir: Path, rng: random.Ra
             git(work, "commit", "-qam", f"trial {trial}")
             started = time.monotonic()
             git(work, "push", "-q", "origin", "HEAD:main")
-            wait(lambda: value in web_config(kube), 120, f"trial {trial} applied")
+            wait(lambda v=value: v in web_config(kube), 120, f"trial {trial} applied")
             latencies.append(time.monotonic() - started)
             print(f"  {mode} trial {trial}: {latencies[-1]:.2f}s", flush=True)
         cpu = {"hub": cpu_seconds(hub.pid), "agent": cpu_seconds(agent.pid)}
@@ -173,7 +164,7 @@ def run_mode(mode: str, trials: int, idle: float, work_dir: Path, rng: random.Ra
                 "idle": idle, "cpu": cpu}
     finally:
         for proc in reversed(procs):
-            stop(proc)
+            stop(proc)                         # its process group: SIGTERM, then SIGKILL
         daemon.down()
 
 

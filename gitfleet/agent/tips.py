@@ -109,7 +109,7 @@ class TipWatcher:
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=2)   # a held request ends with the process (daemon)
+            self._thread.join(timeout=0.5)   # a held request ends with the process (daemon)
             self._thread = None
 
     def _run(self) -> None:
