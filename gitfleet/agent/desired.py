@@ -30,6 +30,7 @@ from gitfleet.health import NO_RULES, HealthRules
 from gitfleet.health.conventions import PROGRESS_TIMEOUT_ANNOTATION
 from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.secrets.detect import is_sops
+from gitfleet.wire.description import DescriptionFile, read_description
 from gitfleet.wire.objectref import ObjectRef
 
 CLUSTER_FILE = "cluster.yaml"
@@ -85,6 +86,7 @@ class DesiredState:
     sync_mode: str = "Pull"
     ignore_differences: tuple[Any, ...] = ()  # cluster.yaml's entries (gitfleet.agent.ignore)
     health_rules: HealthRules = NO_RULES        # cluster.yaml's healthRules (gitfleet.health)
+    status_repository: str = ""   # cluster.yaml's statusRepository ("": the fleet repo)
 
     @property
     def prunable(self) -> bool:
@@ -95,26 +97,16 @@ def content_hash(obj: Mapping[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(yamlio.canonical_json(obj).encode()).hexdigest()
 
 
-def _description_of(path: str, doc: Any) -> Description:
-    if not isinstance(doc, Mapping) or doc.get("kind") != "Description":
-        raise InputError("not a Description", path=path)
-    meta = doc.get("metadata") or {}
-    spec = doc.get("spec") or {}
-    refs = []
-    for item in spec.get("resources") or ():
-        refs.append(ObjectRef(api_version=str(item.get("apiVersion", "")),
-                              kind=str(item.get("kind", "")),
-                              namespace=str(item.get("namespace") or ""),
-                              name=str(item.get("name", ""))))
-    errors = tuple(str(e.get("message", e)) if isinstance(e, Mapping) else str(e)
-                   for e in spec.get("renderErrors") or ())
-    return Description(namespace=str(meta.get("namespace", "")), name=str(meta.get("name", "")),
-                       conflict_resolution=str(spec.get("conflictResolution") or "Abort"),
-                       source_commit=str(spec.get("sourceCommit") or ""),
-                       deployer=str(spec.get("deployer") or "generic"),
-                       preserve_on_deletion=spec.get("preserveResourcesOnDeletion") is True,
-                       render_errors=errors, refs=tuple(refs),
-                       depends_on=tuple(str(u) for u in spec.get("dependsOn") or ()))
+def _description_of(doc: DescriptionFile) -> Description:
+    return Description(namespace=doc.namespace, name=doc.name,
+                       conflict_resolution=doc.conflict_resolution,
+                       source_commit=doc.source_commit, deployer=doc.deployer,
+                       preserve_on_deletion=doc.preserve_on_deletion,
+                       render_errors=doc.render_errors,
+                       refs=tuple(ObjectRef(api_version=r.api_version, kind=r.kind,
+                                            namespace=r.namespace, name=r.name)
+                                  for r in doc.resources),
+                       depends_on=doc.depends_on)
 
 
 def _progress_timeout_problem(body: Mapping[str, Any]) -> str | None:
@@ -139,12 +131,14 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
     sync_mode = "Pull"
     ignore_differences: tuple[Any, ...] = ()
     health_rules = NO_RULES
+    status_repository = ""
     errors: list[str] = []
     if CLUSTER_FILE in files:
         try:
             cluster_doc = yamlio.load_one(files[CLUSTER_FILE], CLUSTER_FILE)
             if isinstance(cluster_doc, Mapping):
                 sync_mode = str(cluster_doc.get("syncMode") or "Pull")
+                status_repository = str(cluster_doc.get("statusRepository") or "")
                 ignore_differences = tuple(cluster_doc.get("ignoreDifferences") or ())
                 timeout = cluster_doc.get("healthProgressTimeout")
                 health_rules = HealthRules.from_list(
@@ -169,15 +163,15 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
             continue
         path = f"{folder}/{DESCRIPTION_FILE}"
         try:
-            desc = _description_of(path, yamlio.load_one(content[DESCRIPTION_FILE], path))
+            doc = read_description(content[DESCRIPTION_FILE], path)
         except InputError as exc:
             errors.append(str(exc))
             continue
-        resources = _resources_of(content[DESCRIPTION_FILE], path)
+        desc = _description_of(doc)
         read_errors: list[str] = []
         mine: list[str] = []
-        for item in resources:
-            file_name = str(item.get("file", ""))
+        for item in doc.resources:
+            file_name = item.file
             obj_path = f"{folder}/{file_name}"
             if file_name not in content:
                 read_errors.append(f"{obj_path}: listed in {DESCRIPTION_FILE} but missing")
@@ -191,7 +185,7 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
                 try:
                     keys = keys if keys is not None else (identities() if identities else ())
                     body = _open_sops(content[file_name], obj_path, keys,
-                                      namespace=str(item.get("namespace") or ""))
+                                      namespace=item.namespace)
                 except InputError as exc:
                     read_errors.append(str(exc))
                     continue
@@ -213,7 +207,7 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
                 read_errors.append(f"{obj_path}: {problem}")
                 continue
             objects[ref.key] = DesiredObject(ref=ref, description=desc.key,
-                                             hash=str(item.get("hash") or content_hash(body)),
+                                             hash=item.hash or content_hash(body),
                                              body=body, step=step, hook=hook)
             mine.append(ref.key)
         _mark_hooks(objects, mine)
@@ -223,7 +217,8 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
     return DesiredState(cluster_commit=cluster_commit, state_commit=state_commit or cluster_commit,
                         source_commit=source_commit, descriptions=descriptions, objects=objects,
                         errors=tuple(errors), sync_mode=sync_mode,
-                        ignore_differences=ignore_differences, health_rules=health_rules)
+                        ignore_differences=ignore_differences, health_rules=health_rules,
+                        status_repository=status_repository)
 
 
 def _mark_hooks(objects: dict[str, DesiredObject], keys: Sequence[str]) -> None:
@@ -245,12 +240,6 @@ def _open_sops(data: bytes, path: str, identities: Sequence[Any], *,
     from gitfleet.secrets.sops import open_file
 
     return open_file(data, path=path, identities=identities, namespace=namespace or None)
-
-
-def _resources_of(data: bytes, path: str) -> list[Mapping[str, Any]]:
-    doc = yamlio.load_one(data, path)
-    spec = doc.get("spec") or {}
-    return [r for r in spec.get("resources") or () if isinstance(r, Mapping)]
 
 
 def commit_trailers(message: str) -> dict[str, str]:

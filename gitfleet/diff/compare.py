@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import Any
 
-from gitfleet import yamlio
 from gitfleet.diff.model import (
     ADDED,
     CHANGED,
@@ -22,9 +20,11 @@ from gitfleet.diff.model import (
     ObjectChange,
     ReplicaMove,
 )
+from gitfleet.errors import InputError
 from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.model.objects import Cluster
 from gitfleet.secrets.redact import secret_diff
+from gitfleet.wire.description import read_description
 
 _BOOKKEEPING_LINES = ("  sourceCommit:", "  basisCommit:", "  trigger:")
 
@@ -48,15 +48,6 @@ def unified(before: bytes | None, after: bytes | None, path: str) -> str:
     lines = difflib.unified_diff(a, b, fromfile=f"a/{path}" if before is not None else "/dev/null",
                                  tofile=f"b/{path}" if after is not None else "/dev/null", n=3)
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
-
-
-def _load(data: bytes | None, path: str) -> Any:
-    if data is None:
-        return None
-    try:
-        return yamlio.load_one(data, path)
-    except Exception:  # a damaged file shows up in the text diff; nothing to read here
-        return None
 
 
 def _identity(file: str) -> tuple[str, str, str]:
@@ -98,21 +89,16 @@ def _description_view(data: bytes | None) -> str:
 def _deferred(cluster: str, unit: str, data: bytes | None) -> list[DeferredOverride]:
     if data is None or b"deferred: true" not in data:
         return []
-    loaded = _load(data, f"clusters/{cluster}/{unit}/{DESCRIPTION_FILE}")
-    if not isinstance(loaded, dict):
+    try:
+        doc = read_description(data, f"clusters/{cluster}/{unit}/{DESCRIPTION_FILE}")
+    except InputError:   # a damaged file shows up in the text diff; nothing to read here
         return []
-    spec = loaded.get("spec") or {}
-    src = spec.get("source") or {}
-    who = f"{src.get('kind', 'Subscription')} {src.get('namespace', '')}/{src.get('name', '')}"
-    out = []
-    for o in spec.get("overrides") or []:
-        if isinstance(o, dict) and o.get("deferred"):
-            out.append(DeferredOverride(
-                cluster, unit, str(o.get("kind", "")), str(o.get("namespace", "")),
-                str(o.get("name", "")), str(o.get("path", "")),
-                f"ApplyLater: takes effect at the next change of {who}, one of its feeds or "
-                "its set of clusters"))
-    return out
+    src = doc.source
+    who = f"{src.kind or 'Subscription'} {src.namespace}/{src.name}"
+    return [DeferredOverride(
+        cluster, unit, o.kind, o.namespace, o.name, o.path,
+        f"ApplyLater: takes effect at the next change of {who}, one of its feeds or "
+        "its set of clusters") for o in doc.overrides if o.deferred]
 
 
 def compare_cluster(name: str, base: Mapping[str, Mapping[str, bytes]],

@@ -7,6 +7,7 @@ few `git` calls, so a 1,000-cluster fleet reads in well under a second.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,14 +17,17 @@ from gitfleet import yamlio
 from gitfleet.errors import InputError
 from gitfleet.fleetview.autoscaling import read_autoscalers
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, Branches
+from gitfleet.logs import log
 from gitfleet.model.settings import FleetSettings
-from gitfleet.rollout.progress import ROLLOUTS_FILE, read_file
 from gitfleet.state.git import Git
 from gitfleet.state.statusread import StatusReader, StatusView
+from gitfleet.wire.description import DescriptionHead, read_head
 from gitfleet.wire.evictions import EVICTIONS_FILE, EvictionTask, load_tasks
+from gitfleet.wire.rollouts import ROLLOUTS_FILE, RolloutRecord, read_rollouts
 from gitfleet.wire.status import ClusterStatus
 
 CLUSTER_FILE = "cluster.yaml"
+LOG = logging.getLogger("gitfleet.fleetview")
 _TRAILER = re.compile(r"^Source-Commit:\s*([0-9a-f]{7,40})\s*$", re.M)
 _REPLICAS = re.compile(rb"^spec:\n(?:[ \-].*\n)*?  replicas: (\d+)$", re.M)
 _WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet")
@@ -89,7 +93,7 @@ class FleetSnapshot:
     cluster_added: dict[str, int] = field(default_factory=dict)  # first commit of clusters/<c>
     registrations: dict[str, RegistrationEntry] = field(default_factory=dict)
     evictions: list[EvictionTask] = field(default_factory=list)     # evictions.yaml
-    rollouts: dict[str, dict[str, Any]] = field(default_factory=dict)   # rollouts.yaml, by policy
+    rollouts: dict[str, RolloutRecord] = field(default_factory=dict)   # rollouts.yaml, by policy
     # cluster -> why its status branch tip is not believed / that nothing checked its signer
     status_rejected: dict[str, str] = field(default_factory=dict)
     status_warnings: dict[str, str] = field(default_factory=dict)
@@ -157,48 +161,23 @@ def _cluster_added_times(git: Git, source_ref: str | None) -> dict[str, int]:
     return added
 
 
-_FIELD = re.compile(r"^  (deployer|sourceCommit): (.*)$", re.M)
-_SOURCE = re.compile(r"^  source:\n    apiVersion: (.*)\n    kind: (.*)\n    namespace: (.*)\n"
-                     r"    name: (.*)$", re.M)
-
-
-def _scalar(text: str) -> str:
-    text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
-        return text[1:-1]
-    return text
-
-
 def _description(cluster: str, folder: str, data: bytes, replicas: int, objects: int
                  ) -> DescriptionEntry:
-    """The fields `get` shows, read from the text gitfleet wrote (a YAML parse of 15,000
-    Descriptions would take seconds); a Description kept after a failed render is parsed."""
-    text = data.decode("utf-8", "replace")
-    head = text.split("\n  resources:", 1)[0]
-    fields = {m.group(1): _scalar(m.group(2)) for m in _FIELD.finditer(head)}
-    src = _SOURCE.search(head)
-    errors: tuple[str, ...] = ()
-    if "\n  renderErrors: []" not in head or src is None:
-        doc: Any
-        try:
-            doc = yamlio.load_one(data, DESCRIPTION_FILE)
-        except InputError:
-            doc = {}
-        spec = ((doc or {}).get("spec") or {}) if isinstance(doc, dict) else {}
-        errors = tuple(str(e) for e in spec.get("renderErrors") or [])
-        source = spec.get("source") or {}
-        fields.setdefault("deployer", str(spec.get("deployer", "generic")))
-        fields.setdefault("sourceCommit", str(spec.get("sourceCommit") or ""))
-        src_fields = {k: str(source.get(k, "")) for k in ("apiVersion", "kind", "namespace",
-                                                           "name")}
-    else:
-        src_fields = dict(zip(("apiVersion", "kind", "namespace", "name"),
-                              (_scalar(g) for g in src.groups()), strict=True))
+    """The fields `get` shows (`wire.description.read_head`: the text gitfleet wrote is
+    scanned, a YAML parse of 15,000 Descriptions would take seconds); a file that does not
+    read shows its error as the Description's."""
+    try:
+        head = read_head(data, f"clusters/{cluster}/{folder}/{DESCRIPTION_FILE}")
+    except InputError as exc:
+        head = DescriptionHead(render_errors=(str(exc),))
+    src = head.source
     ns, _, name = folder.partition("/")
     return DescriptionEntry(
-        cluster=cluster, namespace=ns, name=name, deployer=fields.get("deployer") or "generic",
-        source=src_fields, source_commit=fields.get("sourceCommit", ""),
-        render_errors=errors, objects=objects, replicas=replicas)
+        cluster=cluster, namespace=ns, name=name, deployer=head.deployer,
+        source={"apiVersion": src.api_version, "kind": src.kind, "namespace": src.namespace,
+                "name": src.name},
+        source_commit=head.source_commit, render_errors=head.render_errors, objects=objects,
+        replicas=replicas)
 
 
 def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None = None,
@@ -254,7 +233,10 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
             data = blobs.get(sha, b"")
             parts = path.split("/")
             if path == ROLLOUTS_FILE:
-                snap.rollouts = read_file(data)
+                try:
+                    snap.rollouts = read_rollouts(data, f"{branches.state}:{path}")
+                except InputError as exc:   # said, and shown as no rollouts
+                    log(LOG, logging.WARNING, "rollouts.yaml unreadable", error=str(exc))
             elif path == ERRORS_FILE:
                 doc = _load(data)
                 snap.errors = list(doc.get("errors") or []) if isinstance(doc, dict) else []

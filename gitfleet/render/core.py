@@ -24,6 +24,7 @@ from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import Cluster, ObjectKey, Propagation, Taint
 from gitfleet.model.problems import Problem
 from gitfleet.model.settings import IgnoreEntry, autoscaled_entries
+from gitfleet.model.statusshards import NO_SHARDS, StatusShards
 from gitfleet.render.charts import (
     Capabilities,
     ChartOutput,
@@ -35,7 +36,6 @@ from gitfleet.render.charts import (
 )
 from gitfleet.render.deps import propagate_deps
 from gitfleet.render.karmada_fields import (
-    LAZY_FIELD,
     is_lazy,
     lazy_choice,
     policy_index,
@@ -50,11 +50,9 @@ from gitfleet.render.previous import CLAIMS_FILE, PreviousDescription, PreviousS
 from gitfleet.render.status import StatusSnapshot
 from gitfleet.render.unmatched import unmatched_selectors
 from gitfleet.render.variants import KarmadaStep, Variant, VariantCache
-from gitfleet.wire import emit
+from gitfleet.wire import description, emit
 
 CLUSTER_FILE = "cluster.yaml"
-_SOURCE_PLACEHOLDER = "GITFLEET_SOURCE_COMMIT"
-_CLUSTER_PLACEHOLDER = "GITFLEET_CLUSTER_NAME"
 
 
 @dataclass(frozen=True)
@@ -488,13 +486,7 @@ def _last_good(prev: PreviousDescription, reasons: list[str]) -> dict[str, bytes
     files = dict(prev.files)
     data = prev.data
     if data and isinstance(data.get("spec"), dict):
-        data = dict(data)
-        spec = dict(data["spec"])
-        spec["renderErrors"] = sorted(set(reasons))
-        resources = spec.pop("resources", [])
-        spec["resources"] = resources
-        data["spec"] = spec
-        files[DESCRIPTION_FILE] = emit.emit(data).encode()
+        files[DESCRIPTION_FILE] = description.kept_description(data, reasons)
     return files
 
 
@@ -539,9 +531,9 @@ def _resource_fragment(ctx: _Context, v: Variant) -> str:
     text = ctx.fragments.get(id(v))
     if text is None:
         t = v.template
-        entry = {"apiVersion": t.api_version, "kind": t.kind, "namespace": v.namespace,
-                 "name": t.name, "file": v.file, "hash": v.hash, "source": t.origin.path}
-        text = ctx.fragments[id(v)] = emit.emit_list_items([entry], "  ")
+        text = ctx.fragments[id(v)] = description.resource_fragment(
+            api_version=t.api_version, kind=t.kind, namespace=v.namespace, name=t.name,
+            file=v.file, hash=v.hash, source=t.origin.path)
     return text
 
 
@@ -553,57 +545,40 @@ def _description_head(ctx: _Context, draft: _Draft) -> str:
     cached = ctx.heads.get(key)
     if cached is not None:
         return cached
-    # HelmChart feeds arrive rendered: the agent applies them like any template's objects
-    spec: dict[str, Any] = {"cluster": _CLUSTER_PLACEHOLDER, "deployer": "generic",
-                            "source": plan.source, "sourceCommit": _SOURCE_PLACEHOLDER}
-    if draft.charts:
-        spec["charts"] = draft.charts
-    if plan.trigger:
-        spec["basisCommit"] = draft.basis
-        spec["trigger"] = plan.trigger
-    if plan.rebalance:
-        spec["rebalance"] = plan.rebalance
     unit = plan.subscription or policy_of(plan, ctx.policies)
-    if unit is not None and unit.depends_on:   # gitfleet.io/depends-on (model.dependencies)
-        spec["dependsOn"] = list(unit.depends_on)
-    spec["conflictResolution"] = plan.conflict_resolution
-    if preserves_resources(policy_of(plan, ctx.policies)):
-        spec["preserveResourcesOnDeletion"] = True
-    if plan.folder in ctx.lazy_records:
-        spec[LAZY_FIELD] = ctx.lazy_records[plan.folder]
-    spec["renderErrors"] = []
-    spec["overrides"] = draft.overrides
-    head = emit.emit({"apiVersion": "gitfleet.io/v1alpha1", "kind": "Description",
-                      # named as its folder: a unit's generic and `@helm` Descriptions differ
-                      "metadata": {"name": plan.folder.split("/", 1)[1],
-                                   "namespace": plan.folder.split("/")[0]},
-                      "spec": spec})
+    head = description.description_head(
+        plan.folder, source=plan.source, charts=draft.charts, basis_commit=draft.basis,
+        trigger=plan.trigger, rebalance=plan.rebalance,
+        depends_on=list(unit.depends_on) if unit is not None and unit.depends_on else [],
+        conflict_resolution=plan.conflict_resolution,
+        preserve_on_deletion=preserves_resources(policy_of(plan, ctx.policies)),
+        lazy_basis=ctx.lazy_records.get(plan.folder), overrides=draft.overrides)
     ctx.heads[key] = head
     return head
 
 
 def _description_text(ctx: _Context, cluster: str, draft: _Draft,
                       variants: list[Variant]) -> str:
-    head = _description_head(ctx, draft).replace(_CLUSTER_PLACEHOLDER, emit.scalar(cluster), 1)
-    if not variants:
-        return head + "  resources: []\n"
-    return head + "  resources:\n" + "".join(
-        _resource_fragment(ctx, v) + (f"    divided: {draft.divided[v.template.key]}\n"
-                                      if v.template.key in draft.divided else "")
-        for v in variants)
+    return description.description_text(
+        _description_head(ctx, draft), cluster,
+        ((_resource_fragment(ctx, v), draft.divided.get(v.template.key)) for v in variants))
 
 
 _CLUSTER_FILES: dict[tuple[object, ...], bytes] = {}
 
 
 def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
-                  hub_taints: tuple[Taint, ...] = (), health: HealthRules = NO_RULES) -> bytes:
+                  hub_taints: tuple[Taint, ...] = (), health: HealthRules = NO_RULES,
+                  shards: StatusShards = NO_SHARDS) -> bytes:
     """`cluster.yaml`: how the cluster is defined (cached: the hub renders it every round),
     the fields the agent leaves to other owners (`ignoreDifferences`, when any), and the
     taints the hub gives it from its heartbeats (with `timeAdded`: a restarted hub reads
     when a condition began from here), and the fleet's health rules (`healthRules`, when any:
-    the agent judges custom kinds by them)."""
-    key = (cluster, tuple(sorted(cluster.labels.items())), ignore, hub_taints, health)
+    the agent judges custom kinds by them), and where its agent pushes its status
+    (`statusRepository`, when the fleet has `status.repositories`: gitfleet.model.statusshards)."""
+    status_repository = shards.agent_url(cluster.name, cluster.labels) if shards else ""
+    key = (cluster, tuple(sorted(cluster.labels.items())), ignore, hub_taints, health,
+           status_repository)
     text = _CLUSTER_FILES.get(key)
     if text is None:
         if len(_CLUSTER_FILES) > 100_000:
@@ -624,6 +599,8 @@ def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
             doc["healthRules"] = health.to_list()
         if health.progress_timeout != NO_RULES.progress_timeout:
             doc["healthProgressTimeout"] = format_duration(health.progress_timeout)
+        if status_repository:
+            doc["statusRepository"] = status_repository
         text = _CLUSTER_FILES[key] = emit.emit(doc).encode()
     return text
 
@@ -634,7 +611,8 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
     ignore = ctx.fleet.settings.ignore_differences + autoscaled_entries(ctx.fleet.autoscalers)
     files[f"{base}/{CLUSTER_FILE}"] = _cluster_file(cluster, ignore,
                                                     tuple(ctx.status.taints.get(cluster.name, ())),
-                                                    ctx.fleet.settings.health)
+                                                    ctx.fleet.settings.health,
+                                                    ctx.fleet.settings.status)
     owner: dict[ObjectKey, str] = {}
     n_desc = n_obj = 0
     firm = {v.key for d in drafts.values() for v in d.variants if v.key not in d.soft}
@@ -662,11 +640,11 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
         prev = ctx.previous.get(cluster.name, folder)
         source = ctx.source_commit
         if prev is not None and prev.fields.get("sourceCommit") is not None:
-            candidate = text.replace(_SOURCE_PLACEHOLDER, emit.scalar(prev.fields["sourceCommit"]))
+            candidate = description.with_source_commit(text, prev.fields["sourceCommit"])
             if candidate == prev.text:
                 source = prev.fields["sourceCommit"]
         files[f"{base}/{folder}/{DESCRIPTION_FILE}"] = \
-            text.replace(_SOURCE_PLACEHOLDER, emit.scalar(source)).encode()
+            description.with_source_commit(text, source).encode()
         for v in variants:
             files[f"{base}/{folder}/{v.file}"] = v.text
         n_desc += 1

@@ -23,6 +23,7 @@ from gitfleet.render.plans import (
 )
 from gitfleet.render.previous import PreviousState
 from gitfleet.render.status import StatusSnapshot
+from gitfleet.wire.description import LAZY_FIELD
 
 PolicyIndex = Mapping[tuple[str, str, str], Propagation]
 
@@ -60,9 +61,6 @@ def preserves_resources(policy: Propagation | None) -> bool:
 
 def is_lazy(policy: Propagation | None) -> bool:
     return policy is not None and policy.spec.get("activationPreference") == "Lazy"
-
-
-LAZY_FIELD = "lazyBasis"
 
 
 @dataclass(frozen=True)

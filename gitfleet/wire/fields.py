@@ -1,0 +1,55 @@
+"""Reading a wire file's mappings strictly: each format names the fields it has, and a field it
+does not have is an error that names the field, the file and what was probably meant, never
+something silently skipped. Shared by the state-memory and Description readers.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from gitfleet.errors import InputError
+
+
+def mapping(value: Any, path: str, where: str) -> Mapping[str, Any]:
+    """`value` as a mapping; InputError naming `where` in `path` when it is something else."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError(f"{where} must be a mapping, not {type(value).__name__}", path=path)
+    return value
+
+
+def items(value: Any, path: str, where: str) -> list[Any]:
+    """`value` as a list (None: empty); InputError naming `where` otherwise."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"{where} must be a list, not {type(value).__name__}", path=path)
+    return value
+
+
+def known(doc: Mapping[str, Any], fields: Collection[str], path: str, where: str) -> None:
+    """InputError naming every field of `doc` that is not one of `fields`."""
+    unknown = sorted(str(k) for k in doc if k not in fields)
+    if not unknown:
+        return
+    hints = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, sorted(fields), n=1)
+        hints.append(f"{name} (did you mean {close[0]}?)" if close else name)
+    raise InputError(f"{where}: unknown field(s) {', '.join(hints)}; it has "
+                     f"{', '.join(sorted(fields))}", path=path)
+
+
+def text(doc: Mapping[str, Any], key: str, default: str = "") -> str:
+    """A scalar field as text (absent or null: `default`)."""
+    value = doc.get(key)
+    return default if value is None or value == "" else str(value)
+
+
+def required(doc: Mapping[str, Any], key: str, path: str, where: str) -> Any:
+    if key not in doc or doc[key] is None:
+        raise InputError(f"{where}: {key} is missing", path=path)
+    return doc[key]
