@@ -1,6 +1,11 @@
 """Change-to-applied at the defaults, before and after tip documents (issue 24 items 2 and 8).
 
     .venv/bin/python bench/bench_tips.py [--mode before|after|both] [--trials 5] [--idle 60]
+    .venv/bin/python bench/bench_tips.py --publish 10000
+
+`--publish N`: the hub's side alone at N clusters: the TipPublisher reactor signing and writing
+N documents (board and --tips-dir folder) on a first round, re-issuing one moved cluster, and a
+restarted hub finding its folder current.
 
 Everything real, on 127.0.0.1: the worked example fleet in a bare repository behind
 `git daemon --verbose`, `gitfleet hub` (its defaults: fleet.yaml `intervals.fetch` 15s, signing
@@ -168,13 +173,41 @@ def run_mode(mode: str, trials: int, idle: float, work_dir: Path, rng: random.Ra
         daemon.down()
 
 
+def publish_cost(clusters: int) -> None:
+    from gitfleet.clock import SystemClock
+    from gitfleet.hub.tips import TipBoard, TipFolder, TipPublisher
+    from gitfleet.layout import Branches
+
+    heads = {f"c{i:05d}": f"{i:040x}" for i in range(clusters)}
+    moved = {**heads, "c00001": "f" * 40}
+    key = SigningKey.generate()
+    with tempfile.TemporaryDirectory(prefix="bench-tips-publish-") as folder:
+        def publisher() -> TipPublisher:
+            return TipPublisher(None, SystemClock(), key=key,  # type: ignore[arg-type]
+                                board=TipBoard(), folder=TipFolder(Path(folder)))
+
+        first = publisher()
+        for label, run, what in (("first round", first, heads), ("one moved", first, moved),
+                                 ("restarted hub", publisher(), moved)):
+            wall, cpu, issued = time.monotonic(), time.process_time(), run.issued
+            run.publish(what, state="a" * 40, ref=Branches().cluster)
+            print(f"{clusters} clusters, {label}: wall {time.monotonic() - wall:.2f} s, "
+                  f"CPU {time.process_time() - cpu:.2f} s, signed {run.issued - issued}")
+    print(f"load average {os.getloadavg()[0]:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mode", choices=["before", "after", "both"], default="both")
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--seed", type=int, default=24)
+    parser.add_argument("--publish", type=int, metavar="N",
+                        help="measure only the hub's publishing at N clusters")
     args = parser.parse_args()
+    if args.publish:
+        publish_cost(args.publish)
+        return
     rng = random.Random(args.seed)
     modes = ["before", "after"] if args.mode == "both" else [args.mode]
     wall0, cpu0 = time.monotonic(), time.process_time()
