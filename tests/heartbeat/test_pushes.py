@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gitfleet.clock import FakeClock
+from gitfleet.clock import FakeClock, isoformat
 from gitfleet.wire.heartbeat import HeartbeatTiming
 from tests.agent.fleetstate import configmap, description_files, publish
 from tests.harness import Remote, person, status_of
@@ -66,3 +66,38 @@ def test_a_status_change_is_pushed_in_the_step_that_sees_it(
     status = status_of(logged)
     assert status is not None and status.sync.cluster_commit == commit
     assert len(pushes(logged, "c1")) == quiet + 2
+
+
+@pytest.mark.slow
+def test_a_cluster_going_down_and_back_is_said_at_once_with_its_readiness(
+        logged: Remote, kubesim, agents) -> None:
+    publish(logged.git, "c1", _branch("a", timing=HOURLY))
+    sim = kubesim()
+    clock = FakeClock()
+    agent = agents(logged, sim, clock, interval=10.0)
+    agent.step()
+    clock.advance(10)
+    agent.step()
+    before = len(pushes(logged, "c1"))
+    status = status_of(logged)
+    assert status is not None and status.heartbeat is not None and status.heartbeat.ready
+
+    sim.down()                                        # the API server stops answering
+    clock.advance(10)
+    agent.step()
+    assert pushes(logged, "c1")[-1] == clock.now()
+    status = status_of(logged)
+    assert status is not None and status.heartbeat is not None
+    assert str(status.sync.result) == "Unreachable" and not status.heartbeat.ready
+    assert status.heartbeat.time == isoformat(clock.now())    # the heartbeat says so too
+    for _ in range(10):                               # still down: nothing new to say
+        clock.advance(max(agent.step(), 1.0))
+    assert len(pushes(logged, "c1")) == before + 1
+
+    sim.up()
+    clock.advance(max(agent.step(), 1.0))
+    clock.advance(max(agent.step(), 1.0))
+    status = status_of(logged)
+    assert status is not None and status.heartbeat is not None
+    assert status.heartbeat.ready and str(status.sync.result) == "Synced"
+    assert len(pushes(logged, "c1")) <= before + 3
