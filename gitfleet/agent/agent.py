@@ -425,10 +425,11 @@ class Agent:
             what = "Kubernetes API" if not isinstance(exc, RecordError) else "agent records"
             message = f"sync aborted: {what}: {exc}"[:500]
             base = previous or ClusterStatus(cluster=cluster)
-            if (base.sync.result is result and base.sync.message.startswith("sync aborted")
+            if (result is SyncResult.UNREACHABLE and base.sync.result is result
+                    and base.sync.message.startswith("sync aborted")
                     and base.sync.cluster_commit == desired.cluster_commit):
-                # the same outage, failing at another call: its first cause stays said, and
-                # the status is unchanged (nothing to push until something changes)
+                # the API server still away, found so at another call: the outage's first
+                # cause stays said and the status unchanged (nothing to push meanwhile)
                 message = base.sync.message
             return aborted_status(base, desired=desired, heartbeat=self._heartbeat,
                                   result=result, message=message)
