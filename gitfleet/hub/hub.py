@@ -1,6 +1,6 @@
 """The hub's round as a pipeline: inputs read once (`inputs`) -> planners (`Capacity`,
 `Lifecycle`, `Autoscaling`) -> `Renderer` -> gate (`RolloutDriver`) -> one `StateCommit` ->
-reactors (`Registrations`, `PushWorkers`, `FleetStatusFold`, `ClusterMetrics`); see `round`.
+reactors (`TipPublisher`, `Registrations`, `PushWorkers`, `FleetStatusFold`, ...); see `round`.
 
 `Hub.step()` does one round and says when it wants the next (the soonest any part asked for).
 Everything the hub knows is in Git, so a restarted or a second hub picks up where the first
@@ -41,7 +41,7 @@ from gitfleet.hub.round import (
     WriteKey,
 )
 from gitfleet.hub.settings import HubSettings, interval_of
-from gitfleet.hub.tips import TipBoard, TipFolder, TipPublisher
+from gitfleet.hub.tips import TipPublisher
 from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.render.status import StatusSnapshot
@@ -73,20 +73,15 @@ class Hub:
         self.renderer = Renderer(store.git)
         self.gate = RolloutDriver(store.git)          # RolloutPolicy waves (gitfleet.rollout)
         git, publish = store.git, store.publish
-        self.reactors: list[Reactor] = [Registrations(git, publish)]
+        self.tips = TipPublisher.of(git, self.clock, settings)   # tip documents (docs/tips.md)
+        self.reactors: list[Reactor] = [] if self.tips is None else [self.tips]   # tips first
+        self.reactors.append(Registrations(git, publish))
         if push is not None:
             self.reactors.append(PushWorkers(git, push, self.metrics))
         if settings.fleet_status:
             self.reactors += [FleetStatusFold(git, self.clock, publish,
                                               lambda d: self.interval(d.inputs)),
                               ClusterMetrics(git, self.clock, self.metrics)]
-        self.tips: TipPublisher | None = None      # tip documents for agents (docs/tips.md)
-        if settings.tips or settings.tips_dir is not None:
-            self.tips = TipPublisher(git, self.clock, key=settings.signing_key,
-                                     board=TipBoard() if settings.tips else None,
-                                     folder=TipFolder(settings.tips_dir)
-                                     if settings.tips_dir is not None else None)
-            self.reactors.insert(0, self.tips)     # first: agents learn of a change at once
         self.writer: StateWriter | None = None
         self.last: RenderReport | None = None      # the last render that ran
         self.seen: RoundInputs | None = None       # the last round's inputs
@@ -238,10 +233,7 @@ class Hub:
                               objects_written=write.objects_written,
                               state_read=state_read(inputs.previous) - read_before)
         self.last = report
-        self.metrics.rendered(seconds=report.render_seconds + report.write_seconds,
-                              errors=len(result.errors), warnings=len(result.warnings),
-                              source=report.source, state=report.state or "", wrote=report.wrote,
-                              clusters=len(result.clusters), now=self.clock.now())
+        self.metrics.reported(report, now=self.clock.now())
         report.log()
         return report
 

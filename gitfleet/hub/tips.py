@@ -29,6 +29,7 @@ from pathlib import Path
 from gitfleet.atomicfile import write_atomically
 from gitfleet.clock import Clock
 from gitfleet.hub.round import FOREVER, RoundDone
+from gitfleet.hub.settings import HubSettings
 from gitfleet.logs import log
 from gitfleet.state.git import Git
 from gitfleet.state.signing import SigningKey, TrustedKeys
@@ -147,6 +148,16 @@ class TipPublisher:
         self._tips: dict[str, str] = {}            # cluster -> commit, as published
         self._on_disk: dict[str, bytes] | None = None
         self.issued = 0                            # documents signed so far (for tests)
+
+    @classmethod
+    def of(cls, git: Git, clock: Clock, settings: HubSettings) -> TipPublisher | None:
+        """The publisher the settings ask for (`tips`: at /tips/ of the listener, `tips_dir`:
+        files in a folder, or both); None when neither."""
+        if not settings.tips and settings.tips_dir is None:
+            return None
+        return cls(git, clock, key=settings.signing_key,
+                   board=TipBoard() if settings.tips else None,
+                   folder=TipFolder(settings.tips_dir) if settings.tips_dir is not None else None)
 
     def react(self, done: RoundDone) -> float:
         seen = (done.state, done.inputs.heads.clusters)
