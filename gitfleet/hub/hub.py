@@ -1,6 +1,6 @@
 """The hub's round as a pipeline: inputs read once (`inputs`) -> planners (`Capacity`,
 `Lifecycle`, `Autoscaling`) -> `Renderer` -> gate (`RolloutDriver`) -> one `StateCommit` ->
-reactors (`TipPublisher`, `Registrations`, `PushWorkers`, `FleetStatusFold`, ...); see `round`.
+reactors (`Registrations`, `PushWorkers`, `FleetStatusFold`, `ClusterMetrics`); see `round`.
 
 `Hub.step()` does one round and says when it wants the next (the soonest any part asked for).
 Everything the hub knows is in Git, so a restarted or a second hub picks up where the first
@@ -41,7 +41,7 @@ from gitfleet.hub.round import (
     WriteKey,
 )
 from gitfleet.hub.settings import HubSettings, interval_of
-from gitfleet.hub.tips import TipPublisher
+from gitfleet.hub.tips import publisher_for
 from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.render.status import StatusSnapshot
@@ -65,17 +65,14 @@ class Hub:
             store.git.signer = settings.signing_key    # every commit the hub writes
         self.clock, self.rng = clock or SystemClock(), rng or random.Random()
         self.metrics = metrics or Metrics()
-        self.inputs = InputReader(store, settings=settings, clock=self.clock,
-                                  metrics=self.metrics)
-        self.planners: list[Planner] = [Capacity(), Lifecycle(), Autoscaling(store.git)]
-        if charts is not None:                       # HelmChart feeds (gitfleet.charts)
-            self.planners.append(HelmCharts(charts, store.git))
+        self.inputs = InputReader(store, settings=settings, clock=self.clock, metrics=self.metrics)
+        self.planners: list[Planner] = [Capacity(), Lifecycle(), Autoscaling(store.git), *(
+            [HelmCharts(charts, store.git)] if charts is not None else [])]   # HelmChart feeds
         self.renderer = Renderer(store.git)
         self.gate = RolloutDriver(store.git)          # RolloutPolicy waves (gitfleet.rollout)
         git, publish = store.git, store.publish
-        self.tips = TipPublisher.of(git, self.clock, settings)   # tip documents (docs/tips.md)
-        self.reactors: list[Reactor] = [] if self.tips is None else [self.tips]   # tips first
-        self.reactors.append(Registrations(git, publish))
+        self.tips = publisher_for(git, self.clock, settings)   # tip documents (docs/tips.md)
+        self.reactors: list[Reactor] = [*filter(None, [self.tips]), Registrations(git, publish)]
         if push is not None:
             self.reactors.append(PushWorkers(git, push, self.metrics))
         if settings.fleet_status:
@@ -233,7 +230,10 @@ class Hub:
                               objects_written=write.objects_written,
                               state_read=state_read(inputs.previous) - read_before)
         self.last = report
-        self.metrics.reported(report, now=self.clock.now())
+        self.metrics.rendered(seconds=report.render_seconds + report.write_seconds,
+                              errors=len(result.errors), warnings=len(result.warnings),
+                              source=report.source, state=report.state or "", wrote=report.wrote,
+                              clusters=len(result.clusters), now=self.clock.now())
         report.log()
         return report
 

@@ -26,7 +26,6 @@ from prometheus_client.core import (
 
 from gitfleet.clock import Clock, parse_iso
 from gitfleet.errors import GitfleetError
-from gitfleet.hub.renderer import RenderReport
 from gitfleet.layout import Branches
 from gitfleet.lifecycle.judgement import judge
 from gitfleet.logs import log
@@ -178,14 +177,6 @@ class Metrics:
             self.last_state_commit = state
             self.last_render_time = now
             self.clusters = clusters
-
-    def reported(self, report: RenderReport, *, now: float) -> None:
-        """A round's render and write (`Hub`): their time, problems, commits and clusters."""
-        result = report.result
-        self.rendered(seconds=report.render_seconds + report.write_seconds,
-                      errors=len(result.errors), warnings=len(result.warnings),
-                      source=report.source, state=report.state or "", wrote=report.wrote,
-                      clusters=len(result.clusters), now=now)
 
     def rolled(self, figures: Mapping[str, RolloutFigures]) -> None:
         with self._lock:

@@ -149,16 +149,6 @@ class TipPublisher:
         self._on_disk: dict[str, bytes] | None = None
         self.issued = 0                            # documents signed so far (for tests)
 
-    @classmethod
-    def of(cls, git: Git, clock: Clock, settings: HubSettings) -> TipPublisher | None:
-        """The publisher the settings ask for (`tips`: at /tips/ of the listener, `tips_dir`:
-        files in a folder, or both); None when neither."""
-        if not settings.tips and settings.tips_dir is None:
-            return None
-        return cls(git, clock, key=settings.signing_key,
-                   board=TipBoard() if settings.tips else None,
-                   folder=TipFolder(settings.tips_dir) if settings.tips_dir is not None else None)
-
     def react(self, done: RoundDone) -> float:
         seen = (done.state, done.inputs.heads.clusters)
         if seen == self._seen or done.state is None:
@@ -221,3 +211,13 @@ class TipPublisher:
         if self.key is not None and signer != self.key.fingerprint:
             return None
         return body if reading.tip.commit == commit else None
+
+
+def publisher_for(git: Git, clock: Clock, settings: HubSettings) -> TipPublisher | None:
+    """The reactor the hub's settings ask for (`tips`, `tips_dir`), or None. The hub puts it
+    first among its reactors: agents learn of a change before the fleet status is folded."""
+    if not settings.tips and settings.tips_dir is None:
+        return None
+    return TipPublisher(git, clock, key=settings.signing_key,
+                        board=TipBoard() if settings.tips else None,
+                        folder=TipFolder(settings.tips_dir) if settings.tips_dir else None)
