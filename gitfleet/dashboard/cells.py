@@ -17,7 +17,7 @@ from typing import Any
 from gitfleet.clock import parse_iso
 from gitfleet.fleetview.rows import RENDER_ERROR, View, cluster_names, cluster_row
 from gitfleet.fleetview.snapshot import DescriptionEntry, FleetSnapshot
-from gitfleet.lifecycle.judgement import HEARTBEAT_GRACE
+from gitfleet.lifecycle.judgement import tolerance
 from gitfleet.wire.status import ClusterStatus, DescriptionStatus
 
 HEALTH_ORDER = ("Degraded", "Unknown", "Progressing", "Suspended", "Healthy")   # Argo's
@@ -79,12 +79,13 @@ def condition(row: Mapping[str, Any]) -> str:
 
 def expires(status: ClusterStatus | None, now: float) -> float:
     """The first instant after `now` at which this cluster's readiness changes with no new
-    commit (its heartbeat is HEARTBEAT_GRACE intervals old: Unknown), or infinity."""
+    commit (its heartbeat is older than its tolerance: Unknown, as the hub judges), or
+    infinity."""
     hb = status.heartbeat if status is not None else None
     if hb is None:
         return math.inf
     try:
-        at = parse_iso(hb.time) + HEARTBEAT_GRACE * max(float(hb.interval_seconds or 0), 1.0)
+        at = parse_iso(hb.time) + tolerance(hb)
     except ValueError:
         return math.inf
     return at if at > now else math.inf
