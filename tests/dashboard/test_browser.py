@@ -234,8 +234,8 @@ def test_the_static_export_renders_from_file(fleet: LiveFleet, page: Any,
     page.wait_for_selector("#grid tbody tr")
     assert page.locator(row + " .age").inner_text().strip() == "0s ago"
     assert words(page, row + " .b") == ["Ready"]
-    # Unknown after the hub's grace (3 intervals) and the page's 2 s slack (app.js SLACK)
-    grace = 3 * ready["heartbeatIntervalSeconds"] + 2
+    # Unknown past the heartbeat's tolerance and the page's 2 s slack (app.js SLACK)
+    grace = int(ready["heartbeatToleranceSeconds"]) + 2
     page.clock.run_for(1000 * (grace - 1))
     assert page.locator(row + " .age").inner_text().strip() == f"{grace - 1}s ago"
     assert words(page, row + " .b") == ["Ready"]
