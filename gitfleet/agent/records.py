@@ -218,6 +218,9 @@ class InventoryRecord:
                         members[i] = set(self._members[i])
         texts = {i: shard_text(self.layout, i, [new[k] for k in sorted(keys)],
                                inventory.intent) for i, keys in members.items()}
+        if not texts:   # only an intent without pending entries, which no shard carries
+            self.known = inventory
+            return 0
         sizes = list(self._sizes)
         for i, text in texts.items():
             sizes[i] = len(text)

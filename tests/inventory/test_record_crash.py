@@ -191,3 +191,12 @@ def test_a_deleted_shard_reads_as_missing_entries_not_an_error() -> None:
     got = _record(kube).read()
     assert 0 < len(got) < len(S5)
     assert set(got.entries) < set(S5.entries)
+
+
+def test_an_intent_without_pending_entries_costs_no_shard_write() -> None:
+    kube = CrashKube()
+    record = _record(kube)
+    record.write(S5)
+    kube.calls.clear()
+    assert record.write(S5.with_intent(Intent("f" * 40))) == 0
+    assert kube.writes() == []
