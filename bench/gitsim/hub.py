@@ -4,6 +4,7 @@ their new signed tip documents (gitfleet.wire.tips) in the folder nginx serves."
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ class HubWriter:
         self.repo, self.tips, self.key = repo, tips, key
         self.trusted = TrustedKeys.of(key)
         self.generation = 1
+        self._mtime = 0.0
 
     def tips_of(self, tips: dict[str, str]) -> None:
         """Publish tip documents for `tips` (cluster -> commit)."""
@@ -27,7 +29,13 @@ class HubWriter:
                              state="0" * 40, issued_at=time.time()), self.key)
             tmp = self.tips / (file_name(cluster) + ".tmp")
             tmp.write_bytes(doc)
-            tmp.rename(self.tips / file_name(cluster))
+            # nginx's ETag is mtime (seconds) and size: a document rewritten within the same
+            # second at the same size would keep its ETag (see docs/git-budget.md); a store
+            # with content ETags (S3, GCS) has no such case, so the harness makes mtimes differ
+            final = self.tips / file_name(cluster)
+            self._mtime = max(time.time(), self._mtime + 1.0)
+            os.utime(tmp, (self._mtime, self._mtime))
+            tmp.rename(final)
 
     def change(self, clusters: list[str]) -> dict[str, str]:
         """Move each cluster's branch to a new commit; returns cluster -> new commit."""

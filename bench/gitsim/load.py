@@ -11,8 +11,10 @@ agents find it at their next periodic fetch; with tips each changed cluster lear
 tip document (a real GET of the signed document, checked with gitfleet.wire.tips.decode) after
 its poll delay, then fetches at once. The polls of unchanged tip documents are not sent (they
 would be N/poll requests/s to the tip store, not to Git); their cost is the probe's `tip-304`.
-Stopped clusters push nothing; the last beat seeded for them makes them due to be judged lost
-half-way through the run. At the end every status branch is read back from the server and judged
+When it fetches a change, the agent pushes its new status at once (one push per change, as
+bench.gitsim.schedule measures the real agent doing). Stopped clusters push nothing; the last
+beat seeded for them makes them due to be judged lost half-way through the run. At the end
+every status branch is read back from the server and judged
 by gitfleet.lifecycle.judgement.judge, the hub's own rule.
 """
 
@@ -128,7 +130,7 @@ def read_statuses(repos: list[Path], clusters: list[str]) -> dict[str, ClusterSt
 
 def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedule, *,
         duration: float, workers: int, changes: int, stopped: set[str],
-        status_repos: list[Path], rng: random.Random) -> Result:
+        status_repos: list[Path], rng: random.Random, tips: Http) -> Result:
     clusters = agents.fleet.clusters
     statuses = agents.statuses
     t0 = time.time()
@@ -142,7 +144,7 @@ def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedul
         nxt = statuses.last_beat[c] + schedule.heartbeat * (1 + rng.uniform(-schedule.jitter,
                                                                               schedule.jitter))
         seq += 1
-        heap.append((max(nxt, t0), seq, "beat", c))
+        heap.append((nxt, seq, "beat", c))
     heapq.heapify(heap)
     lock = threading.Lock()
     wake = threading.Condition(lock)
@@ -155,7 +157,7 @@ def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedul
     seen: dict[str, float] = {}
     live_changed = [c for c in clusters if c not in stopped]
     moved = rng.sample(live_changed, min(changes, len(live_changed)))
-    base = server.tips_url() if isinstance(server, Http) else ""
+    base = tips.tips_url()
     if schedule.tip_poll is not None and moved:
         hub.tips_of({c: agents.fleet.cluster_tips[c] for c in moved})
 
@@ -166,7 +168,6 @@ def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedul
     def do(kind: str, c: str, now: float) -> None:
         if kind in ("fetch", "tip-fetch"):
             if kind == "tip-fetch":
-                res.tip_gets += 1
                 with urllib.request.urlopen(f"{base}/{file_name(c)}", timeout=30) as r:
                     doc = r.read()
                 decode(doc, cluster=c, ref=BRANCHES.cluster(c), trusted=hub.trusted)
@@ -174,12 +175,27 @@ def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedul
             done = time.time()
             with lock:
                 res.fetches += 1
-                if c in new_tip and commit == new_tip[c] and c not in seen:
+                res.tip_gets += kind == "tip-fetch"
+                fresh = c in new_tip and commit == new_tip[c] and c not in seen
+                if fresh:
                     seen[c] = done
+            if fresh:   # the agent applies it and pushes its new status at once
+                agents.heartbeat(c, max(done, now + 1))
+                with lock:
+                    res.pushes += 1
         elif kind == "beat":
             agents.heartbeat(c, now)
             with lock:
                 res.pushes += 1
+
+    timers: list[threading.Timer] = []
+
+    def tip_fetch(c: str) -> None:
+        try:
+            do("tip-fetch", c, time.time())
+        except Exception:
+            with lock:
+                res.errors += 1
 
     def worker() -> None:
         nonlocal seq
@@ -228,11 +244,17 @@ def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedul
             new_tip.update(tips)
             for c in moved:
                 changed_at[c] = t_change
-                if schedule.tip_poll is not None:
-                    seq += 1
-                    push((t_change + rng.uniform(0, schedule.tip_poll), seq, "tip-fetch", c))
+        if schedule.tip_poll is not None:
+            # each agent learns it on its own (its own poller, its own fetch): a thread per
+            # changed cluster, not the shared workers, so the workers' backlog is not counted
+            for c in moved:
+                timer = threading.Timer(rng.uniform(0, schedule.tip_poll), tip_fetch, (c,))
+                timer.start()
+                timers.append(timer)
     for t in pool:
         t.join()
+    for timer in timers:
+        timer.join()
     res.duration = time.time() - t0
     res.server_cpu = server.cpu() - cpu0
     ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)

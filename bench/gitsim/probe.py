@@ -122,24 +122,29 @@ def tip_get(url: str, etag: str | None) -> str | None:
             return etag
 
 
+KINDS = ("fetch-noop", "fetch-change", "push-heartbeat", "tip-304")
+
+
 def probe(server: Daemon | Http, agents: Agents, hub: HubWriter, clusters: list[str], *,
-          count: int, threads: int, rng: random.Random) -> list[Cost]:
-    """Every kind, `count` requests each (fewer for changes), against `server`."""
+          count: int, threads: int, rng: random.Random,
+          kinds: tuple[str, ...] = KINDS) -> list[Cost]:
+    """Each of `kinds`, `count` requests each (half as many changes and pushes)."""
     out = []
-    sample = rng.sample(clusters, min(count, len(clusters)))
-    out.append(closed_loop(server, "fetch-noop", sample, agents.fetch, threads))
-    moved = rng.sample(clusters, min(max(count // 2, 1), len(clusters)))
-    new = hub.change(moved)
-    got: dict[str, str | None] = {}
-    out.append(closed_loop(server, "fetch-change", moved,
-                           lambda c: got.__setitem__(c, agents.fetch(c)), threads))
-    wrong = sum(1 for c in moved if got.get(c) != new[c])
-    out[-1].errors += wrong
-    pushers = rng.sample(clusters, min(max(count // 2, 1), len(clusters)))
-    now = time.time()
-    out.append(closed_loop(server, "push-heartbeat", pushers,
-                           lambda c: agents.heartbeat(c, now), threads))
-    if isinstance(server, Http):
+    if "fetch-noop" in kinds:
+        sample = rng.sample(clusters, min(count, len(clusters)))
+        out.append(closed_loop(server, "fetch-noop", sample, agents.fetch, threads))
+    if "fetch-change" in kinds:
+        moved = rng.sample(clusters, min(max(count // 2, 1), len(clusters)))
+        new = hub.change(moved)
+        got: dict[str, str | None] = {}
+        out.append(closed_loop(server, "fetch-change", moved,
+                               lambda c: got.__setitem__(c, agents.fetch(c)), threads))
+        out[-1].errors += sum(1 for c in moved if got.get(c) != new[c])
+    if "push-heartbeat" in kinds:
+        pushers = rng.sample(clusters, min(max(count // 2, 1), len(clusters)))
+        out.append(closed_loop(server, "push-heartbeat", pushers,
+                               lambda c: agents.heartbeat(c, time.time() + 1), threads))
+    if "tip-304" in kinds and isinstance(server, Http):
         polled = rng.sample(clusters, min(count, len(clusters)))
         hub.tips_of({c: agents.fleet.cluster_tips[c] for c in polled})
         base = server.tips_url()

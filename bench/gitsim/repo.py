@@ -10,7 +10,6 @@ that repository's own object store, so a fetch of a change moves real objects.
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,13 +28,6 @@ _NAME, _TIME = "c99999", "2000-01-01T00:00:00Z"
 
 def cluster_name(i: int) -> str:
     return f"c{i:05d}"
-
-
-def shard_of(cluster: str, shards: int) -> int:
-    """Which of `shards` status repositories holds the cluster's status branch (by hash)."""
-    if shards <= 1:
-        return 0
-    return int.from_bytes(hashlib.sha256(cluster.encode()).digest()[:4], "big") % shards
 
 
 def _template(interval: float) -> ClusterStatus:
@@ -108,7 +100,7 @@ def build_seed(path: Path, clusters: int, *, now: float) -> Fleet:
     names = [cluster_name(i) for i in range(clusters)]
     fleet = Fleet(seed=path, clusters=names)
     chunks: list[bytes] = []
-    for i, name in enumerate(names):
+    for name in names:
         files = cluster_files(name, 1)
         chunks.append(b"commit %s\ncommitter %s %d +0000\n" % (
             BRANCHES.cluster(name).encode(), IDENTITY.encode(), int(now))

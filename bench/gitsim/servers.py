@@ -28,6 +28,7 @@ from tests.githosts.servers import HTTP_BACKEND, _stop, _wait_port
 from tests.gitserver import GitDaemon, free_port
 
 TICK = os.sysconf("SC_CLK_TCK")
+_HIDE = "'transfer.hiderefs=refs/' 'transfer.hiderefs=!refs/heads/gitfleet/status/$who'"
 
 
 def _stat(pid: int) -> tuple[int, float] | None:
@@ -136,6 +137,9 @@ class Http:
     def url(self, repo: str) -> str:
         return f"http://127.0.0.1:{self.port}/{repo}"
 
+    def narrow_url(self, cluster: str, repo: str) -> str:
+        return f"http://127.0.0.1:{self.port}/narrow/{cluster}/{repo}"
+
     def tips_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/tips"
 
@@ -187,6 +191,18 @@ http {{
       alias {self.tips}/;
       default_type application/json;
       etag on;
+    }}
+    # /narrow/<cluster>/<repo>: the same repository, advertising to that pusher (and
+    # fetcher) only its own status branch (transfer.hideRefs, later entries win)
+    location ~ ^/narrow/(?<who>[a-z0-9-]+)(?<rest>/.*)$ {{
+      include /etc/nginx/fastcgi_params;
+      fastcgi_param SCRIPT_FILENAME {wrapper};
+      fastcgi_param GIT_PROJECT_ROOT {self.base};
+      fastcgi_param GIT_HTTP_EXPORT_ALL "";
+      fastcgi_param PATH_INFO $rest;
+      fastcgi_param GIT_PROTOCOL $http_git_protocol;
+      fastcgi_param GIT_CONFIG_PARAMETERS "{_HIDE}";
+      fastcgi_pass unix:{sock};
     }}
     location / {{
       include /etc/nginx/fastcgi_params;
