@@ -69,8 +69,9 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--feature-gates", type=feature_gates, default={},
                    help="e.g. Recovery=true,AppPusher=true")
     p.add_argument("--interval", type=duration_arg, default=10.0, help="sync interval (10s)")
-    p.add_argument("--heartbeat-interval", type=duration_arg, default=60.0,
-                   help="heartbeat interval (60s)")
+    p.add_argument("--heartbeat-interval", type=duration_arg, default=None,
+                   help="heartbeat interval over the fleet's (default: fleet.yaml heartbeat, "
+                        "shipped in cluster.yaml; 60s before the first cluster branch)")
     p.add_argument("--collect-interval", type=duration_arg, default=15.0,
                    help="how often the usage of autoscaled workloads is reported (15s)")
     p.add_argument("--progress-interval", type=duration_arg, default=1.0,
@@ -138,13 +139,11 @@ def trusted_keys(paths: list[Path]) -> Any:
 def tip_watcher(args: argparse.Namespace, settings: Any, agent: Any) -> Any:
     """The --tips-url poller (gitfleet.agent.tips) of the agent `agent()` returns."""
     from gitfleet.agent.tips import TipSettings, TipWatcher
-    from gitfleet.backoff import Backoff
     from gitfleet.layout import Branches
 
     tips = TipSettings(url=args.tips_url, cluster=args.cluster,
                        ref=Branches(args.branch_prefix).cluster(args.cluster),
-                       interval=args.interval, safety=args.tips_safety_interval,
-                       backoff=Backoff(base=args.interval, maximum=max(args.interval, 300.0)))
+                       interval=args.interval, safety=args.tips_safety_interval)
     return TipWatcher(tips, trusted=settings.trusted_hub_keys,
                       last_fetched=lambda: agent().branch.last_fetched,
                       wake=lambda: agent().wake())
