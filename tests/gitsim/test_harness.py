@@ -41,7 +41,7 @@ def test_tiny_fleet_counts_agree(tmp_path: Path) -> None:
     (size,) = report["sizes"]
     runs = {(r["scenario"], r["server"]): r for r in size["runs"]}
     assert set(runs) == {(s, k) for s in ("before", "after") for k in ("http", "git-daemon")}
-    for (scenario, server), r in runs.items():
+    for (_, server), r in runs.items():
         assert r["errors"] == 0, r
         assert r["changed"] == 4 and r["change_not_fetched"] == 0, r
         assert r["stopped"] == 2
