@@ -216,6 +216,8 @@ class Agent:
                 commit, applied=previous.sync.cluster_commit if previous else "")
         refused = verdict is not None and not verdict.ok
         desired = self.branch.read(commit) if commit and not refused else None
+        if desired is not None:
+            self._follow_status_place(desired)
         heartbeat_due = now >= self._next_heartbeat and self.settings.own_heartbeat
         if heartbeat_due:
             self._heartbeat = self._collect_heartbeat(now, out)
@@ -237,6 +239,14 @@ class Agent:
             self._ensure_recovery()
         self.last = out
         return self._next_delay(now, out)
+
+    def _follow_status_place(self, desired: DesiredState) -> None:
+        """Push status where cluster.yaml says (`statusRepository`), else to the fleet repo;
+        a move re-reads the status from the newer of both places (gitfleet.agent.statusbranch)."""
+        url = desired.status_repository or self.settings.repo_url
+        if url != self.status_branch.url:
+            self.status_branch.move_to(url)
+            self._status_loaded = False
 
     def _fetch(self, now: float, out: StepOutcome) -> None:
         if now < self._next_fetch:

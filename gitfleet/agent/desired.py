@@ -86,6 +86,7 @@ class DesiredState:
     sync_mode: str = "Pull"
     ignore_differences: tuple[Any, ...] = ()  # cluster.yaml's entries (gitfleet.agent.ignore)
     health_rules: HealthRules = NO_RULES        # cluster.yaml's healthRules (gitfleet.health)
+    status_repository: str = ""   # cluster.yaml's statusRepository ("": the fleet repo)
 
     @property
     def prunable(self) -> bool:
@@ -130,12 +131,14 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
     sync_mode = "Pull"
     ignore_differences: tuple[Any, ...] = ()
     health_rules = NO_RULES
+    status_repository = ""
     errors: list[str] = []
     if CLUSTER_FILE in files:
         try:
             cluster_doc = yamlio.load_one(files[CLUSTER_FILE], CLUSTER_FILE)
             if isinstance(cluster_doc, Mapping):
                 sync_mode = str(cluster_doc.get("syncMode") or "Pull")
+                status_repository = str(cluster_doc.get("statusRepository") or "")
                 ignore_differences = tuple(cluster_doc.get("ignoreDifferences") or ())
                 timeout = cluster_doc.get("healthProgressTimeout")
                 health_rules = HealthRules.from_list(
@@ -214,7 +217,8 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
     return DesiredState(cluster_commit=cluster_commit, state_commit=state_commit or cluster_commit,
                         source_commit=source_commit, descriptions=descriptions, objects=objects,
                         errors=tuple(errors), sync_mode=sync_mode,
-                        ignore_differences=ignore_differences, health_rules=health_rules)
+                        ignore_differences=ignore_differences, health_rules=health_rules,
+                        status_repository=status_repository)
 
 
 def _mark_hooks(objects: dict[str, DesiredObject], keys: Sequence[str]) -> None:

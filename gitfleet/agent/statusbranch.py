@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from gitfleet import yamlio
 from gitfleet.agent.desired import commit_trailers
@@ -26,9 +27,20 @@ from gitfleet.layout import METRICS_FILE, STATUS_FILE, Branches
 from gitfleet.logs import log
 from gitfleet.state.git import Git, RefUpdate, RemoteRefMissing
 from gitfleet.state.signing import TrustedKeys, verify_commit_body
+from gitfleet.state.urls import redact
 from gitfleet.wire.status import ClusterStatus
 
 LOG = logging.getLogger("gitfleet.agent.status")
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where the status branch was before a move, and what it held."""
+
+    url: str
+    tip: str | None
+    status: ClusterStatus | None
+    metrics: bytes | None
 
 
 class StatusBranch:
@@ -44,6 +56,8 @@ class StatusBranch:
         self.status: ClusterStatus | None = None
         self.metrics: bytes | None = None  # metrics.yaml at the tip
         self.loaded = False
+        self._moved_from: _Place | None = None     # the place left, until the first write
+        self._carry: str | None = None             # the old place's tip, as the new parent
 
     def load(self) -> ClusterStatus | None:
         """Fetch the branch and read its tip (None when it does not exist yet)."""
@@ -57,9 +71,11 @@ class StatusBranch:
         self.status = None
         self.tip_heartbeat_only = False
         self.metrics = None
+        self._carry = None
         if tip is not None and not self._signed_by_us(tip):
             self.loaded = True
-            return None
+            self._settle_move()
+            return self.status
         if tip is not None:
             self.metrics = self.git.read_blob(tip, METRICS_FILE)
             raw = self.git.read_blob(tip, STATUS_FILE)
@@ -71,7 +87,45 @@ class StatusBranch:
                         error=str(exc))
             self.tip_heartbeat_only = self._heartbeat_only(tip)
         self.loaded = True
+        self._settle_move()
         return self.status
+
+    def move_to(self, url: str) -> None:
+        """Push to `url` from now on (the cluster's status repository changed); the next
+        `load` or `write` reads the new place and carries the newer status on."""
+        if url == self.url:
+            return
+        if self._moved_from is None and self.loaded:
+            self._moved_from = _Place(self.url, self.tip, self.status, self.metrics)
+        log(LOG, logging.INFO, "status branch moves", cluster=self.cluster,
+            to=redact(url), was=redact(self.url))
+        self.url = url
+        self.loaded = False
+
+    @property
+    def moving(self) -> bool:
+        """A move is under way: the next write goes to the new place even if nothing changed."""
+        return self._moved_from is not None
+
+    def _settle_move(self) -> None:
+        """After loading the new place: keep the newer of both tips' status."""
+        old = self._moved_from
+        if old is None:
+            return
+        if old.tip is None or old.tip == self.tip:
+            self._moved_from = None        # nothing to carry over
+            return
+        if self.tip is not None and self._time(self.tip) >= self._time(old.tip):
+            self._moved_from = None        # the new place is newer (a restarted agent)
+            return
+        self.status, self.metrics = old.status, old.metrics
+        self.tip_heartbeat_only = False
+        if self.tip is None:
+            self._carry = old.tip          # its history travels to the new place
+
+    def _time(self, commit: str) -> int:
+        out = self.git.run("show", "-s", "--format=%ct", commit).decode().strip()
+        return int(out) if out.isdigit() else 0
 
     def _signed_by_us(self, commit: str) -> bool:
         """Whether `commit` carries this agent's signature (True when it signs nothing)."""
@@ -106,6 +160,8 @@ class StatusBranch:
         `metrics`: the new `metrics.yaml` (None: keep the tip's; b"": remove it)."""
         if not self.loaded:
             self.load()
+        if self._moved_from is not None:
+            extra = [*extra, f"Status moved here from {redact(self._moved_from.url)}."]
         try:
             return self._write(status, when=when, extra=extra, metrics=metrics)
         except RefConflict:
@@ -141,12 +197,13 @@ class StatusBranch:
             parents = (self.tip_parents if self.tip_parents is not None
                        else self._parents(self.tip))
         else:
-            parents = [self.tip] if self.tip else []
+            parents = [self.tip] if self.tip else [self._carry] if self._carry else []
         text = message.text(state_commit=status.sync.state_commit)
         commit = self.git.commit(tree, parents, text, when=when)
         self.git.push(self.url, [RefUpdate(self.remote_ref, commit, self.tip)])
         self.tip = commit
         self.tip_parents = parents
+        self._moved_from = self._carry = None
         self.tip_heartbeat_only = message.heartbeat_only
         self.status = status
         self.metrics = new_metrics

@@ -46,7 +46,8 @@ class TipSettings:
     interval: float = 10.0    # between requests when the server does not hold them
     wait: int = 25            # asked of the server: hold the request this long (0: never)
     safety: float = SAFETY_FETCH
-    backoff: Backoff = Backoff(base=10.0, maximum=300.0, jitter=0.25)
+    # retries of an unusable document (cheap: no Git); the agent polls Git meanwhile
+    backoff: Backoff = Backoff(base=2.0, maximum=60.0, jitter=0.25)
 
 
 def document_url(base: str, cluster: str) -> str:
@@ -79,6 +80,8 @@ class TipWatcher:
         self.failures = 0
         self.requests = 0
         self._etag: str | None = None
+        self._answered = 0.0               # when the last answer came
+        self._rushed = False               # ... and it was a new document, asked again at once
         self._safety_at = clock() + settings.safety
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -106,7 +109,7 @@ class TipWatcher:
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=2)   # a held request ends with the process (daemon)
+            self._thread.join(timeout=0.5)   # a held request ends with the process (daemon)
             self._thread = None
 
     def _run(self) -> None:
@@ -155,9 +158,15 @@ class TipWatcher:
                 "tip moves", cluster=self.settings.cluster, url=self.url)
         if changed and commit != self.last_fetched():
             self.wake()
-        # a held request may be asked again at once; one answered at once (a static store,
-        # a busy hub, or a server that merely claims to hold) waits the interval
-        if held and (changed or self.clock() - started >= self.settings.wait / 2):
+        # Ask again at once after a new document (the next request, with its ETag, is held
+        # if the server holds requests) and after a held request; a request answered at once
+        # with nothing new (a static store, a busy hub) waits the interval. A server that
+        # flips documents at once, again and again, gets one quick round per interval: it
+        # cannot make the agent ask Git more than twice an interval.
+        now = self.clock()
+        rushed = self._rushed and started - self._answered < 1.0 and now - started < 1.0
+        self._answered, self._rushed = now, changed and not rushed
+        if self._rushed or (held and not changed and now - started >= self.settings.wait / 2):
             return 0.0
         return self._spread(self.settings.interval)
 

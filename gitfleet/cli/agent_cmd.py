@@ -138,13 +138,11 @@ def trusted_keys(paths: list[Path]) -> Any:
 def tip_watcher(args: argparse.Namespace, settings: Any, agent: Any) -> Any:
     """The --tips-url poller (gitfleet.agent.tips) of the agent `agent()` returns."""
     from gitfleet.agent.tips import TipSettings, TipWatcher
-    from gitfleet.backoff import Backoff
     from gitfleet.layout import Branches
 
     tips = TipSettings(url=args.tips_url, cluster=args.cluster,
                        ref=Branches(args.branch_prefix).cluster(args.cluster),
-                       interval=args.interval, safety=args.tips_safety_interval,
-                       backoff=Backoff(base=args.interval, maximum=max(args.interval, 300.0)))
+                       interval=args.interval, safety=args.tips_safety_interval)
     return TipWatcher(tips, trusted=settings.trusted_hub_keys,
                       last_fetched=lambda: agent().branch.last_fetched,
                       wake=lambda: agent().wake())

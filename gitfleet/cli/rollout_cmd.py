@@ -29,10 +29,10 @@ from gitfleet.fleetview.tables import print_data, print_table
 from gitfleet.layout import Branches
 from gitfleet.model.loader import load_settings
 from gitfleet.registration.decide import add_file_commit
-from gitfleet.rollout.progress import ROLLOUTS_FILE, read_file
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.store import LocalStore, open_store
 from gitfleet.wire.rolloutcontrol import control_file, control_path, parse_control
+from gitfleet.wire.rollouts import ROLLOUTS_FILE, RolloutRecord, iso, read_rollouts, record_doc
 
 VERBS = ("status", "pause", "resume", "promote", "abort")
 
@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     git = store.git
     branch, prefix = _branch(git, args.branch)
     state = git.resolve(Branches(prefix).state)
-    rollouts = read_file(git.read_blob(state, ROLLOUTS_FILE) if state else None)
+    rollouts = read_rollouts(git.read_blob(state, ROLLOUTS_FILE) if state else None,
+                             f"{Branches(prefix).state}:{ROLLOUTS_FILE}")
     if args.verb == "status":
         return _status(rollouts, args)
     if not args.policy:
@@ -75,16 +76,16 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"no source branch {branch}")
     path = control_path(args.policy)
     current = parse_control(git.read_blob(source, path), path)
-    revision = str(progress["revision"])
+    revision = progress.revision
     if args.verb == "pause":
         wanted = replace(current, paused=True)
     elif args.verb == "resume":
         wanted = replace(current, paused=False, resume=revision)
     elif args.verb == "promote":
-        wave = args.wave or str(progress.get("wave") or "")
+        wave = args.wave or progress.wave
         if not wave:
             raise InputError(f"rollout of {args.policy} has no wave left to promote "
-                             f"(phase {progress.get('phase')})")
+                             f"(phase {progress.phase})")
         wanted = replace(current, promote=f"{revision}/{wave}")
     else:
         wanted = replace(current, abort=revision)
@@ -121,25 +122,23 @@ def _branch(git: Git, flag: str) -> tuple[str, str]:
     return flag or settings.source_branch, settings.branch_prefix
 
 
-def _status(rollouts: dict[str, dict[str, Any]], args: argparse.Namespace) -> int:
+def _status(rollouts: dict[str, RolloutRecord], args: argparse.Namespace) -> int:
     chosen = {k: v for k, v in rollouts.items() if not args.policy or k == args.policy}
     if args.policy and not chosen:
         raise InputError(f"no rollout of policy {args.policy!r} on the state branch")
     if args.output != "table":
-        print_data({"rollouts": [chosen[k] for k in sorted(chosen)]}, args.output)
+        print_data({"rollouts": [record_doc(chosen[k]) for k in sorted(chosen)]}, args.output)
         return 0
     if not chosen:
         print("no rollouts (no RolloutPolicy, or the hub has not rendered one yet)")
         return 0
     for name, r in sorted(chosen.items()):
-        line = (f"{name}: revision {str(r.get('revision'))[:12]} "
-                f"(source {str(r.get('sourceCommit'))[:12]}) {r.get('phase')}")
-        if r.get("wave"):
-            line += f" at wave {r['wave']}"
-        print(line + f" since {r.get('since')}")
-        if r.get("reason"):
-            print(f"  reason: {r['reason']}")
-        rows = [[c.get("name"), c.get("wave"), c.get("state"), c.get("since"), c.get("why")]
-                for c in r.get("clusters") or ()]
+        line = f"{name}: revision {r.revision[:12]} (source {r.source[:12]}) {r.phase}"
+        if r.wave:
+            line += f" at wave {r.wave}"
+        print(line + f" since {iso(r.since)}")
+        if r.reason:
+            print(f"  reason: {r.reason}")
+        rows = [[c.name, c.wave, str(c.state), iso(c.since), c.why] for c in r.clusters]
         print_table(["cluster", "wave", "state", "since", "why"], rows)
     return 0

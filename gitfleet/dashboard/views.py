@@ -22,6 +22,7 @@ from gitfleet.fleetview.rows import (
 )
 from gitfleet.fleetview.snapshot import DescriptionEntry
 from gitfleet.fleetview.summary import worst_phase
+from gitfleet.wire.rollouts import RolloutRecord, iso
 
 HEALTH_ORDER = ("Degraded", "Unknown", "Progressing", "Suspended", "Healthy")   # Argo's
 PAGE = 50
@@ -265,7 +266,7 @@ def app(view: View, data: dict[str, Any], key: str, index: Index | None = None
                             "ready": ready, "available": available})
     names = {c["cluster"] for c in per_cluster}
     rollouts = [r for r in view.snap.rollouts.values()
-                if names & {str(c.get("name")) for c in r.get("clusters") or []}]
+                if names & {c.name for c in r.clusters}]
     ns = summary["namespace"]
     autoscalers = [a for a in view.snap.autoscalers.get("fhpa", [])
                    if str(a.get("namespace", "")) == ns]
@@ -278,16 +279,14 @@ def app(view: View, data: dict[str, Any], key: str, index: Index | None = None
                 "desiredReplicas", "lastScaleTime", "currentMetrics")} for a in autoscalers]}
 
 
-def _rollout(r: dict[str, Any]) -> dict[str, Any]:
+def _rollout(r: RolloutRecord) -> dict[str, Any]:
     waves: dict[str, list[dict[str, str]]] = {}
-    for c in r.get("clusters") or []:
-        waves.setdefault(str(c.get("wave", "")), []).append(
-            {"cluster": str(c.get("name", "")), "state": str(c.get("state", "")),
-             "since": str(c.get("since", "")), "why": str(c.get("why", ""))})
-    current = str(r.get("wave", ""))
-    return {"policy": str(r.get("policy", "")), "phase": str(r.get("phase", "")),
-            "revision": str(r.get("revision", ""))[:12],
-            "sourceCommit": str(r.get("sourceCommit", ""))[:12], "wave": current,
-            "reason": str(r.get("reason", "")), "since": str(r.get("since", "")),
+    for c in r.clusters:
+        waves.setdefault(c.wave, []).append(
+            {"cluster": c.name, "state": str(c.state), "since": iso(c.since), "why": c.why})
+    current = r.wave
+    return {"policy": r.policy, "phase": str(r.phase), "revision": r.revision[:12],
+            "sourceCommit": r.source[:12], "wave": current, "reason": r.reason,
+            "since": iso(r.since),
             "waves": [{"name": n, "current": n == current, "clusters": cs}
                       for n, cs in waves.items()]}

@@ -20,6 +20,7 @@ from typing import Any
 from gitfleet.clock import isoformat
 from gitfleet.fleetview.snapshot import DescriptionEntry, FleetSnapshot
 from gitfleet.fleetview.summary import PHASE_ORDER, cluster_summary, worst_phase
+from gitfleet.wire.rollouts import iso
 
 REPLICA_FIELDS = ("readyReplicas", "availableReplicas")
 
@@ -279,13 +280,11 @@ def rollout_rows(view: View) -> list[dict[str, Any]]:
     rows = []
     for name, r in sorted(view.snap.rollouts.items()):
         counts: dict[str, int] = {}
-        for c in r.get("clusters") or ():
-            state = str(c.get("state", ""))
-            counts[state] = counts.get(state, 0) + 1
+        for c in r.clusters:
+            counts[str(c.state)] = counts.get(str(c.state), 0) + 1
         rows.append({
-            "name": name, "revision": str(r.get("revision", ""))[:12],
-            "sourceCommit": str(r.get("sourceCommit", "")), "phase": r.get("phase", ""),
-            "wave": r.get("wave", ""), "clusters": counts, "reason": r.get("reason", ""),
-            "since": r.get("since", ""), "ageSeconds": view.seconds(_ts(str(r.get("since")))),
+            "name": name, "revision": r.revision[:12], "sourceCommit": r.source,
+            "phase": str(r.phase), "wave": r.wave, "clusters": counts, "reason": r.reason,
+            "since": iso(r.since), "ageSeconds": view.seconds(r.since),
         })
     return rows

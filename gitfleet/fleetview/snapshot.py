@@ -7,6 +7,7 @@ few `git` calls, so a 1,000-cluster fleet reads in well under a second.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,15 +17,17 @@ from gitfleet import yamlio
 from gitfleet.errors import InputError
 from gitfleet.fleetview.autoscaling import read_autoscalers
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, Branches
+from gitfleet.logs import log
 from gitfleet.model.settings import FleetSettings
-from gitfleet.rollout.progress import ROLLOUTS_FILE, read_file
 from gitfleet.state.git import Git
 from gitfleet.state.statusread import StatusReader, StatusView
 from gitfleet.wire.description import DescriptionHead, read_head
 from gitfleet.wire.evictions import EVICTIONS_FILE, EvictionTask, load_tasks
+from gitfleet.wire.rollouts import ROLLOUTS_FILE, RolloutRecord, read_rollouts
 from gitfleet.wire.status import ClusterStatus
 
 CLUSTER_FILE = "cluster.yaml"
+LOG = logging.getLogger("gitfleet.fleetview")
 _TRAILER = re.compile(r"^Source-Commit:\s*([0-9a-f]{7,40})\s*$", re.M)
 _REPLICAS = re.compile(rb"^spec:\n(?:[ \-].*\n)*?  replicas: (\d+)$", re.M)
 _WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet")
@@ -90,7 +93,7 @@ class FleetSnapshot:
     cluster_added: dict[str, int] = field(default_factory=dict)  # first commit of clusters/<c>
     registrations: dict[str, RegistrationEntry] = field(default_factory=dict)
     evictions: list[EvictionTask] = field(default_factory=list)     # evictions.yaml
-    rollouts: dict[str, dict[str, Any]] = field(default_factory=dict)   # rollouts.yaml, by policy
+    rollouts: dict[str, RolloutRecord] = field(default_factory=dict)   # rollouts.yaml, by policy
     # cluster -> why its status branch tip is not believed / that nothing checked its signer
     status_rejected: dict[str, str] = field(default_factory=dict)
     status_warnings: dict[str, str] = field(default_factory=dict)
@@ -230,7 +233,10 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
             data = blobs.get(sha, b"")
             parts = path.split("/")
             if path == ROLLOUTS_FILE:
-                snap.rollouts = read_file(data)
+                try:
+                    snap.rollouts = read_rollouts(data, f"{branches.state}:{path}")
+                except InputError as exc:   # said, and shown as no rollouts
+                    log(LOG, logging.WARNING, "rollouts.yaml unreadable", error=str(exc))
             elif path == ERRORS_FILE:
                 doc = _load(data)
                 snap.errors = list(doc.get("errors") or []) if isinstance(doc, dict) else []

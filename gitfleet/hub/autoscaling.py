@@ -17,7 +17,8 @@ them in its controller's, and are persisted with each decision; a restarted hub 
 stabilization window with the current total, so it never scales down sooner than the window
 allows after a restart.
 
-What persists is `gitfleet.hub.autoscalingstate`; the agents' reports are read by
+What persists is `gitfleet.wire.autoscaling` (the hub's working copy:
+`gitfleet.hub.autoscalingstate`); the agents' reports are read by
 `gitfleet.hub.metricsreports`. The live status (current and desired replicas, metric values,
 conditions, cron histories and next runs) goes to the fleet status (`autoscaling/...` files),
 which `gitfleet get fhpa` and `gitfleet get cronfhpa` read.
@@ -47,13 +48,7 @@ from gitfleet.autoscale.hpa import Behavior, Condition, MetricTarget, PodSample,
 from gitfleet.clock import isoformat
 from gitfleet.errors import InputError
 from gitfleet.fleetview.summary import ready_clusters
-from gitfleet.hub.autoscalingstate import (
-    API_VERSION,
-    AUTOSCALING_FILE,
-    AutoscalingState,
-    HpaRecord,
-    copy_state,
-)
+from gitfleet.hub.autoscalingstate import AutoscalingState, copy_state
 from gitfleet.hub.metricsreports import pod_samples, read_metrics, replicas_reported
 from gitfleet.hub.round import Contribution, RoundInputs
 from gitfleet.layout import METRICS_FILE
@@ -61,6 +56,7 @@ from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import Autoscaler, ObjectKey
 from gitfleet.state.git import Git
+from gitfleet.wire.autoscaling import API_VERSION, AUTOSCALING_FILE, HpaRecord
 from gitfleet.wire.emit import emit
 from gitfleet.wire.metrics import ClusterMetrics
 

@@ -29,20 +29,14 @@ from gitfleet.model.loader import Fleet
 from gitfleet.model.rollouts import RolloutPolicy
 from gitfleet.rollout.governed import governed_folders
 from gitfleet.rollout.machine import ClusterReport, Inputs, Outcome, Release, step
-from gitfleet.rollout.progress import (
-    ROLLOUTS_FILE,
-    Progress,
-    from_doc,
-    read_file,
-    render_file,
-    to_doc,
-)
+from gitfleet.rollout.progress import Progress, from_record, to_record
 from gitfleet.rollout.waves import assign_waves
 from gitfleet.state.git import Git
 from gitfleet.state.objects import TreeIndex
 from gitfleet.state.release import ReleaseBuilder, Swap
 from gitfleet.state.writer import StateHeads
 from gitfleet.wire.rolloutcontrol import Control, control_path, parse_control
+from gitfleet.wire.rollouts import ROLLOUTS_FILE, RolloutRecord, read_rollouts, rollouts_file
 from gitfleet.wire.status import ClusterStatus, SyncResult, SyncStatus
 
 LOG = logging.getLogger("gitfleet.hub.rollouts")
@@ -86,7 +80,7 @@ class RolloutDriver:
         self.git = git
         self.builder = ReleaseBuilder(git)
         self._branch_files: dict[tuple[str, str], bytes | None] = {}
-        self._progress: tuple[str | None, dict[str, dict[str, Any]]] = (None, {})
+        self._progress: tuple[str | None, dict[str, RolloutRecord]] = (None, {})
         self._controls: dict[tuple[str, str], Control] = {}
         # (state commit, policy -> progress) of the last write: no need to read it back
         self._written: tuple[str | None, dict[str, Progress]] = (None, {})
@@ -126,7 +120,7 @@ class RolloutDriver:
         branch_heads = {c: sha for c, (sha, _tree) in heads.clusters.items()}
         self._read_branches(branch_heads, {f for fs in governed.values() for f in fs})
         reports = _Reports(statuses, branch_heads, now)
-        docs: list[dict[str, Any]] = []
+        records: list[RolloutRecord] = []
         swaps: dict[str, list[Swap]] = {}
         outcomes: dict[str, Outcome] = {}
         scans = {}
@@ -144,7 +138,7 @@ class RolloutDriver:
                 current=current, heads=branch_heads, governed=in_target, reports=reports,
                 control=self._control(source, policy.name), now=now))
             outcomes[policy.name] = outcome
-            docs.append(to_doc(outcome.progress, policy))
+            records.append(to_record(outcome.progress, policy))
             for c, release in outcome.releases.items():
                 if release == Release.HOLD and not current[c]:
                     swaps.setdefault(c, []).extend(
@@ -156,7 +150,7 @@ class RolloutDriver:
                 log(LOG, logging.INFO, "rollout", policy=policy.name,
                     revision=revision[:12], event=event)
         self._scans = scans
-        data = render_file(docs)
+        data = rollouts_file(records)
         plan = RolloutPlan(files=overlay(files, {ROLLOUTS_FILE: data}, ()),
                            swaps={c: tuple(s) for c, s in swaps.items()}, outcomes=outcomes,
                            policies={p.name: p for p in fleet.rollouts})
@@ -181,9 +175,15 @@ class RolloutDriver:
         if self._written[0] == state:
             return self._written[1].get(policy.name)
         if self._progress[0] != state:
-            self._progress = (state, read_file(self.git.read_blob(state, ROLLOUTS_FILE)))
-        doc = self._progress[1].get(policy.name)
-        return from_doc(doc, policy) if doc else None
+            try:
+                found = read_rollouts(self.git.read_blob(state, ROLLOUTS_FILE))
+            except InputError as exc:   # progress lost: each rollout starts at its first wave
+                log(LOG, logging.ERROR, "rollouts.yaml unreadable; rollouts start again at "
+                    "their first wave", error=str(exc))
+                found = {}
+            self._progress = (state, found)
+        record = self._progress[1].get(policy.name)
+        return from_record(record, policy) if record else None
 
     def _read_branches(self, heads: Mapping[str, str], folders: set[str]) -> None:
         """The governed `description.yaml` of every cluster branch head (cached: commits do

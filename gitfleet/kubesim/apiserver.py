@@ -27,6 +27,7 @@ from gitfleet.kubesim import status as st
 from gitfleet.kubesim.catalog import METRICS_GROUP, REVIEW_KINDS, Catalog, ResourceType
 from gitfleet.kubesim.defaults import INITIAL_STATUS, apply_defaults
 from gitfleet.kubesim.fieldsets import flatten
+from gitfleet.kubesim.limits import storage_error
 from gitfleet.kubesim.metrics import Metrics
 from gitfleet.kubesim.normalize import normalize
 from gitfleet.kubesim.ownership import (
@@ -644,6 +645,9 @@ class ApiServer:
             if old is None:
                 meta.pop("resourceVersion", None)
             return new
+        too_large = storage_error(f"/registry/{rt.plural}/{req.namespace}/{name}", new)
+        if too_large is not None:   # etcd refuses it; a dry run never reaches etcd
+            raise too_large
         with self.store.lock:
             current = self.store.get(_tkey(rt), req.namespace, name)
             if old is None and current is not None:

@@ -24,6 +24,7 @@ from gitfleet.kubesim import discovery, openapi, openapiv2
 from gitfleet.kubesim import status as st
 from gitfleet.kubesim.apiserver import ApiServer, Request
 from gitfleet.kubesim.faults import Faults
+from gitfleet.kubesim.limits import body_error
 from gitfleet.kubesim.metrics import USAGE_PATH, UsageRule
 from gitfleet.kubesim.podstates import STATE_PATH
 from gitfleet.kubesim.tables import table, wants_table
@@ -350,6 +351,9 @@ class Handler(BaseHTTPRequestHandler):
         ctx = self.ctx
         req, verb = self._route(method, path, query, body)
         ctx.count(verb)
+        too_large = body_error(verb, body)
+        if too_large is not None:
+            raise too_large
         code = ctx.faults.should_fail(verb)
         if code:
             reason = _REASONS.get(code, "InternalError")

@@ -13,6 +13,7 @@ from typing import Any
 
 from gitfleet.kubesim.catalog import ResourceType
 from gitfleet.kubesim.cron import schedule_error
+from gitfleet.kubesim.limits import annotation_causes, data_causes
 from gitfleet.kubesim.status import Cause
 
 SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -265,6 +266,7 @@ def object_causes(rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
                                     "alphanumeric characters, '-', '_' or '.'"))
             if not isinstance(value, str):
                 out.append(_invalid(f"metadata.annotations[{key}]", value, "must be a string"))
+        out += annotation_causes(annotations)
     kind = rt.kind
     spec = obj.get("spec")
     if rt.custom:
@@ -295,8 +297,10 @@ def object_causes(rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
     elif kind == "ConfigMap":
         out += _data_keys("data", obj.get("data"), base64_values=False)
         out += _data_keys("binaryData", obj.get("binaryData"), base64_values=True)
+        out += data_causes(kind, obj)
     elif kind == "Secret":
         out += _data_keys("data", obj.get("data"), base64_values=True)
+        out += data_causes(kind, obj)
     elif kind in ("RoleBinding", "ClusterRoleBinding"):
         ref = obj.get("roleRef")
         if not isinstance(ref, dict):

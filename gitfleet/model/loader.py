@@ -60,6 +60,7 @@ from gitfleet.model.rollouts import (
     parse_max_unavailable,
 )
 from gitfleet.model.settings import FleetSettings
+from gitfleet.model.statusshards import check_status
 from gitfleet.secrets.detect import plaintext_secret
 
 FLEET_FILE = "fleet.yaml"
@@ -796,7 +797,16 @@ def load_settings(files: Mapping[str, bytes]) -> tuple[FleetSettings, list[Probl
     found = schema.problems("FleetSettings", doc)
     if found:
         return FleetSettings(), [Problem(origin.path, None, "FleetSettings", p) for p in found]
-    return FleetSettings.from_dict(doc), _health_problems(data, doc.get("health"))
+    return FleetSettings.from_dict(doc), [*_health_problems(data, doc.get("health")),
+                                          *_status_problems(data, doc.get("status"))]
+
+
+def _status_problems(data: bytes, status: Any) -> list[Problem]:
+    """`status.repositories` problems, each at its line (gitfleet.model.statusshards)."""
+    return [Problem(FLEET_FILE, yamlio.line_of(data, 0, ("status", *p.where)), "FleetSettings",
+                    f"status.{'.'.join(map(str, p.where))}: {p.message}" if p.where
+                    else f"status: {p.message}")
+            for p in check_status(status)]
 
 
 def _health_problems(data: bytes, entries: Any) -> list[Problem]:

@@ -9,6 +9,7 @@ from typing import Any
 from gitfleet.durations import parse_duration
 from gitfleet.health import NO_RULES, HealthRules, check_rules
 from gitfleet.layout import DEFAULT_PREFIX
+from gitfleet.model.statusshards import NO_SHARDS, StatusShards, check_status, parse_status
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
 
@@ -90,6 +91,7 @@ class FleetSettings:
     kubernetes_version: str = ""  # what templates are checked against; "" = newest known
     secrets_plaintext: str = "warn"  # a plaintext Secret template: "warn" or "deny" (an error)
     health: HealthRules = NO_RULES  # `health:` rules, shipped to agents in cluster.yaml
+    status: StatusShards = NO_SHARDS  # `status.repositories` (gitfleet.model.statusshards)
 
     def interval(self, name: str, default: float) -> float:
         return self.intervals.get(name, default)
@@ -114,6 +116,8 @@ class FleetSettings:
             kubernetes_version=str(data.get("kubernetesVersion", "")),
             secrets_plaintext=data.get("secrets", {}).get("plaintext", "warn"),
             health=_health(data.get("health"), data.get("healthProgressTimeout")),
+            status=NO_SHARDS if check_status(data.get("status")) else
+            parse_status(data.get("status")),
         )
 
 

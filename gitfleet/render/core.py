@@ -24,6 +24,7 @@ from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import Cluster, ObjectKey, Propagation, Taint
 from gitfleet.model.problems import Problem
 from gitfleet.model.settings import IgnoreEntry, autoscaled_entries
+from gitfleet.model.statusshards import NO_SHARDS, StatusShards
 from gitfleet.render.charts import (
     Capabilities,
     ChartOutput,
@@ -619,13 +620,17 @@ _CLUSTER_FILES: dict[tuple[object, ...], bytes] = {}
 
 
 def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
-                  hub_taints: tuple[Taint, ...] = (), health: HealthRules = NO_RULES) -> bytes:
+                  hub_taints: tuple[Taint, ...] = (), health: HealthRules = NO_RULES,
+                  shards: StatusShards = NO_SHARDS) -> bytes:
     """`cluster.yaml`: how the cluster is defined (cached: the hub renders it every round),
     the fields the agent leaves to other owners (`ignoreDifferences`, when any), and the
     taints the hub gives it from its heartbeats (with `timeAdded`: a restarted hub reads
     when a condition began from here), and the fleet's health rules (`healthRules`, when any:
-    the agent judges custom kinds by them)."""
-    key = (cluster, tuple(sorted(cluster.labels.items())), ignore, hub_taints, health)
+    the agent judges custom kinds by them), and where its agent pushes its status
+    (`statusRepository`, when the fleet has `status.repositories`: gitfleet.model.statusshards)."""
+    status_repository = shards.agent_url(cluster.name, cluster.labels) if shards else ""
+    key = (cluster, tuple(sorted(cluster.labels.items())), ignore, hub_taints, health,
+           status_repository)
     text = _CLUSTER_FILES.get(key)
     if text is None:
         if len(_CLUSTER_FILES) > 100_000:
@@ -646,6 +651,8 @@ def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
             doc["healthRules"] = health.to_list()
         if health.progress_timeout != NO_RULES.progress_timeout:
             doc["healthProgressTimeout"] = format_duration(health.progress_timeout)
+        if status_repository:
+            doc["statusRepository"] = status_repository
         text = _CLUSTER_FILES[key] = emit.emit(doc).encode()
     return text
 
@@ -691,7 +698,8 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
     ignore = ctx.fleet.settings.ignore_differences + autoscaled_entries(ctx.fleet.autoscalers)
     files[f"{base}/{CLUSTER_FILE}"] = _cluster_file(cluster, ignore,
                                                     tuple(ctx.status.taints.get(cluster.name, ())),
-                                                    ctx.fleet.settings.health)
+                                                    ctx.fleet.settings.health,
+                                                    ctx.fleet.settings.status)
     n_desc = n_obj = 0
     delivered, doubles = _delivered(ctx, drafts, kept)
     for plan, message in doubles:

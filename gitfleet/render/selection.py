@@ -10,6 +10,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from gitfleet.model.objects import Cluster, Subscription, Taint
+from gitfleet.model.selectors import matches_selector as matches_selector  # re-exported
 
 UNREACHABLE_TAINT = "cluster.gitfleet.io/unreachable"
 NOT_READY_TAINT = "cluster.gitfleet.io/not-ready"
@@ -22,28 +23,6 @@ _ALIASES = {"cluster.karmada.io/unreachable": UNREACHABLE_TAINT,
 def taint_alias(key: str) -> str:
     """gitfleet's name of a taint key (Karmada's lifecycle taint names map onto ours)."""
     return _ALIASES.get(key, key)
-
-
-def matches_selector(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
-    """Kubernetes LabelSelector semantics; an empty selector matches everything."""
-    if not selector:
-        return True
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != str(value):
-            return False
-    for expr in selector.get("matchExpressions") or ():
-        key, op = expr["key"], expr["operator"]
-        values = [str(v) for v in expr.get("values") or ()]
-        present = key in labels
-        if op == "In" and not (present and labels[key] in values):
-            return False
-        if op == "NotIn" and present and labels[key] in values:
-            return False
-        if op == "Exists" and not present:
-            return False
-        if op == "DoesNotExist" and present:
-            return False
-    return True
 
 
 def tolerates(tolerations: Iterable[Mapping[str, Any]], taint: Taint) -> bool:

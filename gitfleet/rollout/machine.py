@@ -32,8 +32,9 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from gitfleet.model.rollouts import ROLLBACK, RolloutPolicy
-from gitfleet.rollout.progress import RELEASED_STATES, ClusterProgress, Phase, Progress, State
+from gitfleet.rollout.progress import ClusterProgress, Progress
 from gitfleet.wire.rolloutcontrol import Control
+from gitfleet.wire.rollouts import RELEASED_STATES, Phase, State
 
 FAILED_PHASES = frozenset({"Failure", "Degraded"})
 

@@ -3,8 +3,11 @@
 Below the hub and the agent (both read and write them), above the utilities. One module per
 format: `status` (ClusterStatus and its heartbeat, the Health, Phase and Change enums),
 `preservation` (the state-preservation annotation the render writes and agents read),
-`metrics` (metrics.yaml for the FederatedHPA), `evictions` (the state's evictions.yaml),
-`rolloutcontrol` (the source branch's rollouts/<policy>.yaml), `tips` (the signed tip
+`metrics` (metrics.yaml for the FederatedHPA), `description` (each Description folder's
+description.yaml: the render's text builder and the strict reader), the state's memory files
+`evictions`, `autoscaling` and `rollouts` (evictions.yaml, autoscaling.yaml, rollouts.yaml),
+`rolloutcontrol` (the source branch's rollouts/<policy>.yaml),
+`fields` (the strict field checks the readers share), `tips` (the signed tip
 documents agents poll instead of Git),
 `objectref` (a Kubernetes object's identity) and `emit` (the YAML emitter they are written with).
 """

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from gitfleet.clock import SystemClock
+from tests.fleetfixtures import managed_cluster
 from tests.harness import (
     Remote,
     clone,
@@ -34,15 +35,6 @@ failover:
   tolerationSeconds: 1
   purgeMode: Gracefully
   gracePeriodSeconds: 600
-"""
-
-CLUSTER = """apiVersion: clusters.clusternet.io/v1beta1
-kind: ManagedCluster
-metadata:
-  name: {name}
-  labels: {{env: test}}
-spec:
-  clusterId: {uid}
 """
 
 POLICY = """apiVersion: policy.karmada.io/v1alpha1
@@ -125,10 +117,9 @@ def test_a_stopped_agents_share_moves_and_its_old_copy_is_purged_gracefully(
         remote: Remote, kubesim, make_agent, tmp_path: Path) -> None:
     work = clone(remote.git.path, tmp_path / "work")
     files = {"fleet.yaml": FLEET, "policies/web.yaml": POLICY, "templates/web.yaml": TEMPLATES,
-             "clusters/c1.yaml": CLUSTER.format(name="c1",
-                                                uid="11111111-1111-4111-8111-111111111111"),
-             "clusters/c2.yaml": CLUSTER.format(name="c2",
-                                                uid="22222222-2222-4222-8222-222222222222")}
+             **{f"clusters/{c}.yaml": managed_cluster(c, uid, namespace=False, sync_mode=None)
+                for c, uid in (("c1", "11111111-1111-4111-8111-111111111111"),
+                               ("c2", "22222222-2222-4222-8222-222222222222"))}}
     push(work, "web divided over c1 and c2", files)
 
     one, two = kubesim(), kubesim()

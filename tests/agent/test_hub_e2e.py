@@ -13,6 +13,7 @@ import pytest
 
 from gitfleet.clock import SystemClock
 from gitfleet.wire.status import Phase
+from tests.fleetfixtures import NAMESPACE, config_map, feed, managed_cluster, subscription
 from tests.harness import (
     Remote,
     clone,
@@ -26,36 +27,6 @@ from tests.harness import (
 
 pytestmark = pytest.mark.slow
 
-CLUSTER = """apiVersion: clusters.clusternet.io/v1beta1
-kind: ManagedCluster
-metadata:
-  name: {name}
-  namespace: gitfleet-{name}
-  labels: {{env: test}}
-spec:
-  clusterId: {uid}
-  syncMode: Pull
-"""
-
-SUBSCRIPTION = """apiVersion: apps.clusternet.io/v1alpha1
-kind: Subscription
-metadata:
-  name: app
-  namespace: app
-spec:
-  subscribers:
-    - clusterAffinity:
-        matchLabels: {env: test}
-  feeds:
-    - {apiVersion: v1, kind: Namespace, name: app}
-    - {apiVersion: apps/v1, kind: Deployment, name: web}
-"""
-
-NAMESPACE = """apiVersion: v1
-kind: Namespace
-metadata:
-  name: app
-"""
 
 WEB = """apiVersion: apps/v1
 kind: Deployment
@@ -75,19 +46,9 @@ spec:
           image: nginx:1.25
 """
 
-CONFIG = """apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {name}
-  namespace: app
-data:
-  name: {name}
-"""
-
-
 def _subscription(configs: list[str]) -> str:
-    feeds = "".join(f"    - {{apiVersion: v1, kind: ConfigMap, name: {c}}}\n" for c in configs)
-    return SUBSCRIPTION + feeds
+    return subscription(feed("Deployment", "web", api_version="apps/v1"),
+                        *(feed("ConfigMap", c) for c in configs))
 
 
 def _names(sim) -> list[str]:
@@ -100,12 +61,12 @@ def test_push_reaches_both_clusters_prunes_and_survives_a_broken_file(
     work = clone(remote.git.path, tmp_path / "work")
     configs = ["cfg-a", "cfg-b", "cfg-c"]
     files: dict[str, str | None] = {
-        "clusters/c1.yaml": CLUSTER.format(name="c1", uid="11111111-1111-4111-8111-111111111111"),
-        "clusters/c2.yaml": CLUSTER.format(name="c2", uid="22222222-2222-4222-8222-222222222222"),
+        "clusters/c1.yaml": managed_cluster("c1", "11111111-1111-4111-8111-111111111111"),
+        "clusters/c2.yaml": managed_cluster("c2", "22222222-2222-4222-8222-222222222222"),
         "policies/app.yaml": _subscription(configs),
         "templates/namespace.yaml": NAMESPACE,
         "templates/web.yaml": WEB,
-        **{f"templates/{c}.yaml": CONFIG.format(name=c) for c in configs},
+        **{f"templates/{c}.yaml": config_map(c, f"name: {c}") for c in configs},
     }
     push(work, "fleet: app on every test cluster", files)
 

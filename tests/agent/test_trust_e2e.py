@@ -13,43 +13,15 @@ import pytest
 
 from gitfleet.state.signing import SigningKey
 from gitfleet.wire.status import SyncResult
+from tests.fleetfixtures import NAMESPACE, config_map, feed, managed_cluster, subscription
 from tests.harness import Remote, git, gitfleet, person, push, status_of
 
 pytestmark = pytest.mark.slow
 
 FLEET = {
-    "clusters/c1.yaml": """apiVersion: clusters.clusternet.io/v1beta1
-kind: ManagedCluster
-metadata:
-  name: c1
-  namespace: gitfleet-c1
-  labels: {env: test}
-spec:
-  clusterId: 11111111-1111-4111-8111-111111111111
-  syncMode: Pull
-""",
-    "templates/namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: app\n",
+    "clusters/c1.yaml": managed_cluster("c1", "11111111-1111-4111-8111-111111111111"),
+    "templates/namespace.yaml": NAMESPACE,
 }
-CONFIG = """apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {name}
-  namespace: app
-data:
-  v: "{value}"
-"""
-SUBSCRIPTION = """apiVersion: apps.clusternet.io/v1alpha1
-kind: Subscription
-metadata:
-  name: app
-  namespace: app
-spec:
-  subscribers:
-    - clusterAffinity:
-        matchLabels: {env: test}
-  feeds:
-    - {apiVersion: v1, kind: Namespace, name: app}
-"""
 
 
 def _git(work: Path, *args: str) -> str:
@@ -63,12 +35,11 @@ def _git(work: Path, *args: str) -> str:
 
 def _fleet(work: Path, configs: dict[str, str], message: str) -> None:
     files = dict(FLEET)
-    files["policies/app.yaml"] = SUBSCRIPTION + "".join(
-        f"    - {{apiVersion: v1, kind: ConfigMap, name: {n}}}\n" for n in configs)
+    files["policies/app.yaml"] = subscription(*(feed("ConfigMap", n) for n in configs))
     for old in (work / "templates").glob("cfg-*.yaml"):
         old.unlink()
     for name, value in configs.items():
-        files[f"templates/{name}.yaml"] = CONFIG.format(name=name, value=value)
+        files[f"templates/{name}.yaml"] = config_map(name, f'v: "{value}"')
     push(work, message, dict(files))
 
 

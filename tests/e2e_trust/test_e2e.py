@@ -21,26 +21,15 @@ from gitfleet.clock import SystemClock
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RefUpdate, init_repo
 from gitfleet.state.signing import SigningKey, TrustedKeys
+from tests.fleetfixtures import NAMESPACE, managed_cluster
 from tests.gitserver import git_daemon
 from tests.harness import Remote, git, gitfleet, person, process, push, running, wait_for
-from tests.secrets.test_e2e_sops import NAMESPACE, PLAINTEXT, SECRET, SUBSCRIPTION
+from tests.secrets.test_e2e_sops import PLAINTEXT, SECRET, SUBSCRIPTION
 
 pytestmark = pytest.mark.slow
 
 BRANCHES = Branches()
 CLUSTERS = ("c1", "c2")
-CLUSTER = """apiVersion: clusters.clusternet.io/v1beta1
-kind: ManagedCluster
-metadata:
-  name: {name}
-  namespace: gitfleet-{name}
-  labels: {{env: test}}
-spec:
-  clusterId: {uid}
-  syncMode: Pull
-  ageRecipient: {recipient}
-  signingKey: {key}
-"""
 
 
 def _hub(url: str, key: Path, log: Path) -> AbstractContextManager[object]:
@@ -87,10 +76,10 @@ def test_signed_status_is_folded_and_forgeries_are_refused_or_ignored(
         identity = pyrage.x25519.Identity.generate()
         age_keys[name] = tmp_path / f"{name}.agekey"
         age_keys[name].write_text(f"{identity}\n")
-        (work / "clusters" / f"{name}.yaml").write_text(CLUSTER.format(
-            name=name, uid=f"{i}" * 8 + "-1111-4111-8111-111111111111",
-            recipient=identity.to_public(),
-            key=SigningKey.load(agent_keys[name]).public_line(f"gitfleet-agent@{name}")))
+        (work / "clusters" / f"{name}.yaml").write_text(managed_cluster(
+            name, f"{i}" * 8 + "-1111-4111-8111-111111111111",
+            ageRecipient=str(identity.to_public()),
+            signingKey=SigningKey.load(agent_keys[name]).public_line(f"gitfleet-agent@{name}")))
     (work / "policies").mkdir()
     (work / "policies" / "app.yaml").write_text(SUBSCRIPTION)
     (work / "templates").mkdir()

@@ -15,48 +15,18 @@ from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.wire.status import ClusterStatus
 from tests import harness
+from tests.fleetfixtures import NAMESPACE, config_map, feed, managed_cluster, subscription
 from tests.githosts.servers import cmdlines
-
-CLUSTER = """apiVersion: clusters.clusternet.io/v1beta1
-kind: ManagedCluster
-metadata:
-  name: {name}
-  namespace: gitfleet-{name}
-  labels: {{env: test}}
-spec:
-  clusterId: 11111111-1111-4111-8111-11111111111{n}
-  syncMode: Pull
-"""
-SUBSCRIPTION = """apiVersion: apps.clusternet.io/v1alpha1
-kind: Subscription
-metadata:
-  name: app
-  namespace: app
-spec:
-  subscribers:
-    - clusterAffinity:
-        matchLabels: {env: test}
-  feeds:
-    - {apiVersion: v1, kind: Namespace, name: app}
-"""
-CONFIG = """apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {name}
-  namespace: app
-data:
-  v: "{value}"
-"""
 
 
 def fleet_files(configs: dict[str, str], clusters: tuple[str, ...] = ("c1",)) -> dict[str, bytes]:
-    files = {f"clusters/{c}.yaml": CLUSTER.format(name=c, n=i + 1).encode()
-             for i, c in enumerate(clusters)}
-    files["templates/namespace.yaml"] = b"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: app\n"
-    files["policies/app.yaml"] = (SUBSCRIPTION + "".join(
-        f"    - {{apiVersion: v1, kind: ConfigMap, name: {n}}}\n" for n in configs)).encode()
+    files = {f"clusters/{c}.yaml": managed_cluster(
+        c, f"11111111-1111-4111-8111-11111111111{i + 1}").encode()
+        for i, c in enumerate(clusters)}
+    files["templates/namespace.yaml"] = NAMESPACE.encode()
+    files["policies/app.yaml"] = subscription(*(feed("ConfigMap", n) for n in configs)).encode()
     for name, value in configs.items():
-        files[f"templates/{name}.yaml"] = CONFIG.format(name=name, value=value).encode()
+        files[f"templates/{name}.yaml"] = config_map(name, f'v: "{value}"').encode()
     return files
 
 

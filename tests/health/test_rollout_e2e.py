@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from gitfleet.clock import SystemClock
+from tests.fleetfixtures import NAMESPACE
 from tests.harness import Remote, clone, hub_process, push, running, status_of, wait_for
-from tests.rollout.test_e2e import CLUSTER, NAMESPACE, SUBSCRIPTION, WEB, _image
+from tests.rollout.test_e2e import SUBSCRIPTION, WEB, _image, ring_cluster
 
 pytestmark = pytest.mark.slow
 
@@ -58,7 +59,7 @@ def _fleet(remote: Remote, kubesim, make_agent, tmp_path: Path) -> Iterator[tupl
     running."""
     work = clone(remote.git.path, tmp_path / "work")
     push(work, "fleet: web everywhere",
-         {**{f"clusters/{n}.yaml": CLUSTER.format(name=n, uid=u) for n, u in RINGS.items()},
+         {**{f"clusters/{n}.yaml": ring_cluster(n, u) for n, u in RINGS.items()},
           "policies/app.yaml": SUBSCRIPTION, "templates/namespace.yaml": NAMESPACE,
           "templates/web.yaml": WEB.format(tag="1.25")})
     sims = {name: kubesim(pods=True) for name in RINGS}

@@ -23,50 +23,16 @@ from gitfleet.layout import Branches
 from gitfleet.state.git import init_repo
 from gitfleet.state.store import open_store
 from gitfleet.wire.status import ClusterStatus, Heartbeat
+from tests.fleetfixtures import NAMESPACE, config_map, feed, managed_cluster, subscription
 from tests.harness import wait_for as wait_for  # the push tests wait with the harness
 from tests.hub.fleet import commit, git
 
-SUBSCRIPTION = """apiVersion: apps.clusternet.io/v1alpha1
-kind: Subscription
-metadata:
-  name: app
-  namespace: app
-spec:
-  subscribers:
-    - clusterAffinity:
-        matchLabels: {env: test}
-  feeds:
-    - {apiVersion: v1, kind: Namespace, name: app}
-    - {apiVersion: v1, kind: ConfigMap, namespace: app, name: settings}
-"""
+SUBSCRIPTION = subscription(feed("ConfigMap", "settings", namespace="app"))
 
-NAMESPACE = """apiVersion: v1
-kind: Namespace
-metadata:
-  name: app
-"""
-
-CONFIG = """apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: settings
-  namespace: app
-data:
-  colour: {colour}
-"""
 
 
 def cluster_yaml(name: str, mode: str, n: int = 1) -> str:
-    return f"""apiVersion: clusters.clusternet.io/v1beta1
-kind: ManagedCluster
-metadata:
-  name: {name}
-  namespace: gitfleet-{name}
-  labels: {{env: test}}
-spec:
-  clusterId: 00000000-0000-4000-8000-{n:012d}
-  syncMode: {mode}
-"""
+    return managed_cluster(name, f"00000000-0000-4000-8000-{n:012d}", sync_mode=mode)
 
 
 def push_fleet(path: Path, clusters: dict[str, str], *, colour: str = "blue") -> Path:
@@ -76,7 +42,7 @@ def push_fleet(path: Path, clusters: dict[str, str], *, colour: str = "blue") ->
     files = {f"clusters/{name}.yaml": cluster_yaml(name, mode, i)
              for i, (name, mode) in enumerate(sorted(clusters.items()), 1)}
     files.update({"policies/app.yaml": SUBSCRIPTION, "templates/namespace.yaml": NAMESPACE,
-                  "templates/config.yaml": CONFIG.format(colour=colour)})
+                  "templates/config.yaml": config_map("settings", f"colour: {colour}")})
     commit(path, "fleet", files)
     return path
 

@@ -19,20 +19,11 @@ from gitfleet.kube.client import KubeClient
 from gitfleet.kubesim import KubeSim
 from gitfleet.state.git import init_repo
 from gitfleet.state.store import open_store
+from tests.fleetfixtures import managed_cluster
 from tests.gitserver import git_daemon
 from tests.harness import person, running
 from tests.hub.fleet import commit, git
 
-CLUSTER = """apiVersion: clusters.clusternet.io/v1beta1
-kind: ManagedCluster
-metadata:
-  name: {name}
-  namespace: gitfleet-{name}
-  labels: {{env: prod}}
-spec:
-  clusterId: 00000000-0000-4000-8000-00000000000{n}
-  syncMode: Pull
-"""
 TEMPLATES = """apiVersion: v1
 kind: Namespace
 metadata: {name: shop}
@@ -75,6 +66,10 @@ spec:
       resource: {name: memory, target: {type: Utilization, averageUtilization: 50}}
 """
 STATE = "refs/heads/gitfleet/state"
+
+
+def _cluster(name: str, n: int) -> str:
+    return managed_cluster(name, f"00000000-0000-4000-8000-00000000000{n}", labels="env: prod")
 
 
 def running_pods(sim: KubeSim) -> int:
@@ -120,8 +115,8 @@ def test_a_load_rise_in_one_cluster_scales_the_workload_out_in_both(
     work = tmp_path / "work"
     work.mkdir()
     git(work, "init", "-q", "-b", "main")
-    commit(work, "fleet", {"clusters/c1.yaml": CLUSTER.format(name="c1", n=1),
-                           "clusters/c2.yaml": CLUSTER.format(name="c2", n=2),
+    commit(work, "fleet", {"clusters/c1.yaml": _cluster("c1", 1),
+                           "clusters/c2.yaml": _cluster("c2", 2),
                            "templates/web.yaml": TEMPLATES, "policies/web.yaml": POLICIES})
     git(work, "push", "-q", str(bare.path), "main")
     hub = Hub(open_store(str(bare.path)), settings=HubSettings(interval=1),

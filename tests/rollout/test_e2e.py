@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitfleet.clock import SystemClock
+from tests.fleetfixtures import NAMESPACE, feed, managed_cluster, subscription
 from tests.harness import Remote, clone, hub_process, person, push, running, wait_for
 
 pytestmark = pytest.mark.slow
@@ -19,31 +20,12 @@ RINGS = {"canary": "33333333-3333-4333-8333-333333333331",
          "early": "33333333-3333-4333-8333-333333333332",
          "rest": "33333333-3333-4333-8333-333333333333"}
 
-CLUSTER = """apiVersion: clusters.clusternet.io/v1beta1
-kind: ManagedCluster
-metadata:
-  name: {name}
-  namespace: gitfleet-{name}
-  labels: {{env: test, ring: {name}}}
-spec:
-  clusterId: {uid}
-  syncMode: Pull
-"""
+SUBSCRIPTION = subscription(feed("Deployment", "web", api_version="apps/v1"), labels="app: web")
 
-SUBSCRIPTION = """apiVersion: apps.clusternet.io/v1alpha1
-kind: Subscription
-metadata:
-  name: app
-  namespace: app
-  labels: {app: web}
-spec:
-  subscribers:
-    - clusterAffinity:
-        matchLabels: {env: test}
-  feeds:
-    - {apiVersion: v1, kind: Namespace, name: app}
-    - {apiVersion: apps/v1, kind: Deployment, name: web}
-"""
+
+def ring_cluster(name: str, uid: str) -> str:
+    """clusters/<name>.yaml: a test cluster labelled with its ring (= its name)."""
+    return managed_cluster(name, uid, labels=f"env: test, ring: {name}")
 
 POLICY = """apiVersion: gitfleet.io/v1alpha1
 kind: RolloutPolicy
@@ -58,8 +40,6 @@ spec:
   healthTimeout: 20s
   onFailure: Rollback
 """
-
-NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: app\n"
 
 WEB = """apiVersion: apps/v1
 kind: Deployment
@@ -103,7 +83,7 @@ def test_waves_in_order_and_a_bad_image_rolled_back_at_the_canary(
         remote: Remote, kubesim, make_agent, tmp_path: Path) -> None:
     work = clone(remote.git.path, tmp_path / "work")
     push(work, "fleet: web everywhere",
-         {**{f"clusters/{n}.yaml": CLUSTER.format(name=n, uid=u) for n, u in RINGS.items()},
+         {**{f"clusters/{n}.yaml": ring_cluster(n, u) for n, u in RINGS.items()},
           "policies/app.yaml": SUBSCRIPTION, "templates/namespace.yaml": NAMESPACE,
           "templates/web.yaml": WEB.format(tag="1.25")})
     sims = {name: kubesim() for name in RINGS}

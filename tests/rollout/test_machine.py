@@ -5,17 +5,10 @@ from __future__ import annotations
 from gitfleet.model.objects import Cluster, Origin
 from gitfleet.model.rollouts import MaxUnavailable, RolloutPolicy, Wave
 from gitfleet.rollout.machine import ClusterReport, Inputs, Release, step
-from gitfleet.rollout.progress import (
-    Phase,
-    Progress,
-    State,
-    from_doc,
-    read_file,
-    render_file,
-    to_doc,
-)
+from gitfleet.rollout.progress import Progress, from_record, to_record
 from gitfleet.rollout.waves import assign_waves, hash_order
 from gitfleet.wire.rolloutcontrol import Control
+from gitfleet.wire.rollouts import Phase, State, read_rollouts, rollouts_file
 
 
 def cluster(name: str, **labels: str) -> Cluster:
@@ -136,8 +129,10 @@ def test_unknown_is_skipped_not_failed_and_counts_against_max_unavailable() -> N
 def test_progress_round_trips_through_rollouts_yaml() -> None:
     p = step(POLICY, None, inputs(0, {})).progress
     p = step(POLICY, p, inputs(1, {n: ok(applied=False) for n in FLEET})).progress
-    data = render_file([to_doc(p, POLICY)])
-    back = from_doc(read_file(data)["web"], POLICY)
+    data = rollouts_file([to_record(p, POLICY)])
+    back = from_record(read_rollouts(data)["web"], POLICY)
     assert isinstance(back, Progress)
     assert back.clusters == p.clusters and back.wave == p.wave and back.phase == p.phase
-    assert read_file(b"not: [valid") == {}
+    # a wave the policy no longer has: the rollout starts again at its first wave
+    fewer = RolloutPolicy(name="web", selector=None, waves=(Wave("all"),))
+    assert from_record(read_rollouts(data)["web"], fewer) is None

@@ -11,6 +11,7 @@ import pyrage
 import pytest
 
 from gitfleet.clock import SystemClock
+from tests.fleetfixtures import NAMESPACE, feed, managed_cluster, subscription
 from tests.harness import (
     Remote,
     clone,
@@ -26,31 +27,7 @@ from tests.harness import (
 pytestmark = pytest.mark.slow
 
 PLAINTEXT = "e2e-Pl41nt3xt-c0ffee"
-CLUSTER = """apiVersion: clusters.clusternet.io/v1beta1
-kind: ManagedCluster
-metadata:
-  name: {name}
-  namespace: gitfleet-{name}
-  labels: {{env: test}}
-spec:
-  clusterId: {uid}
-  syncMode: Pull
-  ageRecipient: {recipient}
-"""
-SUBSCRIPTION = """apiVersion: apps.clusternet.io/v1alpha1
-kind: Subscription
-metadata:
-  name: app
-  namespace: app
-spec:
-  subscribers:
-    - clusterAffinity:
-        matchLabels: {env: test}
-  feeds:
-    - {apiVersion: v1, kind: Namespace, name: app}
-    - {apiVersion: v1, kind: Secret, name: db}
-"""
-NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: app\n"
+SUBSCRIPTION = subscription(feed("Secret", "db"))
 SECRET = f"""apiVersion: v1
 kind: Secret
 metadata:
@@ -80,9 +57,9 @@ def test_a_sealed_secret_reaches_both_clusters_and_nowhere_in_plaintext(
         keys[name] = tmp_path / f"{name}.agekey"
         keys[name].write_text(f"{identity}\n")
         (work / "clusters").mkdir(exist_ok=True)
-        (work / "clusters" / f"{name}.yaml").write_text(CLUSTER.format(
-            name=name, uid=f"{i}" * 8 + "-1111-4111-8111-111111111111",
-            recipient=identity.to_public()))
+        (work / "clusters" / f"{name}.yaml").write_text(managed_cluster(
+            name, f"{i}" * 8 + "-1111-4111-8111-111111111111",
+            ageRecipient=str(identity.to_public())))
     (work / "policies").mkdir()
     (work / "policies" / "app.yaml").write_text(SUBSCRIPTION)
     (work / "templates").mkdir()

@@ -18,7 +18,6 @@ import pytest
 
 from gitfleet.agent.agent import Agent
 from gitfleet.agent.tips import TipSettings, TipWatcher
-from gitfleet.backoff import Backoff
 from gitfleet.hub.tips import TipFolder
 from gitfleet.layout import Branches
 from gitfleet.state.git import init_repo
@@ -100,8 +99,7 @@ def _watcher(fleet: Fleet, agent_box: list[Agent], *, url: str | None = None,
         agent_box[0].wake()
 
     return TipWatcher(TipSettings(url=url or fleet.site.url, cluster="c1", ref=REF,
-                                  interval=10.0, wait=0, safety=600.0,
-                                  backoff=Backoff(base=10.0, maximum=300.0)),
+                                  interval=10.0, wait=0, safety=600.0),
                       trusted=TrustedKeys.of(fleet.key),
                       last_fetched=lambda: agent_box[0].branch.last_fetched, wake=wake,
                       clock=ticks or Ticks())
@@ -164,7 +162,8 @@ def test_a_changed_tip_is_fetched_and_applied_within_one_poll(
     sim = kubesim()
     fleet.render("1")
     woken: list[str] = []
-    agent, watcher = _make(fleet, tmp_path, sim, woken=woken)
+    ticks = Ticks()
+    agent, watcher = _make(fleet, tmp_path, sim, woken=woken, ticks=ticks)
     made.append(agent)
     watcher.poll()
     agent.step()
@@ -172,12 +171,13 @@ def test_a_changed_tip_is_fetched_and_applied_within_one_poll(
     woken.clear()
     before = fleet.daemon.fetches()
     second = fleet.render("2")
-    watcher.poll()                                 # one poll sees the new tip ...
+    ticks.now += 10
+    assert watcher.poll() == 0.0                   # one poll sees the new tip ...
     assert watcher.tip == second and woken == ["wake"]   # ... and wakes the agent's wait
     agent.step()
     assert fleet.daemon.fetches() == before + 1
     assert agent.last.commit == second and _applied(sim) == "2"
-    watcher.poll()
+    assert 9.0 <= watcher.poll() <= 11.0           # a static store: 304, then the interval
     agent.step()
     assert fleet.daemon.fetches() == before + 1    # fetched once, then quiet again
     assert woken == ["wake"]
@@ -199,7 +199,7 @@ def test_an_unreachable_tip_document_falls_back_to_git_polling_and_back(
     assert watcher.problem.startswith("tip server unreachable")
     assert [r.getMessage() for r in caplog.records].count(
         "tip documents unusable; polling Git every interval until they answer again") == 1
-    assert 7.5 <= delays[0] <= 12.5 and 30 <= delays[2] <= 50   # backoff, with jitter
+    assert 1.5 <= delays[0] <= 2.5 and 6 <= delays[2] <= 10     # backoff, with jitter
     before = fleet.daemon.fetches()
     second = fleet.render("2", tip=False)
     for _ in range(3):
@@ -275,3 +275,20 @@ def test_a_forged_tip_document_makes_the_agent_fetch_but_never_apply_unsigned_st
     status = status_of(fleet.remote)
     assert status is not None and status.sync.result == SyncResult.REFUSED
     assert status.sync.cluster_commit == good
+
+
+def test_a_tip_server_flipping_documents_cannot_make_the_agent_poll_faster(
+        fleet: Fleet, kubesim, tmp_path: Path, made: list[Agent]) -> None:
+    """Two well-signed documents served in turn, at once (a replaying server): never two quick
+    rounds in a row, so the agent is woken (and asks Git) at most twice an interval."""
+    sim = kubesim()
+    first = fleet.render("1")
+    second = fleet.render("2")
+    agent, watcher = _make(fleet, tmp_path, sim)
+    made.append(agent)
+    delays = []
+    for commit in (first, second, first, second):
+        fleet.tip(commit)
+        delays.append(watcher.poll())
+    assert delays[0] == delays[2] == 0.0, delays
+    assert 9.0 <= delays[1] <= 11.0 and 9.0 <= delays[3] <= 11.0, delays

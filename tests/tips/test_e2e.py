@@ -1,0 +1,76 @@
+"""The whole path as a user runs it: `gitfleet hub --serve-tips` and `gitfleet agent --tips-url`
+as processes. The agent's interval is an hour, so the change can only reach the cluster because
+the hub's new tip woke it (a held tip request returning), not because the agent polled Git."""
+
+from __future__ import annotations
+
+import sys
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+from gitfleet.state.signing import SigningKey
+from tests.gitserver import free_port
+from tests.harness import clone, edit, example_repo, git, hub_process, person, process, wait_for
+
+CONFIG = "templates/web/web.yaml"
+
+
+def waited(check: Callable[[], bool], what: str, logs: Callable[[], str]) -> None:
+    try:
+        wait_for(check, timeout=60, every=0.2, what=what)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{logs()}") from None
+
+
+def test_a_push_reaches_an_agent_with_an_hour_long_interval_through_its_tip(
+        tmp_path: Path, kubesim) -> None:  # type: ignore[no-untyped-def]
+    source = example_repo(tmp_path / "source")
+    bare = tmp_path / "fleet.git"
+    git(tmp_path, "clone", "-q", "--bare", str(source), str(bare))
+    key = SigningKey.generate()
+    key.save(tmp_path / "hub.key")
+    (tmp_path / "hub.pub").write_text(key.public_line() + "\n")
+    sim = kubesim()
+    kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
+    port = free_port()
+    agent = [sys.executable, "-m", "gitfleet", "agent", "--repo", str(bare),
+             "--cluster", "prod-east", "--kubeconfig", str(kubeconfig), "--no-register",
+             "--trust-hub-key", str(tmp_path / "hub.pub"), "--workdir", str(tmp_path / "agent"),
+             "--interval", "1h", "--tips-url", f"http://127.0.0.1:{port}/tips"]
+    kube = person(sim)
+
+    def config() -> str:
+        obj = kube.get("v1", "ConfigMap", "web", "web-config")
+        return "" if obj is None else str(obj["data"]["server.json"])
+
+    def logs() -> str:
+        return "\n".join(f"--- {name}\n" + (tmp_path / name).read_text()[-3000:]
+                         for name in ("hub.log", "agent.log"))
+
+    def published() -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/tips/prod-east.json",
+                                        timeout=5) as answer:
+                return bool(answer.status == 200)
+        except OSError:
+            return False
+
+    with hub_process("--repo", str(bare), "--listen", f"127.0.0.1:{port}", "--serve-tips",
+                     "--signing-key", str(tmp_path / "hub.key"), log=tmp_path / "hub.log"):
+        waited(published, "the hub's first tips", logs)
+        with process(agent, log=tmp_path / "agent.log"):
+            change(tmp_path, bare, config, logs)
+    log = (tmp_path / "agent.log").read_text()
+    assert "tip documents unusable" not in log, log[-2000:]
+
+
+def change(tmp_path: Path, bare: Path, config: Callable[[], str],
+           logs: Callable[[], str]) -> None:
+    """The first sync, then a push that only the agent's tip can bring in."""
+    waited(lambda: '"cacheSeconds": 60' in config(), "the first sync", logs)
+    work = clone(bare, tmp_path / "work")
+    edit(work, CONFIG, '"cacheSeconds": 60', '"cacheSeconds": 61')
+    git(work, "commit", "-qam", "cache longer")
+    git(work, "push", "-q", "origin", "HEAD:main")
+    waited(lambda: '"cacheSeconds": 61' in config(), "the change, through the tip", logs)
