@@ -43,7 +43,7 @@ class Placement:
 _PLACEMENTS: dict[tuple[Any, ...], Placement] = {}
 
 
-def placement(t: Template, replicas: SetReplicas | None = None, recorded: bool = False,
+def placed(t: Template, replicas: SetReplicas | None = None, recorded: bool = False,
               preserve: Preserve | None = None) -> Placement:
     """The Placement of these values, one object for all clusters that get it: a fleet of
     10,000 clusters has a million placements but a few hundred distinct ones, and the render
@@ -220,7 +220,7 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
                 recorded = sub.dividing_type == "Dynamic"
             elif t.key in status.replicas and t.replicas_path():
                 step = SetReplicas(t.replicas_path() or "", status.replicas[t.key])
-            plan.clusters.setdefault(cluster, []).append(placement(t, step, recorded))
+            plan.clusters.setdefault(cluster, []).append(placed(t, step, recorded))
     return plans
 
 
@@ -430,7 +430,7 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
             step = SetReplicas(path, status.replicas[t.key]) \
                 if path and t.key in status.replicas else None
             for c in candidates:
-                plan.clusters.setdefault(c, []).append(placement(t, step))
+                plan.clusters.setdefault(c, []).append(placed(t, step))
             continue
         total = template_replicas(t, path, status)
         tie_key = template_id(t)
@@ -462,11 +462,11 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
         for c in left:
             if counts.get(c, 0) > 0:
                 plan.clusters.setdefault(c, []).append(
-                    placement(t, SetReplicas(path, counts[c]), recorded=dynamic, preserve=new))
+                    placed(t, SetReplicas(path, counts[c]), recorded=dynamic, preserve=new))
         for c, kept in sorted(status.retained.get(t.key, {}).items()):
             if kept > 0 and c in gone and c in fleet.clusters:   # the old copy, until purged
                 plan.clusters.setdefault(c, []).append(
-                    placement(t, SetReplicas(path, kept), recorded=dynamic, preserve=keep))
+                    placed(t, SetReplicas(path, kept), recorded=dynamic, preserve=keep))
     return plan
 
 
