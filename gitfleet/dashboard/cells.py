@@ -162,11 +162,12 @@ class Cells:
             folders[d.key] = {**t, "desired": d.replicas, "ready": ready,
                               "available": available}
             grouped.setdefault(unit_key(d), []).append(t)
+        hb = status.heartbeat if status is not None else None
         entry = {"name": name, "condition": condition(row), "reason": row["reason"],
                  "labels": row["labels"], "heartbeat": row["heartbeat"],
                  "heartbeatAgeSeconds": row["heartbeatAgeSeconds"],
-                 "heartbeatIntervalSeconds": status.heartbeat.interval_seconds
-                 if status is not None and status.heartbeat is not None else 0,
+                 "heartbeatIntervalSeconds": hb.interval_seconds if hb is not None else 0,
+                 "heartbeatToleranceSeconds": tolerance(hb) if hb is not None else 0,
                  "sync": row["sync"],
                  "taints": row["taints"],
                  "tiles": {k: worst(ts) for k, ts in grouped.items()}}

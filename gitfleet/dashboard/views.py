@@ -150,6 +150,7 @@ def cluster(view: View, cell: Cell | None, name: str) -> dict[str, Any] | None:
         "heartbeat": full["heartbeat"], "heartbeatAgeSeconds": aged(
             full, view.now)["heartbeatAgeSeconds"],
         "heartbeatIntervalSeconds": hb.interval_seconds if hb else 0,
+        "heartbeatToleranceSeconds": cell.entry["heartbeatToleranceSeconds"],
         "sync": full["sync"], "syncMode": full["syncMode"], "labels": full["labels"],
         "kubernetes": full["kubernetes"], "agent": full["agent"],
         "appliedState": full["appliedState"],

@@ -234,13 +234,15 @@ def test_the_static_export_renders_from_file(fleet: LiveFleet, page: Any,
     page.wait_for_selector("#grid tbody tr")
     assert page.locator(row + " .age").inner_text().strip() == "0s ago"
     assert words(page, row + " .b") == ["Ready"]
-    grace = 3 * ready["heartbeatIntervalSeconds"]
+    # Unknown past the heartbeat's tolerance and the page's 2 s slack (app.js SLACK)
+    grace = int(ready["heartbeatToleranceSeconds"]) + 2
     page.clock.run_for(1000 * (grace - 1))
     assert page.locator(row + " .age").inner_text().strip() == f"{grace - 1}s ago"
     assert words(page, row + " .b") == ["Ready"]
-    page.clock.run_for(2000)              # past the grace: Unknown, never a stale Ready
+    page.clock.run_for(2000)              # past it: Unknown, never a stale Ready
     assert words(page, row + " .b") == ["Unknown"]
     assert page.locator(row + " .age").inner_text().strip() == f"{grace + 1}s ago"
+    assert "Healthy" not in words(page, f'#grid tr[data-cluster="{ready["name"]}"] td[data-app] .b')
     assert sorted(page.locator("#grid tbody tr").evaluate_all(
         "rs => rs.map(r => r.dataset.cluster)")) == clusters
     assert "Static export of state" in page.locator("#live").inner_text()

@@ -52,35 +52,50 @@
   let skew = 0;               // server seconds - browser seconds
   function serverNow() { return Date.now() / 1000 + skew; }
   function learnClock(d) { if (d && typeof d.now === "number") skew = d.now - Date.now() / 1000; return d; }
-  const GRACE = 3;            // heartbeat intervals after which the hub judges a cluster Unknown
+  // a heartbeat's tolerance: seconds of silence after which the hub judges its cluster Unknown
+  // (what the heartbeat declares; an older agent's: 3 intervals)
+  function tolerance(c) { return c.heartbeatToleranceSeconds || 3 * (c.heartbeatIntervalSeconds || 0); }
+  const EXPIRED = "heartbeat older than its tolerance";
+  // seconds past that before the page says so itself: heartbeat times are written to the
+  // second, and the server's next answer (it re-judges as the heartbeat expires) may be a poll
+  // away; the page judges alone when that answer does not come (a static export, no server)
+  const SLACK = 2;
   function hbAge(hb) { const t = Date.parse(hb || ""); return isNaN(t) ? null : Math.max(0, Math.floor(serverNow() - t / 1000)); }
-  function stale(hb, interval) { const a = hbAge(hb); return a !== null && interval > 0 && a > GRACE * interval; }
+  function stale(c) { const a = hbAge(c.heartbeat); return a !== null && tolerance(c) > 0 && a > tolerance(c) + SLACK; }
   function ageSpan(hb, suffix) {
     return h("span", { class: "muted age", "data-heartbeat": hb || "", "data-suffix": suffix || "" },
       " " + ago(hbAge(hb)) + (suffix || ""));
   }
   function condition(c) {   // the server's judgement, unless the heartbeat expired since
-    return c.condition === "Ready" && stale(c.heartbeat, c.heartbeatIntervalSeconds) ? "Unknown" : c.condition;
+    return c.condition === "Ready" && stale(c) ? "Unknown" : c.condition;
   }
   function tick() {
     for (const el of document.querySelectorAll(".age[data-heartbeat]")) {
       const text = " " + ago(hbAge(el.dataset.heartbeat)) + (el.dataset.suffix || "");
       if (el.textContent !== text) el.textContent = text;
     }
+    let expired = false;
     for (const el of document.querySelectorAll("[data-expires]")) {   // Ready until then
       if (serverNow() > parseFloat(el.dataset.expires) && el.dataset.word === "Ready") {
-        el.replaceWith(badge("Unknown", "heartbeat older than " + GRACE + " intervals"));
+        el.replaceWith(badge("Unknown", EXPIRED));
+        expired = true;
       }
     }
+    // the rest of the view (readiness facts, tiles) follows from the same judgement
+    if (expired && route === location.hash) render(true);
   }
   function readyBadge(c) {
     const word = condition(c);
-    const b = badge(word, word === c.condition ? c.reason : "heartbeat older than " + GRACE + " intervals");
+    const b = badge(word, word === c.condition ? c.reason : EXPIRED);
     const t = Date.parse(c.heartbeat || "");
-    if (word === "Ready" && !isNaN(t) && c.heartbeatIntervalSeconds > 0) {
-      b.dataset.expires = String(t / 1000 + GRACE * c.heartbeatIntervalSeconds);
+    if (word === "Ready" && !isNaN(t) && tolerance(c) > 0) {
+      b.dataset.expires = String(t / 1000 + tolerance(c) + SLACK);
     }
     return b;
+  }
+  function lastReported(c, t) {   // a tile of a cluster whose heartbeat expired since the answer
+    if (!t || condition(c) === c.condition || t.word !== "Healthy") return t;
+    return Object.assign({}, t, { word: "Unknown", health: "Unknown", message: "last reported Healthy" });
   }
   function when(ts) { return new Date(ts * 1000).toISOString().replace("T", " ").slice(0, 19); }
   function short(sha) { return (sha || "").slice(0, 10); }
@@ -195,7 +210,7 @@
         h("th", { scope: "row" }, link("#/cluster/" + encodeURIComponent(cl.name), cl.name)),
         h("td", {}, readyBadge(cl), cl.heartbeat ? ageSpan(cl.heartbeat) : ""),
         d.apps.map((a) => {
-          const t = cl.tiles[a.key];
+          const t = lastReported(cl, cl.tiles[a.key]);
           const changed = (d.changed[cl.name] || []).some((f) => f.replace(/@helm$/, "") === a.key);
           return h("td", { class: changed ? "changed" : null, "data-app": a.key },
             t ? badge(t.word, [t.phase, t.health, t.message].filter(Boolean).join(" · "))
@@ -223,8 +238,12 @@
     const hb = d.heartbeat ? h("span", {}, h("time", { datetime: d.heartbeat }, d.heartbeat),
       ageSpan(d.heartbeat, d.heartbeatIntervalSeconds ? ` (every ${d.heartbeatIntervalSeconds}s)` : "")) : "never";
     const word = condition(d);
+    if (word !== d.condition) {     // expired since the answer: what it last said is not what runs
+      d = Object.assign({}, d, { descriptions: d.descriptions.map((ds) => Object.assign({}, lastReported(d, ds), {
+        objects: ds.objects.map((o) => Object.assign({}, o, { health: "Unknown", lastReported: o.health })) })) });
+    }
     const out = [h("h1", {}, "Cluster ", d.name, " ", readyBadge(d))];
-    out.push(facts([["Readiness", word + (word !== d.condition ? " — heartbeat older than " + GRACE + " intervals"
+    out.push(facts([["Readiness", word + (word !== d.condition ? " — " + EXPIRED
                                                          : d.reason ? " — " + d.reason : "")],
       ["Last heartbeat", hb], ["Sync", d.sync], ["Mode", d.syncMode],
       ["Applied state", d.appliedState], ["Kubernetes", d.kubernetes], ["Agent", d.agent],
