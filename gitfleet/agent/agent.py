@@ -271,7 +271,7 @@ class Agent:
             hint = self._branch_hint()
             if hint is not None and hint == self.branch.last_fetched:
                 return
-        elif now < self._poll_at:
+        elif now < self._poll_at and self._woken_for_report(now):
             return   # woken for a heartbeat: the branch is polled at its own pace
         self._poll_at = 0.0
         try:
@@ -295,6 +295,11 @@ class Agent:
         out.fetched = result.exists
         if not result.exists and self.branch.last_fetched is None and self.settings.register:
             self._register(now, out)
+
+    def _woken_for_report(self, now: float) -> bool:
+        """Whether this step is the one a heartbeat or a metrics report is due at."""
+        return (self.settings.own_heartbeat and self._beat.due(now)) or (
+            bool(self._metrics) and now >= self._next_collect)
 
     def _remote_failed(self, now: float, exc: GitfleetError, out: StepOutcome) -> None:
         """Fetch or status push failed: a fault (exit 3 in --once), remembered for the status."""
