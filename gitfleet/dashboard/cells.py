@@ -108,22 +108,24 @@ class Cells:
     def __init__(self) -> None:
         self.cells: dict[str, Cell] = {}
         self.recomputed: list[str] = []       # the clusters the last update computed again
-        self._state: tuple[str | None, dict[str, list[DescriptionEntry]], dict[str, int]] = \
-            (None, {}, {})
+        # the state's Descriptions (the very list, reused while the state does not move) and
+        # what is grouped from them
+        self._state: tuple[list[DescriptionEntry] | None, dict[str, list[DescriptionEntry]],
+                           dict[str, int]] = (None, {}, {})
 
     def per_cluster(self, snap: FleetSnapshot) -> dict[str, list[DescriptionEntry]]:
         return self._by_state(snap)[0]
 
     def _by_state(self, snap: FleetSnapshot
                   ) -> tuple[dict[str, list[DescriptionEntry]], dict[str, int]]:
-        if self._state[0] != snap.state_commit or not self._state[1] and snap.descriptions:
+        if self._state[0] is not snap.descriptions:
             per: dict[str, list[DescriptionEntry]] = {}
             for d in snap.descriptions:
                 per.setdefault(d.cluster, []).append(d)
             evictions: dict[str, int] = {}
             for e in snap.evictions:
                 evictions[e.cluster] = evictions.get(e.cluster, 0) + 1
-            self._state = (snap.state_commit, per, evictions)
+            self._state = (snap.descriptions, per, evictions)
         return self._state[1], self._state[2]
 
     def update(self, view: View) -> dict[str, Cell]:

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from gitfleet.dashboard import views
+from gitfleet.dashboard import firstread, views
 from gitfleet.dashboard.cells import Cell, Cells
+from gitfleet.dashboard.firstread import LimitedReader
 from gitfleet.fleetview.rows import View
 from gitfleet.fleetview.snapshot import (
     DescriptionEntry,
@@ -35,7 +36,6 @@ from gitfleet.fleetview.snapshot import (
 from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.state.git import Git
-from gitfleet.state.statusread import StatusReader
 
 LOG = logging.getLogger("gitfleet.dashboard")
 T = TypeVar("T")
@@ -77,12 +77,13 @@ class FleetSource:
         self._refreshing = False
         self._next_start = 0.0             # monotonic time before which no rebuild starts
         self._error = ""                   # why the last background read failed
-        self._status_reader: StatusReader | None = None
+        self._status_reader: LimitedReader | None = None
         self._ready = threading.Event()    # set once the first background read ended
-        self._build = threading.Lock()     # one rebuild of the cells at a time
+        self._rebuilt = threading.Condition(self._lock)   # told when a rebuild ends
+        self._build = threading.Lock()     # one read and rebuild of the cells at a time
         self.cells = Cells()
-        self._unit_index: tuple[str | None, dict[str, list[DescriptionEntry]] | None] = \
-            (None, None)
+        self._unit_index: tuple[list[DescriptionEntry] | None,
+                                dict[str, list[DescriptionEntry]] | None] = (None, None)
 
     @property
     def prefix(self) -> str:
@@ -146,10 +147,12 @@ class FleetSource:
         except OSError:
             return None
 
-    def model(self) -> Model:
+    def model(self, wait: float = 0.0) -> Model:
         """The current model. The first call reads it; later calls answer at once with the
         newest one built, while one background thread rebuilds it when a branch moved or a
-        second has passed (readiness ages with the clock): no request waits for a re-read."""
+        heartbeat expired (readiness ages with the clock): no request waits for a re-read,
+        but the page's live check, which waits up to `wait` seconds for a rebuild under way
+        (a status commit then reaches the page in one poll, not two)."""
         with self._lock:
             cached_version, at, model = self._model
         if model is None:
@@ -160,11 +163,16 @@ class FleetSource:
         due = self.refs_version() != cached_version or self.clock() >= model.next_flip
         if due and time.monotonic() >= self._next_start:
             self.warm()
+        if due and wait > 0:
+            with self._rebuilt:
+                self._rebuilt.wait_for(lambda: not self._refreshing, timeout=wait)
+                return self._model[2] or model
         return model
 
-    def current(self) -> Model:
-        """The newest model without waiting: a server asks this, so that no request outlives
-        its connection's bound while a big fleet's first read runs (NotReady meanwhile)."""
+    def current(self, wait: float = 0.0) -> Model:
+        """The newest model without waiting for the first read: a server asks this, so that no
+        request outlives its connection's bound while a big fleet's first read runs (NotReady
+        meanwhile); `wait` as `model`'s."""
         with self._lock:
             model = self._model[2]
             error = self._error
@@ -172,7 +180,7 @@ class FleetSource:
             self.warm()
             raise NotReady("reading the fleet's branches for the first time" +
                            (f" (the last try failed: {error})" if error else ""))
-        return self.model()
+        return self.model(wait)
 
     def warm(self) -> None:
         """Starts a rebuild on the background thread, unless one runs (a server calls this
@@ -184,21 +192,26 @@ class FleetSource:
         threading.Thread(target=self._refresh, daemon=True,
                          name="gitfleet-dashboard-read").start()
 
-    def fresh(self) -> Model:
-        """A model built now, from the branches as they are (the export, the first request)."""
-        version = self.refs_version()
-        now = self.clock()
-        with self._lock:
-            snap_version, snap = self._snap
-        if snap is None or snap_version != version:
-            snap = read_snapshot(self.git, prefix=self.prefix, previous=snap,
-                                 reader=self._reader())
-        view = View(snap, now)
-        with self._build:
+    def fresh(self, only: frozenset[str] | None = None, of: int = 0) -> Model:
+        """A model built now, from the branches as they are (the export, the first request);
+        with `only`, of those clusters alone (a step of the first read: `of` clusters in all)."""
+        with self._build:      # one read at a time: they share the reader and the cells
+            version = self.refs_version()
+            now = self.clock()
+            with self._lock:
+                snap_version, snap = self._snap
+            if snap is None or snap_version != version or snap.only != only:
+                reader = self._reader()
+                reader.only = only
+                snap = read_snapshot(self.git, prefix=self.prefix, previous=snap,
+                                     reader=reader, only=only)
+            view = View(snap, now)
             cells = self.cells.update(view)
             units = self._units(snap)
         fleet = views.fleet(view, cells, units)
-        etag = hashlib.sha1(f"{version} {fleet['signature']}".encode()).hexdigest()[:16]
+        fleet["partial"] = {"read": len(only), "of": of} if only is not None else None
+        etag = hashlib.sha1(f"{version} {fleet['signature']} {fleet['partial']}".encode()
+                            ).hexdigest()[:16]
         model = Model(etag, view, fleet, cells, units,
                       min((c.until for c in cells.values()), default=math.inf))
         with self._lock:
@@ -208,23 +221,31 @@ class FleetSource:
         return model
 
     def _units(self, snap: FleetSnapshot) -> dict[str, list[DescriptionEntry]]:
-        """Applications -> their Descriptions, grouped once per state commit."""
-        state, units = self._unit_index
-        if state != snap.state_commit or units is None:
+        """Applications -> their Descriptions, grouped once per read of the state."""
+        grouped, units = self._unit_index
+        if grouped is not snap.descriptions or units is None:
             units = views.units_of(snap.descriptions)
-            self._unit_index = (snap.state_commit, units)
+            self._unit_index = (snap.descriptions, units)
         return units
 
-    def _reader(self) -> StatusReader:
+    def _reader(self) -> LimitedReader:
         """One status reader for as long as the prefix stays (it parses each commit once)."""
         if self._status_reader is None or self._status_reader.branches != self.branches:
-            self._status_reader = StatusReader(self.git, branches=self.branches)
+            self._status_reader = LimitedReader(self.git, branches=self.branches)
         return self._status_reader
+
+    def _first_read(self) -> None:
+        """The first read in growing steps (gitfleet.dashboard.firstread), each published."""
+        names = firstread.cluster_names(self.git, self.branches, self._reader())
+        for only in firstread.steps(names):
+            self.fresh(only, len(names))
+        self.fresh()
 
     def _refresh(self) -> None:
         started = time.monotonic()
+        first = self._model[2] is None
         try:
-            self.fresh()
+            self._first_read() if first else self.fresh()
         except Exception as exc:   # the page keeps the last model; the log says why
             log(LOG, logging.WARNING, "dashboard: reading the fleet failed", error=repr(exc))
             with self._lock:
@@ -236,8 +257,11 @@ class FleetSource:
             ended = time.monotonic()
             with self._lock:
                 self._refreshing = False
-                # a big fleet's rebuild takes seconds: at most two thirds of a core go to it
-                self._next_start = ended + max(MIN_GAP, (ended - started) / 2)
+                self._rebuilt.notify_all()
+                # a rebuild that takes long leaves as long again (up to 2/3 of a core to it);
+                # the first read (every status parsed) is no measure of the rebuilds after it
+                self._next_start = ended + (MIN_GAP if first else
+                                            max(MIN_GAP, (ended - started) / 2))
             self._ready.set()
 
     def kept(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
