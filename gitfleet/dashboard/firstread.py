@@ -10,7 +10,7 @@ step's clusters), which keeps what it parsed for the next.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git
@@ -21,18 +21,25 @@ GROWTH = 10           # each step reads this many times more
 
 
 class LimitedReader(StatusReader):
-    """A StatusReader that reads only the status branches of `only` (None: all of them)."""
+    """A StatusReader that reads only the status branches of `only` (None: all of them), and
+    takes their tips from `listing` (every ref -> its commit, as the dashboard just listed them
+    to see whether anything moved) instead of listing 10,000 refs a second time."""
 
     only: frozenset[str] | None = None
+    listing: Mapping[str, str] | None = None
 
     def tips(self) -> dict[str, str]:
-        tips = super().tips()
+        tips = self.all_tips()
         if self.only is None:
             return tips
         return {name: sha for name, sha in tips.items() if name in self.only}
 
     def all_tips(self) -> dict[str, str]:
-        return super().tips()
+        if self.listing is None:
+            return super().tips()
+        prefix = self.branches.status("")
+        return {ref[len(prefix):]: sha for ref, sha in self.listing.items()
+                if ref.startswith(prefix)}
 
 
 def cluster_names(git: Git, branches: Branches, reader: LimitedReader) -> list[str]:

@@ -29,7 +29,6 @@ from gitfleet.dashboard.firstread import LimitedReader
 from gitfleet.fleetview.rows import View
 from gitfleet.fleetview.snapshot import (
     DescriptionEntry,
-    FleetSnapshot,
     branch_prefix,
     read_snapshot,
 )
@@ -70,6 +69,7 @@ class FleetSource:
         self.clock = clock
         self._lock = threading.Lock()
         self._refs: tuple[float, str] = (-1.0, "")
+        self._listing: tuple[str, dict[str, str]] = ("", {})   # digest -> the refs it digests
         self._stamp: tuple[int, ...] | None = None
         self._snap: tuple[str, Any] = ("", None)
         self._model: tuple[str, float, Model | None] = ("", -1.0, None)
@@ -83,7 +83,8 @@ class FleetSource:
         self._build = threading.Lock()     # one read and rebuild of the cells at a time
         self.cells = Cells()
         self._unit_index: tuple[list[DescriptionEntry] | None,
-                                dict[str, list[DescriptionEntry]] | None] = (None, None)
+                                dict[str, list[DescriptionEntry]] | None,
+                                dict[str, list[str]]] = (None, None, {})
 
     @property
     def prefix(self) -> str:
@@ -116,9 +117,14 @@ class FleetSource:
         out = self.git.run("for-each-ref", "--format=%(objectname) %(refname)",
                            f"refs/heads/{self.prefix}/", "refs/heads/main", "refs/heads/master")
         digest = hashlib.sha1(out).hexdigest()[:16]
+        listing = {}
+        for line in out.decode().splitlines():
+            sha, _, ref = line.partition(" ")
+            listing[ref] = sha
         with self._lock:
             self._refs = (now, digest)
             self._stamp = stamp
+            self._listing = (digest, listing)
         return digest
 
     def _ref_stamp(self) -> tuple[int, ...] | None:
@@ -203,12 +209,16 @@ class FleetSource:
             if snap is None or snap_version != version or snap.only != only:
                 reader = self._reader()
                 reader.only = only
+                with self._lock:
+                    listed, refs = self._listing
+                reader.listing = refs if listed == version else None
                 snap = read_snapshot(self.git, prefix=self.prefix, previous=snap,
                                      reader=reader, only=only)
             view = View(snap, now)
             cells = self.cells.update(view)
-            units = self._units(snap)
-        fleet = views.fleet(view, cells, units)
+            totals = self.cells.totals.snapshot()
+            units, errors = self._units(view)
+        fleet = views.fleet(view, cells, units, totals, errors)
         fleet["partial"] = {"read": len(only), "of": of} if only is not None else None
         etag = hashlib.sha1(f"{version} {fleet['signature']} {fleet['partial']}".encode()
                             ).hexdigest()[:16]
@@ -220,13 +230,17 @@ class FleetSource:
                 self._model = (version, now, model)
         return model
 
-    def _units(self, snap: FleetSnapshot) -> dict[str, list[DescriptionEntry]]:
-        """Applications -> their Descriptions, grouped once per read of the state."""
-        grouped, units = self._unit_index
+    def _units(self, view: View) -> tuple[dict[str, list[DescriptionEntry]],
+                                          dict[str, list[str]]]:
+        """Applications -> their Descriptions, and their render errors, found once per read
+        of the state."""
+        snap = view.snap
+        grouped, units, errors = self._unit_index
         if grouped is not snap.descriptions or units is None:
             units = views.units_of(snap.descriptions)
-            self._unit_index = (snap.descriptions, units)
-        return units
+            errors = {key: views.unit_errors(view, key, ds) for key, ds in units.items()}
+            self._unit_index = (snap.descriptions, units, errors)
+        return units, errors
 
     def _reader(self) -> LimitedReader:
         """One status reader for as long as the prefix stays (it parses each commit once)."""

@@ -142,7 +142,7 @@ def _commit_times(git: Git, shas: list[str]) -> dict[str, int]:
     present = [line.split()[0] for line in out.splitlines() if line.endswith(" commit")]
     if not present:
         return {}
-    log = git.run("show", "-s", "--no-walk=unsorted", "--format=%H %ct", *present).decode()
+    log = git.run("log", "--no-walk=unsorted", "--format=%H %ct", *present).decode()
     times = {}
     for line in log.splitlines():
         sha, _, ts = line.partition(" ")
@@ -252,7 +252,8 @@ def _read_state(git: Git, branches: Branches, snap: FleetSnapshot, state: str,
     """The state commit's files into `snap`; a file whose blobs `previous` parsed is not read
     or parsed again (blob ids never change meaning)."""
     snap.state_commit = state
-    message = git.run("show", "-s", "--format=%ct%n%B", state).decode()
+    # (`git log -1`, not `git show -s`: show diffs a root commit's whole tree, then hides it)
+    message = git.run("log", "-1", "--format=%ct%n%B", state).decode()
     first, _, body = message.partition("\n")
     snap.state_time = int(first) if first.isdigit() else None
     m = _TRAILER.search(body)

@@ -130,6 +130,12 @@ def test_a_status_commit_re_reads_one_status_branch_and_recomputes_one_row(
     tiles = [c["tiles"]["shop/web"]["word"] for c in late.fleet["clusters"]
              if c["name"] != "c3"]
     assert "Healthy" not in tiles                               # Unknown never shown Healthy
+    # the counts on top are kept by adding and taking away the recomputed rows
+    assert late.fleet["counts"]["conditions"] == {"Unknown": 5, "Ready": 1}
+    assert late.fleet["counts"]["tiles"] == {"Unknown": 5, "Healthy": 1}
+    assert late.fleet["apps"][0]["ready"] == "1/6"
+    assert first.fleet["counts"]["conditions"] == {"Ready": 6}     # an earlier model: as was
+    assert first.fleet["apps"][0]["ready"] == "6/6"
 
 
 def test_the_application_view_is_paged_and_its_totals_are_of_every_cluster(
