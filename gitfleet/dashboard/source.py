@@ -99,7 +99,7 @@ class FleetSource:
     def branches(self) -> Branches:
         return Branches(self.prefix)
 
-    def refs_version(self) -> str:
+    def refs_version(self, *, trusted: float = VERSION_TTL) -> str:
         """A digest of every gitfleet branch tip and the source branch. `for-each-ref` runs
         only when a ref file or folder changed since the last call (Git moves a ref by renaming
         a new file over it, which touches its folder): a 10,000-cluster fleet's 20,000 refs are
@@ -107,7 +107,7 @@ class FleetSource:
         now = time.monotonic()
         with self._lock:
             at, digest = self._refs
-            if now - at < VERSION_TTL and digest:
+            if now - at < trusted and digest:
                 return digest
         stamp = self._ref_stamp()
         with self._lock:
@@ -166,7 +166,9 @@ class FleetSource:
                 return self.fresh()
             self._ready.wait()          # the first read is under way (`warm`): share it
             return self.model()
-        due = self.refs_version() != cached_version or self.clock() >= model.next_flip
+        # the live check looks at the refs' folders every time (a stat of each: cheap)
+        version = self.refs_version(trusted=0.0 if wait > 0 else VERSION_TTL)
+        due = version != cached_version or self.clock() >= model.next_flip
         if due and time.monotonic() >= self._next_start:
             self.warm()
         if due and wait > 0:
