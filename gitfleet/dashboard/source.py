@@ -14,13 +14,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 from gitfleet.dashboard import firstread, views
@@ -114,8 +112,10 @@ class FleetSource:
             if stamp is not None and stamp == self._stamp and self._refs[1]:
                 self._refs = (now, self._refs[1])
                 return self._refs[1]
-        out = self.git.run("for-each-ref", "--format=%(objectname) %(refname)",
-                           f"refs/heads/{self.prefix}/", "refs/heads/main", "refs/heads/master")
+        b = self.branches       # what the views read (not the 10,000 cluster branches)
+        out = self.git.run("for-each-ref", "--format=%(objectname) %(refname)", b.state,
+                           b.fleet_status, b.status(""), b.registration(""),
+                           "refs/heads/main", "refs/heads/master")
         digest = hashlib.sha1(out).hexdigest()[:16]
         listing = {}
         for line in out.decode().splitlines():
@@ -128,28 +128,16 @@ class FleetSource:
         return digest
 
     def _ref_stamp(self) -> tuple[int, ...] | None:
-        """The modification times of the ref folders and packed-refs (None: cannot tell)."""
+        """The modification times of the folders of the refs `refs_version` lists, their
+        files outside folders, and packed-refs (None: cannot tell). Git moves a ref by renaming
+        a new file over it, which touches its folder: a stat per folder, not per ref."""
         try:
             root = self.git.git_dir()
-            stamps = []
-            for path in (root / "packed-refs", root / "refs" / "heads"):
-                stamps.append(path.stat().st_mtime_ns if path.exists() else 0)
-            folders = [root / "refs" / "heads" / self.prefix]
-            while folders:
-                folder = folders.pop()
-                if not folder.is_dir():
-                    continue
-                stamps.append(folder.stat().st_mtime_ns)
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        if entry.is_dir(follow_symlinks=False):
-                            folders.append(Path(entry.path))
-                        elif entry.name in ("main", "master"):
-                            stamps.append(entry.stat().st_mtime_ns)
-            for name in ("main", "master"):
-                ref = root / "refs" / "heads" / name
-                stamps.append(ref.stat().st_mtime_ns if ref.exists() else 0)
-            return tuple(stamps)
+            heads = root / "refs" / "heads"
+            mine = heads / self.prefix
+            paths = (root / "packed-refs", heads, mine, mine / "state", mine / "fleet-status",
+                     mine / "status", mine / "registrations", heads / "main", heads / "master")
+            return tuple(p.stat().st_mtime_ns if p.exists() else 0 for p in paths)
         except OSError:
             return None
 
@@ -252,7 +240,12 @@ class FleetSource:
 
     def _first_read(self) -> None:
         """The first read in growing steps (gitfleet.dashboard.firstread), each published."""
-        names = firstread.cluster_names(self.git, self.branches, self._reader())
+        reader = self._reader()
+        version = self.refs_version()
+        with self._lock:
+            listed, refs = self._listing
+        reader.listing = refs if listed == version else None
+        names = firstread.cluster_names(self.git, self.branches, reader)
         for only in firstread.steps(names):
             self.fresh(only, len(names))
         self.fresh()

@@ -223,8 +223,6 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
             setattr(snap, name, getattr(previous, name))
     elif state is not None:
         _read_state(git, branches, snap, state, previous)
-    shas = [d.source_commit for d in snap.descriptions]
-    shas.append(snap.source_commit)
     keys = _cluster_keys(git, source, snap, previous)
     view = _believed(git, branches, keys, reader)
     snap.statuses.update(view.statuses)
@@ -235,7 +233,9 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
             snap.status_warnings[name] = choice.warning
     snap.status_commits = {n: sha for n, sha in view.heads.items() if n in snap.statuses}
     snap.commit_times = snap.keep("times", (snap.state_commit, snap.only, source),
-                                  lambda: _commit_times(git, shas), previous)
+                                  lambda: _commit_times(git, [
+                                      *(d.source_commit for d in snap.descriptions),
+                                      snap.source_commit]), previous)
     snap.cluster_added = snap.keep("added", source, lambda: _cluster_added_times(
         git, source_ref), previous)
     registrations = git.refs(branches.registration(""))
@@ -358,29 +358,34 @@ def _parse_state_file(path: str, blobs: dict[str, bytes], sha: str,
 def _cluster_keys(git: Git, source: str | None, snap: FleetSnapshot,
                   previous: FleetSnapshot | None) -> dict[str, str]:
     """Each cluster's `spec.signingKey` line at the source commit (of `snap.only`'s clusters
-    when it is set); a ManagedCluster file whose blob was read before is not read again."""
+    when it is set): read once per source commit, and then only the ManagedCluster files whose
+    blob was not read before."""
     from gitfleet.registration.keys import cluster_of, key_in
 
-    if source is None:
-        return {}
-    listing = snap.keep("source-clusters", source, lambda: git.ls_tree(source, "clusters/"),
-                        previous)
-    files = {path: sha for path, sha in sorted(listing.items())
-             if (name := cluster_of(path)) is not None and (snap.only is None or
-                                                            name in snap.only)}
     found = previous.reused.get("key-blobs") if previous is not None else None
     known: dict[str, str] = found[1] if found is not None else {}
-    new = git.read_objects(sha for sha in files.values() if sha not in known)
-    lines = {sha: known[sha] if sha in known else key_in(path, new.get(sha, b"")).line
-             for path, sha in files.items()}
-    # kept: every blob read so far while the first pages fill in, then those in use
-    snap.reused["key-blobs"] = (None, {**known, **lines} if snap.only is not None else lines)
-    out = {}
-    for path, sha in files.items():
-        name = cluster_of(path)
-        if name is not None and lines[sha]:
-            out[name] = lines[sha]
-    return out
+    snap.reused["key-blobs"] = (None, known)
+
+    def read() -> dict[str, str]:
+        if source is None:
+            return {}
+        files = {path: sha for path, sha in sorted(git.ls_tree(source, "clusters/").items())
+                 if (name := cluster_of(path)) is not None and (snap.only is None or
+                                                                name in snap.only)}
+        new = git.read_objects(sha for sha in files.values() if sha not in known)
+        lines = {sha: known[sha] if sha in known else key_in(path, new.get(sha, b"")).line
+                 for path, sha in files.items()}
+        # kept: every blob read so far while the first pages fill in, then those in use
+        snap.reused["key-blobs"] = (None, {**known, **lines} if snap.only is not None
+                                    else lines)
+        out = {}
+        for path, sha in files.items():
+            name = cluster_of(path)
+            if name is not None and lines[sha]:
+                out[name] = lines[sha]
+        return out
+
+    return snap.keep("keys", (source, snap.only), read, previous)
 
 
 def _believed(git: Git, branches: Branches, keys: dict[str, str],
