@@ -20,7 +20,7 @@ from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, Branches
 from gitfleet.logs import log
 from gitfleet.model.settings import FleetSettings
 from gitfleet.state.git import Git
-from gitfleet.state.statusread import StatusReader, StatusView
+from gitfleet.state.statusread import StatusReader, StatusView, shards_at
 from gitfleet.wire.description import DescriptionHead, read_head
 from gitfleet.wire.evictions import EVICTIONS_FILE, EvictionTask, load_tasks
 from gitfleet.wire.rollouts import ROLLOUTS_FILE, RolloutRecord, read_rollouts
@@ -294,6 +294,8 @@ def _believed(git: Git, branches: Branches, source_ref: str | None,
     keys = cluster_keys(git, source_ref) if source_ref else {}
     reader = reader or StatusReader(git, branches=branches)
     reader.trust_lines({name: key.line for name, key in keys.items() if key.line})
+    if source_ref:      # the status repositories of fleet.yaml, fetched into this repo
+        reader.use_shards(shards_at(git, source_ref))
     return reader.read()
 
 

@@ -50,6 +50,9 @@ class StatusShards:
     """The fleet's status repositories (none: every status branch in the fleet repo)."""
 
     repositories: tuple[StatusRepository, ...] = ()
+    # cluster and labels -> agent URL: the hub asks for every cluster every round
+    _urls: dict[tuple[str, tuple[tuple[str, str], ...]], str] = field(
+        default_factory=dict, compare=False, repr=False)
 
     def __bool__(self) -> bool:
         return bool(self.repositories)
@@ -69,8 +72,14 @@ class StatusShards:
 
     def agent_url(self, cluster: str, labels: Mapping[str, str]) -> str:
         """`cluster.yaml: statusRepository` for `cluster` ("" when the fleet repo holds it)."""
-        repo = self.repository_of(cluster, labels)
-        return repo.agent_url(cluster) if repo is not None else ""
+        key = (cluster, tuple(sorted(labels.items())))
+        url = self._urls.get(key)
+        if url is None:
+            if len(self._urls) > 200_000:
+                self._urls.clear()
+            repo = self.repository_of(cluster, labels)
+            url = self._urls[key] = repo.agent_url(cluster) if repo is not None else ""
+        return url
 
 
 NO_SHARDS = StatusShards()
