@@ -14,14 +14,13 @@ the line).
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitfleet.model.selectors import matches_selector, selector_problems
+from gitfleet.model.selectors import matches_selector, selector_problems, unknown_fields
 
 CLUSTER_PLACEHOLDER = "{cluster}"
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
@@ -104,13 +103,8 @@ class _Check:
 
     def unknown(self, where: tuple[str | int, ...], doc: Mapping[Any, Any],
                 known: tuple[str, ...], what: str) -> None:
-        for key in doc:
-            if str(key) in known:
-                continue
-            near = difflib.get_close_matches(str(key), known, n=1)
-            hint = f"; did you mean `{near[0]}`?" if near else \
-                f" (known: {', '.join(f'`{k}`' for k in known)})"
-            self.add((*where, str(key)), f"`{key}` is not a field of {what}{hint}")
+        for path, message in unknown_fields(doc, known, what, where):
+            self.add(path, message)
 
 
 def check_status(doc: Any) -> list[ShardProblem]:
