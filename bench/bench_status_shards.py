@@ -10,6 +10,8 @@
 2. The hub's status read with N clusters over K status repositories (`file://`): the cold
    read (fetch everything), a quiet round, and a round in which M clusters moved: wall and CPU
    (this process and its reaped Git children), fetches, status files parsed, objects read.
+
+Refs are packed (`git pack-refs`), as on a served repository after `git gc`.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ def _branches(repo: Git, names: list[str], when: float) -> None:
         lines.append(f"update {Branches().status(name)} {sha}\n")
     repo.write_objects(objects)
     repo.run("update-ref", "--stdin", input="".join(lines).encode())
+    repo.run("pack-refs", "--all")      # as a served repository's refs are after `git gc`
 
 
 def _cpu() -> float:
@@ -127,6 +130,7 @@ def fold_rounds(tmp: Path, clusters: int, shards: int, moved: int) -> None:
               f"{reader.parsed - parsed:>7} {counted[0]:>13,}")
 
     one("cold")
+    hub.run("pack-refs", "--all")       # the copies, as `git gc --auto` leaves them
     one("quiet")
     for k, repo in enumerate(repos):
         _branches(repo, names[k::shards][:max(1, moved // shards)], 2000)

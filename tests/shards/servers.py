@@ -11,13 +11,17 @@ as docs/status-shards.md tells an operator to set them up, with an access log of
 
 from __future__ import annotations
 
-import os
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.githosts.servers import HTTP_BACKEND, _stop, _wait_port
+from tests.githosts.servers import (
+    HTTP_BACKEND,
+    _stop,
+    start_fcgiwrap,
+    start_nginx,
+    write_nginx_conf,
+)
 from tests.gitserver import free_port
 
 PREFIX = "refs/heads/gitfleet/status/"
@@ -77,38 +81,14 @@ class StatusHttp:
 
     def up(self) -> None:
         d = self.dir
-        (d / "tmp").mkdir(parents=True, exist_ok=True)
-        sock = d / "fcgi.sock"
-        sock.unlink(missing_ok=True)
-        self._fcgi = subprocess.Popen(["fcgiwrap", "-c", "4", "-s", f"unix:{sock}"],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                      start_new_session=True)
-        deadline = time.monotonic() + 10
-        while not sock.exists():
-            if time.monotonic() > deadline or self._fcgi.poll() is not None:
-                self.down()
-                raise RuntimeError("fcgiwrap did not start")
-            time.sleep(0.02)
+        self._fcgi = start_fcgiwrap(d / "fcgi.sock")
         push = [("http.receivepack", "true")]    # (no authentication here: any may push)
         own = [*push, ("transfer.hideRefs", "refs/"),
                ("transfer.hideRefs", f"!{PREFIX}$cluster")]
         hidden = [*push, ("transfer.hideRefs", PREFIX)]
-        user = "user root;" if os.geteuid() == 0 else ""
-        (d / "nginx.conf").write_text(f"""
-{user}
-daemon off;
-worker_processes 1;
-pid {d}/nginx.pid;
-error_log {d}/error.log warn;
-events {{ worker_connections 64; }}
-http {{
+        write_nginx_conf(d, f"""
   log_format bytes '$request_uri $status $bytes_sent $request_length';
   access_log {d}/access.log bytes;
-  client_body_temp_path {d}/tmp/body;
-  fastcgi_temp_path {d}/tmp/fastcgi;
-  proxy_temp_path {d}/tmp/proxy;
-  uwsgi_temp_path {d}/tmp/uwsgi;
-  scgi_temp_path {d}/tmp/scgi;
   server {{
     listen 127.0.0.1:{self.port};
     client_max_body_size 0;
@@ -116,15 +96,9 @@ http {{
 {self._location("^/own/(?<cluster>[a-z0-9][a-z0-9.-]*)(?<path>/.*)$", "$path", own)}
 {self._location("^/hidden/(?<cluster>[a-z0-9][a-z0-9.-]*)(?<path>/.*)$", "$path", hidden)}
   }}
-}}
 """)
-        log = d / "error.log"
-        self._nginx = subprocess.Popen(["nginx", "-p", str(d), "-e", str(log), "-c",
-                                        str(d / "nginx.conf")],
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                       start_new_session=True)
         try:
-            _wait_port(self.port, self._nginx, "nginx", log)
+            self._nginx = start_nginx(d, self.port)
         except BaseException:
             self.down()
             raise
