@@ -1,6 +1,13 @@
 """Change-to-applied at the defaults, before and after tip documents (issue 24 items 2 and 8).
 
     .venv/bin/python bench/bench_tips.py [--mode before|after|both] [--trials 5] [--idle 60]
+    .venv/bin/python bench/bench_tips.py --publish 10000
+    .venv/bin/python bench/bench_tips.py --serve 10
+
+`--publish N`: the hub's side alone at N clusters: the TipPublisher reactor signing and writing
+N documents (board and --tips-dir folder) on a first round, re-issuing one moved cluster, and a
+restarted hub finding its folder current. `--serve S`: the hub's listener (uvicorn, in process)
+answering conditional GETs of 1,000 documents (304) to 4 keep-alive clients for S seconds.
 
 Everything real, on 127.0.0.1: the worked example fleet in a bare repository behind
 `git daemon --verbose`, `gitfleet hub` (its defaults: fleet.yaml `intervals.fetch` 15s, signing
@@ -168,13 +175,91 @@ def run_mode(mode: str, trials: int, idle: float, work_dir: Path, rng: random.Ra
         daemon.down()
 
 
+def publish_cost(clusters: int) -> None:
+    from gitfleet.clock import SystemClock
+    from gitfleet.hub.tips import TipBoard, TipFolder, TipPublisher
+    from gitfleet.layout import Branches
+
+    heads = {f"c{i:05d}": f"{i:040x}" for i in range(clusters)}
+    moved = {**heads, "c00001": "f" * 40}
+    key = SigningKey.generate()
+    with tempfile.TemporaryDirectory(prefix="bench-tips-publish-") as folder:
+        def publisher() -> TipPublisher:
+            return TipPublisher(None, SystemClock(), key=key,  # type: ignore[arg-type]
+                                board=TipBoard(), folder=TipFolder(Path(folder)))
+
+        first = publisher()
+        for label, run, what in (("first round", first, heads), ("one moved", first, moved),
+                                 ("restarted hub", publisher(), moved)):
+            wall, cpu, issued = time.monotonic(), time.process_time(), run.issued
+            run.publish(what, state="a" * 40, ref=Branches().cluster)
+            print(f"{clusters} clusters, {label}: wall {time.monotonic() - wall:.2f} s, "
+                  f"CPU {time.process_time() - cpu:.2f} s, signed {run.issued - issued}")
+    print(f"load average {os.getloadavg()[0]:.2f}")
+
+
+def serve_rate(seconds: float) -> None:
+    import http.client
+    import threading
+
+    from gitfleet.hub.metrics import Metrics
+    from gitfleet.hub.tips import Published, TipBoard, etag_of
+    from gitfleet.hub.tipserver import tips_app
+    from gitfleet.hub.triggers import Wakeup
+    from gitfleet.hub.webhook import HubServer
+
+    board = TipBoard()
+    for i in range(1000):
+        body = b"x" * 600
+        board.put(f"c{i:04d}", Published("a" * 40, body, etag_of(body + bytes([i % 256]))))
+    server = HubServer("127.0.0.1", 0, wake=Wakeup(), metrics=Metrics(),
+                       tips=tips_app(board, max_wait=25, slots=8))
+    server.start()
+    answered, end = [0] * 4, time.monotonic() + seconds
+
+    def client(k: int) -> None:
+        conn = http.client.HTTPConnection(*server.address, timeout=10)
+        i = k
+        while time.monotonic() < end:
+            name = f"c{i % 1000:04d}"
+            doc = board.get(name)
+            assert doc is not None
+            conn.request("GET", f"/tips/{name}.json", headers={"If-None-Match": doc.etag})
+            response = conn.getresponse()
+            response.read()
+            assert response.status == 304, response.status
+            answered[k] += 1
+            i += 7
+
+    cpu = time.process_time()
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    server.stop()
+    print(f"{sum(answered) / seconds:.0f} conditional GETs a second (304), CPU "
+          f"{time.process_time() - cpu:.1f} s in {seconds:.0f} s for server and clients "
+          f"together, load average {os.getloadavg()[0]:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mode", choices=["before", "after", "both"], default="both")
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--seed", type=int, default=24)
+    parser.add_argument("--serve", type=float, metavar="SECONDS",
+                        help="measure only the hub listener's rate of 304 answers")
+    parser.add_argument("--publish", type=int, metavar="N",
+                        help="measure only the hub's publishing at N clusters")
     args = parser.parse_args()
+    if args.serve:
+        serve_rate(args.serve)
+        return
+    if args.publish:
+        publish_cost(args.publish)
+        return
     rng = random.Random(args.seed)
     modes = ["before", "after"] if args.mode == "both" else [args.mode]
     wall0, cpu0 = time.monotonic(), time.process_time()

@@ -238,6 +238,8 @@ def make_agent(tmp_path: Path) -> Iterator[Callable[..., Agent]]:
              workdir: Path | None = None, **settings: Any) -> Agent:
         settings.setdefault("interval", 1.0)
         settings.setdefault("progress_interval", 0.1)
+        # heartbeats exactly every interval (no phase, no jitter) unless a test asks for them
+        settings.setdefault("heartbeat_jitter", 0.0)
         agent = Agent(
             AgentSettings(repo_url=remote.url, cluster=cluster,
                           workdir=workdir or tmp_path / f"agent-{cluster}-{len(made)}",

@@ -10,6 +10,7 @@ server). Time comes from an injected clock so heartbeats run in virtual time in 
 from __future__ import annotations
 
 import logging
+import math
 import random
 import threading
 from collections import Counter
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from gitfleet.agent.beats import HeartbeatSchedule
 from gitfleet.agent.changes import DriftFound, ObjectResult, SyncReport
 from gitfleet.agent.clusterbranch import ClusterBranch
 from gitfleet.agent.desired import DesiredState
@@ -35,13 +37,16 @@ from gitfleet.errors import GitfleetError, InputError, TransientError
 from gitfleet.kube.client import KubeClient
 from gitfleet.kube.errors import ApiError, Unreachable
 from gitfleet.layout import PUSHED_MODES, Branches
+from gitfleet.lifecycle.judgement import HEARTBEAT_GRACE
 from gitfleet.logs import log
+from gitfleet.model.heartbeats import DEFAULT_JITTER, MIN_INTERVAL, default_tolerance
 from gitfleet.registration import applicant
 from gitfleet.registration.request import Answer, Request
 from gitfleet.secrets.keyring import AGE_KEY_SECRET, Keyring
 from gitfleet.state.git import Git, init_repo
 from gitfleet.state.signing import SigningKey, TrustedKeys, Verdict
 from gitfleet.state.transport import GitTransport
+from gitfleet.wire.heartbeat import HeartbeatTiming
 from gitfleet.wire.status import (
     HUB_WORKER_VERSION,
     ClusterStatus,
@@ -68,7 +73,10 @@ class AgentSettings:
     workdir: Path
     branch_prefix: str = "gitfleet"
     interval: float = 10.0
-    heartbeat_interval: float = 60.0
+    # None: the fleet's (cluster.yaml `agent:`; FALLBACK_HEARTBEAT before the first cluster
+    # branch); a number overrides the fleet's (see docs/heartbeats.md)
+    heartbeat_interval: float | None = None
+    heartbeat_jitter: float = DEFAULT_JITTER
     collect_interval: float = 15.0  # metrics of autoscaled workloads (gitfleet.agent.metrics)
     progress_interval: float = 1.0
     recovery: bool = False
@@ -180,7 +188,9 @@ class Agent:
         self._status_retry = Retry(settings.git_backoff)
         self._kube_failures = 0
         self._next_fetch = 0.0
-        self._next_heartbeat = 0.0
+        self._beat = HeartbeatSchedule(self.rng)
+        self._timing = self._own_timing() or HeartbeatTiming(
+            MIN_INTERVAL, settings.heartbeat_jitter, default_tolerance(MIN_INTERVAL))
         self._next_registration = 0.0
         self._next_collect = 0.0
         self._metrics: bytes | None = None  # metrics.yaml to write (None: keep the branch's)
@@ -192,6 +202,7 @@ class Agent:
         self.refused = ""
         self._logged_commit = ""
         self._logged_refusal = ""
+        self._logged_errors = ""   # the cluster commit whose read errors were logged
         self._logged_drift: set[str] = set()
         self._logged_failures: dict[str, str] = {}
         self._delegated = False   # the last sync was left to the hub (Push/Dual + AppPusher)
@@ -218,10 +229,14 @@ class Agent:
         desired = self.branch.read(commit) if commit and not refused else None
         if desired is not None:
             self._follow_status_place(desired)
-        heartbeat_due = now >= self._next_heartbeat and self.settings.own_heartbeat
-        if heartbeat_due:
+            self._timing = self._own_timing() or desired.heartbeat or self._timing
+            if desired.errors and desired.cluster_commit != self._logged_errors:
+                log(LOG, logging.WARNING, "cluster branch read with errors; nothing pruned "
+                    "for them", cluster=self.settings.cluster, errors="; ".join(desired.errors))
+            self._logged_errors = desired.cluster_commit
+        if self._beat.due(now) and self.settings.own_heartbeat:
             self._heartbeat = self._collect_heartbeat(now, out)
-            self._next_heartbeat = now + self.settings.heartbeat_interval
+            self._beat.sent_at(now, self._timing)
         if desired is not None and now >= self._next_collect:
             self._metrics = self._collect_metrics(desired, now, out)
             self._next_collect = now + self.settings.collect_interval
@@ -314,6 +329,15 @@ class Agent:
             log(LOG, level, f"registration {answer.result}", cluster=self.settings.cluster,
                 message=answer.message)
 
+    def _own_timing(self) -> HeartbeatTiming | None:
+        """The timing `--heartbeat-interval` sets over the fleet's: its cluster is judged by
+        the old rule, HEARTBEAT_GRACE of its intervals."""
+        interval = self.settings.heartbeat_interval
+        if interval is None:
+            return None
+        return HeartbeatTiming(interval, self.settings.heartbeat_jitter,
+                               HEARTBEAT_GRACE * interval)
+
     def _collect_heartbeat(self, now: float, out: StepOutcome) -> Heartbeat:
         heartbeat = self._facts_heartbeat(now, out)
         if self.settings.push_worker:   # said so, for people and for the hub's registry
@@ -321,7 +345,8 @@ class Agent:
         return heartbeat
 
     def _facts_heartbeat(self, now: float, out: StepOutcome) -> Heartbeat:
-        interval = int(self.settings.heartbeat_interval)
+        interval = max(1, round(self._timing.interval))
+        tolerance = math.ceil(self._timing.tolerance)
         try:
             facts = self.kube.facts()
         except (Unreachable, ApiError) as exc:
@@ -329,8 +354,10 @@ class Agent:
             previous = self._heartbeat
             base = previous or Heartbeat(time="", interval_seconds=interval)
             return replace(base, time=isoformat(now), healthz=False, livez=False, readyz=False,
-                           app_pusher=self.settings.app_pusher)
+                           app_pusher=self.settings.app_pusher, interval_seconds=interval,
+                           tolerance_seconds=tolerance)
         return build_heartbeat(time=isoformat(now), interval_seconds=interval,
+                               tolerance_seconds=tolerance,
                                version=facts.version, healthz=facts.healthz, livez=facts.livez,
                                readyz=facts.readyz, nodes=facts.nodes, pods=facts.pods,
                                cluster_id=facts.cluster_id, app_pusher=self.settings.app_pusher,
@@ -539,7 +566,8 @@ class Agent:
             delay = min(delay, max(0.0, self._next_fetch - now))
         if self._status_retry.failures:
             delay = min(delay, self._status_retry.wait(now))
-        delay = min(delay, max(0.0, self._next_heartbeat - now))
+        if self.settings.own_heartbeat:
+            delay = min(delay, max(0.0, self._beat.next - now))
         if self._metrics:
             delay = min(delay, max(0.0, self._next_collect - now))
         return max(delay, 0.0)

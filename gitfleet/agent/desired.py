@@ -31,6 +31,7 @@ from gitfleet.health.conventions import PROGRESS_TIMEOUT_ANNOTATION
 from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.secrets.detect import is_sops
 from gitfleet.wire.description import DescriptionFile, read_description
+from gitfleet.wire.heartbeat import AGENT_KEY, HeartbeatTiming
 from gitfleet.wire.objectref import ObjectRef
 
 CLUSTER_FILE = "cluster.yaml"
@@ -86,6 +87,7 @@ class DesiredState:
     sync_mode: str = "Pull"
     ignore_differences: tuple[Any, ...] = ()  # cluster.yaml's entries (gitfleet.agent.ignore)
     health_rules: HealthRules = NO_RULES        # cluster.yaml's healthRules (gitfleet.health)
+    heartbeat: HeartbeatTiming | None = None    # cluster.yaml's `agent:` (fleet.yaml heartbeat)
     status_repository: str = ""   # cluster.yaml's statusRepository ("": the fleet repo)
 
     @property
@@ -131,6 +133,7 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
     sync_mode = "Pull"
     ignore_differences: tuple[Any, ...] = ()
     health_rules = NO_RULES
+    heartbeat: HeartbeatTiming | None = None
     status_repository = ""
     errors: list[str] = []
     if CLUSTER_FILE in files:
@@ -144,6 +147,8 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
                 health_rules = HealthRules.from_list(
                     cluster_doc.get("healthRules"),
                     parse_duration(timeout) if timeout else NO_RULES.progress_timeout)
+                if AGENT_KEY in cluster_doc:
+                    heartbeat = HeartbeatTiming.from_cluster(cluster_doc[AGENT_KEY])
         except InputError as exc:  # said like any broken file; the Descriptions still apply
             errors.append(str(exc))
         except ValueError as exc:  # rules the hub validated, but this agent cannot compile
@@ -218,7 +223,7 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
                         source_commit=source_commit, descriptions=descriptions, objects=objects,
                         errors=tuple(errors), sync_mode=sync_mode,
                         ignore_differences=ignore_differences, health_rules=health_rules,
-                        status_repository=status_repository)
+                        heartbeat=heartbeat, status_repository=status_repository)
 
 
 def _mark_hooks(objects: dict[str, DesiredObject], keys: Sequence[str]) -> None:

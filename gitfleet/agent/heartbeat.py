@@ -90,7 +90,8 @@ def pod_requests(pod: Mapping[str, Any]) -> dict[str, Decimal]:
     return {name: Decimal(q.numerator) / Decimal(q.denominator) for name, q in requests.items()}
 
 
-def build_heartbeat(*, time: str, interval_seconds: int, version: Mapping[str, Any],
+def build_heartbeat(*, time: str, interval_seconds: int, tolerance_seconds: int = 0,
+                    version: Mapping[str, Any],
                     healthz: bool, livez: bool, readyz: bool,
                     nodes: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]],
                     cluster_id: str, app_pusher: bool,
@@ -103,7 +104,8 @@ def build_heartbeat(*, time: str, interval_seconds: int, version: Mapping[str, A
     requested = _sum(pod_requests(p) for p in holding)
     requested["pods"] = Decimal(len(holding))
     return Heartbeat(
-        time=time, interval_seconds=interval_seconds, cluster_id=cluster_id,
+        time=time, interval_seconds=interval_seconds, tolerance_seconds=tolerance_seconds,
+        cluster_id=cluster_id,
         kubernetes_version=str(version.get("gitVersion", "")), agent_version=__version__,
         platform=str(version.get("platform", "")), healthz=healthz, livez=livez, readyz=readyz,
         nodes_ready=ready, nodes_not_ready=len(node_list) - ready,

@@ -69,8 +69,9 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--feature-gates", type=feature_gates, default={},
                    help="e.g. Recovery=true,AppPusher=true")
     p.add_argument("--interval", type=duration_arg, default=10.0, help="sync interval (10s)")
-    p.add_argument("--heartbeat-interval", type=duration_arg, default=60.0,
-                   help="heartbeat interval (60s)")
+    p.add_argument("--heartbeat-interval", type=duration_arg, default=None,
+                   help="heartbeat interval over the fleet's (default: fleet.yaml heartbeat, "
+                        "shipped in cluster.yaml; 60s before the first cluster branch)")
     p.add_argument("--collect-interval", type=duration_arg, default=15.0,
                    help="how often the usage of autoscaled workloads is reported (15s)")
     p.add_argument("--progress-interval", type=duration_arg, default=1.0,

@@ -147,7 +147,7 @@ def add_parser(subparsers: Any) -> None:
                       help="each push worker's round (default 10s)")
     push.add_argument("--push-heartbeat-interval", type=duration_arg,
                       default=PushSettings.heartbeat_interval,
-                      help="heartbeats of agentless clusters (default 60s)")
+                      help="heartbeats of agentless clusters (default: fleet.yaml heartbeat)")
     p.set_defaults(run=run)
 
 

@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from gitfleet.dashboard import history, views
+from gitfleet.dashboard.query import Query
 from gitfleet.dashboard.source import FleetSource, NotReady
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -51,11 +52,6 @@ def labels_match(text: str) -> Callable[[dict[str, str]], bool] | None:
         raise ValueError(f"not a label selector: {text!r} ({exc})") from None
 
 
-def _int(request: Request, name: str, default: int) -> int:
-    text = request.query_params.get(name, "")
-    return int(text) if text.isdigit() else default
-
-
 class Api:
     """The JSON answers, computed off the event loop and tagged with the model's version."""
 
@@ -63,10 +59,12 @@ class Api:
         self.source = source
 
     def fleet(self, request: Request) -> tuple[str, Any]:
+        q = Query(request.query_params, ("q", "l", "since", "offset", "limit"))
+        match = labels_match(q.text("l"))
+        since = q.text("since").strip()
+        offset = q.integer("offset", 0)
+        limit = q.integer("limit", views.PAGE, lowest=1, highest=views.MAX_PAGE)
         m = self.source.current()
-        q = request.query_params
-        match = labels_match(q.get("l", ""))
-        since = q.get("since", "").strip()
         only = None
         changed: dict[str, list[str]] = {}
         if since:
@@ -76,21 +74,22 @@ class Api:
             changed = self.source.kept(("changed", since, state), lambda: history.changed_clusters(
                 self.source.git, since, state))
             only = set(changed)
-        page = views.fleet_page(m.fleet, query=q.get("q", ""), match=match, only=only,
-                                offset=_int(request, "offset", 0),
-                                limit=_int(request, "limit", views.PAGE))
+        page = views.fleet_page(m.fleet, now=self.source.clock(), query=q.text("q"),
+                                match=match, only=only, offset=offset, limit=limit)
         page["changed"] = {c["name"]: changed.get(c["name"], []) for c in page["clusters"]
                            } if since else {}
         return m.etag, page
 
     def cluster(self, request: Request) -> tuple[str, Any]:
+        Query(request.query_params, ())
         m = self.source.current()
         name = request.path_params["name"]
         data = self.source.kept(("cluster", m.etag, name), lambda: views.cluster(
-            m.view, m.fleet, name, m.index))
+            m.view, m.cells.get(name), name))
         if data is None:
             raise LookupError(f"no cluster {name!r}")
-        data = dict(data)
+        data = {**data, "now": self.source.clock()}
+        data["heartbeatAgeSeconds"] = views.aged(data, data["now"])["heartbeatAgeSeconds"]
         ref = self.source.branches.status(name)
         head = self.source.git.resolve(ref) or ""
         data["history"] = self.source.kept(("status", head), lambda: history.status_log(
@@ -98,13 +97,17 @@ class Api:
         return m.etag, data
 
     def app(self, request: Request) -> tuple[str, Any]:
+        q = Query(request.query_params, ("q", "offset", "limit"))
+        offset = q.integer("offset", 0)
+        limit = q.integer("limit", views.PAGE, lowest=1, highest=views.MAX_PAGE)
         m = self.source.current()
         key = f"{request.path_params['namespace']}/{request.path_params['name']}"
-        data = self.source.kept(("app", m.etag, key), lambda: views.app(
-            m.view, m.fleet, key, m.index))     # one build per model and application
-        if data is None:
+        full = self.source.kept(("app", m.etag, key), lambda: views.app(
+            m.view, m.fleet, key, m.cells, m.units))     # one build per model and application
+        if full is None:
             raise LookupError(f"no application {key!r}")
-        data = {**data, "autoscalers": [dict(a) for a in data["autoscalers"]]}
+        data = views.app_page(full, query=q.text("q"), offset=offset, limit=limit)
+        data["autoscalers"] = [dict(a) for a in data["autoscalers"]]
         ref = self.source.branches.fleet_status
         head = self.source.git.resolve(ref) or ""
         for a in data["autoscalers"]:
@@ -118,17 +121,19 @@ class Api:
         return self.source.kept(("fhpa", head, path), read)
 
     def history(self, request: Request) -> tuple[str, Any]:
+        q = Query(request.query_params, ("offset", "limit"))
+        offset = q.integer("offset", 0)
+        limit = q.integer("limit", 50, lowest=1, highest=200)
         m = self.source.current()
         state = m.view.snap.state_commit or ""
-        offset, limit = _int(request, "offset", 0), min(_int(request, "limit", 50), 200)
         rows = self.source.kept(("log", state, offset, limit), lambda: history.state_log(
             self.source.git, state, offset=offset, limit=limit)) if state else []
         return m.etag, {"commits": rows, "offset": offset, "limit": limit,
                         "clusters": [c["name"] for c in m.fleet["clusters"]]}
 
     def diff(self, request: Request) -> tuple[str, Any]:
-        q = request.query_params
-        a, b, name = q.get("a", ""), q.get("b", ""), q.get("cluster", "")
+        q = Query(request.query_params, ("a", "b", "cluster"))
+        a, b, name = q.text("a"), q.text("b"), q.text("cluster")
         git = self.source.git
         full = []
         for sha in (a, b):
@@ -144,6 +149,7 @@ class Api:
             "a": full[0], "b": full[1], "cluster": name, "objects": objects}
 
     def version(self, request: Request) -> tuple[str, Any]:
+        Query(request.query_params, ())
         m = self.source.current()
         return m.etag, {"etag": m.etag, "stateCommit": m.view.snap.state_commit or ""}
 

@@ -49,13 +49,13 @@ def export(source: FleetSource) -> dict[str, bytes]:
     put("meta", {"stateCommit": m.view.snap.state_commit or "",
                  "generated": isoformat(time.time())})
     for c in m.fleet["clusters"]:
-        data = views.cluster(m.view, m.fleet, c["name"], m.index)
+        data = views.cluster(m.view, m.cells.get(c["name"]), c["name"])
         if data is not None:
             head = source.git.resolve(source.branches.status(c["name"]))
             data["history"] = history.status_log(source.git, head) if head else []
             put(f"cluster/{c['name']}", data)
     for a in m.fleet["apps"]:
-        data = views.app(m.view, m.fleet, a["key"], m.index)
+        data = views.app(m.view, m.fleet, a["key"], m.cells, m.units)
         if data is not None:
             put(f"app/{a['key']}", data)
     state = m.view.snap.state_commit

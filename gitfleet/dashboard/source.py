@@ -23,12 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from gitfleet.clock import parse_iso
 from gitfleet.dashboard import views
+from gitfleet.dashboard.cells import Cell, Cells
 from gitfleet.fleetview.rows import View
-from gitfleet.fleetview.snapshot import branch_prefix, read_snapshot
+from gitfleet.fleetview.snapshot import (
+    DescriptionEntry,
+    FleetSnapshot,
+    branch_prefix,
+    read_snapshot,
+)
 from gitfleet.layout import Branches
-from gitfleet.lifecycle.judgement import HEARTBEAT_GRACE
 from gitfleet.logs import log
 from gitfleet.state.git import Git
 from gitfleet.state.statusread import StatusReader
@@ -46,12 +50,13 @@ class NotReady(Exception):
 
 @dataclass(frozen=True)
 class Model:
-    """Everything the views show at one instant: the snapshot's rows, indexed."""
+    """Everything the views show at one instant: the snapshot, its rows per cluster."""
 
     etag: str
     view: View
     fleet: dict[str, Any]
-    index: views.Index
+    cells: dict[str, Cell]                          # cluster -> its kept row and tiles
+    units: dict[str, list[DescriptionEntry]]        # application -> its Descriptions
     next_flip: float       # when a cluster's readiness next changes by the clock alone
 
 
@@ -74,6 +79,10 @@ class FleetSource:
         self._error = ""                   # why the last background read failed
         self._status_reader: StatusReader | None = None
         self._ready = threading.Event()    # set once the first background read ended
+        self._build = threading.Lock()     # one rebuild of the cells at a time
+        self.cells = Cells()
+        self._unit_index: tuple[str | None, dict[str, list[DescriptionEntry]] | None] = \
+            (None, None)
 
     @property
     def prefix(self) -> str:
@@ -185,16 +194,26 @@ class FleetSource:
             snap = read_snapshot(self.git, prefix=self.prefix, previous=snap,
                                  reader=self._reader())
         view = View(snap, now)
-        index = views.Index(view)
-        fleet = views.fleet(view, index)
-        index.drift, index.evictions, index.units   # noqa: B018 - built here, not per request
+        with self._build:
+            cells = self.cells.update(view)
+            units = self._units(snap)
+        fleet = views.fleet(view, cells, units)
         etag = hashlib.sha1(f"{version} {fleet['signature']}".encode()).hexdigest()[:16]
-        model = Model(etag, view, fleet, index, _next_flip(snap.status_docs, now))
+        model = Model(etag, view, fleet, cells, units,
+                      min((c.until for c in cells.values()), default=math.inf))
         with self._lock:
             self._snap = (version, snap)
             if now >= self._model[1]:
                 self._model = (version, now, model)
         return model
+
+    def _units(self, snap: FleetSnapshot) -> dict[str, list[DescriptionEntry]]:
+        """Applications -> their Descriptions, grouped once per state commit."""
+        state, units = self._unit_index
+        if state != snap.state_commit or units is None:
+            units = views.units_of(snap.descriptions)
+            self._unit_index = (snap.state_commit, units)
+        return units
 
     def _reader(self) -> StatusReader:
         """One status reader for as long as the prefix stays (it parses each commit once)."""
@@ -234,18 +253,3 @@ class FleetSource:
                 self._kept.popitem(last=False)
         return value
 
-
-def _next_flip(docs: dict[str, dict[str, Any]], now: float) -> float:
-    """The first instant after `now` at which a heartbeat expires (its cluster turns Unknown:
-    HEARTBEAT_GRACE intervals after it was written), or infinity."""
-    flips = []
-    for doc in docs.values():
-        hb = (doc or {}).get("heartbeat") or {}
-        try:
-            expires = parse_iso(str(hb.get("time", ""))) + HEARTBEAT_GRACE * max(
-                float(hb.get("intervalSeconds") or 0), 1.0)
-        except (TypeError, ValueError):
-            continue
-        if expires > now:
-            flips.append(expires)
-    return min(flips, default=math.inf)

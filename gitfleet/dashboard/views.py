@@ -10,100 +10,18 @@ as Healthy.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cached_property
 from typing import Any
 
-from gitfleet.fleetview.rows import (
-    RENDER_ERROR,
-    View,
-    cluster_rows,
-    drift_rows,
-    eviction_rows,
-)
+from gitfleet.clock import parse_iso
+from gitfleet.dashboard.cells import Cell, unit_key
+from gitfleet.fleetview.rows import RENDER_ERROR, View, drift_rows, eviction_rows
 from gitfleet.fleetview.snapshot import DescriptionEntry
 from gitfleet.fleetview.summary import worst_phase
-from gitfleet.wire.rollouts import RolloutRecord, iso
+from gitfleet.wire.rollouts import RolloutRecord, State, iso
+from gitfleet.wire.status import ObjectStatus
 
-HEALTH_ORDER = ("Degraded", "Unknown", "Progressing", "Suspended", "Healthy")   # Argo's
 PAGE = 50
-
-
-def unit_key(d: DescriptionEntry) -> str:
-    return f"{d.namespace}/{d.name.removesuffix('@helm')}"
-
-
-def _health(objects: list[dict[str, Any]]) -> str:
-    found = {str(o.get("health", "Unknown")) for o in objects}
-    return next((h for h in HEALTH_ORDER if h in found), "Healthy")
-
-
-class Index:
-    """What the views look up, built once per view: the status documents' Descriptions by
-    (cluster, key) (the grid looks up 100,000 tiles, never scanning a status document twice),
-    and `gitfleet get`'s cluster, drift and eviction rows by cluster."""
-
-    def __init__(self, view: View) -> None:
-        self.view = view
-        self.status: dict[tuple[str, str], dict[str, Any]] = {}
-        for cluster, doc in view.snap.status_docs.items():
-            for ds in (doc or {}).get("descriptions") or []:
-                if isinstance(ds, dict):
-                    self.status[(cluster, f"{ds.get('namespace', '')}/{ds.get('name', '')}")] = ds
-
-    @cached_property
-    def rows(self) -> dict[str, dict[str, Any]]:
-        return {r["name"]: r for r in cluster_rows(self.view)}
-
-    @cached_property
-    def drift(self) -> dict[str, list[dict[str, Any]]]:
-        return _by_cluster(drift_rows(self.view))
-
-    @cached_property
-    def evictions(self) -> dict[str, list[dict[str, Any]]]:
-        return _by_cluster(eviction_rows(self.view))
-
-    @cached_property
-    def units(self) -> dict[str, list[DescriptionEntry]]:
-        out: dict[str, list[DescriptionEntry]] = {}
-        for d in self.view.snap.descriptions:
-            out.setdefault(unit_key(d), []).append(d)
-        return out
-
-
-def _by_cluster(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
-        out.setdefault(r["cluster"], []).append(r)
-    return out
-
-
-def _replicas(ds: dict[str, Any]) -> tuple[int, int]:
-    ready = available = 0
-    for obj in ds.get("objects") or []:
-        values = obj.get("status") if isinstance(obj.get("status"), dict) else obj
-        if isinstance(values.get("readyReplicas"), int):
-            ready += values["readyReplicas"]
-        if isinstance(values.get("availableReplicas"), int):
-            available += values["availableReplicas"]
-    return ready, available
-
-
-def tile(view: View, d: DescriptionEntry, index: Index | None = None) -> dict[str, Any]:
-    phase, message = view.phase(d)
-    if d.render_errors:
-        phase, message = RENDER_ERROR, "; ".join(d.render_errors)
-    status = (index or Index(view)).status.get((d.cluster, d.key)) or {}
-    health = _health(list(status.get("objects") or [])) if status else "Unknown"
-    if phase in ("Unknown", "Pending"):
-        health = "Unknown"
-    word = health if phase == "Success" else phase
-    return {"phase": phase, "health": health, "word": word, "message": message}
-
-
-def _worst(tiles: list[dict[str, Any]]) -> dict[str, Any]:
-    order = (RENDER_ERROR, "Failure", "Degraded", "Unknown", "Progressing", "Installing",
-             "Waiting", "Pending", "Suspended", "Healthy")
-    return min(tiles, key=lambda t: order.index(t["word"]) if t["word"] in order else 0)
+MAX_PAGE = 500
 
 
 def unit_errors(view: View, key: str, ds: list[DescriptionEntry]) -> list[str]:
@@ -121,44 +39,32 @@ def unit_errors(view: View, key: str, ds: list[DescriptionEntry]) -> list[str]:
     return errors
 
 
-def fleet(view: View, index: Index | None = None) -> dict[str, Any]:
-    """The grid's data for every cluster (pages are cut from it per request), in one pass."""
+def fleet(view: View, cells: dict[str, Cell],
+          units: dict[str, list[DescriptionEntry]]) -> dict[str, Any]:
+    """The grid's data for every cluster (pages are cut from it per request), from the kept
+    cells: nothing here looks at a status document."""
     snap = view.snap
-    index = index or Index(view)
-    units: dict[str, list[DescriptionEntry]] = {}
-    per_cluster: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    unit_phases: dict[str, list[str]] = {}
-    for d in snap.descriptions:
-        key = unit_key(d)
-        units.setdefault(key, []).append(d)
-        t = tile(view, d, index)
-        per_cluster.setdefault(d.cluster, {}).setdefault(key, []).append(t)
-        unit_phases.setdefault(key, []).append(t["phase"])
+    unit_phases: dict[str, list[str]] = {key: [] for key in units}
+    clusters = []
+    tile_counts: dict[str, int] = {}
+    condition_counts: dict[str, int] = {}
+    for cell in cells.values():
+        entry = cell.entry
+        condition_counts[entry["condition"]] = condition_counts.get(entry["condition"], 0) + 1
+        for d_key, f in cell.folders.items():
+            unit_phases.setdefault(unit_key_of(d_key), []).append(f["phase"])
+        for t in entry["tiles"].values():
+            tile_counts[t["word"]] = tile_counts.get(t["word"], 0) + 1
+        clusters.append(entry)
     apps = []
     for key, ds in sorted(units.items()):
-        phases = unit_phases[key]
+        phases = unit_phases.get(key, [])
         failed = unit_errors(view, key, ds)
         ns, _, name = key.partition("/")
         apps.append({"key": key, "namespace": ns, "name": name,
                      "kind": ds[0].source.get("kind", ""),
                      "phase": RENDER_ERROR if failed else worst_phase(phases),
                      "ready": f"{phases.count('Success')}/{len(phases)}"})
-    clusters = []
-    tile_counts: dict[str, int] = {}
-    condition_counts: dict[str, int] = {}
-    for row in index.rows.values():
-        condition = _condition(row)
-        condition_counts[condition] = condition_counts.get(condition, 0) + 1
-        tiles = {}
-        for key, found in per_cluster.get(row["name"], {}).items():
-            t = _worst(found)
-            tiles[key] = t
-            tile_counts[t["word"]] = tile_counts.get(t["word"], 0) + 1
-        clusters.append({
-            "name": row["name"], "condition": condition, "reason": row["reason"],
-            "labels": row["labels"], "heartbeatAgeSeconds": row["heartbeatAgeSeconds"],
-            "sync": row["sync"], "taints": row["taints"], "tiles": tiles,
-        })
     errors = [{"file": str(e.get("path", "")), "line": e.get("line"),
                "object": str(e.get("object", "")), "unit": str(e.get("subscription", "")),
                "message": str(e.get("message", ""))} for e in snap.errors]
@@ -173,17 +79,30 @@ def fleet(view: View, index: Index | None = None) -> dict[str, Any]:
     }
 
 
-def _condition(row: dict[str, Any]) -> str:
-    """Ready only when the hub would say so; a cluster waiting for approval is Pending."""
-    if not row["inState"]:
-        return "Pending" if row["ready"] == "Pending" else "NotInFleet"
-    condition = str(row["condition"] or "Unknown")
-    if row["ready"] != "True" and condition == "Ready":
-        return "NotReady"
-    return condition
+def unit_key_of(folder: str) -> str:
+    """A Description folder's (`ns/name`, `ns/chart@helm`) application key."""
+    return folder.removesuffix("@helm")
 
 
-def fleet_page(data: dict[str, Any], *, query: str = "",
+def units_of(descriptions: list[DescriptionEntry]) -> dict[str, list[DescriptionEntry]]:
+    out: dict[str, list[DescriptionEntry]] = {}
+    for d in descriptions:
+        out.setdefault(unit_key(d), []).append(d)
+    return out
+
+
+def aged(entry: dict[str, Any], now: float) -> dict[str, Any]:
+    """A row with its heartbeat age as of `now` (rows are kept; ages move)."""
+    hb = entry.get("heartbeat")
+    if not hb:
+        return entry
+    try:
+        return {**entry, "heartbeatAgeSeconds": max(0, int(now - parse_iso(str(hb))))}
+    except ValueError:
+        return entry
+
+
+def fleet_page(data: dict[str, Any], *, now: float, query: str = "",
                match: Callable[[dict[str, str]], bool] | None = None,
                only: set[str] | None = None, offset: int = 0, limit: int = PAGE
                ) -> dict[str, Any]:
@@ -197,73 +116,76 @@ def fleet_page(data: dict[str, Any], *, query: str = "",
         wanted = [c for c in wanted if match(c["labels"] or {})]
     if only is not None:
         wanted = [c for c in wanted if c["name"] in only]
-    offset = max(0, offset)
-    page = wanted[offset:offset + max(1, min(limit, 500))]
+    page = [aged(c, now) for c in wanted[offset:offset + limit]]
     return {**{k: v for k, v in data.items() if k not in ("clusters", "signature")},
-            "clusters": page, "matched": len(wanted), "offset": offset}
+            "clusters": page, "matched": len(wanted), "offset": offset, "limit": limit,
+            "now": now}
 
 
-def cluster(view: View, data: dict[str, Any], name: str, index: Index | None = None
-            ) -> dict[str, Any] | None:
-    index = index or Index(view)
-    full = index.rows.get(name)
-    if full is None:
+def cluster(view: View, cell: Cell | None, name: str) -> dict[str, Any] | None:
+    """One cluster: readiness as the hub judges it, its Descriptions as a tree of objects
+    (Unknown, with what they last reported, while the cluster is not Ready), drift, evictions."""
+    if cell is None:
         return None
-    row = {"condition": _condition(full)}
-    doc = view.snap.status_docs.get(name) or {}
-    drift = index.drift.get(name, [])
+    full, condition_ = cell.row, cell.entry["condition"]
+    status = view.snap.statuses.get(name)
+    drift = drift_rows(view, only=name)
     drifted = {(r["kind"], r["namespace"], r["name"]) for r in drift}
-    entries = {d.key: d for d in view.snap.descriptions if d.cluster == name}
     tree = []
-    for ds in doc.get("descriptions") or []:
-        key = f"{ds.get('namespace', '')}/{ds.get('name', '')}"
-        entry = entries.pop(key, None)
-        t = tile(view, entry, index) if entry else {"phase": str(ds.get("phase", "")),
-                                              "word": str(ds.get("phase", "")), "message": ""}
-        objects = [_object(o, drifted) for o in ds.get("objects") or []]
-        if row["condition"] != "Ready":   # what it last said is not what runs now
+    for ds in status.descriptions if status is not None else ():
+        t = cell.folders.get(ds.key) or {"phase": str(ds.phase), "word": str(ds.phase),
+                                          "health": "Unknown", "message": ""}
+        objects = [_object(o, drifted) for o in ds.objects]
+        if condition_ != "Ready":   # what it last said is not what runs now
             objects = [{**o, "health": "Unknown", "lastReported": o["health"]} for o in objects]
-        tree.append({"key": key, **t, "statusMessage": str(ds.get("message", "")),
+        tree.append({"key": ds.key, **_tile(t), "statusMessage": ds.message,
                      "objects": objects})
-    for key, entry in sorted(entries.items()):   # rendered, never reported
-        tree.append({"key": key, **tile(view, entry, index), "statusMessage": "",
-                     "objects": []})
+    reported = {t["key"] for t in tree}
+    for key, t in sorted(cell.folders.items()):   # rendered, never reported
+        if key not in reported:
+            tree.append({"key": key, **_tile(t), "statusMessage": "", "objects": []})
+    hb = status.heartbeat if status is not None else None
     return {
-        "name": name, "condition": row["condition"], "reason": full["reason"],
-        "heartbeat": full["heartbeat"], "heartbeatAgeSeconds": full["heartbeatAgeSeconds"],
-        "heartbeatIntervalSeconds": int((doc.get("heartbeat") or {}).get("intervalSeconds")
-                                        or 0),
+        "name": name, "condition": condition_, "reason": full["reason"],
+        "heartbeat": full["heartbeat"], "heartbeatAgeSeconds": aged(
+            full, view.now)["heartbeatAgeSeconds"],
+        "heartbeatIntervalSeconds": hb.interval_seconds if hb else 0,
+        "heartbeatToleranceSeconds": cell.entry["heartbeatToleranceSeconds"],
         "sync": full["sync"], "syncMode": full["syncMode"], "labels": full["labels"],
         "kubernetes": full["kubernetes"], "agent": full["agent"],
         "appliedState": full["appliedState"],
         "taints": [t for t in full["taints"].split(",") if t],
-        "evictions": index.evictions.get(name, []),
+        "evictions": [r for r in eviction_rows(view) if r["cluster"] == name],
         "statusRejected": full["statusRejected"], "statusWarning": full["statusWarning"],
-        "descriptions": tree, "drift": drift,
+        "descriptions": tree, "drift": drift, "now": view.now,
     }
 
 
-def _object(o: dict[str, Any], drifted: set[tuple[str, str, str]]) -> dict[str, Any]:
-    kind, ns, name = str(o.get("kind", "")), str(o.get("namespace", "")), str(o.get("name", ""))
-    return {"kind": kind, "namespace": ns, "name": name,
-            "health": str(o.get("health", "Unknown")), "change": str(o.get("change", "")),
-            "error": str(o.get("error", "")), "drift": (kind, ns, name) in drifted,
-            "replicas": o.get("status") if isinstance(o.get("status"), dict) else {}}
+def _tile(t: dict[str, Any]) -> dict[str, Any]:
+    return {k: t[k] for k in ("phase", "health", "word", "message") if k in t}
 
 
-def app(view: View, data: dict[str, Any], key: str, index: Index | None = None
-        ) -> dict[str, Any] | None:
-    """One unit: its Descriptions only (not the whole fleet's rows)."""
-    index = index or Index(view)
+def _object(o: ObjectStatus, drifted: set[tuple[str, str, str]]) -> dict[str, Any]:
+    return {"kind": o.kind, "namespace": o.namespace, "name": o.name,
+            "health": str(o.health), "change": str(o.change), "error": o.error,
+            "drift": (o.kind, o.namespace, o.name) in drifted, "replicas": dict(o.replicas)}
+
+
+def app(view: View, data: dict[str, Any], key: str, cells: dict[str, Cell],
+        units: dict[str, list[DescriptionEntry]]) -> dict[str, Any] | None:
+    """One application over every cluster it runs in (the caller cuts pages of `clusters`)."""
     summary = next((a for a in data["apps"] if a["key"] == key), None)
-    ds = sorted(index.units.get(key, []), key=lambda d: d.cluster)
+    ds = sorted(units.get(key, []), key=lambda d: d.cluster)
     if summary is None or not ds:
         return None
     per_cluster = []
     for d in ds:
-        ready, available = _replicas(index.status.get((d.cluster, d.key)) or {})
-        per_cluster.append({"cluster": d.cluster, **tile(view, d, index), "desired": d.replicas,
-                            "ready": ready, "available": available})
+        cell = cells.get(d.cluster)
+        f = cell.folders.get(d.key) if cell is not None else None
+        if f is None:
+            f = {"phase": "Pending", "health": "Unknown", "word": "Pending", "message": "",
+                 "desired": d.replicas, "ready": 0, "available": 0}
+        per_cluster.append({"cluster": d.cluster, **f})
     names = {c["cluster"] for c in per_cluster}
     rollouts = [r for r in view.snap.rollouts.values()
                 if names & {c.name for c in r.clusters}]
@@ -273,20 +195,77 @@ def app(view: View, data: dict[str, Any], key: str, index: Index | None = None
     return {**summary, "replicas": sum(d.replicas for d in ds),
             "readyReplicas": sum(c["ready"] for c in per_cluster),
             "errors": unit_errors(view, key, ds),
-            "clusters": per_cluster, "rollouts": [_rollout(r) for r in rollouts],
+            "clusters": per_cluster, "rollouts": [rollout(r) for r in rollouts],
             "autoscalers": [{k: a.get(k) for k in (
                 "name", "target", "minReplicas", "maxReplicas", "currentReplicas",
                 "desiredReplicas", "lastScaleTime", "currentMetrics")} for a in autoscalers]}
 
 
-def _rollout(r: RolloutRecord) -> dict[str, Any]:
+def app_page(data: dict[str, Any], *, query: str = "", offset: int = 0, limit: int = PAGE
+             ) -> dict[str, Any]:
+    """One page of an application's clusters (bars, phases, and their rows in each wave);
+    totals and each wave's counts and gate are of every cluster."""
+    wanted = data["clusters"]
+    if query:
+        q = query.lower()
+        wanted = [c for c in wanted if q in c["cluster"].lower()]
+    page = wanted[offset:offset + limit]
+    shown = {c["cluster"] for c in page}
+    rollouts = [{**r, "waves": [{**w, "clusters": [c for c in w["clusters"]
+                                                   if c["cluster"] in shown]}
+                                for w in r["waves"]]} for r in data["rollouts"]]
+    return {**data, "clusters": page, "matched": len(wanted), "offset": offset,
+            "limit": limit, "total": len(data["clusters"]), "rollouts": rollouts}
+
+
+def rollout(r: RolloutRecord) -> dict[str, Any]:
+    """A rollout as a timeline of waves (passed, current, to come), each with its clusters'
+    states, their counts, and the gate it waits on, in words. rollouts.yaml names waves but
+    not their order: a wave whose clusters all wait comes after the current one."""
     waves: dict[str, list[dict[str, str]]] = {}
     for c in r.clusters:
         waves.setdefault(c.wave, []).append(
             {"cluster": c.name, "state": str(c.state), "since": iso(c.since), "why": c.why})
-    current = r.wave
+    out = []
+    for name, cs in waves.items():
+        counts: dict[str, int] = {}
+        for row in cs:
+            counts[row["state"]] = counts.get(row["state"], 0) + 1
+        to_come = bool(r.wave) and name != r.wave and set(counts) == {str(State.WAITING)}
+        step = 1 if name == r.wave else 2 if to_come else 0
+        out.append((step, {"name": name, "current": name == r.wave, "counts": counts,
+                           "gate": gate(r, name, step, counts), "clusters": cs}))
     return {"policy": r.policy, "phase": str(r.phase), "revision": r.revision[:12],
-            "sourceCommit": r.source[:12], "wave": current, "reason": r.reason,
-            "since": iso(r.since),
-            "waves": [{"name": n, "current": n == current, "clusters": cs}
-                      for n, cs in waves.items()]}
+            "sourceCommit": r.source[:12], "wave": r.wave, "reason": r.reason,
+            "since": iso(r.since), "waves": [w for _, w in sorted(out, key=lambda x: x[0])]}
+
+
+def gate(r: RolloutRecord, name: str, step: int, counts: dict[str, int]) -> str:
+    """What wave `name` waits on (step 0: passed, 1: current, 2: to come), or why it is done,
+    from what rollouts.yaml records."""
+    phase = str(r.phase)
+    if phase in ("RolledBack", "Aborted"):
+        return f"stopped: rollout {phase}" + (f" ({r.reason})" if r.reason else "")
+    if step == 2:
+        return f"waits for wave {r.wave} (and any wave before it) to pass"
+    if step == 0:
+        return "passed"
+    if phase == "Paused":
+        return "paused: " + (r.reason or "the rollout is paused") + \
+            " (`gitfleet rollout resume` continues it)"
+    waiting = []
+    if counts.get(str(State.RELEASED)):
+        waiting.append(f"{counts[str(State.RELEASED)]} released cluster(s) to report Healthy")
+    if counts.get(str(State.FAILED)):
+        waiting.append(f"{counts[str(State.FAILED)]} failed cluster(s)")
+    if counts.get(str(State.WAITING)):
+        waiting.append(f"room for {counts[str(State.WAITING)]} waiting cluster(s) "
+                       "(maxUnavailable)")
+    if counts.get(str(State.SKIPPED)):
+        waiting.append(f"{counts[str(State.SKIPPED)]} Unknown cluster(s) to come back")
+    if waiting:
+        return "waits on " + "; ".join(waiting)
+    if r.healthy_since is not None:
+        return f"bake: every cluster Healthy since {iso(r.healthy_since)}; the next wave " \
+               "starts once the wave's bake time has passed"
+    return "every cluster Healthy: passes at the hub's next step"

@@ -115,50 +115,61 @@ def cluster_rows(view: View) -> list[dict[str, Any]]:
     counts: dict[str, int] = {}
     for d in snap.descriptions:
         counts[d.cluster] = counts.get(d.cluster, 0) + 1
-    rows = []
+    evictions: dict[str, int] = {}
+    for e in snap.evictions:
+        evictions[e.cluster] = evictions.get(e.cluster, 0) + 1
+    return [cluster_row(view, name, descriptions=counts.get(name, 0),
+                        evictions=evictions.get(name, 0)) for name in cluster_names(snap)]
+
+
+def cluster_names(snap: FleetSnapshot) -> list[str]:
+    """Every cluster a row is shown for: in the state, reporting, or asking to register."""
     pending = {n for n, r in snap.registrations.items() if n not in snap.clusters}
-    for name in sorted(set(snap.clusters) | set(snap.statuses) | pending):
-        entry = snap.clusters.get(name)
-        summary = view.summary(name)
-        status = snap.statuses.get(name)
-        hb = status.heartbeat if status else None
-        hb_time = _ts(hb.time) if hb else None
-        drifted = len(status.drift) if status else 0
-        ready, reason = ("True" if summary["ready"] else "False"), summary["reason"]
-        registration = snap.registrations.get(name)
-        if entry is None:  # not in the state: not part of the fleet (yet)
-            if registration is not None:
-                ready = REGISTRATION_READY.get(registration.result, "False")
-                reason = f"registration {registration.result}: {registration.message}"
-            else:
-                ready, reason = "False", f"not in the fleet (no clusters/{name}.yaml)"
-        added = snap.cluster_added.get(name)
-        rows.append({
-            "name": name,
-            "ready": ready,
-            "reason": reason,
-            "condition": summary["condition"],
-            "taints": ",".join(entry.taints) if entry else "",
-            "evictions": sum(1 for e in snap.evictions if e.cluster == name),
-            "sync": _sync(status, drifted) if entry is not None or status is None else
-                    "Pending",
-            "descriptions": counts.get(name, 0),
-            "drifted": drifted,
-            "heartbeat": rfc3339(hb_time),
-            "heartbeatAgeSeconds": view.seconds(hb_time),
-            "kubernetes": hb.kubernetes_version if hb else "",
-            "agent": hb.agent_version if hb else "",
-            "syncMode": entry.sync_mode if entry else "",
-            "labels": entry.labels if entry else {},
-            "appliedState": short(status.sync.state_commit) if status else "",
-            "inState": entry is not None,
-            "registration": registration.result if registration else "",
-            "added": rfc3339(added),
-            "ageSeconds": view.seconds(added),
-            "statusRejected": snap.status_rejected.get(name, ""),
-            "statusWarning": snap.status_warnings.get(name, ""),
-        })
-    return rows
+    return sorted(set(snap.clusters) | set(snap.statuses) | pending)
+
+
+def cluster_row(view: View, name: str, *, descriptions: int, evictions: int) -> dict[str, Any]:
+    """One cluster's row (`descriptions` and `evictions`: how many the state gives it)."""
+    snap = view.snap
+    entry = snap.clusters.get(name)
+    summary = view.summary(name)
+    status = snap.statuses.get(name)
+    hb = status.heartbeat if status else None
+    hb_time = _ts(hb.time) if hb else None
+    drifted = len(status.drift) if status else 0
+    ready, reason = ("True" if summary["ready"] else "False"), summary["reason"]
+    registration = snap.registrations.get(name)
+    if entry is None:  # not in the state: not part of the fleet (yet)
+        if registration is not None:
+            ready = REGISTRATION_READY.get(registration.result, "False")
+            reason = f"registration {registration.result}: {registration.message}"
+        else:
+            ready, reason = "False", f"not in the fleet (no clusters/{name}.yaml)"
+    added = snap.cluster_added.get(name)
+    return {
+        "name": name,
+        "ready": ready,
+        "reason": reason,
+        "condition": summary["condition"],
+        "taints": ",".join(entry.taints) if entry else "",
+        "evictions": evictions,
+        "sync": _sync(status, drifted) if entry is not None or status is None else "Pending",
+        "descriptions": descriptions,
+        "drifted": drifted,
+        "heartbeat": rfc3339(hb_time),
+        "heartbeatAgeSeconds": view.seconds(hb_time),
+        "kubernetes": hb.kubernetes_version if hb else "",
+        "agent": hb.agent_version if hb else "",
+        "syncMode": entry.sync_mode if entry else "",
+        "labels": entry.labels if entry else {},
+        "appliedState": short(status.sync.state_commit) if status else "",
+        "inState": entry is not None,
+        "registration": registration.result if registration else "",
+        "added": rfc3339(added),
+        "ageSeconds": view.seconds(added),
+        "statusRejected": snap.status_rejected.get(name, ""),
+        "statusWarning": snap.status_warnings.get(name, ""),
+    }
 
 
 def eviction_rows(view: View) -> list[dict[str, Any]]:
@@ -247,9 +258,13 @@ def subscription_rows(view: View) -> list[dict[str, Any]]:
     return rows
 
 
-def drift_rows(view: View) -> list[dict[str, Any]]:
+def drift_rows(view: View, only: str | None = None) -> list[dict[str, Any]]:
+    """Every drifted object (with `only`: of that cluster)."""
     rows = []
-    for cluster, status in sorted(view.snap.statuses.items()):
+    statuses = view.snap.statuses
+    chosen = sorted(statuses.items()) if only is None else \
+        [(only, statuses[only])] if only in statuses else []
+    for cluster, status in chosen:
         for dr in status.drift:
             rows.append({
                 "cluster": cluster, "description": dr.description, "kind": dr.kind,

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from gitfleet import yamlio
 from gitfleet.errors import InputError
@@ -19,6 +19,7 @@ from gitfleet.fleetview.autoscaling import read_autoscalers
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, Branches
 from gitfleet.logs import log
 from gitfleet.model.settings import FleetSettings
+from gitfleet.model.statusshards import NO_SHARDS, StatusShards
 from gitfleet.state.git import Git
 from gitfleet.state.statusread import StatusReader, StatusView, shards_at
 from gitfleet.wire.description import DescriptionHead, read_head
@@ -31,6 +32,7 @@ LOG = logging.getLogger("gitfleet.fleetview")
 _TRAILER = re.compile(r"^Source-Commit:\s*([0-9a-f]{7,40})\s*$", re.M)
 _REPLICAS = re.compile(rb"^spec:\n(?:[ \-].*\n)*?  replicas: (\d+)$", re.M)
 _WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -85,8 +87,6 @@ class FleetSnapshot:
     clusters: dict[str, ClusterEntry] = field(default_factory=dict)
     descriptions: list[DescriptionEntry] = field(default_factory=list)
     statuses: dict[str, ClusterStatus] = field(default_factory=dict)
-    status_docs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    status_times: dict[str, int] = field(default_factory=dict)
     errors: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[dict[str, Any]] = field(default_factory=list)
     commit_times: dict[str, int] = field(default_factory=dict)
@@ -99,6 +99,17 @@ class FleetSnapshot:
     status_warnings: dict[str, str] = field(default_factory=dict)
     autoscalers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # fhpa, cronfhpa
     status_commits: dict[str, str] = field(default_factory=dict)   # cluster -> status read
+    # what a re-read reuses when the commit or refs it came from did not move: (key, value)
+    reused: dict[str, tuple[Any, Any]] = field(default_factory=dict, repr=False, compare=False)
+
+    def keep(self, name: str, key: Any, read: Callable[[], T],
+             previous: FleetSnapshot | None) -> T:
+        """`read()`, or `previous`'s value when it was read for the same `key` (a commit id or
+        the tips of the refs it lists: immutable)."""
+        found = previous.reused.get(name) if previous is not None else None
+        value: T = found[1] if found is not None and found[0] == key else read()
+        self.reused[name] = (key, value)
+        return value
 
     def commit_time(self, sha: str) -> int | None:
         return self.commit_times.get(sha)
@@ -263,39 +274,47 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
                                                       counts.get(key, 0)))
         shas.extend(d.source_commit for d in snap.descriptions)
         shas.append(snap.source_commit)
-    view = _believed(git, branches, source_ref, reader)
-    for name, status in view.statuses.items():
-        snap.statuses[name] = status
-        snap.status_docs[name] = status.to_dict()
+    source = git.resolve(f"{source_ref}^{{commit}}") if source_ref else None
+    keys = snap.keep("keys", source, lambda: _cluster_keys(git, source), previous)
+    shards = snap.keep("shards", source, lambda: shards_at(git, source) if source else NO_SHARDS,
+                       previous)
+    view = _believed(git, branches, keys, shards, reader)
+    snap.statuses.update(view.statuses)
     for name, choice in view.choices.items():
         if choice.rejected:
             snap.status_rejected[name] = choice.rejected
         if choice.warning:
             snap.status_warnings[name] = choice.warning
-    names = {n: sha for n, sha in view.heads.items() if n in snap.statuses}
-    snap.status_commits = dict(names)
-    shas.extend(names.values())
-    times = _commit_times(git, list(names.values()))
-    snap.status_times = {n: times[s] for n, s in names.items() if s in times}
-    snap.commit_times = _commit_times(git, shas)
-    snap.cluster_added = _cluster_added_times(git, source_ref)
-    snap.registrations = _registrations(git, branches)
-    snap.autoscalers = read_autoscalers(git, branches)
+    snap.status_commits = {n: sha for n, sha in view.heads.items() if n in snap.statuses}
+    snap.commit_times = snap.keep("times", (snap.state_commit, source), lambda: _commit_times(
+        git, shas), previous)
+    snap.cluster_added = snap.keep("added", source, lambda: _cluster_added_times(
+        git, source_ref), previous)
+    registrations = git.refs(branches.registration(""))
+    snap.registrations = snap.keep("registrations", registrations, lambda: _registrations(
+        git, branches), previous)
+    fleet_status = git.resolve(branches.fleet_status)
+    snap.autoscalers = snap.keep("autoscalers", fleet_status, lambda: read_autoscalers(
+        git, branches), previous)
     return snap
 
 
-def _believed(git: Git, branches: Branches, source_ref: str | None,
+def _cluster_keys(git: Git, source: str | None) -> dict[str, str]:
+    """Each cluster's `spec.signingKey` line at the source commit (read once per commit)."""
+    from gitfleet.registration.keys import cluster_keys
+
+    keys = cluster_keys(git, source) if source else {}
+    return {name: key.line for name, key in keys.items() if key.line}
+
+
+def _believed(git: Git, branches: Branches, keys: dict[str, str], shards: StatusShards,
               reader: StatusReader | None = None) -> StatusView:
     """The status branches as the hub folds them: signed by the cluster's `spec.signingKey`
     when it has one (gitfleet.state.statusread). A `reader` kept between reads parses each
     status commit once."""
-    from gitfleet.registration.keys import cluster_keys
-
-    keys = cluster_keys(git, source_ref) if source_ref else {}
     reader = reader or StatusReader(git, branches=branches)
-    reader.trust_lines({name: key.line for name, key in keys.items() if key.line})
-    if source_ref:      # the status repositories of fleet.yaml, fetched into this repo
-        reader.use_shards(shards_at(git, source_ref))
+    reader.trust_lines(keys)
+    reader.use_shards(shards)   # the status repositories of fleet.yaml, fetched into this repo
     return reader.read()
 
 

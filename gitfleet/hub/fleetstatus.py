@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitfleet.clock import Clock
+from gitfleet.errors import InputError
 from gitfleet.fleetview.summary import (
     API_VERSION,
     PHASE_ORDER,
@@ -44,14 +45,13 @@ from gitfleet.model.loader import Fleet
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.objects import MODE_TREE, TreeIndex
 from gitfleet.state.statusread import StatusView
+from gitfleet.wire.description import read_head
 from gitfleet.wire.emit import emit, emit_list_items
 from gitfleet.wire.status import ClusterStatus
 
 REPLICA_FIELDS = ("replicas", "readyReplicas", "updatedReplicas", "availableReplicas")
 WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet")
 _REPLICAS = re.compile(rb"^spec:\n(?:[ \-].*\n)*?  replicas: (\d+)$", re.M)
-_SOURCE = re.compile(r"^  source:\n    apiVersion: (.*)\n    kind: (.*)\n    namespace: (.*)\n"
-                     r"    name: (.*)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -143,10 +143,7 @@ class FleetStatus:
                 for filename in folders.get(folder, {}):
                     data = state.files.get(f"{folder}/{filename}", b"")
                     if filename == DESCRIPTION_FILE:
-                        m = _SOURCE.search(data.decode("utf-8", "replace"))
-                        if m:
-                            source = {"apiVersion": m[1].strip('"'), "kind": m[2],
-                                      "namespace": m[3].strip('"'), "name": m[4].strip('"')}
+                        source = _source_of(data, f"{folder}/{filename}")
                     elif filename.split("_")[1:2] and filename.split("_")[1] in WORKLOADS:
                         replicas += self._desired(data)
                 units[(ns, sub)] = _Unit(replicas=replicas, source=source)
@@ -301,3 +298,14 @@ def _stable_digest(files: Mapping[str, bytes]) -> str:
     for path in sorted(files):
         h.update(path.encode() + b"\0" + pattern.sub(b"", files[path]) + b"\0")
     return h.hexdigest()
+
+
+def _source_of(data: bytes, path: str) -> dict[str, str] | None:
+    """The Subscription or policy a Description was rendered for (None when it does not read:
+    the fold then names the unit by its folder)."""
+    try:
+        src = read_head(data, path).source
+    except InputError:
+        return None
+    return {"apiVersion": src.api_version, "kind": src.kind, "namespace": src.namespace,
+            "name": src.name}

@@ -41,7 +41,7 @@ from gitfleet.hub.round import (
     WriteKey,
 )
 from gitfleet.hub.settings import HubSettings, interval_of
-from gitfleet.hub.tips import TipBoard, TipFolder, TipPublisher
+from gitfleet.hub.tips import publisher_for
 from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.render.status import StatusSnapshot
@@ -65,28 +65,20 @@ class Hub:
             store.git.signer = settings.signing_key    # every commit the hub writes
         self.clock, self.rng = clock or SystemClock(), rng or random.Random()
         self.metrics = metrics or Metrics()
-        self.inputs = InputReader(store, settings=settings, clock=self.clock,
-                                  metrics=self.metrics)
-        self.planners: list[Planner] = [Capacity(), Lifecycle(), Autoscaling(store.git)]
-        if charts is not None:                       # HelmChart feeds (gitfleet.charts)
-            self.planners.append(HelmCharts(charts, store.git))
+        self.inputs = InputReader(store, settings=settings, clock=self.clock, metrics=self.metrics)
+        self.planners: list[Planner] = [Capacity(), Lifecycle(), Autoscaling(store.git), *(
+            [HelmCharts(charts, store.git)] if charts is not None else [])]   # HelmChart feeds
         self.renderer = Renderer(store.git)
         self.gate = RolloutDriver(store.git)          # RolloutPolicy waves (gitfleet.rollout)
         git, publish = store.git, store.publish
-        self.reactors: list[Reactor] = [Registrations(git, publish)]
+        self.tips = publisher_for(git, self.clock, settings)   # tip documents (docs/tips.md)
+        self.reactors: list[Reactor] = [*filter(None, [self.tips]), Registrations(git, publish)]
         if push is not None:
             self.reactors.append(PushWorkers(git, push, self.metrics))
         if settings.fleet_status:
             self.reactors += [FleetStatusFold(git, self.clock, publish,
                                               lambda d: self.interval(d.inputs)),
                               ClusterMetrics(git, self.clock, self.metrics)]
-        self.tips: TipPublisher | None = None      # tip documents for agents (docs/tips.md)
-        if settings.tips or settings.tips_dir is not None:
-            self.tips = TipPublisher(git, self.clock, key=settings.signing_key,
-                                     board=TipBoard() if settings.tips else None,
-                                     folder=TipFolder(settings.tips_dir)
-                                     if settings.tips_dir is not None else None)
-            self.reactors.insert(0, self.tips)     # first: agents learn of a change at once
         self.writer: StateWriter | None = None
         self.last: RenderReport | None = None      # the last render that ran
         self.seen: RoundInputs | None = None       # the last round's inputs

@@ -49,7 +49,8 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class PushSettings:
     interval: float = 10.0            # each worker's round (fetch, sync, status)
-    heartbeat_interval: float = 60.0  # heartbeats an agentless cluster's worker writes
+    # heartbeats an agentless cluster's worker writes (None: the fleet's, from cluster.yaml)
+    heartbeat_interval: float | None = None
     agentless: bool = False           # push Push clusters that have no agent (--push-agentless)
     recovery: bool = False            # the Recovery gate: watch and put back drifted objects
     apply_workers: int = 4

@@ -29,6 +29,7 @@ from pathlib import Path
 from gitfleet.atomicfile import write_atomically
 from gitfleet.clock import Clock
 from gitfleet.hub.round import FOREVER, RoundDone
+from gitfleet.hub.settings import HubSettings
 from gitfleet.logs import log
 from gitfleet.state.git import Git
 from gitfleet.state.signing import SigningKey, TrustedKeys
@@ -200,8 +201,23 @@ class TipPublisher:
         body = (self._on_disk or {}).get(cluster)
         if body is None:
             return None
-        try:   # signed by this hub's key (when it has one): a new key re-signs every document
-            reading = decode(body, cluster=cluster, ref=ref, trusted=self._own)
+        try:
+            reading = decode(body, cluster=cluster, ref=ref, trusted=None)
         except TipError:
             return None
+        # by this hub's key (when it has one): a new key re-signs every document. The folder
+        # is the hub's own, so the claimed signer is enough here (no verification per file).
+        signer = self._own.signer(reading.signature) if self._own and reading.signature else None
+        if self.key is not None and signer != self.key.fingerprint:
+            return None
         return body if reading.tip.commit == commit else None
+
+
+def publisher_for(git: Git, clock: Clock, settings: HubSettings) -> TipPublisher | None:
+    """The reactor the hub's settings ask for (`tips`, `tips_dir`), or None. The hub puts it
+    first among its reactors: agents learn of a change before the fleet status is folded."""
+    if not settings.tips and settings.tips_dir is None:
+        return None
+    return TipPublisher(git, clock, key=settings.signing_key,
+                        board=TipBoard() if settings.tips else None,
+                        folder=TipFolder(settings.tips_dir) if settings.tips_dir else None)

@@ -1,8 +1,13 @@
 """Heartbeat judgement: is a cluster Ready, NotReady, Unknown or NeverReported?
 
-SEMANTICS, "Registration and heartbeats": `Unknown` when now > last heartbeat + 3 x its
-interval (`NeverReported` if none ever came), `NotReady` when it reports not ready; Ready =
-(livez and readyz) or healthz. Pure: the caller passes `now` and parses the status file.
+SEMANTICS, "Registration and heartbeats": `Unknown` when now > last heartbeat + its tolerance
+(`NeverReported` if none ever came), `NotReady` when it reports not ready; Ready = (livez and
+readyz) or healthz. The tolerance is the fleet's (`fleet.yaml: heartbeat.tolerance`), which the
+agent declares in every heartbeat it sends (`toleranceSeconds`): so the hub, `gitfleet get` and
+the dashboard, which read only status files, judge alike, and a live agent is judged by the
+promise its own last heartbeat made, never by a newer, shorter one it has not seen yet (see
+docs/heartbeats.md). An older agent's heartbeat declares none: 3 of its intervals. Pure: the
+caller passes `now` and parses the status file.
 """
 
 from __future__ import annotations
@@ -11,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from gitfleet.wire.status import ClusterStatus
+from gitfleet.wire.status import ClusterStatus, Heartbeat
 
-HEARTBEAT_GRACE = 3   # heartbeat intervals after which a silent cluster is Unknown
+HEARTBEAT_GRACE = 3   # intervals after which an older agent's silent cluster is Unknown
 
 
 class Condition(StrEnum):
@@ -53,11 +58,25 @@ def judge(status: ClusterStatus | None, *, now: float,
         last = parse_time(hb.time)
     except ValueError:
         return Judgement(Condition.NEVER_REPORTED, "heartbeat time unreadable")
-    interval = max(float(hb.interval_seconds or 0), 1.0)
-    expires = last + HEARTBEAT_GRACE * interval
+    expires = last + tolerance(hb)
     if now > expires:
-        return Judgement(Condition.UNKNOWN, f"heartbeat older than {HEARTBEAT_GRACE} intervals",
-                         since=expires, last_heartbeat=last)
+        return Judgement(Condition.UNKNOWN, f"heartbeat older than its tolerance of "
+                         f"{_said(tolerance(hb))}", since=expires, last_heartbeat=last)
     if not hb.ready:
         return Judgement(Condition.NOT_READY, "cluster reports not ready", last_heartbeat=last)
     return Judgement(Condition.READY, "", last_heartbeat=last)
+
+
+def tolerance(hb: Heartbeat) -> float:
+    """Seconds of silence after which the heartbeat's cluster is Unknown: what it declares,
+    else (an older agent) HEARTBEAT_GRACE of its intervals."""
+    if hb.tolerance_seconds > 0:
+        return float(hb.tolerance_seconds)
+    return HEARTBEAT_GRACE * max(float(hb.interval_seconds or 0), 1.0)
+
+
+def _said(seconds: float) -> str:
+    whole = int(seconds)
+    if whole % 60 or whole < 60:
+        return f"{seconds:g}s"
+    return f"{whole // 60}m" if whole % 3600 or whole < 3600 else f"{whole // 3600}h"

@@ -12,7 +12,7 @@ import hashlib
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gitfleet import yamlio
@@ -27,7 +27,8 @@ from gitfleet.layout import (
     RESERVED_NAME_PREFIX,
     is_reserved_object,
 )
-from gitfleet.model import dependencies, helmchart, kubeschema, schema
+from gitfleet.model import dependencies, heartbeats, helmchart, kubeschema, schema
+from gitfleet.model.heartbeats import HeartbeatSettings
 from gitfleet.model.objects import (
     CLUSTER_SCOPED_KINDS,
     CLUSTERNET_APPS,
@@ -62,6 +63,7 @@ from gitfleet.model.rollouts import (
 from gitfleet.model.settings import FleetSettings
 from gitfleet.model.statusshards import check_status
 from gitfleet.secrets.detect import plaintext_secret
+from gitfleet.wire.heartbeat import HeartbeatTiming, parse_percent
 
 FLEET_FILE = "fleet.yaml"
 FOLDERS = ("clusters/", "policies/", "templates/")
@@ -228,6 +230,8 @@ class Fleet:
     # cluster names whose clusters/<name>.yaml is present but broken
     broken_clusters: frozenset[str] = field(default_factory=frozenset)
     rollouts: tuple[RolloutPolicy, ...] = ()     # gitfleet.io RolloutPolicy, by name
+    # what agents get in cluster.yaml `agent:` (fleet.yaml heartbeat, for this many clusters)
+    heartbeat: HeartbeatTiming = field(default_factory=lambda: HeartbeatSettings().timing(0))
 
     def cluster_for_namespace(self, namespace: str) -> Cluster | None:
         for c in self.clusters.values():
@@ -258,6 +262,7 @@ class _Builder:
         self.source: tuple[bytes, int] = (b"", 0)
         # Where each template was read, for the lines of its Kubernetes schema problems.
         self.template_sources: dict[ObjectKey, tuple[bytes, int]] = {}
+        self.heartbeat = HeartbeatSettings().timing(0)
 
     def error(self, origin: Origin, obj: str, message: str) -> None:
         self.errors.append(Problem(origin.path, origin.line, obj, message))
@@ -746,7 +751,8 @@ class _Builder:
             autoscalers=tuple(sorted(self.autoscalers, key=lambda a: (a.kind, *by_name(a)))),
             errors=tuple(sorted(self.errors)), warnings=tuple(sorted(self.warnings)),
             broken_paths=frozenset(self.broken), broken_clusters=frozenset(self.broken_clusters),
-            rollouts=tuple(sorted(self.rollouts, key=lambda r: r.name)))
+            rollouts=tuple(sorted(self.rollouts, key=lambda r: r.name)),
+            heartbeat=self.heartbeat)
 
 
 def kind_hint(group: str, kind: str) -> str:
@@ -794,9 +800,14 @@ def load_settings(files: Mapping[str, bytes]) -> tuple[FleetSettings, list[Probl
         return FleetSettings(), [Problem(FLEET_FILE, exc.line, "", exc.message)]
     if doc is None:
         return FleetSettings(), []
-    found = schema.problems("FleetSettings", doc)
-    if found:
-        return FleetSettings(), [Problem(origin.path, None, "FleetSettings", p) for p in found]
+    found = [f for f in schema.findings("FleetSettings", doc) if not f.warning]
+    if found:   # each at its line (a missing field: its parent's)
+        return FleetSettings(), [
+            Problem(origin.path, yamlio.line_of(data, 0, f.where), "FleetSettings", f.text())
+            for f in found]
+    beat = _heartbeat_problems(data, doc)
+    if beat:
+        return FleetSettings(), beat
     return FleetSettings.from_dict(doc), [*_health_problems(data, doc.get("health")),
                                           *_status_problems(data, doc.get("status"))]
 
@@ -807,6 +818,54 @@ def _status_problems(data: bytes, status: Any) -> list[Problem]:
                     f"status.{'.'.join(map(str, p.where))}: {p.message}" if p.where
                     else f"status: {p.message}")
             for p in check_status(status)]
+
+
+def _heartbeat_problems(data: bytes, doc: dict[str, Any]) -> list[Problem]:
+    """`heartbeat:` values the schema's patterns let through but that cannot work, each at its
+    line (the tolerance against an automatic interval is checked with the clusters, in
+    `load_fleet`)."""
+    section = doc.get("heartbeat") or {}
+    older = (doc.get("intervals") or {}).get("heartbeat")
+    found: list[tuple[tuple[str, ...], str]] = []
+    if older is not None and "interval" in section and \
+            parse_duration(older) != _seconds(section["interval"]):
+        found.append((("intervals", "heartbeat"),
+                      f"intervals.heartbeat {older} and heartbeat.interval "
+                      f"{section['interval']} disagree (they are the same setting: keep one)"))
+    interval = section.get("interval", older)
+    if interval is not None and interval != "auto" and parse_duration(interval) < 1:
+        where = ("heartbeat", "interval") if "interval" in section else ("intervals", "heartbeat")
+        found.append((where, f"heartbeat interval {interval} is less than 1s"))
+    if "jitter" in section:
+        try:
+            parse_percent(section["jitter"])
+        except ValueError as exc:
+            found.append((("heartbeat", "jitter"), f"heartbeat.jitter: {exc}"))
+    if not found:
+        problem = FleetSettings.from_dict(doc).heartbeat.problem(0) \
+            if interval not in (None, "auto") else ""
+        if problem:
+            found.append((("heartbeat", "tolerance"), problem))
+    return [Problem(FLEET_FILE, yamlio.line_of(data, 0, where), "FleetSettings", message)
+            for where, message in found]
+
+
+def _seconds(text: Any) -> float | None:
+    return None if text == "auto" else parse_duration(text)
+
+
+def _heartbeat_timing(files: Mapping[str, bytes], settings: FleetSettings,
+                      clusters: Mapping[str, Cluster]) -> tuple[HeartbeatTiming, list[Problem]]:
+    """The timing the fleet's agents get, and the problem of an explicit tolerance the
+    automatic interval outgrew (they then get the default tolerance)."""
+    beat = settings.heartbeat
+    busiest = heartbeats.busiest({n: c.labels for n, c in clusters.items()}, settings.status)
+    problem = beat.problem(busiest)
+    if not problem:
+        return beat.timing(busiest), []
+    line = yamlio.line_of(files.get(FLEET_FILE, b""), 0, ("heartbeat", "tolerance"))
+    return (replace(beat, tolerance=None).timing(busiest),
+            [Problem(FLEET_FILE, line, "FleetSettings", problem)])
 
 
 def _health_problems(data: bytes, entries: Any) -> list[Problem]:
@@ -850,4 +909,6 @@ def load_fleet(files: Mapping[str, bytes]) -> Fleet:
             builder.load_cluster_file(path, data)
         else:
             builder.load_source_file(path, data, in_policies=path.startswith("policies/"))
+    builder.heartbeat, problems = _heartbeat_timing(files, settings, builder.clusters)
+    builder.errors.extend(problems)
     return builder.fleet()

@@ -181,7 +181,8 @@ def findings(kind: str, data: Any) -> list[Finding]:
         text, warning = _MARK_TEXT[mark]
         found.extend(Finding(w, f"`{dotted(w)}` {text}", warning) for w in _present(data, pattern))
     if not is_valid(kind, data):
-        strict = kind in UPSTREAM_KINDS
+        # fleet.yaml's schema lists every field gitfleet reads, as the upstream kinds' do
+        strict = kind in UPSTREAM_KINDS or kind == "FleetSettings"
         for err in validator(kind).iter_errors(data):
             where = tuple(err.absolute_path)
             message = err.message

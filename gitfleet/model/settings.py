@@ -9,7 +9,9 @@ from typing import Any
 from gitfleet.durations import parse_duration
 from gitfleet.health import NO_RULES, HealthRules, check_rules
 from gitfleet.layout import DEFAULT_PREFIX
+from gitfleet.model.heartbeats import HeartbeatSettings
 from gitfleet.model.statusshards import NO_SHARDS, StatusShards, check_status, parse_status
+from gitfleet.wire.heartbeat import parse_percent
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
 
@@ -92,6 +94,8 @@ class FleetSettings:
     secrets_plaintext: str = "warn"  # a plaintext Secret template: "warn" or "deny" (an error)
     health: HealthRules = NO_RULES  # `health:` rules, shipped to agents in cluster.yaml
     status: StatusShards = NO_SHARDS  # `status.repositories` (gitfleet.model.statusshards)
+    # `heartbeat:` (interval, jitter, tolerance), shipped to agents in cluster.yaml `agent:`
+    heartbeat: HeartbeatSettings = field(default_factory=HeartbeatSettings)
 
     def interval(self, name: str, default: float) -> float:
         return self.intervals.get(name, default)
@@ -118,7 +122,20 @@ class FleetSettings:
             health=_health(data.get("health"), data.get("healthProgressTimeout")),
             status=NO_SHARDS if check_status(data.get("status")) else
             parse_status(data.get("status")),
+            heartbeat=_heartbeat(data.get("heartbeat") or {}, data.get("intervals") or {}),
         )
+
+
+def _heartbeat(data: dict[str, Any], intervals: dict[str, Any]) -> HeartbeatSettings:
+    """`heartbeat:`; `intervals.heartbeat` is the same interval, said the older way (the
+    loader reports both given and different, and values out of range, at their lines)."""
+    interval = data.get("interval", intervals.get("heartbeat", "auto"))
+    tolerance = data.get("tolerance")
+    return HeartbeatSettings(
+        interval=None if interval == "auto" else parse_duration(interval),
+        jitter=parse_percent(data["jitter"]) if "jitter" in data else
+        HeartbeatSettings().jitter,
+        tolerance=None if tolerance is None else parse_duration(tolerance))
 
 
 def _health(entries: Any, timeout: Any) -> HealthRules:

@@ -51,6 +51,7 @@ from gitfleet.render.status import StatusSnapshot
 from gitfleet.render.unmatched import unmatched_selectors
 from gitfleet.render.variants import KarmadaStep, Variant, VariantCache
 from gitfleet.wire import description, emit
+from gitfleet.wire.heartbeat import AGENT_KEY, HeartbeatTiming
 
 CLUSTER_FILE = "cluster.yaml"
 
@@ -569,16 +570,18 @@ _CLUSTER_FILES: dict[tuple[object, ...], bytes] = {}
 
 def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
                   hub_taints: tuple[Taint, ...] = (), health: HealthRules = NO_RULES,
-                  shards: StatusShards = NO_SHARDS) -> bytes:
+                  shards: StatusShards = NO_SHARDS,
+                  agent: HeartbeatTiming | None = None) -> bytes:
     """`cluster.yaml`: how the cluster is defined (cached: the hub renders it every round),
     the fields the agent leaves to other owners (`ignoreDifferences`, when any), and the
     taints the hub gives it from its heartbeats (with `timeAdded`: a restarted hub reads
     when a condition began from here), and the fleet's health rules (`healthRules`, when any:
     the agent judges custom kinds by them), and where its agent pushes its status
-    (`statusRepository`, when the fleet has `status.repositories`: gitfleet.model.statusshards)."""
+    (`statusRepository`, when the fleet has `status.repositories`: gitfleet.model.statusshards),
+    and the fleet's heartbeat timing (`agent:`, gitfleet.wire.heartbeat)."""
     status_repository = shards.agent_url(cluster.name, cluster.labels) if shards else ""
     key = (cluster, tuple(sorted(cluster.labels.items())), ignore, hub_taints, health,
-           status_repository)
+           status_repository, agent)
     text = _CLUSTER_FILES.get(key)
     if text is None:
         if len(_CLUSTER_FILES) > 100_000:
@@ -601,6 +604,8 @@ def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
             doc["healthProgressTimeout"] = format_duration(health.progress_timeout)
         if status_repository:
             doc["statusRepository"] = status_repository
+        if agent is not None:
+            doc[AGENT_KEY] = agent.to_cluster()
         text = _CLUSTER_FILES[key] = emit.emit(doc).encode()
     return text
 
@@ -612,7 +617,8 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
     files[f"{base}/{CLUSTER_FILE}"] = _cluster_file(cluster, ignore,
                                                     tuple(ctx.status.taints.get(cluster.name, ())),
                                                     ctx.fleet.settings.health,
-                                                    ctx.fleet.settings.status)
+                                                    ctx.fleet.settings.status,
+                                                    ctx.fleet.heartbeat)
     owner: dict[ObjectKey, str] = {}
     n_desc = n_obj = 0
     firm = {v.key for d in drafts.values() for v in d.variants if v.key not in d.soft}

@@ -22,8 +22,6 @@ from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.wire import emit
 from gitfleet.wire.fields import items, known, mapping, required, text
 
-__all__ = ["DESCRIPTION_FILE"]
-
 API_VERSION = "gitfleet.io/v1alpha1"
 KIND = "Description"
 LAZY_FIELD = "lazyBasis"
@@ -43,12 +41,12 @@ _RESOURCE_FIELDS = frozenset({"apiVersion", "kind", "namespace", "name", "file",
 _OVERRIDE_FIELDS = frozenset({"kind", "namespace", "name", "path", "deferred"})
 _LAZY_FIELDS = frozenset({"template", "digest", "basisCommit"})
 _ERROR_FIELDS = frozenset({"path", "message"})
-_HEAD_KEY = re.compile(r"^(?:  )?([^ \n:#-][^:\n]*):", re.M)
+# the head as `description_head` writes it (a fleet-wide view reads 15,000 of them): scanned
+# with patterns anchored on a literal newline, which is several times faster than `^` and re.M
+_HEAD_KEY = re.compile(r"\n(?:  )?([^ \n#-][^:\n]*):")
 _HEAD_KEYS = _TOP_FIELDS | _META_FIELDS | _SPEC_FIELDS
-# the head as `description_head` writes it (a fleet-wide view reads 15,000 of them)
-_HEAD_FIELD = re.compile(r"^  (deployer|sourceCommit): (.*)$", re.M)
-_HEAD_SOURCE = re.compile(r"^  source:\n    apiVersion: (.*)\n    kind: (.*)\n"
-                          r"    namespace: (.*)\n    name: (.*)(?:\n    path: (.*))?$", re.M)
+_HEAD_SOURCE = re.compile(r"\n  source:\n    apiVersion: (.*)\n    kind: (.*)\n"
+                          r"    namespace: (.*)\n    name: (.*)(?:\n    path: (.*))?")
 
 
 @dataclass(frozen=True)
@@ -219,20 +217,44 @@ def read_head(data: bytes, path: str = DESCRIPTION_FILE) -> DescriptionHead:
     the text `description_head` wrote without a YAML parse; any other text (a Description kept
     after a failed render, one not in that shape) is read whole (InputError as
     `read_description`)."""
-    text = data.decode("utf-8", "replace")
-    head = text.split("\n  resources:", 1)[0]
+    head = "\n" + data.decode("utf-8", "replace").split("\n  resources:", 1)[0]
+    # what is read does not depend on the cluster: the clusters of a unit share one answer
+    at = head.find("\n  cluster: ")
+    end = head.find("\n", at + 1) if at >= 0 else -1
+    key = head[:at] + head[end:] if end >= 0 else head
+    found = _HEADS.get(key)
+    if found is not None:
+        return found
+    if len(_HEADS) > 10_000:
+        _HEADS.clear()
+    found = _HEADS[key] = _read_head(data, head, path)
+    return found
+
+
+_HEADS: dict[str, DescriptionHead] = {}
+
+
+def _read_head(data: bytes, head: str, path: str) -> DescriptionHead:
     src = _HEAD_SOURCE.search(head)
-    keys = {m.group(1) for m in _HEAD_KEY.finditer(head)}
     if "\n  renderErrors: []" not in head or src is None or \
-            not keys <= _HEAD_KEYS:   # a field it does not know: the whole read names it
+            not _HEAD_KEYS.issuperset(_HEAD_KEY.findall(head)):   # the whole read names it
         doc = read_description(data, path)
         return DescriptionHead(deployer=doc.deployer, source=doc.source,
                                source_commit=doc.source_commit, render_errors=doc.render_errors)
-    fields = {m.group(1): _plain(m.group(2)) for m in _HEAD_FIELD.finditer(head)}
     api_version, kind, namespace, name, where = (_plain(g or "") for g in src.groups())
-    return DescriptionHead(deployer=fields.get("deployer") or "generic",
+    return DescriptionHead(deployer=_spec_scalar(head, "deployer") or "generic",
                            source=SourceRef(api_version, kind, namespace, name, where),
-                           source_commit=fields.get("sourceCommit", ""))
+                           source_commit=_spec_scalar(head, "sourceCommit"))
+
+
+def _spec_scalar(head: str, key: str) -> str:
+    """A scalar field of the spec in the head text ("" when absent)."""
+    start = head.find(f"\n  {key}: ")
+    if start < 0:
+        return ""
+    start += len(key) + 5
+    end = head.find("\n", start)
+    return _plain(head[start:] if end < 0 else head[start:end])
 
 
 def _plain(raw: str) -> str:

@@ -13,6 +13,7 @@ Example:
     heartbeat:
       time: '2026-01-01T00:01:00Z'
       intervalSeconds: 60
+      toleranceSeconds: 180         # silence after which the hub judges it Unknown
       clusterId: 4b0c...            # UID of kube-system
       kubernetesVersion: v1.29.0
       agentVersion: 0.1.0
@@ -140,6 +141,9 @@ class Heartbeat:
     requested: Mapping[str, str] = field(default_factory=dict)
     app_pusher: bool = False
     api_versions: tuple[str, ...] = ()   # served group/versions: what HelmCharts render with
+    # silence after which the hub judges the cluster Unknown (the fleet's, from cluster.yaml);
+    # 0 in older agents' heartbeats: 3 intervals (gitfleet.lifecycle.judgement)
+    tolerance_seconds: int = 0
 
     @property
     def ready(self) -> bool:
@@ -163,6 +167,7 @@ class Heartbeat:
             "requested": dict(self.requested),
             "appPusher": self.app_pusher,
             **({"apiVersions": list(self.api_versions)} if self.api_versions else {}),
+            **({"toleranceSeconds": self.tolerance_seconds} if self.tolerance_seconds else {}),
         }
 
     @classmethod
@@ -185,6 +190,7 @@ class Heartbeat:
             requested={str(k): str(v) for k, v in (d.get("requested") or {}).items()},
             app_pusher=bool(d.get("appPusher", False)),
             api_versions=tuple(str(a) for a in d.get("apiVersions") or ()),
+            tolerance_seconds=int(d.get("toleranceSeconds", 0) or 0),
         )
 
 

@@ -77,11 +77,12 @@ class Tip:
 
 @dataclass(frozen=True)
 class Reading:
-    """A decoded document: the tip, and the fingerprint of the trusted key that signed it
-    (None when it was read without trusted keys)."""
+    """A decoded document: the tip, the fingerprint of the trusted key that signed it (None
+    when it was read without trusted keys), and the signature as it came (None: unsigned)."""
 
     tip: Tip
     signed_by: str | None
+    signature: str | None = None
 
 
 def file_name(cluster: str) -> str:
@@ -104,7 +105,7 @@ def encode(tip: Tip, signer: Signer | None) -> bytes:
     payload = tip.payload()
     signature = signer.sign(payload, namespace=NAMESPACE) if signer is not None else None
     return json.dumps({"apiVersion": API_VERSION, "kind": KIND, "tip": payload.decode(),
-                       "signature": signature}, indent=1).encode() + b"\n"
+                       "signature": signature}).encode() + b"\n"
 
 
 def decode(data: bytes, *, cluster: str, ref: str, trusted: Verifier | None) -> Reading:
@@ -149,7 +150,7 @@ def decode(data: bytes, *, cluster: str, ref: str, trusted: Verifier | None) -> 
     except ValueError:
         raise TipError("tip: `issuedAt` is not an RFC 3339 UTC time") from None
     return Reading(Tip(cluster=cluster, ref=ref, commit=commit, state=state, issued_at=issued),
-                   signed_by=signed_by)
+                   signed_by=signed_by, signature=signature)
 
 
 def _fields(doc: Any, known: tuple[str, ...], what: str) -> Mapping[str, Any]:

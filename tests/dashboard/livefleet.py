@@ -25,7 +25,7 @@ from gitfleet.demo.processes import Supervisor, wait_listening
 from gitfleet.kubesim import KubeSim
 from tests.gitserver import free_port
 
-HEARTBEAT = "1s"    # Unknown after 3 intervals without one (the hub's HEARTBEAT_GRACE)
+HEARTBEAT = "2s"    # Unknown after 3 intervals without one (the hub's HEARTBEAT_GRACE)
 
 
 def git(cwd: Path, *args: str) -> str:

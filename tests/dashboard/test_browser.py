@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from gitfleet.clock import parse_iso
 from tests.dashboard.conftest import AXE, shot
 from tests.dashboard.livefleet import LiveFleet, git
 from tests.harness import wait_for
@@ -222,8 +223,26 @@ def test_the_static_export_renders_from_file(fleet: LiveFleet, page: Any,
                     "--out", str(site)], check=True, capture_output=True, timeout=120)
     clusters = sorted(r["name"] for r in cli("get", "clusters", "--repo", str(fleet.bare),
                                              "-o", "json"))
+    # heartbeat ages tick in the page, from the heartbeat's time: the browser's clock is
+    # installed at a Ready cluster's last heartbeat, then moved on (no server, no new data)
+    exported = (site / "data" / "fleet.js").read_text()
+    data = json.loads(exported[exported.index(",") + 1:exported.rindex(");")])
+    ready = next(c for c in data["clusters"] if c["condition"] == "Ready")
+    row = f'#grid tr[data-cluster="{ready["name"]}"] td:nth-child(2)'
+    page.clock.install(time=parse_iso(ready["heartbeat"]))
     page.goto((site / "index.html").as_uri() + "#/fleet")
     page.wait_for_selector("#grid tbody tr")
+    assert page.locator(row + " .age").inner_text().strip() == "0s ago"
+    assert words(page, row + " .b") == ["Ready"]
+    # Unknown past the heartbeat's tolerance and the page's 2 s slack (app.js SLACK)
+    grace = int(ready["heartbeatToleranceSeconds"]) + 2
+    page.clock.run_for(1000 * (grace - 1))
+    assert page.locator(row + " .age").inner_text().strip() == f"{grace - 1}s ago"
+    assert words(page, row + " .b") == ["Ready"]
+    page.clock.run_for(2000)              # past it: Unknown, never a stale Ready
+    assert words(page, row + " .b") == ["Unknown"]
+    assert page.locator(row + " .age").inner_text().strip() == f"{grace + 1}s ago"
+    assert "Healthy" not in words(page, f'#grid tr[data-cluster="{ready["name"]}"] td[data-app] .b')
     assert sorted(page.locator("#grid tbody tr").evaluate_all(
         "rs => rs.map(r => r.dataset.cluster)")) == clusters
     assert "Static export of state" in page.locator("#live").inner_text()

@@ -21,10 +21,10 @@ from gitfleet.clock import SystemClock
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RefUpdate, init_repo
 from gitfleet.state.signing import SigningKey, TrustedKeys
-from tests.fleetfixtures import NAMESPACE, managed_cluster
+from tests.fleetfixtures import managed_cluster
 from tests.gitserver import git_daemon
-from tests.harness import Remote, git, gitfleet, person, process, push, running, wait_for
-from tests.secrets.test_e2e_sops import PLAINTEXT, SECRET, SUBSCRIPTION
+from tests.harness import Remote, git, gitfleet, person, process, running, wait_for
+from tests.secrets.test_e2e_sops import PLAINTEXT, push_sealed_app
 
 pytestmark = pytest.mark.slow
 
@@ -80,16 +80,7 @@ def test_signed_status_is_folded_and_forgeries_are_refused_or_ignored(
             name, f"{i}" * 8 + "-1111-4111-8111-111111111111",
             ageRecipient=str(identity.to_public()),
             signingKey=SigningKey.load(agent_keys[name]).public_line(f"gitfleet-agent@{name}")))
-    (work / "policies").mkdir()
-    (work / "policies" / "app.yaml").write_text(SUBSCRIPTION)
-    (work / "templates").mkdir()
-    (work / "templates" / "namespace.yaml").write_text(NAMESPACE)
-    plain = tmp_path / "db-secret.yaml"          # outside the repo: never committed
-    plain.write_text(SECRET)
-    sealed = gitfleet("seal", str(plain), "--selector", "env=test", "--repo", str(work),
-                      "--out", str(work / "templates" / "db.yaml"))
-    assert sealed.returncode == 0, sealed.stderr
-    push(work, "fleet: app with a sealed db secret")
+    push_sealed_app(work, tmp_path)
     installed = gitfleet("hooks", "install", str(bare_path), "--hub-key",
                          str(tmp_path / "hub.pub"))
     assert installed.returncode == 0, installed.stderr

@@ -184,7 +184,7 @@ def test_every_kind_rejects_unknown_fields() -> None:
     settings = VALID["FleetSettings"]()
     settings["limits"]["maxFilesBytes"] = 1
     assert schema.problems("FleetSettings", settings) == [
-        "limits: unknown field(s): 'maxFilesBytes' was unexpected"]
+        "`limits.maxFilesBytes` is not a field of FleetSettings; did you mean `maxFileBytes`?"]
     request = VALID["ClusterRegistrationRequest"]()
     request["spec"]["region"] = "eu"
     assert any("unknown field(s)" in p and "'region'" in p

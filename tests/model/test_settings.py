@@ -68,8 +68,9 @@ def test_the_worked_example_fleet_yaml_is_valid() -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    (b"limts:\n  maxFileBytes: 5\n", "unknown field(s): 'limts'"),
-    (b"limits:\n  maxFileByte: 5\n", "limits: unknown field(s): 'maxFileByte'"),
+    (b"limts:\n  maxFileBytes: 5\n", "`limts` is not a field of FleetSettings; did you mean "
+                                     "`limits`?"),
+    (b"limits:\n  maxFileByte: 5\n", "`limits.maxFileByte` is not a field of FleetSettings"),
     (b"limits:\n  maxFileBytes: 0\n", "limits.maxFileBytes: 0 is less than the minimum of 1"),
     (b"limits:\n  maxPruneShare: 2\n", "limits.maxPruneShare"),
     (b"intervals:\n  fetch: 15 seconds\n", "intervals.fetch: '15 seconds' is not valid here"),
@@ -95,7 +96,8 @@ def test_invalid_yaml_in_fleet_yaml_names_the_line() -> None:
 def test_settings_problems_reach_the_fleet_errors() -> None:
     fleet = load_fleet({"fleet.yaml": b"limts: {}\n"})
     assert [p.format() for p in fleet.errors] == [
-        "fleet.yaml: FleetSettings: (document): unknown field(s): 'limts' was unexpected"]
+        "fleet.yaml:1: FleetSettings: `limts` is not a field of FleetSettings; did you mean "
+        "`limits`?"]
 
 
 def test_max_file_bytes_applies_to_every_fleet_file() -> None:

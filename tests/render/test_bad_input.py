@@ -150,7 +150,8 @@ CORPUS = [
            "policies/nofeeds.yaml", "'feeds' is a required property", obj="nofeeds"),
     Broken("unknown-setting", {"fleet.yaml": b"apiVersion: gitfleet.io/v1alpha1\n"
                                              b"kind: FleetSettings\nlimts:\n  maxFileBytes: 5\n"},
-           "fleet.yaml", "unknown field(s): 'limts'", obj="FleetSettings"),
+           "fleet.yaml", "`limts` is not a field of FleetSettings", line=3,
+           obj="FleetSettings"),
     Broken("unknown-kind-under-policies", {"policies/cm.yaml": doc(
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "apps"}})},
            "policies/cm.yaml", "unknown kind v1/ConfigMap under policies/", line=1,

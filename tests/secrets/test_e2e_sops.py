@@ -4,6 +4,7 @@ into two kubesim clusters, and its plaintext is in no branch, no commit and no l
 from __future__ import annotations
 
 import base64
+import subprocess
 import sys
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from tests.harness import (
 
 pytestmark = pytest.mark.slow
 
+
 PLAINTEXT = "e2e-Pl41nt3xt-c0ffee"
 SUBSCRIPTION = subscription(feed("Secret", "db"))
 SECRET = f"""apiVersion: v1
@@ -37,6 +39,23 @@ type: Opaque
 stringData:
   DATABASE_URL: postgres://shop:{PLAINTEXT}@db/shop
 """
+
+
+def push_sealed_app(work: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """Commit and push the app (its Subscription, Namespace and a db Secret sealed with
+    `gitfleet seal` for every env=test cluster) into the clone `work`, whose clusters/ already
+    name each cluster's age recipient; returns the `gitfleet seal` run."""
+    (work / "policies").mkdir()
+    (work / "policies" / "app.yaml").write_text(SUBSCRIPTION)
+    (work / "templates").mkdir()
+    (work / "templates" / "namespace.yaml").write_text(NAMESPACE)
+    plain = tmp_path / "db-secret.yaml"  # outside the repo: never committed
+    plain.write_text(SECRET)
+    sealed = gitfleet("seal", str(plain), "--selector", "env=test", "--repo", str(work),
+                      "--out", str(work / "templates" / "db.yaml"))
+    assert sealed.returncode == 0, sealed.stderr
+    push(work, "fleet: app with a sealed db secret")
+    return sealed
 
 
 def _secret_value(sim) -> str | None:
@@ -60,16 +79,7 @@ def test_a_sealed_secret_reaches_both_clusters_and_nowhere_in_plaintext(
         (work / "clusters" / f"{name}.yaml").write_text(managed_cluster(
             name, f"{i}" * 8 + "-1111-4111-8111-111111111111",
             ageRecipient=str(identity.to_public())))
-    (work / "policies").mkdir()
-    (work / "policies" / "app.yaml").write_text(SUBSCRIPTION)
-    (work / "templates").mkdir()
-    (work / "templates" / "namespace.yaml").write_text(NAMESPACE)
-    plain = tmp_path / "db-secret.yaml"  # outside the repo: never committed
-    plain.write_text(SECRET)
-    sealed = gitfleet("seal", str(plain), "--selector", "env=test", "--repo", str(work),
-                      "--out", str(work / "templates" / "db.yaml"), timeout=60)
-    assert sealed.returncode == 0, sealed.stderr
-    push(work, "fleet: app with a sealed db secret")
+    sealed = push_sealed_app(work, tmp_path)
 
     one, two = kubesim(), kubesim()
     hub_log = tmp_path / "hub.log"

@@ -83,3 +83,15 @@ def test_file_names() -> None:
     assert cluster_of("eu-1.json.tmp") is None and cluster_of("../x.json") is None
     with pytest.raises(TipError):
         file_name("../etc")
+
+
+def test_an_allowed_signers_line_must_allow_the_tip_namespace() -> None:
+    hub = SigningKey.generate()
+    key = hub.public_line().split(" ", 2)
+    only_git = TrustedKeys.from_text(f'hub namespaces="git" {key[0]} {key[1]}', origin="t")
+    both = TrustedKeys.from_text(f'hub namespaces="git,gitfleet-tip" {key[0]} {key[1]}',
+                                 origin="t")
+    with pytest.raises(TipError, match="not signed by a trusted"):
+        decode(encode(TIP, hub), cluster="eu-1", ref=REF, trusted=only_git)
+    assert decode(encode(TIP, hub), cluster="eu-1", ref=REF, trusted=both).signed_by == \
+        hub.fingerprint

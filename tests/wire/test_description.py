@@ -135,3 +135,13 @@ def test_the_quick_head_read_says_what_the_whole_read_says() -> None:
     assert read_head(kept, PATH).render_errors == ("broke",)
     with pytest.raises(InputError, match=f"^{PATH}: .*deployr"):
         read_head(_written().replace("  deployer:", "  deployr:").encode(), PATH)
+
+
+def test_the_clusters_of_a_unit_share_one_head_read_but_not_a_different_one() -> None:
+    east = read_head(_written().encode(), PATH)
+    west = read_head(_written().replace("  cluster: east", "  cluster: west").encode(), PATH)
+    assert west == east
+    moved = read_head(_written().replace("a" * 40, "f" * 40).encode(), PATH)
+    assert moved.source_commit == "f" * 40
+    with pytest.raises(InputError, match="clustr"):   # a key the cache could hide is read
+        read_head(_written().replace("  cluster: east", "  clustr: east").encode(), PATH)

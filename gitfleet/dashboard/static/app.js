@@ -47,6 +47,56 @@
     if (s < 48 * 3600) return Math.floor(s / 3600) + "h ago";
     return Math.floor(s / 86400) + "d ago";
   }
+  // heartbeat ages tick here, from the heartbeat's time and the server's clock (`now` in each
+  // answer), so a page left open shows true ages and never a stale Ready
+  let skew = 0;               // server seconds - browser seconds
+  function serverNow() { return Date.now() / 1000 + skew; }
+  function learnClock(d) { if (d && typeof d.now === "number") skew = d.now - Date.now() / 1000; return d; }
+  // a heartbeat's tolerance: seconds of silence after which the hub judges its cluster Unknown
+  // (what the heartbeat declares; an older agent's: 3 intervals)
+  function tolerance(c) { return c.heartbeatToleranceSeconds || 3 * (c.heartbeatIntervalSeconds || 0); }
+  const EXPIRED = "heartbeat older than its tolerance";
+  // seconds past that before the page says so itself: heartbeat times are written to the
+  // second, and the server's next answer (it re-judges as the heartbeat expires) may be a poll
+  // away; the page judges alone when that answer does not come (a static export, no server)
+  const SLACK = 2;
+  function hbAge(hb) { const t = Date.parse(hb || ""); return isNaN(t) ? null : Math.max(0, Math.floor(serverNow() - t / 1000)); }
+  function stale(c) { const a = hbAge(c.heartbeat); return a !== null && tolerance(c) > 0 && a > tolerance(c) + SLACK; }
+  function ageSpan(hb, suffix) {
+    return h("span", { class: "muted age", "data-heartbeat": hb || "", "data-suffix": suffix || "" },
+      " " + ago(hbAge(hb)) + (suffix || ""));
+  }
+  function condition(c) {   // the server's judgement, unless the heartbeat expired since
+    return c.condition === "Ready" && stale(c) ? "Unknown" : c.condition;
+  }
+  function tick() {
+    for (const el of document.querySelectorAll(".age[data-heartbeat]")) {
+      const text = " " + ago(hbAge(el.dataset.heartbeat)) + (el.dataset.suffix || "");
+      if (el.textContent !== text) el.textContent = text;
+    }
+    let expired = false;
+    for (const el of document.querySelectorAll("[data-expires]")) {   // Ready until then
+      if (serverNow() > parseFloat(el.dataset.expires) && el.dataset.word === "Ready") {
+        el.replaceWith(badge("Unknown", EXPIRED));
+        expired = true;
+      }
+    }
+    // the rest of the view (readiness facts, tiles) follows from the same judgement
+    if (expired && route === location.hash) render(true);
+  }
+  function readyBadge(c) {
+    const word = condition(c);
+    const b = badge(word, word === c.condition ? c.reason : EXPIRED);
+    const t = Date.parse(c.heartbeat || "");
+    if (word === "Ready" && !isNaN(t) && tolerance(c) > 0) {
+      b.dataset.expires = String(t / 1000 + tolerance(c) + SLACK);
+    }
+    return b;
+  }
+  function lastReported(c, t) {   // a tile of a cluster whose heartbeat expired since the answer
+    if (!t || condition(c) === c.condition || t.word !== "Healthy") return t;
+    return Object.assign({}, t, { word: "Unknown", health: "Unknown", message: "last reported Healthy" });
+  }
   function when(ts) { return new Date(ts * 1000).toISOString().replace("T", " ").slice(0, 19); }
   function short(sha) { return (sha || "").slice(0, 10); }
   function link(hash, text, attrs) { return h("a", Object.assign({ href: hash }, attrs || {}), text); }
@@ -86,7 +136,7 @@
     const body = await resp.json();
     if (resp.status === 503 && body.retry) throw Object.assign(new Error(body.error), { retry: true });
     if (!resp.ok) throw new Error(body.error || resp.statusText);
-    return body;
+    return learnClock(body);
   }
 
   // -- the fleet grid --------------------------------------------------------------------
@@ -158,10 +208,9 @@
           link("#/app/" + a.namespace + "/" + a.name, a.namespace + "/" + a.name))))),
       h("tbody", {}, d.clusters.map((cl) => h("tr", { "data-cluster": cl.name },
         h("th", { scope: "row" }, link("#/cluster/" + encodeURIComponent(cl.name), cl.name)),
-        h("td", {}, badge(cl.condition, cl.reason),
-          cl.heartbeatAgeSeconds !== null ? h("span", { class: "muted" }, " " + ago(cl.heartbeatAgeSeconds)) : ""),
+        h("td", {}, readyBadge(cl), cl.heartbeat ? ageSpan(cl.heartbeat) : ""),
         d.apps.map((a) => {
-          const t = cl.tiles[a.key];
+          const t = lastReported(cl, cl.tiles[a.key]);
           const changed = (d.changed[cl.name] || []).some((f) => f.replace(/@helm$/, "") === a.key);
           return h("td", { class: changed ? "changed" : null, "data-app": a.key },
             t ? badge(t.word, [t.phase, t.health, t.message].filter(Boolean).join(" · "))
@@ -186,10 +235,16 @@
       .map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
   }
   function renderCluster(d) {
-    const hb = d.heartbeatAgeSeconds === null ? "never" :
-      ago(d.heartbeatAgeSeconds) + (d.heartbeatIntervalSeconds ? ` (every ${d.heartbeatIntervalSeconds}s)` : "");
-    const out = [h("h1", {}, "Cluster ", d.name, " ", badge(d.condition, d.reason))];
-    out.push(facts([["Readiness", d.condition + (d.reason ? " — " + d.reason : "")],
+    const hb = d.heartbeat ? h("span", {}, h("time", { datetime: d.heartbeat }, d.heartbeat),
+      ageSpan(d.heartbeat, d.heartbeatIntervalSeconds ? ` (every ${d.heartbeatIntervalSeconds}s)` : "")) : "never";
+    const word = condition(d);
+    if (word !== d.condition) {     // expired since the answer: what it last said is not what runs
+      d = Object.assign({}, d, { descriptions: d.descriptions.map((ds) => Object.assign({}, lastReported(d, ds), {
+        objects: ds.objects.map((o) => Object.assign({}, o, { health: "Unknown", lastReported: o.health })) })) });
+    }
+    const out = [h("h1", {}, "Cluster ", d.name, " ", readyBadge(d))];
+    out.push(facts([["Readiness", word + (word !== d.condition ? " — " + EXPIRED
+                                                         : d.reason ? " — " + d.reason : "")],
       ["Last heartbeat", hb], ["Sync", d.sync], ["Mode", d.syncMode],
       ["Applied state", d.appliedState], ["Kubernetes", d.kubernetes], ["Agent", d.agent],
       ["Labels", Object.entries(d.labels || {}).map(([k, v]) => k + "=" + v).join(", ")],
@@ -227,7 +282,24 @@
   }
 
   // -- an application --------------------------------------------------------------------
-  function renderApp(d) {
+  async function appData(key, parts, p) {
+    const offset = Math.max(0, (parseInt(p.get("page") || "1", 10) - 1) * PAGE);
+    if (!STATIC) {
+      const q = new URLSearchParams({ offset, limit: PAGE });
+      if (p.get("q")) q.set("q", p.get("q"));
+      return api("app/" + parts.map(encodeURIComponent).join("/") + "?" + q.toString());
+    }
+    const all = await loadStatic("app/" + key);
+    let rows = all.clusters;
+    if (p.get("q")) rows = rows.filter((c) => c.cluster.toLowerCase().includes(p.get("q").toLowerCase()));
+    const page = rows.slice(offset, offset + PAGE);
+    const shown = new Set(page.map((c) => c.cluster));
+    return Object.assign({}, all, { clusters: page, matched: rows.length, offset, total: all.clusters.length,
+      rollouts: all.rollouts.map((r) => Object.assign({}, r, { waves: r.waves.map((w) =>
+        Object.assign({}, w, { clusters: w.clusters.filter((c) => shown.has(c.cluster)) })) })) });
+  }
+  function renderApp(d, p) {
+    const path = "app/" + d.namespace + "/" + d.name;
     const out = [h("h1", {}, "Application ", d.key, " ", badge(d.phase))];
     out.push(facts([["Kind", d.kind], ["Clusters ready", d.ready],
       ["Replicas", `${d.readyReplicas} ready of ${d.replicas} desired`]]));
@@ -235,6 +307,17 @@
       out.push(h("div", { class: "banner", role: "alert" }, h("strong", {}, "Render errors"),
         h("ul", {}, d.errors.map((e) => h("li", {}, e)))));
     }
+    const form = h("form", { class: "filters", role: "search", "aria-label": "Filter this application's clusters" },
+      h("label", {}, "Cluster name", h("input", { name: "q", value: p.get("q") || "", type: "search",
+        id: "a-q", autocomplete: "off", placeholder: "e.g. prod" })),
+      h("button", { type: "submit" }, "Apply"));
+    form.addEventListener("submit", (ev) => { ev.preventDefault(); go(path, { q: new FormData(form).get("q") }); });
+    out.push(form);
+    const page = Math.floor(d.offset / PAGE) + 1;
+    const pages = Math.max(1, Math.ceil(d.matched / PAGE));
+    const first = d.matched ? d.offset + 1 : 0;
+    out.push(h("p", { class: "muted", id: "app-range" },
+      `Clusters ${first}–${d.offset + d.clusters.length} of ${d.matched}` + (d.matched !== d.total ? ` (of ${d.total})` : "")));
     out.push(h("h2", { id: "replicas" }, "Replicas per cluster"));
     const max = Math.max(1, ...d.clusters.map((c) => Math.max(c.desired, c.ready)));
     const bars = h("div", { class: "bars", role: "list", "aria-labelledby": "replicas" });
@@ -248,15 +331,21 @@
     out.push(bars);
     out.push(h("h2", {}, "Phase per cluster"), table(["Cluster", "Phase", "Health", "Message"],
       d.clusters.map((c) => [c.cluster, badge(c.phase), badge(c.health), c.message])));
+    const pageTo = (n) => () => go(path, { q: p.get("q"), page: String(n) });
+    out.push(h("nav", { class: "pager", "aria-label": "Pages of clusters" },
+      page > 1 ? h("button", { type: "button", on: { click: pageTo(page - 1) } }, "← Previous") : "",
+      h("span", {}, `Page ${page} of ${pages}`),
+      page < pages ? h("button", { type: "button", on: { click: pageTo(page + 1) } }, "Next →") : ""));
     out.push(h("h2", {}, "Rollouts"));
     if (!d.rollouts.length) out.push(h("p", { class: "muted" }, "No RolloutPolicy governs these clusters."));
     for (const r of d.rollouts) {
       out.push(h("p", {}, h("strong", {}, r.policy), " ", badge(r.phase), ` revision ${r.revision}` +
         (r.sourceCommit ? ` from ${r.sourceCommit}` : "") + (r.reason ? ` — ${r.reason}` : "")));
       out.push(h("ol", { class: "waves", "aria-label": "Waves of " + r.policy }, r.waves.map((w) => h("li",
-        { class: w.current ? "current" : null, "aria-current": w.current ? "step" : null },
-        h("strong", {}, "Wave " + w.name), w.current ? h("span", { class: "muted" },
-          r.phase === "Progressing" ? " — releasing; the next wave waits until every cluster here is Healthy" : " — current") : "",
+        { class: w.current ? "current" : null, "aria-current": w.current ? "step" : null, "data-wave": w.name },
+        h("strong", {}, "Wave " + w.name), " ",
+        Object.entries(w.counts).map(([k, n]) => h("span", {}, badge(k), " ", n, " ")),
+        h("p", { class: "gate" }, h("span", { class: "muted" }, "Gate: "), w.gate),
         h("ul", {}, w.clusters.map((c) => h("li", {}, c.cluster, " ", badge(c.state, c.why),
           h("span", { class: "muted" }, " since " + c.since))))))));
     }
@@ -360,8 +449,7 @@
         document.title = "gitfleet · cluster " + rest[0];
       } else if (kind === "app") {
         const key = rest.slice(0, 2).join("/");
-        const d = STATIC ? await loadStatic("app/" + key) : await api("app/" + rest.map(encodeURIComponent).join("/"));
-        parts = renderApp(d);
+        parts = renderApp(await appData(key, rest.slice(0, 2), r.params), r.params);
         document.title = "gitfleet · " + key;
       } else if (kind === "history") {
         parts = await renderHistory(r.params);
@@ -437,6 +525,7 @@
   });
   window.addEventListener("hashchange", () => { render(false).then(() => view.focus()); });
   theme();
+  setInterval(tick, 1000);
   if (!location.hash) history.replaceState(null, "", "#/fleet");
   render(false);
   if (STATIC) {

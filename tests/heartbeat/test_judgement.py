@@ -1,0 +1,80 @@
+"""The hub's judgement under jitter: a live agent is never Unknown, a stopped one is Unknown
+from the first round after its last heartbeat plus the tolerance, not a round sooner."""
+
+from __future__ import annotations
+
+import pytest
+
+from gitfleet.clock import FakeClock, isoformat, parse_iso
+from gitfleet.hub.evictions import Lifecycle
+from gitfleet.lifecycle.judgement import Condition, judge
+from gitfleet.model.loader import load_fleet
+from gitfleet.wire.heartbeat import HeartbeatTiming
+from gitfleet.wire.status import ClusterStatus, Heartbeat
+from tests.harness import Remote, status_of
+from tests.heartbeat.conftest import publish_timing, run_until
+
+T0 = 1_767_225_600.0
+# the widest jitter allowed and a tolerance only 30 s above the longest silence it allows
+TIMING = HeartbeatTiming(interval=300, jitter=0.5, tolerance=480)
+
+
+def _at(seconds: float, **fields: int) -> ClusterStatus:
+    hb = Heartbeat(time=isoformat(seconds), livez=True, readyz=True, **fields)  # type: ignore[arg-type]
+    return ClusterStatus(cluster="c", heartbeat=hb)
+
+
+def test_the_declared_tolerance_is_the_limit_and_older_agents_get_three_intervals() -> None:
+    declared = _at(T0, interval_seconds=300, tolerance_seconds=480)
+    assert judge(declared, now=T0 + 480, parse_time=parse_iso).condition is Condition.READY
+    late = judge(declared, now=T0 + 481, parse_time=parse_iso)
+    assert (late.condition, late.since) == (Condition.UNKNOWN, T0 + 480)
+    assert late.reason == "heartbeat older than its tolerance of 8m"
+    older = _at(T0, interval_seconds=60)               # an agent from before toleranceSeconds
+    assert judge(older, now=T0 + 180, parse_time=parse_iso).condition is Condition.READY
+    assert judge(older, now=T0 + 181, parse_time=parse_iso).condition is Condition.UNKNOWN
+
+
+def _fleet(names: list[str]):  # type: ignore[no-untyped-def]
+    return load_fleet({f"clusters/{n}.yaml": (
+        "apiVersion: clusters.clusternet.io/v1beta1\nkind: ManagedCluster\n"
+        f"metadata: {{name: {n}}}\nspec: {{clusterId: id-{n}}}\n").encode() for n in names})
+
+
+@pytest.mark.slow
+def test_the_hub_flags_a_stopped_agent_after_the_tolerance_and_never_a_live_one(
+        logged: Remote, kubesim, agents) -> None:
+    names = [f"c{i}" for i in range(6)]
+    fleet = _fleet(names)
+    assert fleet.errors == ()
+    sim, clock = kubesim(), FakeClock()
+    start = clock.now()
+    fleet_agents = {}
+    for i, name in enumerate(names):
+        publish_timing(logged, name, TIMING)
+        fleet_agents[name] = agents(logged, sim, clock, cluster=name, seed=i, interval=60.0)
+    stop_at = start + 5 * 300 + 17
+    lifecycle = Lifecycle()
+    rounds: list[tuple[float, dict[str, Condition]]] = []
+
+    def hub_round(now: float) -> None:           # what the hub reads and judges each round
+        statuses = {n: s for n in names if (s := status_of(logged, n)) is not None}
+        judged = lifecycle.judge(fleet, statuses, None, now=now).judgements
+        rounds.append((now, {n: judged[n].condition for n in names}))
+
+    run_until(clock, fleet_agents, start + 14 * 300, every=hub_round, tick=20.0,
+              stopped=lambda name, now: name == "c0" and now >= stop_at)
+
+    later = [now for now, _ in rounds if now > start]
+    assert len(later) > 200
+    for now, judged in rounds:
+        if now > start:                            # (the first round precedes every agent)
+            assert all(judged[n] is Condition.READY for n in names[1:]), (now - start, judged)
+    last = status_of(logged, "c0")
+    assert last is not None and last.heartbeat is not None
+    expires = parse_iso(last.heartbeat.time) + TIMING.tolerance
+    assert stop_at - TIMING.longest_gap <= expires - TIMING.tolerance <= stop_at
+    for now, judged in rounds:
+        if now > start:
+            expected = Condition.UNKNOWN if now > expires else Condition.READY
+            assert judged["c0"] is expected, (now - start, expires - start, judged["c0"])
