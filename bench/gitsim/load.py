@@ -35,6 +35,7 @@ from bench.gitsim.hub import HubWriter
 from bench.gitsim.probe import pct
 from bench.gitsim.repo import BRANCHES
 from bench.gitsim.servers import Daemon, Http
+from gitfleet.agent.statusmessage import Write
 from gitfleet.errors import InputError
 from gitfleet.lifecycle.judgement import Condition, judge
 from gitfleet.timestamps import parse_iso
@@ -54,6 +55,7 @@ class Schedule:
     heartbeat: float
     jitter: float = 0.0
     tip_poll: float | None = None   # None: no tip documents
+    tolerance: float = 0.0          # declared in each heartbeat (0: none, 3 intervals)
 
 
 @dataclass
@@ -76,6 +78,7 @@ class Result:
     judged_stopped_alive: int = 0
     stopped: int = 0
     http_requests: int | None = None
+    http_kinds: dict[str, int] = field(default_factory=dict)
     bytes_out: int | None = None
     bytes_in: int | None = None
     client_cpu: float = 0.0
@@ -100,7 +103,7 @@ class Result:
             "tip_gets": self.tip_gets, "errors": self.errors,
             "judged_live_as_lost": self.judged_live_lost,
             "judged_stopped_as_alive": self.judged_stopped_alive, "stopped": self.stopped,
-            "client_cpu_s": round(self.client_cpu, 1)}
+            "client_cpu_s": round(self.client_cpu, 1), "http_kinds": self.http_kinds}
 
 
 def read_statuses(repos: list[Path], clusters: list[str]) -> dict[str, ClusterStatus | None]:
@@ -180,13 +183,13 @@ def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedul
                 if fresh:
                     seen[c] = done
             if fresh:   # the agent applies it and pushes its new status at once
-                agents.heartbeat(c, max(done, now + 1))
+                wrote = agents.heartbeat(c, max(done, now + 1))
                 with lock:
-                    res.pushes += 1
+                    res.pushes += wrote is not Write.NOTHING
         elif kind == "beat":
-            agents.heartbeat(c, now)
+            wrote = agents.heartbeat(c, now)
             with lock:
-                res.pushes += 1
+                res.pushes += wrote is not Write.NOTHING
 
     timers: list[threading.Timer] = []
 
@@ -263,6 +266,8 @@ def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedul
     traffic = server.traffic(mark)
     if traffic is not None:
         res.http_requests = traffic.total - traffic.requests.get("tip", 0)
+        res.http_kinds = dict(traffic.requests) | {
+            f"status {k}": v for k, v in traffic.statuses.items()}
         res.bytes_out, res.bytes_in = traffic.bytes_out, traffic.bytes_in
     res.lag_p50, res.lag_p99 = pct(lags, 0.5), pct(lags, 0.99)
     res.changed = len(moved)
@@ -274,7 +279,7 @@ def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedul
     for c in clusters:
         verdict = judge(read[c], now=now, parse_time=parse_iso)
         lost = verdict.condition in (Condition.UNKNOWN, Condition.NEVER_REPORTED)
-        should_be_lost = c in stopped and now > statuses.last_beat[c] + 3 * statuses.interval
+        should_be_lost = c in stopped and now > statuses.last_beat[c] + statuses.tolerance
         if lost and c not in stopped:
             res.judged_live_lost += 1
         elif should_be_lost and not lost:

@@ -30,7 +30,7 @@ def cluster_name(i: int) -> str:
     return f"c{i:05d}"
 
 
-def _template(interval: float) -> ClusterStatus:
+def _template(interval: float, tolerance: float) -> ClusterStatus:
     """The status a live, idle agent writes: its heartbeat and nothing else changing."""
     hb = build_heartbeat(time=_TIME, interval_seconds=int(interval),
                          version={"gitVersion": "v1.30.0", "platform": "linux/amd64"},
@@ -40,7 +40,7 @@ def _template(interval: float) -> ClusterStatus:
                                             "conditions": [{"type": "Ready",
                                                             "status": "True"}]}}],
                          pods=[], cluster_id=f"uid-{_NAME}", app_pusher=False)
-    return ClusterStatus(cluster=_NAME, heartbeat=hb)
+    return ClusterStatus(cluster=_NAME, heartbeat=replace(hb, tolerance_seconds=int(tolerance)))
 
 
 def cluster_files(cluster: str, generation: int) -> dict[str, bytes]:
@@ -59,6 +59,7 @@ class Statuses:
     """One scenario's status branches in the seed: tips, parsed statuses, true last beats."""
 
     interval: float
+    tolerance: float
     tips: dict[str, str] = field(default_factory=dict)
     statuses: dict[str, ClusterStatus] = field(default_factory=dict)
     last_beat: dict[str, float] = field(default_factory=dict)
@@ -113,14 +114,16 @@ def build_seed(path: Path, clusters: int, *, now: float) -> Fleet:
     return fleet
 
 
-def add_statuses(fleet: Fleet, scenario: str, *, interval: float,
+def add_statuses(fleet: Fleet, scenario: str, *, interval: float, tolerance: float,
                  last_beat: dict[str, float]) -> Statuses:
     """Status branches for `scenario`: each cluster's heartbeat-only status, last beaten at
-    `last_beat[cluster]` with heartbeat interval `interval`."""
-    template = _template(interval)
+    `last_beat[cluster]` with heartbeat interval `interval` (0 tolerance: the old rule of
+    three intervals, as today's agents declare none)."""
+    template = _template(interval, tolerance)
     text = yamlio.dump(template.to_dict())
     prefix = f"refs/gitsim/{scenario}/"
-    out = Statuses(interval=interval, last_beat=dict(last_beat))
+    out = Statuses(interval=interval, tolerance=tolerance or 3 * interval,
+                   last_beat=dict(last_beat))
     chunks: list[bytes] = []
     for name in fleet.clusters:
         when = isoformat(last_beat[name])

@@ -41,6 +41,7 @@ from bench.gitsim.repo import (
 )
 from bench.gitsim.schedule import AgentMode, measure_modes
 from bench.gitsim.servers import Daemon, Http
+from gitfleet.model.heartbeats import default_tolerance
 from gitfleet.model.statusshards import StatusRepository, StatusShards
 from gitfleet.state.signing import SigningKey
 
@@ -106,13 +107,15 @@ class Size:
         a = self.args
         return [Schedule("before", a.before_interval, a.before_heartbeat),
                 Schedule("after", a.after_safety, a.after_heartbeat, a.after_jitter,
-                         tip_poll=a.after_tip_poll)]
+                         tip_poll=a.after_tip_poll,
+                         tolerance=default_tolerance(a.after_heartbeat))]
 
     def _last_beats(self, sched: Schedule, start: float) -> dict[str, float]:
         h, d = sched.heartbeat, self.args.seconds
+        tolerance = sched.tolerance or 3 * h
         # live: anywhere in their cycle, none overdue at the start (jitter included)
         early = h * (1 - sched.jitter)
-        return {c: (start - 3 * h + d / 2 if c in self.stopped
+        return {c: (start - tolerance + d / 2 if c in self.stopped
                     else start - self.rng.uniform(0, early)) for c in self.fleet.clusters}
 
     def run_server(self, server: Daemon | Http, base: Path,
@@ -123,6 +126,7 @@ class Size:
         for sched in self.schedules():
             name = f"{server.kind}-{sched.name}"
             statuses = add_statuses(fleet, name, interval=sched.heartbeat,
+                                    tolerance=sched.tolerance,
                                     last_beat=self._last_beats(sched, time.time() + 3))
             shards = a.after_shards if sched.name == "after" else 0
             fleet_repo = f"{name}.git"
@@ -202,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         modes = [AgentMode("before", interval=args.before_interval,
                            heartbeat=args.before_heartbeat),
                  AgentMode("after", interval=args.before_interval,
-                           heartbeat=args.after_heartbeat, tips=True,
+                           heartbeat=args.after_heartbeat, jitter=args.after_jitter, tips=True,
                            tip_poll=args.after_tip_poll, safety=args.after_safety)]
         offered = measure_modes(modes, seconds=3600 * args.virtual_hours,
                                 change_every=args.change_every, seed=args.seed)

@@ -36,6 +36,7 @@ class AgentMode:
     name: str
     interval: float = 10.0
     heartbeat: float = 60.0
+    jitter: float = 0.0          # today's agent beat exactly every interval
     tips: bool = False
     tip_poll: float = 10.0       # seconds between tip polls (static store); 0: long-poll
     safety: float = 600.0
@@ -107,7 +108,8 @@ def measure(mode: AgentMode, *, seconds: float, change_every: float, workdir: Pa
                     else None)
             agent = Agent(AgentSettings(repo_url=server.url("fleet.git"), cluster=cluster,
                                         workdir=workdir / "agent", interval=mode.interval,
-                                        heartbeat_interval=mode.heartbeat, register=False),
+                                        heartbeat_interval=mode.heartbeat,
+                                        heartbeat_jitter=mode.jitter, register=False),
                           KubeClient(sim.api_client()), clock=clock, rng=rng,
                           branch_hint=watcher.hint if watcher else None)
             agent_box.append(agent)
