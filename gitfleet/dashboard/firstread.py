@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git
-from gitfleet.state.statusread import StatusReader
+from gitfleet.state.statusread import SHARD_REFS, StatusReader
 
 FIRST = 50            # clusters read for the first model: the grid's first page
 GROWTH = 10           # each step reads this many times more
@@ -23,23 +23,36 @@ GROWTH = 10           # each step reads this many times more
 class LimitedReader(StatusReader):
     """A StatusReader that reads only the status branches of `only` (None: all of them), and
     takes their tips from `listing` (every ref -> its commit, as the dashboard just listed them
-    to see whether anything moved) instead of listing 10,000 refs a second time."""
+    to see whether anything moved) instead of listing 10,000 refs a second time (not when it
+    fetches status repositories first: their refs move under the read)."""
 
     only: frozenset[str] | None = None
     listing: Mapping[str, str] | None = None
 
-    def tips(self) -> dict[str, str]:
-        tips = self.all_tips()
+    def places(self) -> dict[str, dict[str, str]]:
+        if self.listing is None or self.shards:
+            found = super().places()
+        else:
+            status = self.branches.status("")
+            found = {"": {}}
+            for ref, sha in self.listing.items():
+                if ref.startswith(status):
+                    found[""][ref[len(status):]] = sha
+                elif ref.startswith(SHARD_REFS):
+                    repo, _, cluster = ref[len(SHARD_REFS):].partition("/")
+                    found.setdefault(repo, {})[cluster] = sha
         if self.only is None:
-            return tips
-        return {name: sha for name, sha in tips.items() if name in self.only}
+            return found
+        return {place: {n: sha for n, sha in tips.items() if n in self.only}
+                for place, tips in found.items()}
 
-    def all_tips(self) -> dict[str, str]:
-        if self.listing is None:
-            return super().tips()
-        prefix = self.branches.status("")
-        return {ref[len(prefix):]: sha for ref, sha in self.listing.items()
-                if ref.startswith(prefix)}
+    def all_tips(self) -> set[str]:
+        """Every cluster with a status branch, in any place."""
+        only, self.only = self.only, None
+        try:
+            return {name for tips in self.places().values() for name in tips}
+        finally:
+            self.only = only
 
 
 def cluster_names(git: Git, branches: Branches, reader: LimitedReader) -> list[str]:

@@ -33,6 +33,7 @@ from gitfleet.fleetview.snapshot import (
 from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.state.git import Git
+from gitfleet.state.statusread import SHARD_REFS
 
 LOG = logging.getLogger("gitfleet.dashboard")
 T = TypeVar("T")
@@ -114,7 +115,7 @@ class FleetSource:
                 return self._refs[1]
         b = self.branches       # what the views read (not the 10,000 cluster branches)
         out = self.git.run("for-each-ref", "--format=%(objectname) %(refname)", b.state,
-                           b.fleet_status, b.status(""), b.registration(""),
+                           b.fleet_status, b.status(""), b.registration(""), SHARD_REFS,
                            "refs/heads/main", "refs/heads/master")
         digest = hashlib.sha1(out).hexdigest()[:16]
         listing = {}
@@ -137,7 +138,10 @@ class FleetSource:
             mine = heads / self.prefix
             paths = (root / "packed-refs", heads, mine, mine / "state", mine / "fleet-status",
                      mine / "status", mine / "registrations", heads / "main", heads / "master")
-            return tuple(p.stat().st_mtime_ns if p.exists() else 0 for p in paths)
+            shards = root / SHARD_REFS.rstrip("/")       # the status repositories' copies
+            places = sorted(shards.iterdir()) if shards.is_dir() else []
+            return tuple(p.stat().st_mtime_ns if p.exists() else 0
+                         for p in (*paths, shards, *places))
         except OSError:
             return None
 
