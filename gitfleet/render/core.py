@@ -406,20 +406,23 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
                 basis = prev_basis
                 if prev_basis != ctx.source_commit:
                     basis_overlay = ctx.basis_overlay(prev_basis)
-    if any(p.template.is_helm_chart for p in placements):
-        draft, error, notes = _assemble(ctx, plan, cluster, placements, basis, basis_overlay)
-    else:
-        key = (id(plan), basis, ctx.signature(ctx.overlay, cluster),
-               None if basis_overlay is None else ctx.signature(basis_overlay, cluster),
-               tuple(map(id, placements)))
-        found = ctx.drafts.get(key)
-        if found is None:
-            found = ctx.drafts[key] = _assemble(ctx, plan, cluster, placements, basis,
-                                                basis_overlay)
-        draft, error, notes = found
+    key = (id(plan), basis, ctx.signature(ctx.overlay, cluster),
+           None if basis_overlay is None else ctx.signature(basis_overlay, cluster),
+           tuple(map(id, placements)))
+    found = ctx.drafts.get(key)
+    if found is None:
+        found = _assemble(ctx, plan, cluster, placements, basis, basis_overlay)
+        charted = any(p.template.is_helm_chart for p in placements)
+        ctx.drafts[key] = _PER_CLUSTER if charted else found
+    elif found is _PER_CLUSTER:
+        found = _assemble(ctx, plan, cluster, placements, basis, basis_overlay)
+    draft, error, notes = found
     for note in notes:
         ctx.warnings.append(ctx.problem(plan, note, cluster.name))
     return draft, error
+
+
+_PER_CLUSTER: tuple[_Draft | None, str, list[str]] = (None, "", [])   # not shared: charts
 
 
 def _assemble(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any],

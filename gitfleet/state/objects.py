@@ -51,6 +51,11 @@ def encode_tree(entries: Iterable[tuple[bytes, bytes, str]]) -> bytes:
                     for _, name, mode, sha in keyed)
 
 
+def tree_children(body: bytes) -> list[str]:
+    """The ids (hex) of the entries of a tree body."""
+    return [sha.hex() for _, _, sha in _ENTRY.findall(body)]
+
+
 def decode_tree(body: bytes) -> list[tuple[bytes, bytes, str]]:
     """(name, mode, hex sha) entries of a tree body."""
     out = []
@@ -539,9 +544,12 @@ def _depth_first(folder: str) -> int:
 
 
 def _encode_entries(items: Entries) -> bytes:
-    keyed = sorted((name + "/" if mode == MODE_TREE else name, name, mode, sha)
-                   for name, (mode, sha) in items.items())
-    return b"".join(b"%s %s\0%s" % (mode, name.encode(), sha) for _, name, mode, sha in keyed)
+    if any(mode == MODE_TREE for mode, _ in items.values()):
+        names = sorted(items, key=lambda n: n + "/" if items[n][0] == MODE_TREE else n)
+    else:                            # (most folders: files only, sorted by name as they are)
+        names = sorted(items)
+    return b"".join([b"%s %s\0%s" % (mode, name.encode(), sha)
+                     for name in names for mode, sha in (items[name],)])
 
 
 def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
