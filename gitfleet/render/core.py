@@ -18,6 +18,7 @@ from typing import Any
 from gitfleet import yamlio
 from gitfleet.durations import format_duration
 from gitfleet.errors import InputError
+from gitfleet.filemap import Finished
 from gitfleet.health import NO_RULES, HealthRules
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE
 from gitfleet.model.loader import Fleet
@@ -258,8 +259,8 @@ def render(fleet: Fleet, *, source_commit: str = "",
     if claims:
         files[CLAIMS_FILE] = claims_file(fleet, claims)
     # sorted by path; the keys alone are sorted (a million (path, content) pairs are not)
-    return RenderResult({path: files[path] for path in sorted(files)}, errors, warnings,
-                        summaries, ctx.cache.built)
+    return RenderResult(Finished((path, files[path]) for path in sorted(files)), errors,
+                        warnings, summaries, ctx.cache.built)
 
 
 def trimmed_field_warnings(fleet: Fleet) -> list[Problem]:

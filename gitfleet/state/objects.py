@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from gitfleet.errors import TransientError
-from gitfleet.filemap import LazyFiles, Listed, Overlay, Reader, touched
+from gitfleet.filemap import Finished, LazyFiles, Listed, Overlay, Reader, touched
 
 OBJ_COMMIT = 1
 OBJ_TREE = 2
@@ -527,6 +527,8 @@ def _kept(files: Mapping[str, bytes], folders: Mapping[str, Entries]) -> Mapping
     a folder through the index's `folders`."""
     if isinstance(files, (LazyFiles, Overlay, Listed)):
         return files
+    if isinstance(files, Finished):     # nobody changes it: no copy
+        return Listed(files, functools.partial(_files_in, folders))
     return Listed(dict(files), functools.partial(_files_in, folders))
 
 
