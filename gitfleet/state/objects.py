@@ -545,8 +545,9 @@ def _depth_first(folder: str) -> int:
     return -folder.count("/") if folder else 1
 
 
-def _encode_entries(items: Entries) -> bytes:
-    if any(mode == MODE_TREE for mode, _ in items.values()):
+def _encode_entries(items: Entries, *, files_only: bool = False) -> bytes:
+    """A tree body of `items`; `files_only`: the caller knows no entry is a folder."""
+    if not files_only and any(mode == MODE_TREE for mode, _ in items.values()):
         names = sorted(items, key=lambda n: n + "/" if items[n][0] == MODE_TREE else n)
     else:                            # (most folders: files only, sorted by name as they are)
         names = sorted(items)
@@ -584,9 +585,10 @@ def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
         entries[names.setdefault(name, name)] = known[1]
     del by_id
     trees: dict[str, str] = {}
+    with_folders: set[str] = set()          # folders given a subfolder's entry so far
     for folder in sorted(folders, key=_depth_first):
         items = folders[folder]
-        body = _encode_entries(items)
+        body = _encode_entries(items, files_only=folder not in with_folders)
         tree_sha = object_sha(OBJ_TREE, body)
         objects[tree_sha] = (OBJ_TREE, body)
         trees[folder] = tree_sha
@@ -595,6 +597,7 @@ def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
             if name in folders[parent]:
                 raise ValueError(f"path is both a file and a folder: {folder}")
             folders[parent][names.setdefault(name, name)] = (MODE_TREE, bytes.fromhex(tree_sha))
+            with_folders.add(parent)
     index = TreeIndex(files=_kept(files, folders), blobs=_FolderBlobs(folders), folders=folders,
                       trees=trees)
     return index, TreeBuild(root=trees[""], trees=trees, objects=objects)
