@@ -16,7 +16,9 @@ from functools import cached_property
 from typing import Any
 
 from gitfleet import yamlio
+from gitfleet.errors import InputError
 from gitfleet.layout import DESCRIPTION_FILE
+from gitfleet.wire.description import DescriptionFile, read_description
 
 CLAIMS_FILE = "claims.yaml"
 _FIELD = re.compile(r"^  (sourceCommit|basisCommit|trigger): (.*)$", re.M)
@@ -89,15 +91,14 @@ class PreviousDescription:
             return {}
         return loaded if isinstance(loaded, dict) else {}
 
-    @property
-    def spec(self) -> dict[str, Any]:
-        spec = self.data.get("spec")
-        return spec if isinstance(spec, dict) else {}
-
-    @property
-    def source_key(self) -> tuple[str, str, str]:
-        src = self.spec.get("source") or {}
-        return (str(src.get("kind", "")), str(src.get("namespace", "")), str(src.get("name", "")))
+    @cached_property
+    def description(self) -> DescriptionFile | None:
+        """The previous description.yaml, read (None when it does not read: a damaged previous
+        state must not stop a render)."""
+        try:
+            return read_description(self.files.get(DESCRIPTION_FILE, b""), DESCRIPTION_FILE)
+        except InputError:
+            return None
 
     def object_body(self, filename: str) -> dict[str, Any] | None:
         raw = self.files.get(filename)

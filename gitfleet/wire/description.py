@@ -193,9 +193,12 @@ def with_source_commit(text: str, commit: str) -> str:
     return text.replace(SOURCE_PLACEHOLDER, emit.scalar(commit))
 
 
-def kept_description(data: Mapping[str, Any], reasons: Sequence[str]) -> bytes:
+def kept_description(data: Mapping[str, Any], reasons: Sequence[str]) -> bytes | None:
     """A previous Description (as loaded) kept as last good because the render failed: its
-    `renderErrors` say why, so agents never prune on its account."""
+    `renderErrors` say why, so agents never prune on its account (None when `data` has no
+    spec to mark: it is kept as it was)."""
+    if not data or not isinstance(data.get("spec"), Mapping):
+        return None
     out = dict(data)
     spec = dict(data["spec"])
     spec["renderErrors"] = sorted(set(reasons))

@@ -75,8 +75,11 @@ def test_what_the_render_writes_reads_back_field_for_field() -> None:
 
 def test_a_description_kept_after_a_failed_render_says_why() -> None:
     loaded = yamlio.load_one(_written(), PATH)
-    kept = read_description(kept_description(loaded, ["b broke", "a broke", "b broke"]), PATH)
+    data = kept_description(loaded, ["b broke", "a broke", "b broke"])
+    assert data is not None
+    kept = read_description(data, PATH)
     assert kept.render_errors == ("a broke", "b broke")
+    assert kept_description({"kind": "Description"}, ["x"]) is None
     assert kept.resources == read_description(_written(), PATH).resources
 
 
@@ -132,7 +135,7 @@ def test_the_quick_head_read_says_what_the_whole_read_says() -> None:
         head = read_head(text.encode(), PATH)
         assert head == DescriptionHead(whole.deployer, whole.source, whole.source_commit, ())
     kept = kept_description(yamlio.load_one(_written(), PATH), ["broke"])
-    assert read_head(kept, PATH).render_errors == ("broke",)
+    assert kept is not None and read_head(kept, PATH).render_errors == ("broke",)
     with pytest.raises(InputError, match=f"^{PATH}: .*deployr"):
         read_head(_written().replace("  deployer:", "  deployr:").encode(), PATH)
 
