@@ -20,6 +20,9 @@ from gitfleet.wire.description import (
     read_description,
     read_head,
     resource_fragment,
+    scan_divided,
+    scan_fields,
+    scan_rebalance,
     with_source_commit,
 )
 
@@ -148,3 +151,13 @@ def test_the_clusters_of_a_unit_share_one_head_read_but_not_a_different_one() ->
     assert moved.source_commit == "f" * 40
     with pytest.raises(InputError, match="clustr"):   # a key the cache could hide is read
         read_head(_written().replace("  cluster: east", "  clustr: east").encode(), PATH)
+
+
+def test_the_render_scans_of_its_own_text_agree_with_the_whole_read() -> None:
+    text = _written(rebalance="2026-01-01 10:00")   # quoted when written
+    doc = read_description(text, PATH)
+    assert scan_fields(text) == {"sourceCommit": doc.source_commit,
+                                 "basisCommit": doc.basis_commit, "trigger": doc.trigger}
+    assert scan_divided(text) == {r.file: r.divided for r in doc.resources
+                                  if r.divided is not None}
+    assert scan_rebalance(text) == doc.rebalance == "2026-01-01 10:00"
