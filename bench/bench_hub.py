@@ -82,6 +82,11 @@ def cpu() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process so far (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def stored_objects(repo: Path) -> int:
     """Objects in the repository (loose and packed, duplicates across packs counted)."""
     out = dict(line.split(": ") for line in git(repo, "count-objects", "-v").splitlines())
@@ -90,9 +95,10 @@ def stored_objects(repo: Path) -> int:
 
 def in_process(work: Path, repeats: int) -> dict[str, object]:
     hub = Hub(open_store(str(work)), settings=HubSettings())
-    t = time.perf_counter()
+    t, c = time.perf_counter(), cpu()
     first = hub.run_once()
-    first_s = time.perf_counter() - t
+    first_s, first_cpu = time.perf_counter() - t, cpu() - c
+    first_rss = peak_rss_mib()
     assert first is not None and first.wrote
     noops = []
     for _ in range(repeats):
@@ -145,7 +151,8 @@ def in_process(work: Path, repeats: int) -> dict[str, object]:
         report = hub_.run_once()
         assert report is not None and report.wrote
         wide.append(stored_objects(work) - o)
-    return {"first_round_s": first_s, "first_render_s": first.render_seconds,
+    return {"first_round_s": first_s, "first_round_cpu_s": first_cpu,
+            "first_round_peak_rss_mib": first_rss, "first_render_s": first.render_seconds,
             "first_write_s": first.write_seconds, "objects": first.result.objects,
             "noop_round_median_s": statistics.median(noops),
             "one_change_round_median_s": statistics.median(ones),

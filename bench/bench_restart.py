@@ -36,7 +36,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_hub import STATE, change_one, cpu, git, make_repo, stored_objects  # noqa: E402
+from bench_hub import (  # noqa: E402
+    STATE,
+    change_one,
+    cpu,
+    git,
+    make_repo,
+    peak_rss_mib,
+    stored_objects,
+)
 from fleetgen import generate  # noqa: E402
 
 from gitfleet.hub.hub import Hub  # noqa: E402
@@ -44,12 +52,16 @@ from gitfleet.hub.settings import HubSettings  # noqa: E402
 from gitfleet.state.store import open_store  # noqa: E402
 
 
-def running(work: Path, rounds: int) -> list[dict[str, object]]:
-    hub = Hub(open_store(str(work)), settings=HubSettings(fleet_status=False))
-    t = time.perf_counter()
+def running(work: Path, rounds: int, *, fleet_status: bool = False) -> list[dict[str, object]]:
+    hub = Hub(open_store(str(work)), settings=HubSettings(fleet_status=fleet_status))
+    t, c = time.perf_counter(), cpu()
     first = hub.run_once()
     assert first is not None
-    print(f"first round ({first.mode}): {time.perf_counter() - t:.1f} s", flush=True)
+    print(f"first round ({first.mode}{', fleet status folded' if fleet_status else ''}): "
+          f"wall_s={time.perf_counter() - t:.1f} cpu_s={cpu() - c:.1f} "
+          f"render_s={first.render_seconds:.1f} write_s={first.write_seconds:.1f} "
+          f"peak_rss_mib={peak_rss_mib():.0f} objects={first.result.objects} "
+          f"load_avg={os.getloadavg()[0]:.1f}", flush=True)
     out = []
     for n in range(rounds):
         change_one(work, n)
@@ -135,6 +147,9 @@ def main() -> None:
     parser.add_argument("--without-parse-cache", action="store_true",
                         help="also run cold hubs without the parse results a previous hub "
                              "kept in the Git folder (as after a fresh clone)")
+    parser.add_argument("--fleet-status", action="store_true",
+                        help="the running hub also folds fleet status (as `gitfleet hub` does "
+                             "by default); the cold hubs never do")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-restart-"))
     try:
@@ -144,13 +159,16 @@ def main() -> None:
         elif git(work, "rev-parse", "--verify", "-q", STATE).strip():
             stamp(work, ROOT)       # a state this build may restart from, not render again
         print(f"clusters={args.clusters} templates={args.templates}", flush=True)
-        print(summary("running hub", running(work, args.rounds)), flush=True)
+        print(summary("running hub", running(work, args.rounds,
+                                              fleet_status=args.fleet_status)), flush=True)
         for i, code in enumerate(args.code or [ROOT]):
             rows = cold(work, args.rounds, code.resolve(), first=100 * (i + 1))
             print(summary(f"cold hub --once ({code})", rows), flush=True)
         if args.without_parse_cache:
             rows = cold(work, args.rounds, ROOT, first=1000, parse_cache=False)
             print(summary("cold hub --once, no parse cache", rows), flush=True)
+        print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}",
+              flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -31,6 +31,7 @@ from gitfleet.agent.inventory import (
     INVENTORY_NAMESPACE,
     Inventory,
 )
+from gitfleet.agent.invlayout import SHARD_BYTES
 from gitfleet.agent.kubeapi import ClusterApi
 from gitfleet.agent.marks import LABEL_CLUSTER
 from gitfleet.agent.plan import Action, Owner, drift_of, lookups, plan
@@ -56,6 +57,7 @@ class EngineSettings:
     apply_workers: int = 4
     inventory_namespace: str = INVENTORY_NAMESPACE
     inventory_name: str = INVENTORY_NAME
+    inventory_shard_bytes: int = SHARD_BYTES   # the size inventory shards are cut to
 
 
 class Engine:
@@ -67,7 +69,8 @@ class Engine:
         self.settings = settings
         self.clock = clock or SystemClock()
         self.record = InventoryRecord(kube, namespace=settings.inventory_namespace,
-                                      name=settings.inventory_name)
+                                      name=settings.inventory_name,
+                                      shard_bytes=settings.inventory_shard_bytes)
         self.owner = Owner(settings.cluster, kube.settings.field_manager)
         self.selector = f"{LABEL_CLUSTER}={settings.cluster}"
         self._lock = threading.RLock()

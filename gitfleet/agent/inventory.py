@@ -1,6 +1,7 @@
 """The inventory: what this agent applied, kept inside the cluster so it survives restarts.
 
-It lives in a ConfigMap (`gitfleet-inventory` in `gitfleet-system`) as JSON: one entry per
+It lives in a ConfigMap (`gitfleet-inventory` in `gitfleet-system`), or past a few thousand
+objects in shards that ConfigMap indexes (`invlayout`, `records`), as JSON: one entry per
 object with its identity, the Description that holds it, the hash of the desired content last
 applied and the object's `metadata.uid`. Prune deletes only entries of the inventory whose live
 object is still the one gitfleet wrote, and the hashes make a no-op sync free of writes. This
@@ -134,7 +135,10 @@ class Inventory:
 
     @classmethod
     def from_text(cls, text: str) -> Inventory:
-        doc = json.loads(text) if text.strip() else {}
+        return cls.from_doc(json.loads(text) if text.strip() else {})
+
+    @classmethod
+    def from_doc(cls, doc: Mapping[str, Any]) -> Inventory:
         entries = [InventoryEntry.from_dict(d) for d in doc.get("objects") or ()]
         intent = doc.get("intent")
         return cls({e.ref.key: e for e in entries},

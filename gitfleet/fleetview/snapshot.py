@@ -19,8 +19,9 @@ from gitfleet.fleetview.autoscaling import read_autoscalers
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, Branches
 from gitfleet.logs import log
 from gitfleet.model.settings import FleetSettings
+from gitfleet.model.statusshards import NO_SHARDS, StatusShards
 from gitfleet.state.git import Git
-from gitfleet.state.statusread import StatusReader, StatusView
+from gitfleet.state.statusread import StatusReader, StatusView, shards_at
 from gitfleet.wire.description import DescriptionHead, read_head
 from gitfleet.wire.evictions import EVICTIONS_FILE, EvictionTask, load_tasks
 from gitfleet.wire.rollouts import ROLLOUTS_FILE, RolloutRecord, read_rollouts
@@ -275,7 +276,9 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
         shas.append(snap.source_commit)
     source = git.resolve(f"{source_ref}^{{commit}}") if source_ref else None
     keys = snap.keep("keys", source, lambda: _cluster_keys(git, source), previous)
-    view = _believed(git, branches, keys, reader)
+    shards = snap.keep("shards", source, lambda: shards_at(git, source) if source else NO_SHARDS,
+                       previous)
+    view = _believed(git, branches, keys, shards, reader)
     snap.statuses.update(view.statuses)
     for name, choice in view.choices.items():
         if choice.rejected:
@@ -304,13 +307,14 @@ def _cluster_keys(git: Git, source: str | None) -> dict[str, str]:
     return {name: key.line for name, key in keys.items() if key.line}
 
 
-def _believed(git: Git, branches: Branches, keys: dict[str, str],
+def _believed(git: Git, branches: Branches, keys: dict[str, str], shards: StatusShards,
               reader: StatusReader | None = None) -> StatusView:
     """The status branches as the hub folds them: signed by the cluster's `spec.signingKey`
     when it has one (gitfleet.state.statusread). A `reader` kept between reads parses each
     status commit once."""
     reader = reader or StatusReader(git, branches=branches)
     reader.trust_lines(keys)
+    reader.use_shards(shards)   # the status repositories of fleet.yaml, fetched into this repo
     return reader.read()
 
 

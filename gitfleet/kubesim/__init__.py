@@ -22,8 +22,9 @@ is strict where a real server is strict (see DESIGN.md, "kubesim").
 
 Modules, outside in: `sim` (lifecycle, knobs), `server` (HTTP, routing, discovery, watch
 streams in `watches`), `apiserver` (verbs and the write pipeline), `ownership` and
-`fieldsets` (server-side apply), `patches`, `defaults`, `normalize`, `validation`,
-`schemas` (CRD structural schemas), `store` (objects, resourceVersions, event history),
+`fieldsets` (server-side apply), `patches`, `defaults`, `normalize`, `validation`, `limits`
+(object and request sizes), `schemas` (CRD structural schemas), `store` (objects,
+resourceVersions, event history),
 `controller` and `pods` (the asynchronous half of a cluster), `catalog` (what is served).
 """
 

@@ -121,11 +121,26 @@ class _Context:
     heads: dict[Any, str] = field(default_factory=dict)
     charts: ChartRenderer = no_renderer
     expanded: dict[tuple[Any, ...], Expanded] = field(default_factory=dict)
+    drafts: dict[tuple[Any, ...], tuple[_Draft | None, str, list[str]]] = field(
+        default_factory=dict)
+    signatures: dict[tuple[int, str], tuple[object, ...]] = field(default_factory=dict)
+    delivered: dict[tuple[Any, ...], tuple[dict[str, list[Variant]],
+                                           list[tuple[UnitPlan, str]]]] = field(
+        default_factory=dict)
+    texts: dict[tuple[Any, ...], str] = field(default_factory=dict)
 
     def problem(self, plan: UnitPlan, message: str, cluster: str = "") -> Problem:
         where = f" (cluster {cluster})" if cluster else ""
         return Problem(plan.origin.path, plan.origin.line, plan.ident, message + where,
                        unit=plan.ident)
+
+    def signature(self, overlay: Overlay, cluster: Cluster) -> tuple[object, ...]:
+        """`overlay.signature(cluster)`, once per overlay and cluster in a render."""
+        key = (id(overlay), cluster.name)
+        found = self.signatures.get(key)
+        if found is None:
+            found = self.signatures[key] = overlay.signature(cluster)
+        return found
 
     def fleet_at_commit(self, commit: str) -> Fleet | None:
         """The fleet at an older source commit (None without history or if unreadable)."""
@@ -242,8 +257,9 @@ def render(fleet: Fleet, *, source_commit: str = "",
     files[ERRORS_FILE] = errors_file(errors, warnings)
     if claims:
         files[CLAIMS_FILE] = claims_file(fleet, claims)
-    return RenderResult(dict(sorted(files.items())), errors, warnings, summaries,
-                        ctx.cache.built)
+    # sorted by path; the keys alone are sorted (a million (path, content) pairs are not)
+    return RenderResult({path: files[path] for path in sorted(files)}, errors, warnings,
+                        summaries, ctx.cache.built)
 
 
 def trimmed_field_warnings(fleet: Fleet) -> list[Problem]:
@@ -372,6 +388,12 @@ def _hold(ctx: _Context, plan: UnitPlan, held: frozenset[str],
 
 def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any]
            ) -> tuple[_Draft | None, str]:
+    """The Description of `plan` for `cluster`, or the error that stops it.
+
+    Clusters alike in all the draft looks at (the same placements, basis and override
+    signature) share one draft: it is assembled once per unit and kind of cluster, and only
+    the problems, which name the cluster, are noted for each one. A HelmChart renders with
+    each cluster's capabilities, so a unit with one is drafted per cluster."""
     basis = ctx.source_commit
     basis_overlay: Overlay | None = None
     if plan.trigger:  # a Subscription, or a Lazy propagation policy
@@ -384,6 +406,26 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
                 basis = prev_basis
                 if prev_basis != ctx.source_commit:
                     basis_overlay = ctx.basis_overlay(prev_basis)
+    if any(p.template.is_helm_chart for p in placements):
+        draft, error, notes = _assemble(ctx, plan, cluster, placements, basis, basis_overlay)
+    else:
+        key = (id(plan), basis, ctx.signature(ctx.overlay, cluster),
+               None if basis_overlay is None else ctx.signature(basis_overlay, cluster),
+               tuple(map(id, placements)))
+        found = ctx.drafts.get(key)
+        if found is None:
+            found = ctx.drafts[key] = _assemble(ctx, plan, cluster, placements, basis,
+                                                basis_overlay)
+        draft, error, notes = found
+    for note in notes:
+        ctx.warnings.append(ctx.problem(plan, note, cluster.name))
+    return draft, error
+
+
+def _assemble(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any],
+              basis: str, basis_overlay: Overlay | None) -> tuple[_Draft | None, str, list[str]]:
+    """`_draft` for one cluster: the draft or its error, and the warnings to note for it."""
+    notes: list[str] = []
     variants: list[Variant] = []
     charts: list[dict[str, Any]] = []
     soft: set[ObjectKey] = set()
@@ -404,8 +446,7 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
             errors.append(f"{t.kind} {t.namespace + '/' if t.namespace else ''}{t.name}: "
                           f"{variant.error}")
             continue
-        for w in variant.warnings:
-            ctx.warnings.append(ctx.problem(plan, w, cluster.name))
+        notes.extend(variant.warnings)
         if t.is_helm_chart:
             chart = _chart(ctx, variant, cluster)
             if chart.error:
@@ -432,19 +473,18 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
             if s.ident in choice.deferred:
                 entry["deferred"] = True
         for ident in sorted(choice.deferred):
-            ctx.warnings.append(ctx.problem(
-                plan, f"{ident[0]} {ident[1] + '/' if ident[1] else ''}{ident[2]}: change "
-                "deferred (ApplyLater) until the Subscription, one of its feeds or its set of "
-                "clusters changes", cluster.name))
+            notes.append(f"{ident[0]} {ident[1] + '/' if ident[1] else ''}{ident[2]}: change "
+                         "deferred (ApplyLater) until the Subscription, one of its feeds or its "
+                         "set of clusters changes")
         _note_karmada(steps, applied)
         if not t.is_helm_chart:
             variants.append(variant)
     if errors:
-        return None, "; ".join(errors)
+        return None, "; ".join(errors), notes
     overrides = [applied[k] for k in sorted(applied)]
     divided = {p.template.key: p.replicas.count for p in placements
                if p.recorded and p.replicas is not None}
-    return _Draft(plan, basis, variants, overrides, divided, charts, soft), ""
+    return _Draft(plan, basis, variants, overrides, divided, charts, soft), "", notes
 
 
 def _note_karmada(steps: list[Any], applied: dict[tuple[str, str, str], dict[str, Any]]
@@ -557,9 +597,21 @@ def _description_head(ctx: _Context, draft: _Draft) -> str:
 
 def _description_text(ctx: _Context, cluster: str, draft: _Draft,
                       variants: list[Variant]) -> str:
-    return description.description_text(
-        _description_head(ctx, draft), cluster,
-        ((_resource_fragment(ctx, v), draft.divided.get(v.template.key)) for v in variants))
+    """The Description of `draft` with `variants` for `cluster` (its source commit still a
+    placeholder). Drafts are shared by clusters alike, so the text is assembled once per
+    draft with the cluster's placeholder kept, and each cluster's name put in its place: the
+    first occurrence, which is the head's, as `description_text` does."""
+    key = (id(draft), None if variants is draft.variants else tuple(map(id, variants)))
+    text = ctx.texts.get(key)
+    if text is None:
+        head = _description_head(ctx, draft)
+        resources = [(_resource_fragment(ctx, v), draft.divided.get(v.template.key))
+                     for v in variants]
+        if description.CLUSTER_PLACEHOLDER not in head:   # (never: every head names it)
+            return description.description_text(head, cluster, resources)
+        text = ctx.texts[key] = description.description_text(
+            head, description.CLUSTER_PLACEHOLDER, resources)
+    return text.replace(description.CLUSTER_PLACEHOLDER, emit.scalar(cluster), 1)
 
 
 _CLUSTER_FILES: dict[tuple[object, ...], bytes] = {}
@@ -607,6 +659,41 @@ def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
     return text
 
 
+def _delivered(ctx: _Context, drafts: dict[str, _Draft], kept: Collection[str]
+               ) -> tuple[dict[str, list[Variant]], list[tuple[UnitPlan, str]]]:
+    """What each Description of one cluster delivers (an object goes with the first folder
+    that has it; a chart's namespace only when nothing else delivers it), and the objects
+    refused as delivered twice (plan, message). Clusters with the same drafts share the
+    answer; a draft's own list stands when it loses nothing."""
+    key = (tuple((folder, id(d)) for folder, d in sorted(drafts.items())),
+           tuple(sorted(f for f in kept if f in drafts)))
+    found = ctx.delivered.get(key)
+    if found is not None:
+        return found
+    owner: dict[ObjectKey, str] = {}
+    firm = {v.key for d in drafts.values() for v in d.variants if v.key not in d.soft}
+    out: dict[str, list[Variant]] = {}
+    doubles: list[tuple[UnitPlan, str]] = []
+    for folder in sorted(drafts):
+        if folder in kept:
+            continue
+        draft = drafts[folder]
+        variants = []
+        for v in draft.variants:
+            vkey = v.key
+            if vkey in draft.soft and (vkey in firm or vkey in owner):
+                continue   # a chart's createNamespace: the namespace is delivered already
+            if vkey in owner:
+                doubles.append((draft.plan, f"{vkey} is already delivered to this cluster by "
+                                            f"Description {owner[vkey]}; not delivered again"))
+                continue
+            owner[vkey] = folder
+            variants.append(v)
+        out[folder] = draft.variants if len(variants) == len(draft.variants) else variants
+    found = ctx.delivered[key] = (out, doubles)
+    return found
+
+
 def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
                    kept: dict[str, dict[str, bytes]], files: dict[str, bytes]) -> ClusterSummary:
     base = f"clusters/{cluster.name}"
@@ -616,9 +703,10 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
                                                     ctx.fleet.settings.health,
                                                     ctx.fleet.settings.status,
                                                     ctx.fleet.heartbeat)
-    owner: dict[ObjectKey, str] = {}
     n_desc = n_obj = 0
-    firm = {v.key for d in drafts.values() for v in d.variants if v.key not in d.soft}
+    delivered, doubles = _delivered(ctx, drafts, kept)
+    for plan, message in doubles:
+        ctx.errors.append(ctx.problem(plan, message, cluster.name))
     for folder in sorted(set(drafts) | set(kept)):
         if folder in kept:
             for name, data in kept[folder].items():
@@ -627,18 +715,7 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
             n_obj += len(kept[folder]) - 1
             continue
         draft = drafts[folder]
-        variants = []
-        for v in draft.variants:
-            key = v.key
-            if key in draft.soft and (key in firm or key in owner):
-                continue   # a chart's createNamespace: the namespace is delivered already
-            if key in owner:
-                ctx.errors.append(ctx.problem(
-                    draft.plan, f"{key} is already delivered to this cluster by Description "
-                    f"{owner[key]}; not delivered again", cluster.name))
-                continue
-            owner[key] = folder
-            variants.append(v)
+        variants = delivered[folder]
         text = _description_text(ctx, cluster.name, draft, variants)
         prev = ctx.previous.get(cluster.name, folder)
         source = ctx.source_commit

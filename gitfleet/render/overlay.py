@@ -50,6 +50,11 @@ class Overlay:
                 self._missing(loc)
             else:
                 self._locals.setdefault((loc.namespace, t.key), []).append(loc)
+        self._selective = [g for gs in self._globals.values() for g in gs
+                           if g.affinity is not None]
+        self._local_namespaces = {ns for ns, _ in self._locals}
+        self._rule_targets = [target for p in fleet.karmada_overrides
+                              for target, _ in p.rules if target is not None]
 
     def _missing(self, oset: OverrideSet) -> None:
         f = oset.feed
@@ -64,6 +69,15 @@ class Overlay:
                  if g.affinity is None or matches_selector(g.affinity, cluster.labels)]
         found.extend(self._locals.get((cluster.namespace, template.key), ()))
         return found
+
+    def signature(self, cluster: Cluster) -> tuple[object, ...]:
+        """All that the overrides see of `cluster`: which Globalizations' affinities and which
+        Karmada override rules' targets it matches, and its namespace when Localizations
+        live there. Two clusters with one signature get the same override sets and steps for
+        every template (`clusternet_sets`, `ordered_steps`)."""
+        return (tuple(matches_selector(g.affinity, cluster.labels) for g in self._selective),
+                tuple(matches_affinity(t, cluster) for t in self._rule_targets),
+                cluster.namespace if cluster.namespace in self._local_namespaces else None)
 
     def karmada_policies(self, template: Template) -> list[KarmadaOverride]:
         cached = self._karmada.get(template.key)

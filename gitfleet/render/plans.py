@@ -40,6 +40,24 @@ class Placement:
     preserve: Preserve | None = None   # failover state preservation (rules, labels)
 
 
+_PLACEMENTS: dict[tuple[Any, ...], Placement] = {}
+
+
+def placed(t: Template, replicas: SetReplicas | None = None, recorded: bool = False,
+              preserve: Preserve | None = None) -> Placement:
+    """The Placement of these values, one object for all clusters that get it: a fleet of
+    10,000 clusters has a million placements but a few hundred distinct ones, and the render
+    drafts a Description once for clusters whose placements are the very same objects. (The
+    entry holds the template, so the id in its key is not reused while it is cached.)"""
+    key = (id(t), replicas, recorded, preserve)
+    found = _PLACEMENTS.get(key)
+    if found is None:
+        if len(_PLACEMENTS) > 20_000:
+            _PLACEMENTS.clear()
+        found = _PLACEMENTS[key] = Placement(t, replicas, recorded, preserve)
+    return found
+
+
 @dataclass
 class UnitPlan:
     """A Subscription's (or Karmada policy's) placements, per cluster."""
@@ -202,7 +220,7 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
                 recorded = sub.dividing_type == "Dynamic"
             elif t.key in status.replicas and t.replicas_path():
                 step = SetReplicas(t.replicas_path() or "", status.replicas[t.key])
-            plan.clusters.setdefault(cluster, []).append(Placement(t, step, recorded))
+            plan.clusters.setdefault(cluster, []).append(placed(t, step, recorded))
     return plans
 
 
@@ -412,7 +430,7 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
             step = SetReplicas(path, status.replicas[t.key]) \
                 if path and t.key in status.replicas else None
             for c in candidates:
-                plan.clusters.setdefault(c, []).append(Placement(t, step))
+                plan.clusters.setdefault(c, []).append(placed(t, step))
             continue
         total = template_replicas(t, path, status)
         tie_key = template_id(t)
@@ -444,11 +462,11 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
         for c in left:
             if counts.get(c, 0) > 0:
                 plan.clusters.setdefault(c, []).append(
-                    Placement(t, SetReplicas(path, counts[c]), recorded=dynamic, preserve=new))
+                    placed(t, SetReplicas(path, counts[c]), recorded=dynamic, preserve=new))
         for c, kept in sorted(status.retained.get(t.key, {}).items()):
             if kept > 0 and c in gone and c in fleet.clusters:   # the old copy, until purged
                 plan.clusters.setdefault(c, []).append(
-                    Placement(t, SetReplicas(path, kept), recorded=dynamic, preserve=keep))
+                    placed(t, SetReplicas(path, kept), recorded=dynamic, preserve=keep))
     return plan
 
 
@@ -495,6 +513,7 @@ def _karmada_dynamic(t: Template, path: str, total: int, tiers: list[list[str]],
 
 def plan_all(fleet: Fleet, status: StatusSnapshot, previous: PreviousState
              ) -> tuple[list[UnitPlan], dict[ObjectKey, Propagation]]:
+    _PLACEMENTS.clear()           # (a render's placements are its own: older templates go)
     clusters = schedulable_clusters(fleet, status)
     plans: list[UnitPlan] = []
     for sub in fleet.subscriptions:

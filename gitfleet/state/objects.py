@@ -294,6 +294,38 @@ class _TreeBlobs(Mapping[str, bytes]):
         return self.tree.files_in(folders)
 
 
+class _FolderBlobs(Mapping[str, bytes]):
+    """The plain files of a built tree -> blob id (binary), read from its folders' entries: a
+    view, not a second map of every path."""
+
+    def __init__(self, folders: Mapping[str, Entries]) -> None:
+        self.folders = folders
+
+    def __getitem__(self, path: str) -> bytes:
+        found = self.get(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self.get(path) is not None
+
+    def get(self, path: str, default: bytes | None = None) -> bytes | None:  # type: ignore[override]
+        folder, _, name = path.rpartition("/")
+        entry = (self.folders.get(folder) or {}).get(name)
+        return entry[1] if entry is not None and entry[0] == MODE_FILE else default
+
+    def __iter__(self) -> Iterator[str]:
+        for folder, entries in self.folders.items():
+            prefix = f"{folder}/" if folder else ""
+            for name, (mode, _) in entries.items():
+                if mode == MODE_FILE:
+                    yield prefix + name
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class _Layered(Mapping[str, _V]):
     """`base` with `changes` set and `removed` gone, without copying `base`: an index updated
     from a lazily read (or a large) one shares everything the update did not touch."""
@@ -409,8 +441,6 @@ class TreeIndex:
         new_folders: dict[str, Entries] = {}
         gone_folders: set[str] = set()
         new_trees: dict[str, str] = {}
-        new_blobs: dict[str, bytes] = {}
-        gone_blobs: set[str] = set()
         dirty: set[str] = set()
         objects: dict[str, tuple[int, bytes]] = {}
         old_folders = self.folders
@@ -436,7 +466,6 @@ class TreeIndex:
                 folder = folder.rpartition("/")[0]
 
         for path in removed:
-            gone_blobs.add(path)
             folder, _, name = path.rpartition("/")
             del entries(folder)[name]
             touch(folder)
@@ -457,7 +486,6 @@ class TreeIndex:
             digest.update(data)
             sha = digest.digest()
             objects[sha.hex()] = (OBJ_BLOB, data)
-            new_blobs[path] = sha
             entries(folder)[name] = (MODE_FILE, sha)
             touch(folder)
         for folder in sorted(dirty, key=_depth_first):
@@ -477,7 +505,7 @@ class TreeIndex:
                 entries(parent)[name] = (MODE_TREE, bytes.fromhex(tree_sha))
         all_folders = _layer(self.folders, new_folders, gone_folders)
         index = TreeIndex(files=_kept(files, all_folders),
-                          blobs=_layer(self.blobs, new_blobs, gone_blobs),
+                          blobs=_FolderBlobs(all_folders),
                           folders=all_folders, trees=_layer(self.trees, new_trees, gone_folders))
         return index, TreeBuild(root=index.trees[""], trees=index.trees, objects=objects)
 
@@ -519,8 +547,14 @@ def _encode_entries(items: Entries) -> bytes:
 def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
     objects: dict[str, tuple[int, bytes]] = {}
     folders: dict[str, Entries] = {"": {}}
-    blobs: dict[str, bytes] = {}
     sha1 = hashlib.sha1
+    # A render shares one bytes object among every cluster that gets the same object, and
+    # its file names repeat in every cluster: each content object is hashed once and gives
+    # one entry, each name is held once (a state of 10,000 clusters has a million files but
+    # some hundred thousand distinct contents and a few hundred distinct names). The content
+    # is held beside its entry so that its id() is not reused while the build runs.
+    by_id: dict[int, tuple[bytes, tuple[bytes, bytes]]] = {}
+    names: dict[str, str] = {}
     for path, data in files.items():
         folder, _, name = path.rpartition("/")
         entries = folders.get(folder)
@@ -530,12 +564,15 @@ def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
             _add_ancestors(folder, folders)
         elif name in _BAD_NAMES or "\0" in name or path[0] == "/":
             check_path(path)
-        digest = sha1(b"blob %d\0" % len(data))
-        digest.update(data)
-        sha = digest.digest()
-        blobs[path] = sha
-        objects[sha.hex()] = (OBJ_BLOB, data)
-        entries[name] = (MODE_FILE, sha)
+        known = by_id.get(id(data))
+        if known is None:
+            digest = sha1(b"blob %d\0" % len(data))
+            digest.update(data)
+            sha = digest.digest()
+            objects[sha.hex()] = (OBJ_BLOB, data)
+            known = by_id[id(data)] = (data, (MODE_FILE, sha))
+        entries[names.setdefault(name, name)] = known[1]
+    del by_id
     trees: dict[str, str] = {}
     for folder in sorted(folders, key=_depth_first):
         items = folders[folder]
@@ -547,8 +584,9 @@ def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
             parent, _, name = folder.rpartition("/")
             if name in folders[parent]:
                 raise ValueError(f"path is both a file and a folder: {folder}")
-            folders[parent][name] = (MODE_TREE, bytes.fromhex(tree_sha))
-    index = TreeIndex(files=_kept(files, folders), blobs=blobs, folders=folders, trees=trees)
+            folders[parent][names.setdefault(name, name)] = (MODE_TREE, bytes.fromhex(tree_sha))
+    index = TreeIndex(files=_kept(files, folders), blobs=_FolderBlobs(folders), folders=folders,
+                      trees=trees)
     return index, TreeBuild(root=trees[""], trees=trees, objects=objects)
 
 
