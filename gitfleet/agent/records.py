@@ -31,6 +31,7 @@ from gitfleet.agent.invlayout import (
     SHARD_BYTES,
     Layout,
     fit,
+    growth,
     index_layout,
     index_text,
     read_shard,
@@ -252,6 +253,7 @@ class InventoryRecord:
             self._set_layout(Layout())
             self._where, self._members, self._sizes = {}, [], []
         else:
+            grows = growth(entries.values())
             while True:
                 layout = Layout(self._generation_seen + 1, count)
                 groups: list[list[str]] = [[] for _ in range(count)]
@@ -259,7 +261,8 @@ class InventoryRecord:
                     groups[shard_of(key, count)].append(key)
                 texts = [shard_text(layout, i, [entries[k] for k in keys], inventory.intent)
                          for i, keys in enumerate(groups)]
-                if max(len(t) for t in texts) <= self.high:
+                if max(len(t) for t in texts) <= self.high and (
+                        not grows or sum(map(len, texts)) + grows <= count * self.target):
                     break
                 count *= 2
             names = layout.names(self.name)

@@ -200,3 +200,19 @@ def test_an_intent_without_pending_entries_costs_no_shard_write() -> None:
     kube.calls.clear()
     assert record.write(S5.with_intent(Intent("f" * 40))) == 0
     assert kube.writes() == []
+
+
+def test_a_journal_is_laid_out_for_the_record_that_follows_it() -> None:
+    # A first sync journals new objects without hash and uid; once applied each entry is
+    # about 90 bytes longer. The layout the journal picks must hold the record in place.
+    kube = CrashKube()
+    record = _record(kube)
+    new = [InventoryEntry(ref=_entry(i).ref, description="default/web", hash="", pending=True)
+           for i in range(200)]
+    record.write(_inventory(new, Intent("a" * 40, apply=200)))
+    layout = record.layout
+    record.write(_inventory([_entry(i) for i in range(200)]))
+    assert record.layout == layout
+    sizes = [len(cm["data"]["inventory.json"]) for name, cm in kube.configmaps(NS).items()
+             if name != NAME]
+    assert len(sizes) == layout.count and sum(sizes) <= layout.count * SMALL
