@@ -18,6 +18,7 @@ from typing import Any
 from gitfleet import yamlio
 from gitfleet.durations import format_duration
 from gitfleet.errors import InputError
+from gitfleet.filemap import Finished
 from gitfleet.health import NO_RULES, HealthRules
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE
 from gitfleet.model.loader import Fleet
@@ -258,8 +259,8 @@ def render(fleet: Fleet, *, source_commit: str = "",
     if claims:
         files[CLAIMS_FILE] = claims_file(fleet, claims)
     # sorted by path; the keys alone are sorted (a million (path, content) pairs are not)
-    return RenderResult({path: files[path] for path in sorted(files)}, errors, warnings,
-                        summaries, ctx.cache.built)
+    return RenderResult(Finished((path, files[path]) for path in sorted(files)), errors,
+                        warnings, summaries, ctx.cache.built)
 
 
 def trimmed_field_warnings(fleet: Fleet) -> list[Problem]:
@@ -406,20 +407,23 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
                 basis = prev_basis
                 if prev_basis != ctx.source_commit:
                     basis_overlay = ctx.basis_overlay(prev_basis)
-    if any(p.template.is_helm_chart for p in placements):
-        draft, error, notes = _assemble(ctx, plan, cluster, placements, basis, basis_overlay)
-    else:
-        key = (id(plan), basis, ctx.signature(ctx.overlay, cluster),
-               None if basis_overlay is None else ctx.signature(basis_overlay, cluster),
-               tuple(map(id, placements)))
-        found = ctx.drafts.get(key)
-        if found is None:
-            found = ctx.drafts[key] = _assemble(ctx, plan, cluster, placements, basis,
-                                                basis_overlay)
-        draft, error, notes = found
+    key = (id(plan), basis, ctx.signature(ctx.overlay, cluster),
+           None if basis_overlay is None else ctx.signature(basis_overlay, cluster),
+           tuple(map(id, placements)))
+    found = ctx.drafts.get(key)
+    if found is None:
+        found = _assemble(ctx, plan, cluster, placements, basis, basis_overlay)
+        charted = any(p.template.is_helm_chart for p in placements)
+        ctx.drafts[key] = _PER_CLUSTER if charted else found
+    elif found is _PER_CLUSTER:
+        found = _assemble(ctx, plan, cluster, placements, basis, basis_overlay)
+    draft, error, notes = found
     for note in notes:
         ctx.warnings.append(ctx.problem(plan, note, cluster.name))
     return draft, error
+
+
+_PER_CLUSTER: tuple[_Draft | None, str, list[str]] = (None, "", [])   # not shared: charts
 
 
 def _assemble(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any],
