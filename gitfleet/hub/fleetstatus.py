@@ -29,7 +29,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitfleet.clock import Clock
 from gitfleet.errors import InputError
@@ -60,6 +60,15 @@ class _Unit:
     source: dict[str, str] | None
 
 
+class _Row(NamedTuple):
+    """One cluster's row of a Subscription's file: what the totals need, and its text."""
+
+    phase: str
+    desired: int
+    replicas: tuple[int, ...]       # REPLICA_FIELDS, in order
+    text: str
+
+
 class FleetStatus:
     """Writes the fleet-wide status branch from a round's `StatusView` and state."""
 
@@ -72,7 +81,7 @@ class FleetStatus:
         self._fold_key: tuple[object, ...] | None = None
         self._summaries: dict[tuple[object, ...], bytes] = {}
         self._units: dict[bytes, dict[tuple[str, str], _Unit]] = {}    # cluster tree -> units
-        self._rows: dict[tuple[object, ...], tuple[dict[str, Any], str]] = {}
+        self._rows: dict[tuple[object, ...], _Row] = {}    # one text per cluster x unit
         self._fold_time = 0.0
         self._index: TreeIndex | None = None      # the last fold's tree, to hash only changes
         self._trees: dict[str, str] = {}          # fleet-status commit -> its tree
@@ -167,9 +176,9 @@ class FleetStatus:
                     sources[key] = unit.source
         self._units = {k: v for k, v in self._units.items() if k in live}
         out: dict[tuple[str, str], bytes] = {}
-        rows_cache: dict[tuple[object, ...], tuple[dict[str, Any], str]] = {}
+        rows_cache: dict[tuple[object, ...], _Row] = {}
         for (ns, sub), clusters in sorted(bound.items()):
-            rows, texts, total = [], [], dict.fromkeys(REPLICA_FIELDS, 0)
+            phases, texts, total = [], [], dict.fromkeys(REPLICA_FIELDS, 0)
             desired_total = 0
             for cluster, desired in sorted(clusters.items()):
                 row_key = (cluster, ns, sub, heads.get(cluster), desired,
@@ -178,20 +187,20 @@ class FleetStatus:
                 if cached is None:
                     row = _cluster_row(cluster, statuses.get(cluster), f"{ns}/{sub}",
                                        desired, ready.get(cluster, False))
-                    cached = (row, emit_list_items([row], ""))
+                    cached = _Row(str(row["phase"]), int(row["desiredReplicas"]),
+                                  tuple(row["replicaStatus"][f] for f in REPLICA_FIELDS),
+                                  emit_list_items([row], ""))
                 rows_cache[row_key] = cached
-                row, text = cached
-                rows.append(row)
-                texts.append(text)
-                desired_total += row["desiredReplicas"]
-                for f in REPLICA_FIELDS:
-                    total[f] += row["replicaStatus"][f]
-            phases = [r["phase"] for r in rows]
+                phases.append(cached.phase)
+                texts.append(cached.text)
+                desired_total += cached.desired
+                for f, n in zip(REPLICA_FIELDS, cached.replicas, strict=True):
+                    total[f] += n
             head = emit({
                 "apiVersion": API_VERSION, "kind": "SubscriptionStatus",
                 "source": sources.get((ns, sub), {"namespace": ns, "name": sub}),
                 "phase": worst_phase(phases),
-                "boundClusters": len(rows),
+                "boundClusters": len(texts),
                 "phases": {p: phases.count(p) for p in PHASE_ORDER if p in phases},
                 "desiredReplicas": desired_total,
                 "replicaStatus": total,
