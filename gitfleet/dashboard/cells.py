@@ -1,10 +1,11 @@
 """The grid's rows, kept per cluster between rebuilds: a status commit recomputes one row.
 
 A cluster's row (its readiness, sync, labels and one tile per application) depends only on its
-own status commit, the state commit, its registration and the clock (readiness ages). Each row
-is kept with the key it was computed from and the instant its readiness next flips by the clock
-alone; a rebuild recomputes the rows whose key moved or whose instant passed, and reuses the
-rest as they are. At 10,000 clusters a heartbeat then costs one row, not 100,000 tiles.
+own status commit, its own Descriptions in the state, its registration and the clock (readiness
+ages). Each row is kept with the key it was computed from and the instant its readiness next
+flips by the clock alone; a rebuild recomputes the rows whose key moved or whose instant
+passed, and reuses the rest as they are. At 10,000 clusters a heartbeat then costs one row,
+not 100,000 tiles, and a render that changes one cluster's Descriptions one row too.
 """
 
 from __future__ import annotations
@@ -161,7 +162,10 @@ class Cells:
         for name in cluster_names(snap):
             registration = snap.registrations.get(name)
             entry = snap.clusters.get(name)
-            key = (snap.status_commits.get(name), snap.state_commit, entry,
+            ds = per.get(name, [])
+            # its own Descriptions, not the state commit: a render that changes one cluster
+            # recomputes one row (unchanged files are the same parsed objects, by blob id)
+            key = (snap.status_commits.get(name), tuple(ds), evictions.get(name, 0), entry,
                    (registration.result, registration.message) if registration else None,
                    snap.status_rejected.get(name), snap.status_warnings.get(name),
                    snap.cluster_added.get(name))
@@ -169,8 +173,7 @@ class Cells:
             if cell is None or cell.key != key or now >= cell.until:
                 if cell is not None:
                     self.totals.add(cell, -1)
-                cell = self._compute(view, name, key, per.get(name, []),
-                                     evictions.get(name, 0))
+                cell = self._compute(view, name, key, ds, evictions.get(name, 0))
                 self.totals.add(cell, +1)
                 self.recomputed.append(name)
             fresh[name] = cell

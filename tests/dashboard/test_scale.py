@@ -138,6 +138,29 @@ def test_a_status_commit_re_reads_one_status_branch_and_recomputes_one_row(
     assert first.fleet["apps"][0]["ready"] == "6/6"
 
 
+def test_a_state_commit_that_changes_one_cluster_recomputes_one_row(
+        fleet: CountingGit) -> None:
+    source = FleetSource(fleet, clock=lambda: NOW + 5)
+    first = source.fresh()
+    state = fleet.resolve("refs/heads/gitfleet/state")
+    assert state is not None
+    files = {path: fleet.read_objects([sha])[sha] for path, sha in fleet.ls_tree(state).items()}
+    path = "clusters/c2/shop/web/apps_Deployment_shop_web.yaml"
+    files[path] = files[path].replace(b"replicas: 2", b"replicas: 5")
+    moved = fleet.commit(fleet.write_tree(files), [state], "Render\n\nSource-Commit: x\n")
+    fleet.run("update-ref", "refs/heads/gitfleet/state", moved)
+    source._refs = (-1.0, "")
+    fleet.asked.clear()
+    again = source.fresh()
+    assert source.cells.recomputed == ["c2"]
+    assert again.cells["c2"].folders["shop/web"]["desired"] == 5
+    assert all(again.cells[n] is first.cells[n] for n in CLUSTERS if n != "c2")
+    read = set(fleet.asked)              # the state's blobs read again: c2's two files alone
+    assert read & set(fleet.ls_tree(moved).values()) == {
+        fleet.ls_tree(moved)[path],
+        fleet.ls_tree(moved)["clusters/c2/shop/web/description.yaml"]}
+
+
 def test_the_application_view_is_paged_and_its_totals_are_of_every_cluster(
         fleet: CountingGit) -> None:
     with serving(fleet) as url:
