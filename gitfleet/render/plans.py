@@ -215,24 +215,33 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
                 counts[t.key] = division.divide_static(total, left)
             else:
                 counts[t.key] = {}
+    # what each feed's placement takes from the template, looked up once, not per cluster
+    dynamic = sub.dividing_type == "Dynamic"
+    per_feed: list[tuple[Template, UnitPlan, dict[str, int] | None, str,
+                         SetReplicas | None]] = []
+    for t in feeds:
+        plan = helm if t.is_helm_chart else generic
+        if t.key in counts:
+            path = t.replicas_path()
+            assert path is not None
+            per_feed.append((t, plan, counts[t.key], path, None))
+        elif t.key in status.replicas and t.replicas_path():
+            per_feed.append((t, plan, None, "",
+                             counted(t.replicas_path() or "", status.replicas[t.key])))
+        else:
+            per_feed.append((t, plan, None, "", None))
     for cluster in weights:
-        for t in feeds:
-            plan = helm if t.is_helm_chart else generic
-            step = None
-            recorded = False
-            if t.key in counts:
-                path = t.replicas_path()
-                assert path is not None
+        for t, plan, share, path, fixed in per_feed:
+            if share is not None:
                 if cluster in status.evicted.get(t.key, ()):
                     kept = status.retained.get(t.key, {}).get(cluster, 0)
                     if not kept:
                         continue    # failover moved it away (purged)
-                    counts[t.key][cluster] = kept
-                step = counted(path, counts[t.key].get(cluster, 0))
-                recorded = sub.dividing_type == "Dynamic"
-            elif t.key in status.replicas and t.replicas_path():
-                step = counted(t.replicas_path() or "", status.replicas[t.key])
-            plan.clusters.setdefault(cluster, []).append(placed(t, step, recorded))
+                    share[cluster] = kept
+                found = placed(t, counted(path, share.get(cluster, 0)), dynamic)
+            else:
+                found = placed(t, fixed, False)
+            plan.clusters.setdefault(cluster, []).append(found)
     return plans
 
 
