@@ -138,9 +138,6 @@ class Cells:
         self._state: tuple[list[DescriptionEntry] | None, dict[str, list[DescriptionEntry]],
                            dict[str, int]] = (None, {}, {})
 
-    def per_cluster(self, snap: FleetSnapshot) -> dict[str, list[DescriptionEntry]]:
-        return self._by_state(snap)[0]
-
     def _by_state(self, snap: FleetSnapshot
                   ) -> tuple[dict[str, list[DescriptionEntry]], dict[str, int]]:
         if self._state[0] is not snap.descriptions:

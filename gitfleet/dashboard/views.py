@@ -71,11 +71,6 @@ def fleet(view: View, cells: dict[str, Cell], units: dict[str, list[DescriptionE
     }
 
 
-def unit_key_of(folder: str) -> str:
-    """A Description folder's (`ns/name`, `ns/chart@helm`) application key."""
-    return folder.removesuffix("@helm")
-
-
 def units_of(descriptions: list[DescriptionEntry]) -> dict[str, list[DescriptionEntry]]:
     out: dict[str, list[DescriptionEntry]] = {}
     for d in descriptions:
