@@ -234,7 +234,7 @@ class Agent:
                 log(LOG, logging.WARNING, "cluster branch read with errors; nothing pruned "
                     "for them", cluster=self.settings.cluster, errors="; ".join(desired.errors))
             self._logged_errors = desired.cluster_commit
-        if self._beat.due(now) and self.settings.own_heartbeat:
+        if self.settings.own_heartbeat and (self._beat.due(now) or self._readiness_moved()):
             self._heartbeat = self._collect_heartbeat(now, out)
             self._beat.sent_at(now, self._timing)
         if desired is not None and now >= self._next_collect:
@@ -329,6 +329,12 @@ class Agent:
             log(LOG, level, f"registration {answer.result}", cluster=self.settings.cluster,
                 message=answer.message)
 
+    def _readiness_moved(self) -> bool:
+        """Whether the cluster's readiness is no longer what the last heartbeat said: then a
+        heartbeat is taken at once (a change of health is pushed in the step that sees it,
+        not at the next heartbeat)."""
+        return self._heartbeat is not None and self.kube.ready() != self._heartbeat.ready
+
     def _own_timing(self) -> HeartbeatTiming | None:
         """The timing `--heartbeat-interval` sets over the fleet's: its cluster is judged by
         the old rule, HEARTBEAT_GRACE of its intervals."""
@@ -417,9 +423,16 @@ class Agent:
                 state_commit=desired.state_commit, error=str(exc))
             result = SyncResult.UNREACHABLE if isinstance(exc, Unreachable) else SyncResult.FAILED
             what = "Kubernetes API" if not isinstance(exc, RecordError) else "agent records"
-            return aborted_status(previous or ClusterStatus(cluster=cluster), desired=desired,
-                                  heartbeat=self._heartbeat, result=result,
-                                  message=f"sync aborted: {what}: {exc}"[:500])
+            message = f"sync aborted: {what}: {exc}"[:500]
+            base = previous or ClusterStatus(cluster=cluster)
+            if (result is SyncResult.UNREACHABLE and base.sync.result is result
+                    and base.sync.message.startswith("sync aborted")
+                    and base.sync.cluster_commit == desired.cluster_commit):
+                # the API server still away, found so at another call: the outage's first
+                # cause stays said and the status unchanged (nothing to push meanwhile)
+                message = base.sync.message
+            return aborted_status(base, desired=desired, heartbeat=self._heartbeat,
+                                  result=result, message=message)
         self._kube_failures = 0
         out.synced = True
         out.report = report

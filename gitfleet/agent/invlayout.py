@@ -5,8 +5,10 @@ A small inventory stays inline: the record ConfigMap holds it whole (version 2, 
 Past `high` bytes the record becomes an index (version 3: a generation and a shard count) and
 the entries live in `count` shard ConfigMaps `<record>-<generation>-<i>`, each entry in shard
 `hash(key) % count`: a change to one object rewrites one shard. Shards are cut to about
-`target` bytes; when one outgrows `high` (half the limit by default), or all of them together
-shrink under a quarter of their room, the inventory moves to a new generation sized again.
+`target` bytes (a journal's layout is sized for the record that follows it, whose new entries
+have their hash and uid); when one outgrows `high` (half the limit by default), or all of them
+together shrink under a quarter of their room, the inventory moves to a new generation sized
+again.
 A shard holding pending entries carries the sync's intent, so the journal of a one-object
 change is one shard write too. Pure: `records` reads and writes the ConfigMaps.
 """
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +25,9 @@ from gitfleet.agent.inventory import Intent, InventoryEntry
 
 INDEX_VERSION = 3
 SHARD_BYTES = 256 * 1024   # a shard's size after (re)sharding: a quarter of the 1 MiB limit
+# What an entry journaled for a new object (pending, no hash, no uid) grows by once applied:
+# a layout chosen in the journal is sized for the record that follows it.
+PENDING_GROWTH = len("sha256:") + 64 + 36 - len(',"pending":true')
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,11 @@ def fit(total: int, target: int) -> int:
     while total > count * target:
         count *= 2
     return count
+
+
+def growth(entries: Iterable[InventoryEntry]) -> int:
+    """How many bytes `entries` will grow by once their pending new objects are applied."""
+    return PENDING_GROWTH * sum(1 for e in entries if e.pending and not e.hash)
 
 
 def index_text(layout: Layout, *, entries: int) -> str:

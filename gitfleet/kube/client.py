@@ -315,6 +315,11 @@ class KubeClient:
         ns = self._get_path(f"/api/v1/namespaces/{name}") or {}
         return str((ns.get("metadata") or {}).get("uid", ""))
 
+    def ready(self) -> bool:
+        """SEMANTICS' Ready ((livez and readyz) or healthz) from the health endpoints alone:
+        cheap enough for the agent to ask at every step."""
+        return (self._probe("/livez") and self._probe("/readyz")) or self._probe("/healthz")
+
     def facts(self) -> ClusterFacts:
         """Version, health endpoints, nodes and running pods: what a heartbeat sums up."""
         version = self.version()

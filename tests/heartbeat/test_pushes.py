@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gitfleet.clock import FakeClock
+from gitfleet.agent.agent import Agent
+from gitfleet.clock import FakeClock, isoformat
+from gitfleet.kubesim import KubeSim
 from gitfleet.wire.heartbeat import HeartbeatTiming
 from tests.agent.fleetstate import configmap, description_files, publish
 from tests.harness import Remote, person, status_of
@@ -38,15 +40,22 @@ def test_an_idle_agent_pushes_once_per_interval_within_its_jitter(
     assert max(gaps[1:]) - min(gaps[1:]) >= 60        # jittered: not the same every time
 
 
+def _hourly_agent(remote: Remote, kubesim, agents) -> tuple[Agent, KubeSim, FakeClock]:
+    """An agent of a cluster with one ConfigMap, heartbeats hourly, fetching every 10 s, after
+    its first two steps."""
+    publish(remote.git, "c1", _branch("a", timing=HOURLY))
+    sim, clock = kubesim(), FakeClock()
+    agent = agents(remote, sim, clock, interval=10.0)
+    agent.step()
+    clock.advance(10)
+    agent.step()
+    return agent, sim, clock
+
+
 @pytest.mark.slow
 def test_a_status_change_is_pushed_in_the_step_that_sees_it(
         logged: Remote, kubesim, agents) -> None:
-    publish(logged.git, "c1", _branch("a", timing=HOURLY))
-    sim = kubesim()
-    clock = FakeClock()
-    agent = agents(logged, sim, clock, interval=10.0)
-    agent.step()
-    clock.advance(agent.step())
+    agent, sim, clock = _hourly_agent(logged, kubesim, agents)
     quiet = len(pushes(logged, "c1"))
     for _ in range(30):                               # five minutes with nothing changing
         clock.advance(agent.step())
@@ -66,3 +75,32 @@ def test_a_status_change_is_pushed_in_the_step_that_sees_it(
     status = status_of(logged)
     assert status is not None and status.sync.cluster_commit == commit
     assert len(pushes(logged, "c1")) == quiet + 2
+
+
+@pytest.mark.slow
+def test_a_cluster_going_down_and_back_is_said_at_once_with_its_readiness(
+        logged: Remote, kubesim, agents) -> None:
+    agent, sim, clock = _hourly_agent(logged, kubesim, agents)
+    before = len(pushes(logged, "c1"))
+    status = status_of(logged)
+    assert status is not None and status.heartbeat is not None and status.heartbeat.ready
+
+    sim.down()                                        # the API server stops answering
+    clock.advance(10)
+    agent.step()
+    assert pushes(logged, "c1")[-1] == clock.now()
+    status = status_of(logged)
+    assert status is not None and status.heartbeat is not None
+    assert str(status.sync.result) == "Unreachable" and not status.heartbeat.ready
+    assert status.heartbeat.time == isoformat(clock.now())    # the heartbeat says so too
+    for _ in range(10):                               # still down: nothing new to say
+        clock.advance(max(agent.step(), 1.0))
+    assert len(pushes(logged, "c1")) == before + 1
+
+    sim.up()
+    clock.advance(max(agent.step(), 1.0))
+    clock.advance(max(agent.step(), 1.0))
+    status = status_of(logged)
+    assert status is not None and status.heartbeat is not None
+    assert status.heartbeat.ready and str(status.sync.result) == "Synced"
+    assert len(pushes(logged, "c1")) <= before + 3
