@@ -5,17 +5,21 @@
 A fleet from `bench/fleetgen.py` is rendered by an in-process `Hub` (one round); then every
 cluster gets a status branch as an agent writes it (heartbeat now, every Description Success,
 every object Healthy), all in one `git fast-import`. The dashboard then serves that repo on
-127.0.0.1 (uvicorn, as `gitfleet dashboard` does) and this measures, per API route, the time of
-the first read (from the server's start to the API's first answer), the median of 20 warm
-answers, and one right after a status branch moved (served from the last model while the
-re-read runs behind); and, in headless Chromium, the time from
-navigation to the fleet grid's rows on screen ("first page usable") and to each other view.
+127.0.0.1 (uvicorn, as `gitfleet dashboard` does) and this measures: the first page (server
+start to the grid's first answer, while the rest of the fleet is read), the whole fleet read,
+per API route the first answer and the median of 20 warm ones, and status commits (a new
+heartbeat time, as an agent writes) until the API serves them; in headless Chromium, the time
+from navigation to each view's rows on screen and from a status commit to its heartbeat on the
+cluster page (no reload). CPU is this process's (server and client) and its git children's,
+with the load average.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import statistics
 import subprocess
 import sys
@@ -103,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--templates", type=int, default=20)
     p.add_argument("--units", type=int, default=10)
     p.add_argument("--no-browser", action="store_true")
+    p.add_argument("--commits", type=int, default=5, help="status commits timed")
     p.add_argument("--keep", metavar="DIR",
                    help="make the fleet repo in DIR (or use the one there) and keep it")
     a = p.parse_args(argv)
@@ -120,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
             t2 = time.perf_counter()
             print(f"{a.clusters} clusters x {a.units} units: rendered in {t1 - t0:.1f}s, "
                   f"{a.clusters} status branches in {t2 - t1:.1f}s")
-        t3 = time.perf_counter()
+        t3, c3 = time.perf_counter(), cpu()
+        load = os.getloadavg()[0]
         server = HTTPThread("127.0.0.1", 0, dashboard_app(FleetSource(Git(work))),
                             name="bench-dashboard")
         server.start()       # the first read starts with the server, in the background
@@ -128,53 +134,90 @@ def main(argv: list[str] | None = None) -> int:
         try:
             while True:      # the API answers 503 "reading the fleet" meanwhile
                 try:
-                    get(url + "api/version")
+                    get(url + "api/fleet")
                     break
                 except urllib.error.HTTPError as exc:
                     if exc.code != 503:
                         raise
-                    time.sleep(0.2)
-            print(f"first read of the fleet (from server start to the API's first answer): "
-                  f"{time.perf_counter() - t3:.1f}s")
+                    time.sleep(0.05)
+            print(f"load average at start {load:.1f}")
+            print(f"first page served (server start to the grid's first answer): "
+                  f"{time.perf_counter() - t3:.2f}s wall, {cpu() - c3:.2f}s CPU")
+            while json.loads(urllib.request.urlopen(url + "api/fleet?limit=1").read()
+                             )["partial"] is not None:
+                time.sleep(0.2)
+            print(f"whole fleet read (until no answer says 'partial'): "
+                  f"{time.perf_counter() - t3:.1f}s wall, {cpu() - c3:.1f}s CPU")
             first = cluster_name(a.clusters // 2)
             routes = {"fleet (page 1)": "api/fleet", "fleet, label filter": "api/fleet?l=group%3Db",
-                      "fleet, name search": "api/fleet?q=c00", "cluster": f"api/cluster/{first}",
-                      "application": "api/app/app000/app000", "history": "api/history",
-                      "version (poll)": "api/version"}
+                      "fleet, name search": "api/fleet?q=c00",
+                      "fleet, last page": f"api/fleet?offset={a.clusters - 50}",
+                      "cluster": f"api/cluster/{first}",
+                      "application (page 1)": "api/app/app000/app000",
+                      "application, last page": f"api/app/app000/app000?offset={a.clusters - 50}",
+                      "history": "api/history", "version (poll)": "api/version"}
             rows = []
-            cold, size = get(url + "api/fleet")
-            rows.append(("fleet, first answer", cold, size))
             for name, path in routes.items():
+                cold, size = get(url + path)
+                rows.append((name + ", first answer", cold, size))
                 times = [get(url + path) for _ in range(20)]
                 rows.append((name + ", warm median", statistics.median(t for t, _ in times),
                              times[0][1]))
-            branch = f"refs/heads/gitfleet/status/{first}"
-            moved = git(work, "commit-tree", "-p", branch, "-m", "heartbeat",
-                        git(work, "rev-parse", f"{branch}^{{tree}}").strip()).strip()
-            before = json.loads(urllib.request.urlopen(url + "api/version").read())["etag"]
-            git(work, "update-ref", branch, moved)
-            moved_at = time.perf_counter()
-            after, size = get(url + "api/fleet")
-            rows.append(("fleet, right after a status commit", after, size))
-            while json.loads(urllib.request.urlopen(url + "api/version").read())["etag"] == \
-                    before:
-                time.sleep(0.05)
-            rows.append(("status commit -> new data served", time.perf_counter() - moved_at, 0))
+            latencies, cpus = [], []
+            for i in range(a.commits):
+                time.sleep(1.0)
+                moved_at, c4 = status_commit(work, first, i)
+                while moved_at[1] not in urllib.request.urlopen(
+                        url + f"api/cluster/{first}").read().decode():
+                    time.sleep(0.02)
+                latencies.append(time.perf_counter() - moved_at[0])
+                cpus.append(cpu() - c4)
+            rows.append((f"status commit -> served (median of {a.commits})",
+                         statistics.median(latencies), 0))
+            rows.append((f"status commit -> served (max of {a.commits})", max(latencies), 0))
+            rows.append(("  CPU per status commit (median)", statistics.median(cpus), 0))
             a_b = json.loads(urllib.request.urlopen(url + "api/history", timeout=60).read())
             commits = [c["commit"] for c in a_b["commits"]]
             if len(commits) >= 1:
                 t, size = get(f"{url}api/diff?a={commits[-1]}&b={commits[0]}&cluster={first}")
                 rows.append(("diff (one cluster)", t, size))
             for name, t, size in rows:
-                print(f"  {name:36s} {t * 1000:8.1f} ms  {size / 1024:8.1f} KiB")
+                print(f"  {name:44s} {t * 1000:8.1f} ms  {size / 1024:8.1f} KiB")
             if not a.no_browser:
-                browser_timings(url, first)
+                browser_timings(url, first, work, a.commits)
+            print(f"total CPU {cpu() - c3:.1f}s; load average now "
+                  f"{os.getloadavg()[0]:.1f}")
         finally:
             server.stop()
     return 0
 
 
-def browser_timings(url: str, cluster: str) -> None:
+def cpu() -> float:
+    """CPU seconds of this process and the git processes it waited for."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def status_commit(work: Path, cluster: str, i: int) -> tuple[tuple[float, str], float]:
+    """A status commit as the agent writes one (a new heartbeat time): ((when, the new
+    heartbeat time), CPU then)."""
+    branch = f"refs/heads/gitfleet/status/{cluster}"
+    doc = git(work, "cat-file", "blob", f"{branch}:status.yaml")
+    stamp = isoformat(time.time() + 1000 + i)       # a time no earlier commit had
+    text = re.sub(r"(\n  time: ')[^']*'", lambda m: f"{m.group(1)}{stamp}'", doc, count=1)
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=work, env=ENV,
+                          input=text.encode(), capture_output=True, check=True
+                          ).stdout.decode().strip()
+    tree = subprocess.run(["git", "mktree"], cwd=work, env=ENV, capture_output=True, check=True,
+                          input=f"100644 blob {blob}\tstatus.yaml\n".encode()
+                          ).stdout.decode().strip()
+    sha = git(work, "commit-tree", "-p", branch, "-m", f"{cluster}: heartbeat", tree).strip()
+    c = cpu()
+    git(work, "update-ref", branch, sha)
+    return (time.perf_counter(), stamp), c
+
+
+def browser_timings(url: str, cluster: str, work: Path, commits: int) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -191,6 +234,17 @@ def browser_timings(url: str, cluster: str) -> None:
                 page.goto(url + where)
                 page.wait_for_selector(ready, timeout=60_000)
                 print(f"  page: {name:28s} {(time.perf_counter() - started) * 1000:8.1f} ms")
+            page.goto(url + f"#/cluster/{cluster}")
+            page.wait_for_selector("ul.tree li")
+            seen = []
+            for i in range(commits):
+                time.sleep(1.0)
+                (at, stamp), _ = status_commit(work, cluster, 100 + i)
+                page.wait_for_selector(f'time[datetime="{stamp}"]', timeout=60_000)
+                seen.append(time.perf_counter() - at)
+            print(f"  page: status commit on screen (no reload): median "
+                  f"{statistics.median(seen) * 1000:.0f} ms, max {max(seen) * 1000:.0f} ms "
+                  f"({commits} commits)")
         finally:
             b.close()
 

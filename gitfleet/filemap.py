@@ -21,6 +21,7 @@ from collections.abc import (
     Mapping,
     ValuesView,
 )
+from typing import Any
 
 from gitfleet.errors import TransientError
 
@@ -181,6 +182,38 @@ class Overlay(Mapping[str, bytes]):
         listed = [p for p in files_in(self.base, wanted) if p not in self.removed]
         return listed + [p for p in self.changes
                          if p.rpartition("/")[0] in wanted and p not in self.base]
+
+
+class Finished(dict[str, bytes]):
+    """A file map that is done (a render's result): nobody changes it any more, so the state
+    writer's index keeps it as it is rather than a copy of a million paths."""
+
+    def _refuse(self) -> TypeError:
+        return TypeError("a finished file map is not changed")
+
+    def __setitem__(self, path: str, data: bytes) -> None:
+        raise self._refuse()
+
+    def __delitem__(self, path: str) -> None:
+        raise self._refuse()
+
+    def __ior__(self, other: Any) -> Finished:  # type: ignore[override,misc]
+        raise self._refuse()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        raise self._refuse()
+
+    def setdefault(self, *args: Any) -> bytes:
+        raise self._refuse()
+
+    def pop(self, *args: Any) -> bytes:
+        raise self._refuse()
+
+    def popitem(self) -> tuple[str, bytes]:
+        raise self._refuse()
+
+    def clear(self) -> None:
+        raise self._refuse()
 
 
 class Listed(Mapping[str, bytes]):

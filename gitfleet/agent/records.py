@@ -75,6 +75,7 @@ class InventoryRecord:
         self._members: list[set[str]] = []      # keys per shard
         self._sizes: list[int] = []             # text length per shard, as last read/written
         self._generation_seen = 0
+        self._absent: set[str] = set()          # shards of the layout not there when read
 
     @property
     def shard_label(self) -> str:
@@ -116,7 +117,7 @@ class InventoryRecord:
         if layout.count:
             inventory = self._read_shards(layout, listed)
         else:
-            self._where, self._members, self._sizes = {}, [], []
+            self._where, self._members, self._sizes, self._absent = {}, [], [], set()
         self._drop_stale(layout, listed)
         return inventory
 
@@ -124,11 +125,14 @@ class InventoryRecord:
         entries: dict[str, InventoryEntry] = {}
         intent: Intent | None = None
         self._where, self._members, self._sizes = {}, [], []
+        self._absent = set()
         for i, name in enumerate(layout.names(self.name)):
             cm = listed.get(name)
             members: set[str] = set()
             self._members.append(members)
             if cm is None:
+                self._claim(name)   # not listed: free, never someone else's under its name
+                self._absent.add(name)
                 self._sizes.append(0)
                 log(LOG, logging.WARNING, "inventory shard missing; the objects it held are "
                     "found again by their labels", shard=f"{self.namespace}/{name}")
@@ -277,8 +281,10 @@ class InventoryRecord:
             self._members = [set(keys) for keys in groups]
             self._sizes = [len(t) for t in texts]
         writes += 1
-        for name in previous:
-            writes += self.kube.delete("v1", "ConfigMap", self.namespace, name)
+        for name in previous:   # never one that was not there (its name may be taken since)
+            if name not in self._absent:
+                writes += self.kube.delete("v1", "ConfigMap", self.namespace, name)
+        self._absent = set()
         log(LOG, logging.INFO, "inventory laid out anew", record=f"{self.namespace}/{self.name}",
             objects=len(entries), shards=count, generation=self.layout.generation)
         self.known = inventory
@@ -297,6 +303,9 @@ class InventoryRecord:
         self._generation_seen = max(self._generation_seen, layout.generation)
 
     def _put(self, name: str, mark: str, text: str) -> None:
+        if name in self._absent:   # a shard missing at the read: its name must still be free
+            self._claim(name)
+            self._absent.discard(name)
         labels = {LABEL_MANAGED_BY: "gitfleet"}
         if mark == RECORD_SHARD:
             labels[LABEL_SHARD_OF] = self.shard_label

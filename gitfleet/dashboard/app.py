@@ -27,6 +27,7 @@ from gitfleet.dashboard import history, views
 from gitfleet.dashboard.query import Query
 from gitfleet.dashboard.source import FleetSource, NotReady
 
+LIVE_WAIT = 0.5     # seconds the live check waits for a rebuild under way (see FleetSource.model)
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 SECURITY = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
@@ -107,6 +108,7 @@ class Api:
         if full is None:
             raise LookupError(f"no application {key!r}")
         data = views.app_page(full, query=q.text("q"), offset=offset, limit=limit)
+        data["partial"] = m.fleet["partial"]
         data["autoscalers"] = [dict(a) for a in data["autoscalers"]]
         ref = self.source.branches.fleet_status
         head = self.source.git.resolve(ref) or ""
@@ -150,7 +152,7 @@ class Api:
 
     def version(self, request: Request) -> tuple[str, Any]:
         Query(request.query_params, ())
-        m = self.source.current()
+        m = self.source.current(wait=LIVE_WAIT)
         return m.etag, {"etag": m.etag, "stateCommit": m.view.snap.state_commit or ""}
 
 

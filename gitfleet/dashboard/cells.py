@@ -1,17 +1,19 @@
 """The grid's rows, kept per cluster between rebuilds: a status commit recomputes one row.
 
 A cluster's row (its readiness, sync, labels and one tile per application) depends only on its
-own status commit, the state commit, its registration and the clock (readiness ages). Each row
-is kept with the key it was computed from and the instant its readiness next flips by the clock
-alone; a rebuild recomputes the rows whose key moved or whose instant passed, and reuses the
-rest as they are. At 10,000 clusters a heartbeat then costs one row, not 100,000 tiles.
+own status commit, its own Descriptions in the state, its registration and the clock (readiness
+ages). Each row is kept with the key it was computed from and the instant its readiness next
+flips by the clock alone; a rebuild recomputes the rows whose key moved or whose instant
+passed, and reuses the rest as they are. At 10,000 clusters a heartbeat then costs one row,
+not 100,000 tiles, and a render that changes one cluster's Descriptions one row too.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet.clock import parse_iso
@@ -102,28 +104,50 @@ class Cell:
     folders: dict[str, dict[str, Any]]     # Description key -> its tile, replicas
 
 
+@dataclass
+class Totals:
+    """The counts over every cell (the grid's header, each application's phases), kept by
+    adding a recomputed cell and taking away the one it replaces: O(what moved)."""
+
+    conditions: Counter[str] = field(default_factory=Counter)
+    words: Counter[str] = field(default_factory=Counter)             # tiles by word shown
+    phases: dict[str, Counter[str]] = field(default_factory=dict)    # application -> phases
+
+    def add(self, cell: Cell, sign: int) -> None:
+        self.conditions[cell.entry["condition"]] += sign
+        for t in cell.entry["tiles"].values():
+            self.words[t["word"]] += sign
+        for folder, f in cell.folders.items():
+            self.phases.setdefault(folder.removesuffix("@helm"), Counter())[f["phase"]] += sign
+
+    def snapshot(self) -> Totals:
+        """A copy that later updates do not change (a model keeps it)."""
+        return Totals(+self.conditions, +self.words,
+                      {k: +v for k, v in self.phases.items() if +v})
+
+
 class Cells:
     """Every cluster's Cell, updated in place by `update` (one thread at a time)."""
 
     def __init__(self) -> None:
         self.cells: dict[str, Cell] = {}
+        self.totals = Totals()
         self.recomputed: list[str] = []       # the clusters the last update computed again
-        self._state: tuple[str | None, dict[str, list[DescriptionEntry]], dict[str, int]] = \
-            (None, {}, {})
-
-    def per_cluster(self, snap: FleetSnapshot) -> dict[str, list[DescriptionEntry]]:
-        return self._by_state(snap)[0]
+        # the state's Descriptions (the very list, reused while the state does not move) and
+        # what is grouped from them
+        self._state: tuple[list[DescriptionEntry] | None, dict[str, list[DescriptionEntry]],
+                           dict[str, int]] = (None, {}, {})
 
     def _by_state(self, snap: FleetSnapshot
                   ) -> tuple[dict[str, list[DescriptionEntry]], dict[str, int]]:
-        if self._state[0] != snap.state_commit or not self._state[1] and snap.descriptions:
+        if self._state[0] is not snap.descriptions:
             per: dict[str, list[DescriptionEntry]] = {}
             for d in snap.descriptions:
                 per.setdefault(d.cluster, []).append(d)
             evictions: dict[str, int] = {}
             for e in snap.evictions:
                 evictions[e.cluster] = evictions.get(e.cluster, 0) + 1
-            self._state = (snap.state_commit, per, evictions)
+            self._state = (snap.descriptions, per, evictions)
         return self._state[1], self._state[2]
 
     def update(self, view: View) -> dict[str, Cell]:
@@ -135,16 +159,24 @@ class Cells:
         for name in cluster_names(snap):
             registration = snap.registrations.get(name)
             entry = snap.clusters.get(name)
-            key = (snap.status_commits.get(name), snap.state_commit, entry,
+            ds = per.get(name, [])
+            # its own Descriptions, not the state commit: a render that changes one cluster
+            # recomputes one row (unchanged files are the same parsed objects, by blob id)
+            key = (snap.status_commits.get(name), tuple(ds), evictions.get(name, 0), entry,
                    (registration.result, registration.message) if registration else None,
                    snap.status_rejected.get(name), snap.status_warnings.get(name),
                    snap.cluster_added.get(name))
             cell = self.cells.get(name)
             if cell is None or cell.key != key or now >= cell.until:
-                cell = self._compute(view, name, key, per.get(name, []),
-                                     evictions.get(name, 0))
+                if cell is not None:
+                    self.totals.add(cell, -1)
+                cell = self._compute(view, name, key, ds, evictions.get(name, 0))
+                self.totals.add(cell, +1)
                 self.recomputed.append(name)
             fresh[name] = cell
+        for name, gone in self.cells.items():
+            if name not in fresh:
+                self.totals.add(gone, -1)
         self.cells = fresh
         return fresh
 

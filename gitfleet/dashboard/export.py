@@ -56,8 +56,8 @@ def export(source: FleetSource) -> dict[str, bytes]:
             put(f"cluster/{c['name']}", data)
     for a in m.fleet["apps"]:
         data = views.app(m.view, m.fleet, a["key"], m.cells, m.units)
-        if data is not None:
-            put(f"app/{a['key']}", data)
+        if data is not None:   # every cluster: the page cuts its pages from file://
+            put(f"app/{a['key']}", views.app_page(data, limit=max(1, len(data["clusters"]))))
     state = m.view.snap.state_commit
     commits = history.state_log(source.git, state, limit=HISTORY) if state else []
     for newer, older in zip(commits, commits[1:], strict=False):

@@ -14,28 +14,26 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
-from gitfleet.dashboard import views
+from gitfleet.dashboard import firstread, views
 from gitfleet.dashboard.cells import Cell, Cells
+from gitfleet.dashboard.firstread import LimitedReader
 from gitfleet.fleetview.rows import View
 from gitfleet.fleetview.snapshot import (
     DescriptionEntry,
-    FleetSnapshot,
     branch_prefix,
     read_snapshot,
 )
 from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.state.git import Git
-from gitfleet.state.statusread import StatusReader
+from gitfleet.state.statusread import SHARD_REFS
 
 LOG = logging.getLogger("gitfleet.dashboard")
 T = TypeVar("T")
@@ -70,6 +68,7 @@ class FleetSource:
         self.clock = clock
         self._lock = threading.Lock()
         self._refs: tuple[float, str] = (-1.0, "")
+        self._listing: tuple[str, dict[str, str]] = ("", {})   # digest -> the refs it digests
         self._stamp: tuple[int, ...] | None = None
         self._snap: tuple[str, Any] = ("", None)
         self._model: tuple[str, float, Model | None] = ("", -1.0, None)
@@ -77,12 +76,14 @@ class FleetSource:
         self._refreshing = False
         self._next_start = 0.0             # monotonic time before which no rebuild starts
         self._error = ""                   # why the last background read failed
-        self._status_reader: StatusReader | None = None
+        self._status_reader: LimitedReader | None = None
         self._ready = threading.Event()    # set once the first background read ended
-        self._build = threading.Lock()     # one rebuild of the cells at a time
+        self._rebuilt = threading.Condition(self._lock)   # told when a rebuild ends
+        self._build = threading.Lock()     # one read and rebuild of the cells at a time
         self.cells = Cells()
-        self._unit_index: tuple[str | None, dict[str, list[DescriptionEntry]] | None] = \
-            (None, None)
+        self._unit_index: tuple[list[DescriptionEntry] | None,
+                                dict[str, list[DescriptionEntry]] | None,
+                                dict[str, list[str]]] = (None, None, {})
 
     @property
     def prefix(self) -> str:
@@ -97,7 +98,7 @@ class FleetSource:
     def branches(self) -> Branches:
         return Branches(self.prefix)
 
-    def refs_version(self) -> str:
+    def refs_version(self, *, trusted: float = VERSION_TTL) -> str:
         """A digest of every gitfleet branch tip and the source branch. `for-each-ref` runs
         only when a ref file or folder changed since the last call (Git moves a ref by renaming
         a new file over it, which touches its folder): a 10,000-cluster fleet's 20,000 refs are
@@ -105,51 +106,51 @@ class FleetSource:
         now = time.monotonic()
         with self._lock:
             at, digest = self._refs
-            if now - at < VERSION_TTL and digest:
+            if now - at < trusted and digest:
                 return digest
         stamp = self._ref_stamp()
         with self._lock:
             if stamp is not None and stamp == self._stamp and self._refs[1]:
                 self._refs = (now, self._refs[1])
                 return self._refs[1]
-        out = self.git.run("for-each-ref", "--format=%(objectname) %(refname)",
-                           f"refs/heads/{self.prefix}/", "refs/heads/main", "refs/heads/master")
+        b = self.branches       # what the views read (not the 10,000 cluster branches)
+        out = self.git.run("for-each-ref", "--format=%(objectname) %(refname)", b.state,
+                           b.fleet_status, b.status(""), b.registration(""), SHARD_REFS,
+                           "refs/heads/main", "refs/heads/master")
         digest = hashlib.sha1(out).hexdigest()[:16]
+        listing = {}
+        for line in out.decode().splitlines():
+            sha, _, ref = line.partition(" ")
+            listing[ref] = sha
         with self._lock:
             self._refs = (now, digest)
             self._stamp = stamp
+            self._listing = (digest, listing)
         return digest
 
     def _ref_stamp(self) -> tuple[int, ...] | None:
-        """The modification times of the ref folders and packed-refs (None: cannot tell)."""
+        """The modification times of the folders of the refs `refs_version` lists, their
+        files outside folders, and packed-refs (None: cannot tell). Git moves a ref by renaming
+        a new file over it, which touches its folder: a stat per folder, not per ref."""
         try:
             root = self.git.git_dir()
-            stamps = []
-            for path in (root / "packed-refs", root / "refs" / "heads"):
-                stamps.append(path.stat().st_mtime_ns if path.exists() else 0)
-            folders = [root / "refs" / "heads" / self.prefix]
-            while folders:
-                folder = folders.pop()
-                if not folder.is_dir():
-                    continue
-                stamps.append(folder.stat().st_mtime_ns)
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        if entry.is_dir(follow_symlinks=False):
-                            folders.append(Path(entry.path))
-                        elif entry.name in ("main", "master"):
-                            stamps.append(entry.stat().st_mtime_ns)
-            for name in ("main", "master"):
-                ref = root / "refs" / "heads" / name
-                stamps.append(ref.stat().st_mtime_ns if ref.exists() else 0)
-            return tuple(stamps)
+            heads = root / "refs" / "heads"
+            mine = heads / self.prefix
+            paths = (root / "packed-refs", heads, mine, mine / "state", mine / "fleet-status",
+                     mine / "status", mine / "registrations", heads / "main", heads / "master")
+            shards = root / SHARD_REFS.rstrip("/")       # the status repositories' copies
+            places = sorted(shards.iterdir()) if shards.is_dir() else []
+            return tuple(p.stat().st_mtime_ns if p.exists() else 0
+                         for p in (*paths, shards, *places))
         except OSError:
             return None
 
-    def model(self) -> Model:
+    def model(self, wait: float = 0.0) -> Model:
         """The current model. The first call reads it; later calls answer at once with the
         newest one built, while one background thread rebuilds it when a branch moved or a
-        second has passed (readiness ages with the clock): no request waits for a re-read."""
+        heartbeat expired (readiness ages with the clock): no request waits for a re-read,
+        but the page's live check, which waits up to `wait` seconds for a rebuild under way
+        (a status commit then reaches the page in one poll, not two)."""
         with self._lock:
             cached_version, at, model = self._model
         if model is None:
@@ -157,14 +158,21 @@ class FleetSource:
                 return self.fresh()
             self._ready.wait()          # the first read is under way (`warm`): share it
             return self.model()
-        due = self.refs_version() != cached_version or self.clock() >= model.next_flip
+        # the live check looks at the refs' folders every time (a stat of each: cheap)
+        version = self.refs_version(trusted=0.0 if wait > 0 else VERSION_TTL)
+        due = version != cached_version or self.clock() >= model.next_flip
         if due and time.monotonic() >= self._next_start:
             self.warm()
+        if due and wait > 0:
+            with self._rebuilt:
+                self._rebuilt.wait_for(lambda: not self._refreshing, timeout=wait)
+                return self._model[2] or model
         return model
 
-    def current(self) -> Model:
-        """The newest model without waiting: a server asks this, so that no request outlives
-        its connection's bound while a big fleet's first read runs (NotReady meanwhile)."""
+    def current(self, wait: float = 0.0) -> Model:
+        """The newest model without waiting for the first read: a server asks this, so that no
+        request outlives its connection's bound while a big fleet's first read runs (NotReady
+        meanwhile); `wait` as `model`'s."""
         with self._lock:
             model = self._model[2]
             error = self._error
@@ -172,7 +180,7 @@ class FleetSource:
             self.warm()
             raise NotReady("reading the fleet's branches for the first time" +
                            (f" (the last try failed: {error})" if error else ""))
-        return self.model()
+        return self.model(wait)
 
     def warm(self) -> None:
         """Starts a rebuild on the background thread, unless one runs (a server calls this
@@ -184,21 +192,30 @@ class FleetSource:
         threading.Thread(target=self._refresh, daemon=True,
                          name="gitfleet-dashboard-read").start()
 
-    def fresh(self) -> Model:
-        """A model built now, from the branches as they are (the export, the first request)."""
-        version = self.refs_version()
-        now = self.clock()
-        with self._lock:
-            snap_version, snap = self._snap
-        if snap is None or snap_version != version:
-            snap = read_snapshot(self.git, prefix=self.prefix, previous=snap,
-                                 reader=self._reader())
-        view = View(snap, now)
-        with self._build:
+    def fresh(self, only: frozenset[str] | None = None, of: int = 0) -> Model:
+        """A model built now, from the branches as they are (the export, the first request);
+        with `only`, of those clusters alone (a step of the first read: `of` clusters in all)."""
+        with self._build:      # one read at a time: they share the reader and the cells
+            version = self.refs_version()
+            now = self.clock()
+            with self._lock:
+                snap_version, snap = self._snap
+            if snap is None or snap_version != version or snap.only != only:
+                reader = self._reader()
+                reader.only = only
+                with self._lock:
+                    listed, refs = self._listing
+                reader.listing = refs if listed == version else None
+                snap = read_snapshot(self.git, prefix=self.prefix, previous=snap,
+                                     reader=reader, only=only)
+            view = View(snap, now)
             cells = self.cells.update(view)
-            units = self._units(snap)
-        fleet = views.fleet(view, cells, units)
-        etag = hashlib.sha1(f"{version} {fleet['signature']}".encode()).hexdigest()[:16]
+            totals = self.cells.totals.snapshot()
+            units, errors = self._units(view)
+        fleet = views.fleet(view, cells, units, totals, errors)
+        fleet["partial"] = {"read": len(only), "of": of} if only is not None else None
+        etag = hashlib.sha1(f"{version} {fleet['signature']} {fleet['partial']}".encode()
+                            ).hexdigest()[:16]
         model = Model(etag, view, fleet, cells, units,
                       min((c.until for c in cells.values()), default=math.inf))
         with self._lock:
@@ -207,24 +224,41 @@ class FleetSource:
                 self._model = (version, now, model)
         return model
 
-    def _units(self, snap: FleetSnapshot) -> dict[str, list[DescriptionEntry]]:
-        """Applications -> their Descriptions, grouped once per state commit."""
-        state, units = self._unit_index
-        if state != snap.state_commit or units is None:
+    def _units(self, view: View) -> tuple[dict[str, list[DescriptionEntry]],
+                                          dict[str, list[str]]]:
+        """Applications -> their Descriptions, and their render errors, found once per read
+        of the state."""
+        snap = view.snap
+        grouped, units, errors = self._unit_index
+        if grouped is not snap.descriptions or units is None:
             units = views.units_of(snap.descriptions)
-            self._unit_index = (snap.state_commit, units)
-        return units
+            errors = {key: views.unit_errors(view, key, ds) for key, ds in units.items()}
+            self._unit_index = (snap.descriptions, units, errors)
+        return units, errors
 
-    def _reader(self) -> StatusReader:
+    def _reader(self) -> LimitedReader:
         """One status reader for as long as the prefix stays (it parses each commit once)."""
         if self._status_reader is None or self._status_reader.branches != self.branches:
-            self._status_reader = StatusReader(self.git, branches=self.branches)
+            self._status_reader = LimitedReader(self.git, branches=self.branches)
         return self._status_reader
+
+    def _first_read(self) -> None:
+        """The first read in growing steps (gitfleet.dashboard.firstread), each published."""
+        reader = self._reader()
+        version = self.refs_version()
+        with self._lock:
+            listed, refs = self._listing
+        reader.listing = refs if listed == version else None
+        names = firstread.cluster_names(self.git, self.branches, reader)
+        for only in firstread.steps(names):
+            self.fresh(only, len(names))
+        self.fresh()
 
     def _refresh(self) -> None:
         started = time.monotonic()
+        first = self._model[2] is None
         try:
-            self.fresh()
+            self._first_read() if first else self.fresh()
         except Exception as exc:   # the page keeps the last model; the log says why
             log(LOG, logging.WARNING, "dashboard: reading the fleet failed", error=repr(exc))
             with self._lock:
@@ -236,8 +270,11 @@ class FleetSource:
             ended = time.monotonic()
             with self._lock:
                 self._refreshing = False
-                # a big fleet's rebuild takes seconds: at most two thirds of a core go to it
-                self._next_start = ended + max(MIN_GAP, (ended - started) / 2)
+                self._rebuilt.notify_all()
+                # a rebuild that takes long leaves as long again (up to 2/3 of a core to it);
+                # the first read (every status parsed) is no measure of the rebuilds after it
+                self._next_start = ended + (MIN_GAP if first else
+                                            max(MIN_GAP, (ended - started) / 2))
             self._ready.set()
 
     def kept(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -19,8 +19,9 @@ from gitfleet.fleetview.autoscaling import read_autoscalers
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, Branches
 from gitfleet.logs import log
 from gitfleet.model.settings import FleetSettings
+from gitfleet.model.statusshards import NO_SHARDS, StatusShards
 from gitfleet.state.git import Git
-from gitfleet.state.statusread import StatusReader, StatusView
+from gitfleet.state.statusread import StatusReader, StatusView, shards_at
 from gitfleet.wire.description import DescriptionHead, read_head
 from gitfleet.wire.evictions import EVICTIONS_FILE, EvictionTask, load_tasks
 from gitfleet.wire.rollouts import ROLLOUTS_FILE, RolloutRecord, read_rollouts
@@ -98,6 +99,9 @@ class FleetSnapshot:
     status_warnings: dict[str, str] = field(default_factory=dict)
     autoscalers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # fhpa, cronfhpa
     status_commits: dict[str, str] = field(default_factory=dict)   # cluster -> status read
+    only: frozenset[str] | None = None     # read for these clusters alone (None: all)
+    # the state files as parsed, by (path, blob ids): a re-read parses only what changed
+    parsed: dict[tuple[str, ...], Any] = field(default_factory=dict, repr=False, compare=False)
     # what a re-read reuses when the commit or refs it came from did not move: (key, value)
     reused: dict[str, tuple[Any, Any]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -139,7 +143,7 @@ def _commit_times(git: Git, shas: list[str]) -> dict[str, int]:
     present = [line.split()[0] for line in out.splitlines() if line.endswith(" commit")]
     if not present:
         return {}
-    log = git.run("show", "-s", "--no-walk=unsorted", "--format=%H %ct", *present).decode()
+    log = git.run("log", "--no-walk=unsorted", "--format=%H %ct", *present).decode()
     times = {}
     for line in log.splitlines():
         sha, _, ts = line.partition(" ")
@@ -192,90 +196,38 @@ def _description(cluster: str, folder: str, data: bytes, replicas: int, objects:
 
 def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None = None,
                   previous: FleetSnapshot | None = None,
-                  reader: StatusReader | None = None) -> FleetSnapshot:
+                  reader: StatusReader | None = None,
+                  only: Collection[str] | None = None) -> FleetSnapshot:
     """Read the state branch, every status branch and the commit times they refer to.
 
     For a caller that reads again and again (the dashboard, on every heartbeat): with
     `previous` (an earlier read of the same repo) the state's files are taken from it when the
-    state commit has not moved, and a `reader` kept between reads parses each status commit
-    once (a 10,000-cluster fleet then parses one status, not 10,000)."""
+    state commit has not moved, and parsed again only for the files whose blob changed when it
+    did; a `reader` kept between reads parses each status commit once (a 10,000-cluster fleet
+    then parses one status, not 10,000). With `only`, the state is read for those clusters
+    alone (the dashboard's first pages, while the rest is read; the reader is the caller's to
+    limit likewise)."""
     prefix = prefix or branch_prefix(git)
     branches = Branches(prefix)
-    snap = FleetSnapshot(prefix=prefix)
+    snap = FleetSnapshot(prefix=prefix, only=frozenset(only) if only is not None else None)
     state = git.resolve(branches.state)
     if source_ref is None:
         for candidate in ("refs/heads/main", "HEAD", "refs/heads/master"):
             if git.resolve(f"{candidate}^{{commit}}") is not None:
                 source_ref = candidate
                 break
-    shas: list[str] = []
-    if state is not None and previous is not None and previous.state_commit == state:
-        for name in ("state_commit", "state_time", "source_commit", "clusters", "descriptions",
-                     "errors", "warnings", "evictions", "rollouts"):
-            setattr(snap, name, getattr(previous, name))
-        shas.extend(d.source_commit for d in snap.descriptions)
-        shas.append(snap.source_commit)
-    elif state is not None:
-        snap.state_commit = state
-        message = git.run("show", "-s", "--format=%ct%n%B", state).decode()
-        first, _, body = message.partition("\n")
-        snap.state_time = int(first) if first.isdigit() else None
-        m = _TRAILER.search(body)
-        snap.source_commit = m.group(1) if m else ""
-        listing = git.ls_tree(state)
-        wanted = {}
-        counts: dict[tuple[str, str], int] = {}
-        workloads: dict[tuple[str, str], list[str]] = {}
-        for path, sha in listing.items():
-            parts = path.split("/")
-            if path in (ERRORS_FILE, EVICTIONS_FILE, ROLLOUTS_FILE) or \
-                    (len(parts) == 3 and parts[2] == CLUSTER_FILE) or \
-                    (len(parts) == 5 and parts[4] == DESCRIPTION_FILE):
-                wanted[path] = sha
-            elif len(parts) == 5 and parts[0] == "clusters":
-                key = (parts[1], f"{parts[2]}/{parts[3]}")
-                counts[key] = counts.get(key, 0) + 1
-                kind = parts[4].split("_")[1] if parts[4].count("_") >= 3 else ""
-                if kind in _WORKLOADS:
-                    workloads.setdefault(key, []).append(sha)
-        blobs = git.read_objects([*wanted.values(), *(s for v in workloads.values() for s in v)])
-        for path, sha in sorted(wanted.items()):
-            data = blobs.get(sha, b"")
-            parts = path.split("/")
-            if path == ROLLOUTS_FILE:
-                try:
-                    snap.rollouts = read_rollouts(data, f"{branches.state}:{path}")
-                except InputError as exc:   # said, and shown as no rollouts
-                    log(LOG, logging.WARNING, "rollouts.yaml unreadable", error=str(exc))
-            elif path == ERRORS_FILE:
-                doc = _load(data)
-                snap.errors = list(doc.get("errors") or []) if isinstance(doc, dict) else []
-                snap.warnings = list(doc.get("warnings") or []) if isinstance(doc, dict) else []
-            elif path == EVICTIONS_FILE:
-                snap.evictions = load_tasks(data)
-            elif parts[-1] == CLUSTER_FILE:
-                doc = _load(data) or {}
-                snap.clusters[parts[1]] = ClusterEntry(
-                    name=str(doc.get("name", parts[1])), namespace=str(doc.get("namespace", "")),
-                    labels={str(k): str(v) for k, v in (doc.get("labels") or {}).items()},
-                    sync_mode=str(doc.get("syncMode", "Pull")),
-                    cluster_id=str(doc.get("clusterId", "")),
-                    taints=tuple(f"{t.get('key', '')}:{t.get('effect', '')}"
-                                 for t in doc.get("taints") or []
-                                 if isinstance(t, dict) and t.get("timeAdded")))
-            else:
-                key = (parts[1], f"{parts[2]}/{parts[3]}")
-                replicas = 0
-                for wsha in workloads.get(key, []):
-                    m2 = _REPLICAS.search(blobs.get(wsha, b""))
-                    replicas += int(m2.group(1)) if m2 else 0
-                snap.descriptions.append(_description(parts[1], key[1], data, replicas,
-                                                      counts.get(key, 0)))
-        shas.extend(d.source_commit for d in snap.descriptions)
-        shas.append(snap.source_commit)
     source = git.resolve(f"{source_ref}^{{commit}}") if source_ref else None
-    keys = snap.keep("keys", source, lambda: _cluster_keys(git, source), previous)
-    view = _believed(git, branches, keys, reader)
+    if state is not None and previous is not None and previous.state_commit == state and \
+            previous.only == snap.only:
+        for name in ("state_commit", "state_time", "source_commit", "clusters", "descriptions",
+                     "errors", "warnings", "evictions", "rollouts", "parsed"):
+            setattr(snap, name, getattr(previous, name))
+    elif state is not None:
+        _read_state(git, branches, snap, state, previous)
+    keys = _cluster_keys(git, source, snap, previous)
+    shards = snap.keep("shards", source, lambda: shards_at(git, source) if source else NO_SHARDS,
+                       previous)
+    view = _believed(git, branches, keys, shards, reader)
     snap.statuses.update(view.statuses)
     for name, choice in view.choices.items():
         if choice.rejected:
@@ -283,8 +235,10 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
         if choice.warning:
             snap.status_warnings[name] = choice.warning
     snap.status_commits = {n: sha for n, sha in view.heads.items() if n in snap.statuses}
-    snap.commit_times = snap.keep("times", (snap.state_commit, source), lambda: _commit_times(
-        git, shas), previous)
+    snap.commit_times = snap.keep("times", (snap.state_commit, snap.only, source),
+                                  lambda: _commit_times(git, [
+                                      *(d.source_commit for d in snap.descriptions),
+                                      snap.source_commit]), previous)
     snap.cluster_added = snap.keep("added", source, lambda: _cluster_added_times(
         git, source_ref), previous)
     registrations = git.refs(branches.registration(""))
@@ -296,21 +250,155 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
     return snap
 
 
-def _cluster_keys(git: Git, source: str | None) -> dict[str, str]:
-    """Each cluster's `spec.signingKey` line at the source commit (read once per commit)."""
-    from gitfleet.registration.keys import cluster_keys
+def _read_state(git: Git, branches: Branches, snap: FleetSnapshot, state: str,
+                previous: FleetSnapshot | None) -> None:
+    """The state commit's files into `snap`; a file whose blobs `previous` parsed is not read
+    or parsed again (blob ids never change meaning)."""
+    snap.state_commit = state
+    # (`git log -1`, not `git show -s`: show diffs a root commit's whole tree, then hides it)
+    message = git.run("log", "-1", "--format=%ct%n%B", state).decode()
+    first, _, body = message.partition("\n")
+    snap.state_time = int(first) if first.isdigit() else None
+    m = _TRAILER.search(body)
+    snap.source_commit = m.group(1) if m else ""
+    top = (ERRORS_FILE, EVICTIONS_FILE, ROLLOUTS_FILE)
+    if snap.only is None:
+        listing = git.ls_tree(state)
+    else:
+        listing = git.ls_tree(state, *top, *(f"clusters/{c}/" for c in sorted(snap.only)))
+    known = previous.parsed if previous is not None else {}
+    wanted: dict[str, str] = {}
+    counts: dict[tuple[str, str], int] = {}
+    workloads: dict[tuple[str, str], list[str]] = {}
+    for path, sha in listing.items():
+        parts = path.split("/")
+        if path in top or (len(parts) == 3 and parts[2] == CLUSTER_FILE) or \
+                (len(parts) == 5 and parts[4] == DESCRIPTION_FILE):
+            wanted[path] = sha
+        elif len(parts) == 5 and parts[0] == "clusters":
+            key = (parts[1], f"{parts[2]}/{parts[3]}")
+            counts[key] = counts.get(key, 0) + 1
+            kind = parts[4].split("_")[1] if parts[4].count("_") >= 3 else ""
+            if kind in _WORKLOADS:
+                workloads.setdefault(key, []).append(sha)
 
-    keys = cluster_keys(git, source) if source else {}
-    return {name: key.line for name, key in keys.items() if key.line}
+    def cache_key(path: str, sha: str) -> tuple[str, ...]:
+        parts = path.split("/")
+        if len(parts) == 5:
+            key = (parts[1], f"{parts[2]}/{parts[3]}")
+            return (path, sha, str(counts.get(key, 0)), *workloads.get(key, []))
+        return (path, sha)
+
+    keys = {path: cache_key(path, sha) for path, sha in wanted.items()}
+    missing = [path for path in wanted if keys[path] not in known]
+    parsed: dict[tuple[str, ...], Any] = {}
+    unread: list[str] = []
+    for path in missing:
+        parts = path.split("/")
+        if len(parts) == 5:
+            for wsha in workloads.get((parts[1], f"{parts[2]}/{parts[3]}"), []):
+                if (wsha,) in known:             # a workload's replicas, by blob
+                    parsed[(wsha,)] = known[(wsha,)]
+                else:
+                    unread.append(wsha)
+    blobs = git.read_objects([*(wanted[p] for p in missing), *unread])
+    for wsha in unread:
+        found = _REPLICAS.search(blobs.get(wsha, b""))
+        parsed[(wsha,)] = int(found.group(1)) if found else 0
+    for path in sorted(wanted):
+        ident = keys[path]
+        value = known[ident] if ident in known else _parse_state_file(
+            path, blobs, wanted[path], workloads, counts, branches, parsed)
+        parsed[ident] = value
+        parts = path.split("/")
+        if path == ROLLOUTS_FILE:
+            snap.rollouts = value
+        elif path == ERRORS_FILE:
+            snap.errors, snap.warnings = value
+        elif path == EVICTIONS_FILE:
+            snap.evictions = value
+        elif parts[-1] == CLUSTER_FILE:
+            snap.clusters[parts[1]] = value
+        else:
+            snap.descriptions.append(value)
+    snap.parsed = parsed
 
 
-def _believed(git: Git, branches: Branches, keys: dict[str, str],
+def _parse_state_file(path: str, blobs: dict[str, bytes], sha: str,
+                      workloads: dict[tuple[str, str], list[str]],
+                      counts: dict[tuple[str, str], int], branches: Branches,
+                      replicas: dict[tuple[str, ...], Any]) -> Any:
+    """One state file as the snapshot holds it."""
+    data = blobs.get(sha, b"")
+    parts = path.split("/")
+    if path == ROLLOUTS_FILE:
+        try:
+            return read_rollouts(data, f"{branches.state}:{path}")
+        except InputError as exc:   # said, and shown as no rollouts
+            log(LOG, logging.WARNING, "rollouts.yaml unreadable", error=str(exc))
+            return {}
+    if path == ERRORS_FILE:
+        doc = _load(data)
+        return (list(doc.get("errors") or []) if isinstance(doc, dict) else [],
+                list(doc.get("warnings") or []) if isinstance(doc, dict) else [])
+    if path == EVICTIONS_FILE:
+        return load_tasks(data)
+    if parts[-1] == CLUSTER_FILE:
+        doc = _load(data) or {}
+        return ClusterEntry(
+            name=str(doc.get("name", parts[1])), namespace=str(doc.get("namespace", "")),
+            labels={str(k): str(v) for k, v in (doc.get("labels") or {}).items()},
+            sync_mode=str(doc.get("syncMode", "Pull")),
+            cluster_id=str(doc.get("clusterId", "")),
+            taints=tuple(f"{t.get('key', '')}:{t.get('effect', '')}"
+                         for t in doc.get("taints") or []
+                         if isinstance(t, dict) and t.get("timeAdded")))
+    key = (parts[1], f"{parts[2]}/{parts[3]}")
+    total = sum(int(replicas.get((wsha,), 0)) for wsha in workloads.get(key, []))
+    return _description(parts[1], key[1], data, total, counts.get(key, 0))
+
+
+def _cluster_keys(git: Git, source: str | None, snap: FleetSnapshot,
+                  previous: FleetSnapshot | None) -> dict[str, str]:
+    """Each cluster's `spec.signingKey` line at the source commit (of `snap.only`'s clusters
+    when it is set): read once per source commit, and then only the ManagedCluster files whose
+    blob was not read before."""
+    from gitfleet.registration.keys import cluster_of, key_in
+
+    found = previous.reused.get("key-blobs") if previous is not None else None
+    known: dict[str, str] = found[1] if found is not None else {}
+    snap.reused["key-blobs"] = (None, known)
+
+    def read() -> dict[str, str]:
+        if source is None:
+            return {}
+        files = {path: sha for path, sha in sorted(git.ls_tree(source, "clusters/").items())
+                 if (name := cluster_of(path)) is not None and (snap.only is None or
+                                                                name in snap.only)}
+        new = git.read_objects(sha for sha in files.values() if sha not in known)
+        lines = {sha: known[sha] if sha in known else key_in(path, new.get(sha, b"")).line
+                 for path, sha in files.items()}
+        # kept: every blob read so far while the first pages fill in, then those in use
+        snap.reused["key-blobs"] = (None, {**known, **lines} if snap.only is not None
+                                    else lines)
+        out = {}
+        for path, sha in files.items():
+            name = cluster_of(path)
+            if name is not None and lines[sha]:
+                out[name] = lines[sha]
+        return out
+
+    return snap.keep("keys", (source, snap.only), read, previous)
+
+
+def _believed(git: Git, branches: Branches, keys: dict[str, str], shards: StatusShards,
               reader: StatusReader | None = None) -> StatusView:
     """The status branches as the hub folds them: signed by the cluster's `spec.signingKey`
     when it has one (gitfleet.state.statusread). A `reader` kept between reads parses each
     status commit once."""
     reader = reader or StatusReader(git, branches=branches)
     reader.trust_lines(keys)
+    reader.use_shards(shards)   # the status repositories of fleet.yaml, fetched into this repo
     return reader.read()
 
 

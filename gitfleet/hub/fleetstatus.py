@@ -16,6 +16,11 @@ Only status the cluster's agent signed is read (`gitfleet.state.statustrust`): f
 whose ManagedCluster names `spec.signingKey`, a tip not signed by it is not folded (the newest
 signed commit is, and the cluster's file says `statusRejected` and why); a cluster without one
 is folded as before, with `statusWarning`.
+
+With `fleet.yaml: status.repositories` the view holds every status repository's branches
+(gitfleet.state.statusread), folded as one fleet; a cluster's file names the repository its
+status was read from (`statusRepository`). The fold re-reads nothing that did not move: status
+commits are parsed once, summaries and Subscription rows are cached by status commit.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitfleet.clock import Clock
 from gitfleet.errors import InputError
@@ -55,6 +60,15 @@ class _Unit:
     source: dict[str, str] | None
 
 
+class _Row(NamedTuple):
+    """One cluster's row of a Subscription's file: what the totals need, and its text."""
+
+    phase: str
+    desired: int
+    replicas: tuple[int, ...]       # REPLICA_FIELDS, in order
+    text: str
+
+
 class FleetStatus:
     """Writes the fleet-wide status branch from a round's `StatusView` and state."""
 
@@ -67,8 +81,10 @@ class FleetStatus:
         self._fold_key: tuple[object, ...] | None = None
         self._summaries: dict[tuple[object, ...], bytes] = {}
         self._units: dict[bytes, dict[tuple[str, str], _Unit]] = {}    # cluster tree -> units
-        self._rows: dict[tuple[object, ...], tuple[dict[str, Any], str]] = {}
+        self._rows: dict[tuple[object, ...], _Row] = {}    # one text per cluster x unit
         self._fold_time = 0.0
+        self._index: TreeIndex | None = None      # the last fold's tree, to hash only changes
+        self._trees: dict[str, str] = {}          # fleet-status commit -> its tree
 
     # -- folding -------------------------------------------------------------------------------
 
@@ -96,10 +112,13 @@ class FleetStatus:
                 doc["statusRejected"] = choice.rejected
             if choice is not None and choice.warning:
                 doc["statusWarning"] = choice.warning
+            place = view.places.get(name)
+            if place:
+                doc["statusRepository"] = place
             ready[name] = bool(doc["ready"])
             key = (name, heads.get(name), doc["ready"], doc["reason"], doc["inFleet"],
                    doc["condition"], tuple(taints), evictions,
-                   doc.get("statusRejected"), doc.get("statusWarning"))
+                   doc.get("statusRejected"), doc.get("statusWarning"), place)
             data = self._summaries.get(key)
             if data is None:
                 data = emit(doc).encode()
@@ -157,9 +176,9 @@ class FleetStatus:
                     sources[key] = unit.source
         self._units = {k: v for k, v in self._units.items() if k in live}
         out: dict[tuple[str, str], bytes] = {}
-        rows_cache: dict[tuple[object, ...], tuple[dict[str, Any], str]] = {}
+        rows_cache: dict[tuple[object, ...], _Row] = {}
         for (ns, sub), clusters in sorted(bound.items()):
-            rows, texts, total = [], [], dict.fromkeys(REPLICA_FIELDS, 0)
+            phases, texts, total = [], [], dict.fromkeys(REPLICA_FIELDS, 0)
             desired_total = 0
             for cluster, desired in sorted(clusters.items()):
                 row_key = (cluster, ns, sub, heads.get(cluster), desired,
@@ -168,20 +187,20 @@ class FleetStatus:
                 if cached is None:
                     row = _cluster_row(cluster, statuses.get(cluster), f"{ns}/{sub}",
                                        desired, ready.get(cluster, False))
-                    cached = (row, emit_list_items([row], ""))
+                    cached = _Row(str(row["phase"]), int(row["desiredReplicas"]),
+                                  tuple(row["replicaStatus"][f] for f in REPLICA_FIELDS),
+                                  emit_list_items([row], ""))
                 rows_cache[row_key] = cached
-                row, text = cached
-                rows.append(row)
-                texts.append(text)
-                desired_total += row["desiredReplicas"]
-                for f in REPLICA_FIELDS:
-                    total[f] += row["replicaStatus"][f]
-            phases = [r["phase"] for r in rows]
+                phases.append(cached.phase)
+                texts.append(cached.text)
+                desired_total += cached.desired
+                for f, n in zip(REPLICA_FIELDS, cached.replicas, strict=True):
+                    total[f] += n
             head = emit({
                 "apiVersion": API_VERSION, "kind": "SubscriptionStatus",
                 "source": sources.get((ns, sub), {"namespace": ns, "name": sub}),
                 "phase": worst_phase(phases),
-                "boundClusters": len(rows),
+                "boundClusters": len(texts),
                 "phases": {p: phases.count(p) for p in PHASE_ORDER if p in phases},
                 "desiredReplicas": desired_total,
                 "replicaStatus": total,
@@ -216,8 +235,8 @@ class FleetStatus:
         files = self.files(fleet, state, view, rows=rows, extra=extra)
         ref = self.branches.fleet_status
         old = self.git.resolve(ref)
-        tree = self.git.write_tree(files)
-        if old is not None and self.git.resolve(f"{old}^{{tree}}") == tree:
+        tree = self._write_tree(old, files)
+        if old is not None and self._tree_of(old) == tree:
             return None
         digest = _stable_digest(files)
         parents = [old] if old else []
@@ -232,7 +251,26 @@ class FleetStatus:
         commit = self.git.commit(tree, parents, message, when=self.clock.now())
         publish([RefUpdate(ref, commit, old)])
         self._digests[commit] = digest
+        self._trees[commit] = tree
         return commit
+
+    def _write_tree(self, old: str | None, files: dict[str, bytes]) -> str:
+        """The tree of `files`, hashing only the files that changed since the last fold (the
+        index of the last tree is kept; a branch someone else moved is built afresh)."""
+        index = self._index
+        if index is None or old is None or self._tree_of(old) != index.root:
+            index = TreeIndex()
+        new, build = index.update(files)
+        self.git.write_objects(build.objects)
+        self._index = new
+        return build.root
+
+    def _tree_of(self, commit: str) -> str | None:
+        if commit not in self._trees:
+            if len(self._trees) > 1000:
+                self._trees.clear()
+            self._trees[commit] = self.git.resolve(f"{commit}^{{tree}}") or ""
+        return self._trees[commit] or None
 
     def _digest_of(self, commit: str) -> str:
         if commit not in self._digests:

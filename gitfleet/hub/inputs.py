@@ -81,6 +81,7 @@ class InputReader:
         """The round's inputs from `source` (the state's files as `writer` has them)."""
         self.status.branches = source.branches
         self.status.trust_keys(source.fleet)    # fold only status signed by spec.signingKey
+        self.status.use_shards(source.fleet.settings.status)   # and every status repository
         heads = read_heads(self.store.git, source.branches)
         previous = None if heads.state is None else writer.files_of(heads.state)
         return RoundInputs(source=source.commit, branch=source.branch, fleet=source.fleet,

@@ -37,8 +37,9 @@ def matches_selector(selector: Mapping[str, Any] | None, labels: Mapping[str, st
     return True
 
 
-def _unknown(doc: Mapping[Any, Any], known: tuple[str, ...], what: str,
-             where: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
+def unknown_fields(doc: Mapping[Any, Any], known: tuple[str, ...], what: str,
+                   where: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], str]]:
+    """(path, message) for each field of `doc` not in `known`, with what was probably meant."""
     out = []
     for key in doc:
         if str(key) not in known:
@@ -53,7 +54,7 @@ def selector_problems(selector: Any) -> list[tuple[tuple[str | int, ...], str]]:
     """Each problem of a label selector as (path below the selector, message)."""
     if not isinstance(selector, Mapping):
         return [((), "must be a label selector (`matchLabels`, `matchExpressions`)")]
-    out = _unknown(selector, _FIELDS, "a label selector", ())
+    out = unknown_fields(selector, _FIELDS, "a label selector")
     labels = selector.get("matchLabels")
     if labels is not None and (not isinstance(labels, Mapping) or any(
             isinstance(v, (Mapping, list)) or v is None for v in labels.values())):
@@ -67,7 +68,7 @@ def selector_problems(selector: Any) -> list[tuple[tuple[str | int, ...], str]]:
         if not isinstance(expr, Mapping):
             out.append((where, "must be a mapping with `key` and `operator`"))
             continue
-        out += _unknown(expr, _EXPRESSION_FIELDS, "a selector expression", where)
+        out += unknown_fields(expr, _EXPRESSION_FIELDS, "a selector expression", where)
         if not isinstance(expr.get("key"), str) or not expr.get("key"):
             out.append(((*where, "key"), "needs a `key`"))
         op = expr.get("operator")

@@ -14,14 +14,13 @@ the line).
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitfleet.model.selectors import matches_selector, selector_problems
+from gitfleet.model.selectors import matches_selector, selector_problems, unknown_fields
 
 CLUSTER_PLACEHOLDER = "{cluster}"
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
@@ -50,6 +49,9 @@ class StatusShards:
     """The fleet's status repositories (none: every status branch in the fleet repo)."""
 
     repositories: tuple[StatusRepository, ...] = ()
+    # cluster and labels -> agent URL: the hub asks for every cluster every round
+    _urls: dict[tuple[str, tuple[tuple[str, str], ...]], str] = field(
+        default_factory=dict, compare=False, repr=False)
 
     def __bool__(self) -> bool:
         return bool(self.repositories)
@@ -69,8 +71,14 @@ class StatusShards:
 
     def agent_url(self, cluster: str, labels: Mapping[str, str]) -> str:
         """`cluster.yaml: statusRepository` for `cluster` ("" when the fleet repo holds it)."""
-        repo = self.repository_of(cluster, labels)
-        return repo.agent_url(cluster) if repo is not None else ""
+        key = (cluster, tuple(sorted(labels.items())))
+        url = self._urls.get(key)
+        if url is None:
+            if len(self._urls) > 200_000:
+                self._urls.clear()
+            repo = self.repository_of(cluster, labels)
+            url = self._urls[key] = repo.agent_url(cluster) if repo is not None else ""
+        return url
 
 
 NO_SHARDS = StatusShards()
@@ -95,13 +103,8 @@ class _Check:
 
     def unknown(self, where: tuple[str | int, ...], doc: Mapping[Any, Any],
                 known: tuple[str, ...], what: str) -> None:
-        for key in doc:
-            if str(key) in known:
-                continue
-            near = difflib.get_close_matches(str(key), known, n=1)
-            hint = f"; did you mean `{near[0]}`?" if near else \
-                f" (known: {', '.join(f'`{k}`' for k in known)})"
-            self.add((*where, str(key)), f"`{key}` is not a field of {what}{hint}")
+        for path, message in unknown_fields(doc, known, what, where):
+            self.add(path, message)
 
 
 def check_status(doc: Any) -> list[ShardProblem]:

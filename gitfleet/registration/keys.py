@@ -70,17 +70,27 @@ def cluster_keys(git: Git, rev: str) -> dict[str, ClusterKey]:
     """Every cluster file at `rev` by cluster name (unreadable ones carry their problem)."""
     out: dict[str, ClusterKey] = {}
     for path, data in sorted(git.read_files(rev, "clusters/").items()):
-        stem, dot, ext = path[len("clusters/"):].rpartition(".")
-        if not dot or "/" in stem or ext not in ("yaml", "yml"):
-            continue
-        try:
-            doc = yamlio.load_one(data, path)
-        except InputError as exc:
-            out[stem] = ClusterKey(exists=True, path=path, problem=exc.message)
-            continue
-        out[stem] = ClusterKey(exists=True, line=_key_of(doc), path=path,
-                               sync_mode=_mode_of(doc))
+        stem = cluster_of(path)
+        if stem is not None:
+            out[stem] = key_in(path, data)
     return out
+
+
+def cluster_of(path: str) -> str | None:
+    """The cluster `clusters/<name>.yaml` (or .yml) is the ManagedCluster of (None: not one)."""
+    stem, dot, ext = path[len("clusters/"):].rpartition(".")
+    if not path.startswith("clusters/") or not dot or "/" in stem or ext not in ("yaml", "yml"):
+        return None
+    return stem
+
+
+def key_in(path: str, data: bytes) -> ClusterKey:
+    """The signing key one ManagedCluster file names (for a reader that caches it by blob)."""
+    try:
+        doc = yamlio.load_one(data, path)
+    except InputError as exc:
+        return ClusterKey(exists=True, path=path, problem=exc.message)
+    return ClusterKey(exists=True, line=_key_of(doc), path=path, sync_mode=_mode_of(doc))
 
 
 def requested_key(git: Git, branches: Branches, name: str) -> str:

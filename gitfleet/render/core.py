@@ -18,6 +18,7 @@ from typing import Any
 from gitfleet import yamlio
 from gitfleet.durations import format_duration
 from gitfleet.errors import InputError
+from gitfleet.filemap import Finished
 from gitfleet.health import NO_RULES, HealthRules
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE
 from gitfleet.model.loader import Fleet
@@ -258,8 +259,8 @@ def render(fleet: Fleet, *, source_commit: str = "",
     if claims:
         files[CLAIMS_FILE] = claims_file(fleet, claims)
     # sorted by path; the keys alone are sorted (a million (path, content) pairs are not)
-    return RenderResult({path: files[path] for path in sorted(files)}, errors, warnings,
-                        summaries, ctx.cache.built)
+    return RenderResult(Finished((path, files[path]) for path in sorted(files)), errors,
+                        warnings, summaries, ctx.cache.built)
 
 
 def trimmed_field_warnings(fleet: Fleet) -> list[Problem]:
@@ -347,7 +348,7 @@ def _lazy(ctx: _Context, plan: UnitPlan, policy: Propagation, claimed: list[Obje
           ) -> UnitPlan:
     """A Lazy policy: each template renders with the policy as it stood when that template
     last changed (SEMANTICS: activationPreference)."""
-    specs = [prev.spec for prev in _previous_of_unit(ctx.previous, plan)]
+    first = [prev.description for prev in _previous_of_unit(ctx.previous, plan)[:1]]
 
     def policy_at(commit: str) -> Propagation | None:
         then = ctx.fleet_at_commit(commit)
@@ -355,7 +356,7 @@ def _lazy(ctx: _Context, plan: UnitPlan, policy: Propagation, claimed: list[Obje
             (policy.kind, policy.namespace, policy.name))
 
     choice = lazy_choice(plan, policy, fleet=ctx.fleet, claimed=claimed,
-                         previous_specs=specs[:1], source_commit=ctx.source_commit,
+                         previous_descriptions=first, source_commit=ctx.source_commit,
                          policy_at=policy_at, status=ctx.status, previous=ctx.previous)
     ctx.lazy_records[plan.folder] = choice.records
     if choice.deferred:
@@ -406,20 +407,23 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
                 basis = prev_basis
                 if prev_basis != ctx.source_commit:
                     basis_overlay = ctx.basis_overlay(prev_basis)
-    if any(p.template.is_helm_chart for p in placements):
-        draft, error, notes = _assemble(ctx, plan, cluster, placements, basis, basis_overlay)
-    else:
-        key = (id(plan), basis, ctx.signature(ctx.overlay, cluster),
-               None if basis_overlay is None else ctx.signature(basis_overlay, cluster),
-               tuple(map(id, placements)))
-        found = ctx.drafts.get(key)
-        if found is None:
-            found = ctx.drafts[key] = _assemble(ctx, plan, cluster, placements, basis,
-                                                basis_overlay)
-        draft, error, notes = found
+    key = (id(plan), basis, ctx.signature(ctx.overlay, cluster),
+           None if basis_overlay is None else ctx.signature(basis_overlay, cluster),
+           tuple(map(id, placements)))
+    found = ctx.drafts.get(key)
+    if found is None:
+        found = _assemble(ctx, plan, cluster, placements, basis, basis_overlay)
+        charted = any(p.template.is_helm_chart for p in placements)
+        ctx.drafts[key] = _PER_CLUSTER if charted else found
+    elif found is _PER_CLUSTER:
+        found = _assemble(ctx, plan, cluster, placements, basis, basis_overlay)
+    draft, error, notes = found
     for note in notes:
         ctx.warnings.append(ctx.problem(plan, note, cluster.name))
     return draft, error
+
+
+_PER_CLUSTER: tuple[_Draft | None, str, list[str]] = (None, "", [])   # not shared: charts
 
 
 def _assemble(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any],
@@ -525,9 +529,9 @@ def _chart(ctx: _Context, variant: Variant, cluster: Cluster) -> Expanded:
 def _last_good(prev: PreviousDescription, reasons: list[str]) -> dict[str, bytes]:
     """The previous Description folder, marked as kept because the render failed."""
     files = dict(prev.files)
-    data = prev.data
-    if data and isinstance(data.get("spec"), dict):
-        files[DESCRIPTION_FILE] = description.kept_description(data, reasons)
+    kept = description.kept_description(prev.data, reasons)
+    if kept is not None:
+        files[DESCRIPTION_FILE] = kept
     return files
 
 
@@ -539,27 +543,24 @@ def _keep_what_broken_files_held(ctx: _Context, drafts: dict[str, dict[str, _Dra
     for (cluster, folder), prev in sorted(ctx.previous.descriptions.items()):
         if cluster not in kept or folder in kept[cluster]:
             continue
-        spec = prev.spec
-        if not spec:
+        desc = prev.description
+        if desc is None:
             continue
         reasons = []
-        src = (spec.get("source") or {}).get("path", "")
+        src = desc.source.path
         if folder not in drafts[cluster] and src in broken:
             reasons.append(f"source file {src} is broken")
         draft = drafts[cluster].get(folder)
         if draft is not None:
             now = {(d["kind"], d["namespace"], d["name"]) for d in draft.overrides}
-            for o in spec.get("overrides") or []:
-                path = o.get("path", "")
-                if path in broken and \
-                        (o.get("kind"), o.get("namespace", ""), o.get("name")) not in now:
-                    reasons.append(f"override file {path} is broken")
+            for o in desc.overrides:
+                if o.path in broken and (o.kind, o.namespace, o.name) not in now:
+                    reasons.append(f"override file {o.path} is broken")
         have = {(v.template.kind, v.template.name, v.namespace)
                 for v in (draft.variants if draft is not None else ())}
-        for r in spec.get("resources") or []:
-            if r.get("source") in broken and \
-                    (r.get("kind"), r.get("name"), r.get("namespace", "")) not in have:
-                reasons.append(f"template file {r.get('source')} is broken")
+        for res in desc.resources:
+            if res.source in broken and (res.kind, res.name, res.namespace) not in have:
+                reasons.append(f"template file {res.source} is broken")
         if reasons:
             kept[cluster][folder] = _last_good(prev, reasons)
             drafts[cluster].pop(folder, None)

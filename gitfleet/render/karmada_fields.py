@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import ObjectKey, Propagation
@@ -23,7 +22,7 @@ from gitfleet.render.plans import (
 )
 from gitfleet.render.previous import PreviousState
 from gitfleet.render.status import StatusSnapshot
-from gitfleet.wire.description import LAZY_FIELD
+from gitfleet.wire.description import DescriptionFile
 
 PolicyIndex = Mapping[tuple[str, str, str], Propagation]
 
@@ -73,27 +72,24 @@ class LazyChoice:
     deferred: list[str]
 
 
-def lazy_records(previous_specs: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, str]]:
+def lazy_records(previous: Sequence[DescriptionFile | None]) -> dict[str, tuple[str, str]]:
     """template id -> (digest, basis commit), from the first previous Description of the
     policy that carries them (every Description of a policy carries the same list)."""
-    for spec in previous_specs:
-        rows = spec.get(LAZY_FIELD)
-        if isinstance(rows, list) and rows:
-            return {str(r.get("template")): (str(r.get("digest", "")),
-                                             str(r.get("basisCommit", "")))
-                    for r in rows if isinstance(r, dict)}
+    for d in previous:
+        if d is not None and d.lazy_basis:
+            return {r.template: (r.digest, r.basis_commit) for r in d.lazy_basis}
     return {}
 
 
 def lazy_choice(plan: UnitPlan, policy: Propagation, *, fleet: Fleet, claimed: list[ObjectKey],
-                previous_specs: Sequence[Mapping[str, Any]], source_commit: str,
+                previous_descriptions: Sequence[DescriptionFile | None], source_commit: str,
                 policy_at: Callable[[str], Propagation | None],
                 status: StatusSnapshot, previous: PreviousState) -> LazyChoice:
     """Each claimed template keeps the commit it last changed at (its basis); a template whose
     content is unchanged since its basis is scheduled with the policy as it stood there.
     `policy_at(commit)` reads the policy from history (None when it cannot: then the current
     policy is used, as ApplyLater overrides are without history)."""
-    known = lazy_records(previous_specs)
+    known = lazy_records(previous_descriptions)
     records: list[dict[str, str]] = []
     groups: dict[str, list[ObjectKey]] = {}
     for key in sorted(claimed):

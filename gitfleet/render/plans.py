@@ -41,20 +41,32 @@ class Placement:
 
 
 _PLACEMENTS: dict[tuple[Any, ...], Placement] = {}
+_COUNTS: dict[tuple[str, int], SetReplicas] = {}
 
 
 def placed(t: Template, replicas: SetReplicas | None = None, recorded: bool = False,
-              preserve: Preserve | None = None) -> Placement:
+           preserve: Preserve | None = None) -> Placement:
     """The Placement of these values, one object for all clusters that get it: a fleet of
     10,000 clusters has a million placements but a few hundred distinct ones, and the render
     drafts a Description once for clusters whose placements are the very same objects. (The
-    entry holds the template, so the id in its key is not reused while it is cached.)"""
-    key = (id(t), replicas, recorded, preserve)
+    entry holds the template and steps, so the ids in its key are not reused while it is
+    cached; give `replicas` from `counted` to share them.)"""
+    key = (id(t), id(replicas), recorded, id(preserve))
     found = _PLACEMENTS.get(key)
     if found is None:
         if len(_PLACEMENTS) > 20_000:
             _PLACEMENTS.clear()
         found = _PLACEMENTS[key] = Placement(t, replicas, recorded, preserve)
+    return found
+
+
+def counted(path: str, count: int) -> SetReplicas:
+    """`SetReplicas(path, count)`, one object per value (see `placed`)."""
+    found = _COUNTS.get((path, count))
+    if found is None:
+        if len(_COUNTS) > 20_000:
+            _COUNTS.clear()
+        found = _COUNTS[(path, count)] = SetReplicas(path, count)
     return found
 
 
@@ -203,24 +215,33 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
                 counts[t.key] = division.divide_static(total, left)
             else:
                 counts[t.key] = {}
+    # what each feed's placement takes from the template, looked up once, not per cluster
+    dynamic = sub.dividing_type == "Dynamic"
+    per_feed: list[tuple[Template, UnitPlan, dict[str, int] | None, str,
+                         SetReplicas | None]] = []
+    for t in feeds:
+        plan = helm if t.is_helm_chart else generic
+        if t.key in counts:
+            path = t.replicas_path()
+            assert path is not None
+            per_feed.append((t, plan, counts[t.key], path, None))
+        elif t.key in status.replicas and t.replicas_path():
+            per_feed.append((t, plan, None, "",
+                             counted(t.replicas_path() or "", status.replicas[t.key])))
+        else:
+            per_feed.append((t, plan, None, "", None))
     for cluster in weights:
-        for t in feeds:
-            plan = helm if t.is_helm_chart else generic
-            step = None
-            recorded = False
-            if t.key in counts:
-                path = t.replicas_path()
-                assert path is not None
+        for t, plan, share, path, fixed in per_feed:
+            if share is not None:
                 if cluster in status.evicted.get(t.key, ()):
                     kept = status.retained.get(t.key, {}).get(cluster, 0)
                     if not kept:
                         continue    # failover moved it away (purged)
-                    counts[t.key][cluster] = kept
-                step = SetReplicas(path, counts[t.key].get(cluster, 0))
-                recorded = sub.dividing_type == "Dynamic"
-            elif t.key in status.replicas and t.replicas_path():
-                step = SetReplicas(t.replicas_path() or "", status.replicas[t.key])
-            plan.clusters.setdefault(cluster, []).append(placed(t, step, recorded))
+                    share[cluster] = kept
+                found = placed(t, counted(path, share.get(cluster, 0)), dynamic)
+            else:
+                found = placed(t, fixed, False)
+            plan.clusters.setdefault(cluster, []).append(found)
     return plans
 
 
@@ -427,7 +448,7 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
     for t in templates:
         path = t.replicas_path()
         if not divided or path is None:
-            step = SetReplicas(path, status.replicas[t.key]) \
+            step = counted(path, status.replicas[t.key]) \
                 if path and t.key in status.replicas else None
             for c in candidates:
                 plan.clusters.setdefault(c, []).append(placed(t, step))
@@ -462,11 +483,11 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
         for c in left:
             if counts.get(c, 0) > 0:
                 plan.clusters.setdefault(c, []).append(
-                    placed(t, SetReplicas(path, counts[c]), recorded=dynamic, preserve=new))
+                    placed(t, counted(path, counts[c]), recorded=dynamic, preserve=new))
         for c, kept in sorted(status.retained.get(t.key, {}).items()):
             if kept > 0 and c in gone and c in fleet.clusters:   # the old copy, until purged
                 plan.clusters.setdefault(c, []).append(
-                    placed(t, SetReplicas(path, kept), recorded=dynamic, preserve=keep))
+                    placed(t, counted(path, kept), recorded=dynamic, preserve=keep))
     return plan
 
 
@@ -514,6 +535,7 @@ def _karmada_dynamic(t: Template, path: str, total: int, tiers: list[list[str]],
 def plan_all(fleet: Fleet, status: StatusSnapshot, previous: PreviousState
              ) -> tuple[list[UnitPlan], dict[ObjectKey, Propagation]]:
     _PLACEMENTS.clear()           # (a render's placements are its own: older templates go)
+    _COUNTS.clear()
     clusters = schedulable_clusters(fleet, status)
     plans: list[UnitPlan] = []
     for sub in fleet.subscriptions:

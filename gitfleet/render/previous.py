@@ -8,7 +8,6 @@ large fleet does not parse every previous Description.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,14 +15,17 @@ from functools import cached_property
 from typing import Any
 
 from gitfleet import yamlio
+from gitfleet.errors import InputError
 from gitfleet.layout import DESCRIPTION_FILE
+from gitfleet.wire.description import (
+    DescriptionFile,
+    read_description,
+    scan_divided,
+    scan_fields,
+    scan_rebalance,
+)
 
 CLAIMS_FILE = "claims.yaml"
-_FIELD = re.compile(r"^  (sourceCommit|basisCommit|trigger): (.*)$", re.M)
-_REBALANCE = re.compile(r"^  rebalance: (.*)$", re.M)
-# a resource entry as gitfleet writes it: `file:` then other keys, `divided:` last
-_DIVIDED = re.compile(r"^    file: (.*)\n(?:    (?!file: ).*\n)*?    divided: (0|[1-9][0-9]*)$",
-                      re.M)
 
 
 @dataclass
@@ -40,12 +42,8 @@ class PreviousDescription:
 
     @cached_property
     def fields(self) -> dict[str, str]:
-        out = {}
-        head = self.text.split("\n  resources:", 1)[0]
-        for m in _FIELD.finditer(head):
-            value = m.group(2).strip()
-            out[m.group(1)] = value.strip('"')
-        return out
+        """sourceCommit, basisCommit and trigger, scanned (`wire.description.scan_fields`)."""
+        return scan_fields(self.text)
 
     def divided(self, file: str) -> int | None:
         """The `divided` count the Description recorded for the resource in `file`."""
@@ -53,33 +51,12 @@ class PreviousDescription:
 
     @cached_property
     def _divided(self) -> dict[str, int]:
-        found: dict[str, int] = {}
-        text = self.text
-        if "\n    divided: " not in text:
-            return found
-        for m in _DIVIDED.finditer(text):
-            raw = m.group(1)
-            if raw.startswith('"'):
-                try:
-                    raw = str(json.loads(raw))
-                except ValueError:
-                    continue
-            found[raw] = int(m.group(2))
-        return found
+        return scan_divided(self.text)
 
     @property
     def rebalance(self) -> str:
-        """The rebalance token, exactly (gitfleet writes a quoted scalar as a JSON string)."""
-        m = _REBALANCE.search(self.text.split("\n  resources:", 1)[0])
-        if not m:
-            return ""
-        raw = m.group(1).strip()
-        if raw.startswith('"'):
-            try:
-                return str(json.loads(raw))
-            except ValueError:
-                return raw
-        return raw
+        """The rebalance token, exactly (`wire.description.scan_rebalance`)."""
+        return scan_rebalance(self.text)
 
     @cached_property
     def data(self) -> dict[str, Any]:
@@ -89,15 +66,14 @@ class PreviousDescription:
             return {}
         return loaded if isinstance(loaded, dict) else {}
 
-    @property
-    def spec(self) -> dict[str, Any]:
-        spec = self.data.get("spec")
-        return spec if isinstance(spec, dict) else {}
-
-    @property
-    def source_key(self) -> tuple[str, str, str]:
-        src = self.spec.get("source") or {}
-        return (str(src.get("kind", "")), str(src.get("namespace", "")), str(src.get("name", "")))
+    @cached_property
+    def description(self) -> DescriptionFile | None:
+        """The previous description.yaml, read (None when it does not read: a damaged previous
+        state must not stop a render)."""
+        try:
+            return read_description(self.files.get(DESCRIPTION_FILE, b""), DESCRIPTION_FILE)
+        except InputError:
+            return None
 
     def object_body(self, filename: str) -> dict[str, Any] | None:
         raw = self.files.get(filename)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from gitfleet.errors import TransientError
-from gitfleet.filemap import LazyFiles, Listed, Overlay, Reader, touched
+from gitfleet.filemap import Finished, LazyFiles, Listed, Overlay, Reader, touched
 
 OBJ_COMMIT = 1
 OBJ_TREE = 2
@@ -49,6 +49,11 @@ def encode_tree(entries: Iterable[tuple[bytes, bytes, str]]) -> bytes:
                    for name, mode, sha in entries)
     return b"".join(b"%s %s\0%s" % (mode, name, bytes.fromhex(sha))
                     for _, name, mode, sha in keyed)
+
+
+def tree_children(body: bytes) -> list[str]:
+    """The ids (hex) of the entries of a tree body."""
+    return [sha.hex() for _, _, sha in _ENTRY.findall(body)]
 
 
 def decode_tree(body: bytes) -> list[tuple[bytes, bytes, str]]:
@@ -522,6 +527,8 @@ def _kept(files: Mapping[str, bytes], folders: Mapping[str, Entries]) -> Mapping
     a folder through the index's `folders`."""
     if isinstance(files, (LazyFiles, Overlay, Listed)):
         return files
+    if isinstance(files, Finished):     # nobody changes it: no copy
+        return Listed(files, functools.partial(_files_in, folders))
     return Listed(dict(files), functools.partial(_files_in, folders))
 
 
@@ -538,10 +545,14 @@ def _depth_first(folder: str) -> int:
     return -folder.count("/") if folder else 1
 
 
-def _encode_entries(items: Entries) -> bytes:
-    keyed = sorted((name + "/" if mode == MODE_TREE else name, name, mode, sha)
-                   for name, (mode, sha) in items.items())
-    return b"".join(b"%s %s\0%s" % (mode, name.encode(), sha) for _, name, mode, sha in keyed)
+def _encode_entries(items: Entries, *, files_only: bool = False) -> bytes:
+    """A tree body of `items`; `files_only`: the caller knows no entry is a folder."""
+    if not files_only and any(mode == MODE_TREE for mode, _ in items.values()):
+        names = sorted(items, key=lambda n: n + "/" if items[n][0] == MODE_TREE else n)
+    else:                            # (most folders: files only, sorted by name as they are)
+        names = sorted(items)
+    return b"".join([b"%s %s\0%s" % (mode, name.encode(), sha)
+                     for name in names for mode, sha in (items[name],)])
 
 
 def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
@@ -574,9 +585,10 @@ def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
         entries[names.setdefault(name, name)] = known[1]
     del by_id
     trees: dict[str, str] = {}
+    with_folders: set[str] = set()          # folders given a subfolder's entry so far
     for folder in sorted(folders, key=_depth_first):
         items = folders[folder]
-        body = _encode_entries(items)
+        body = _encode_entries(items, files_only=folder not in with_folders)
         tree_sha = object_sha(OBJ_TREE, body)
         objects[tree_sha] = (OBJ_TREE, body)
         trees[folder] = tree_sha
@@ -585,6 +597,7 @@ def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
             if name in folders[parent]:
                 raise ValueError(f"path is both a file and a folder: {folder}")
             folders[parent][names.setdefault(name, name)] = (MODE_TREE, bytes.fromhex(tree_sha))
+            with_folders.add(parent)
     index = TreeIndex(files=_kept(files, folders), blobs=_FolderBlobs(folders), folders=folders,
                       trees=trees)
     return index, TreeBuild(root=trees[""], trees=trees, objects=objects)

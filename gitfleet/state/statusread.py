@@ -5,20 +5,54 @@ A read lists the status branches once (`for-each-ref`), chooses per cluster the 
 believe (`statustrust`: signed by the cluster's `spec.signingKey` when it names one), and
 parses the `status.yaml` of the commits not seen before (one `cat-file`). The result is a
 frozen `StatusView`; the hub reads one per round and hands the same view to every part.
+
+With `fleet.yaml: status.repositories` (gitfleet.model.statusshards) the status branches live
+in several repositories: each read first brings every status repository's status branches
+into this repository, under `refs/gitfleet-status/<repository>/<cluster>` (one `git fetch` per
+repository: protocol v2 lists only the status refs, and only the tips that moved are
+transferred), then reads them all as one fleet. A cluster found in more than one place (it is
+moving between repositories) is read from the place whose believed commit is newest. Objects
+land in this repository, so every reader of a status commit (metrics, history) finds it.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gitfleet.errors import InputError
+from gitfleet import yamlio
+from gitfleet.errors import GitfleetError, InputError
 from gitfleet.layout import PUSHED_MODES, STATUS_FILE, Branches
+from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
-from gitfleet.state.git import Git
+from gitfleet.model.settings import FleetSettings
+from gitfleet.model.statusshards import NO_SHARDS, StatusShards
+from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.signing import TrustedKeys
 from gitfleet.state.statustrust import Choice, StatusTrust
+from gitfleet.state.urls import redact
 from gitfleet.wire.status import ClusterStatus
+
+LOG = logging.getLogger("gitfleet.hub.status")
+SHARD_REFS = "refs/gitfleet-status/"     # <repository>/<cluster>: status repositories' branches
+
+
+def shard_refs(repository: str) -> str:
+    """Where a status repository's status branches are kept in the reading repository."""
+    return f"{SHARD_REFS}{repository}/"
+
+
+def shards_at(git: Git, rev: str) -> StatusShards:
+    """`status.repositories` of fleet.yaml at `rev` (none when absent or unreadable)."""
+    data = git.read_blob(rev, "fleet.yaml")
+    if data is None:
+        return NO_SHARDS
+    try:
+        doc = yamlio.load_one(data, "fleet.yaml")
+    except InputError:
+        return NO_SHARDS
+    return FleetSettings.from_dict(doc).status if isinstance(doc, dict) else NO_SHARDS
 
 
 @dataclass(frozen=True)
@@ -31,6 +65,10 @@ class StatusView:
     heads: Mapping[str, str] = field(default_factory=dict)
     choices: Mapping[str, Choice] = field(default_factory=dict)
     statuses: Mapping[str, ClusterStatus] = field(default_factory=dict)
+    places: Mapping[str, str] = field(default_factory=dict)  # cluster -> status repository
+    #                                                         (absent: the fleet repo)
+    unreachable: Mapping[str, str] = field(default_factory=dict)  # repository -> why (its
+    #                                                         branches as last fetched are read)
 
 
 class StatusReader:
@@ -47,6 +85,10 @@ class StatusReader:
         self.trust = StatusTrust(git, log_rejections=log_rejections, hub_keys=hub_keys)
         self._parsed: dict[str, ClusterStatus | None] = {}      # status commit -> status.yaml
         self._keys: tuple[object, ...] = ((), frozenset())
+        self.shards: StatusShards = NO_SHARDS
+        self._times: dict[str, int] = {}                         # commit -> committer time
+        self.fetches = 0                  # status repository fetches (one per repository a read)
+        self.parsed = 0                   # status.yaml files parsed (only of commits new here)
 
     def trust_keys(self, fleet: Fleet | None) -> None:
         """Take each cluster's `spec.signingKey` from the fleet as the key its status must be
@@ -66,17 +108,78 @@ class StatusReader:
             self.trust.set_keys(dict(lines), hub_written=hub_written)
 
     def tips(self) -> dict[str, str]:
-        """cluster -> the tip of its status branch, whoever wrote it."""
+        """cluster -> the tip of its status branch in the fleet repo, whoever wrote it."""
         prefix = self.branches.status("")
         return {ref[len(prefix):]: sha for ref, sha in self.git.refs(prefix).items()}
 
+    def use_shards(self, shards: StatusShards) -> None:
+        """Read the status repositories `shards` lists from now on (fleet.yaml's, each round);
+        the kept copies of those no longer listed are dropped. Clusters move back to the
+        fleet repo when none is listed, carrying their status (gitfleet.agent.statusbranch):
+        until then their kept copies are read."""
+        if shards == self.shards:
+            return
+        self.shards = shards
+        if shards:   # (none at all, e.g. a broken fleet.yaml: the kept copies are still read)
+            self._drop_unlisted()
+
+    def _drop_unlisted(self) -> None:
+        listed = {shard_refs(r.name) for r in self.shards.repositories}
+        stale = [RefUpdate(ref, None, sha) for ref, sha in self.git.refs(SHARD_REFS).items()
+                 if not any(ref.startswith(p) for p in listed)]
+        if stale:
+            self.git.update_refs(stale)
+
+    def refresh(self) -> dict[str, str]:
+        """Fetch every status repository's status branches (only what moved crosses the
+        wire); repository -> why, for those that could not be reached (their branches as last
+        fetched stay)."""
+        failed: dict[str, str] = {}
+        source = f"refs/heads/{self.branches.prefix}/status/*"
+        for repo in self.shards.repositories:
+            self.fetches += 1
+            try:
+                self.git.fetch(repo.url, [f"+{source}:{shard_refs(repo.name)}*"], prune=True)
+            except GitfleetError as exc:
+                failed[repo.name] = str(exc)
+                log(LOG, logging.WARNING, "status repository unreachable; folding its status "
+                    "branches as last fetched", repository=repo.name, url=redact(repo.url),
+                    error=str(exc))
+        return failed
+
+    def places(self) -> dict[str, dict[str, str]]:
+        """place ("" = the fleet repo, else a status repository) -> cluster -> tip."""
+        status = self.branches.status("")
+        out: dict[str, dict[str, str]] = {"": {}}
+        refs = {**self.git.refs(status), **self.git.refs(SHARD_REFS)}
+        for ref, sha in refs.items():
+            if ref.startswith(status):
+                out[""][ref[len(status):]] = sha
+            elif ref.startswith(SHARD_REFS):
+                repo, _, cluster = ref[len(SHARD_REFS):].partition("/")
+                out.setdefault(repo, {})[cluster] = sha
+        return out
+
     def read(self) -> StatusView:
-        """The status branches now."""
-        tips = self.tips()
-        choices = self.trust.choose(tips)
+        """The status branches now (of every status repository, fetched first)."""
+        unreachable = self.refresh() if self.shards else {}
+        places = self.places()
+        tips: dict[str, str] = {}
+        choices: dict[str, Choice] = {}
+        where: dict[str, str] = {}
+        for place, place_tips in places.items():
+            for name, choice in self.trust.choose(place_tips).items():
+                if name in choices and not self._newer(choice, choices[name]):
+                    continue
+                choices[name], tips[name] = choice, place_tips[name]
+                if place:
+                    where[name] = place
+                else:
+                    where.pop(name, None)
         heads = {name: c.commit for name, c in choices.items() if c.commit is not None}
         new = [sha for sha in heads.values() if sha not in self._parsed]
         if new:
+            self.parsed += len(new)
             found = self.git.read_objects(f"{c}:{STATUS_FILE}" for c in new)
             for sha in new:
                 self._parsed[sha] = _parse(found.get(f"{sha}:{STATUS_FILE}"))
@@ -84,7 +187,31 @@ class StatusReader:
         self._parsed = {k: v for k, v in self._parsed.items() if k in live}
         statuses = {name: doc for name, sha in heads.items()
                     if (doc := self._parsed.get(sha)) is not None}
-        return StatusView(tips=tips, heads=heads, choices=choices, statuses=statuses)
+        return StatusView(tips=tips, heads=heads, choices=choices, statuses=statuses,
+                          places=where, unreachable=unreachable)
+
+    def _newer(self, one: Choice, other: Choice) -> bool:
+        """Whether `one` is to be read rather than `other` (the same cluster in two places):
+        a believed commit beats none, then the newer commit wins."""
+        if one.commit is None or other.commit is None:
+            return other.commit is None and one.commit is not None
+        wanted = [c for c in (one.commit, other.commit) if c not in self._times]
+        for sha, body in self.git.read_objects(wanted).items():
+            self._times[sha] = _committed(body)
+        if len(self._times) > 100_000:
+            self._times.clear()
+        return self._times.get(one.commit, 0) > self._times.get(other.commit, 0)
+
+
+def _committed(body: bytes) -> int:
+    """The committer time of a commit object's body (0 when it has none)."""
+    for line in body.split(b"\n\n", 1)[0].split(b"\n"):
+        if line.startswith(b"committer "):
+            try:
+                return int(line.rsplit(b" ", 2)[1])
+            except (IndexError, ValueError):
+                return 0
+    return 0
 
 
 def _parse(data: bytes | None) -> ClusterStatus | None:

@@ -33,7 +33,7 @@ from gitfleet.state.objects import (
     OBJ_TREE,
     TreeBuild,
     TreeIndex,
-    decode_tree,
+    tree_children,
 )
 
 LOG = logging.getLogger("gitfleet.state.writer")
@@ -290,21 +290,20 @@ class StateWriter:
         restarted writer, which knows nothing of what is present, writes only what a running
         one would."""
         out: dict[str, tuple[int, bytes]] = {}
-        level = [build.root]
+        level: dict[str, None] = {build.root: None}
         while level:
-            unknown = [sha for sha in dict.fromkeys(level)
-                       if sha not in self._present and sha in build.objects]
+            unknown = [sha for sha in level if sha not in self._present and sha in build.objects]
             if len(unknown) > self.check_limit and self._all_missing(unknown):
                 missing = set(unknown)
             else:
                 missing = self.git.missing_objects(unknown)
                 self._present.update(sha for sha in unknown if sha not in missing)
-            next_level = []
+            next_level: dict[str, None] = {}     # (a million files, far fewer contents)
             for sha in missing:
                 kind, body = build.objects[sha]
                 out[sha] = (kind, body)
                 if kind == OBJ_TREE:
-                    next_level += [child for _, _, child in decode_tree(body)]
+                    next_level.update(dict.fromkeys(tree_children(body)))
             level = next_level
         return out
 

@@ -49,6 +49,16 @@ _HEAD_SOURCE = re.compile(r"\n  source:\n    apiVersion: (.*)\n    kind: (.*)\n"
                           r"    namespace: (.*)\n    name: (.*)(?:\n    path: (.*))?")
 
 
+# what the render reads back from the previous state on every round, scanned in the text
+# `description_head`/`description_text` wrote (a render of a large fleet does not parse every
+# previous Description)
+_SCAN_FIELD = re.compile(r"^  (sourceCommit|basisCommit|trigger): (.*)$", re.M)
+_SCAN_REBALANCE = re.compile(r"^  rebalance: (.*)$", re.M)
+# a resource entry as gitfleet writes it: `file:` then other keys, `divided:` last
+_SCAN_DIVIDED = re.compile(
+    r"^    file: (.*)\n(?:    (?!file: ).*\n)*?    divided: (0|[1-9][0-9]*)$", re.M)
+
+
 @dataclass(frozen=True)
 class SourceRef:
     """The Subscription or policy a Description was rendered for, and its file."""
@@ -193,9 +203,12 @@ def with_source_commit(text: str, commit: str) -> str:
     return text.replace(SOURCE_PLACEHOLDER, emit.scalar(commit))
 
 
-def kept_description(data: Mapping[str, Any], reasons: Sequence[str]) -> bytes:
+def kept_description(data: Mapping[str, Any], reasons: Sequence[str]) -> bytes | None:
     """A previous Description (as loaded) kept as last good because the render failed: its
-    `renderErrors` say why, so agents never prune on its account."""
+    `renderErrors` say why, so agents never prune on its account (None when `data` has no
+    spec to mark: it is kept as it was)."""
+    if not data or not isinstance(data.get("spec"), Mapping):
+        return None
     out = dict(data)
     spec = dict(data["spec"])
     spec["renderErrors"] = sorted(set(reasons))
@@ -255,6 +268,46 @@ def _spec_scalar(head: str, key: str) -> str:
     start += len(key) + 5
     end = head.find("\n", start)
     return _plain(head[start:] if end < 0 else head[start:end])
+
+
+def scan_fields(text: str) -> dict[str, str]:
+    """sourceCommit, basisCommit and trigger of a Description's text, as written."""
+    out = {}
+    head = text.split("\n  resources:", 1)[0]
+    for m in _SCAN_FIELD.finditer(head):
+        value = m.group(2).strip()
+        out[m.group(1)] = value.strip('"')
+    return out
+
+
+def scan_divided(text: str) -> dict[str, int]:
+    """resource file -> the `divided` count a Description's text records for it."""
+    found: dict[str, int] = {}
+    if "\n    divided: " not in text:
+        return found
+    for m in _SCAN_DIVIDED.finditer(text):
+        raw = m.group(1)
+        if raw.startswith('"'):
+            try:
+                raw = str(json.loads(raw))
+            except ValueError:
+                continue
+        found[raw] = int(m.group(2))
+    return found
+
+
+def scan_rebalance(text: str) -> str:
+    """The rebalance token, exactly (gitfleet writes a quoted scalar as a JSON string)."""
+    m = _SCAN_REBALANCE.search(text.split("\n  resources:", 1)[0])
+    if not m:
+        return ""
+    raw = m.group(1).strip()
+    if raw.startswith('"'):
+        try:
+            return str(json.loads(raw))
+        except ValueError:
+            return raw
+    return raw
 
 
 def _plain(raw: str) -> str:

@@ -42,7 +42,7 @@ class CountingGit(Git):
         self.asked: list[str] = []
 
     def read_objects(self, shas: Iterable[str]) -> dict[str, bytes]:
-        wanted = list(shas)
+        wanted = list(dict.fromkeys(shas))      # what `cat-file` is asked for
         self.asked.extend(wanted)
         return super().read_objects(wanted)
 
@@ -130,6 +130,35 @@ def test_a_status_commit_re_reads_one_status_branch_and_recomputes_one_row(
     tiles = [c["tiles"]["shop/web"]["word"] for c in late.fleet["clusters"]
              if c["name"] != "c3"]
     assert "Healthy" not in tiles                               # Unknown never shown Healthy
+    # the counts on top are kept by adding and taking away the recomputed rows
+    assert late.fleet["counts"]["conditions"] == {"Unknown": 5, "Ready": 1}
+    assert late.fleet["counts"]["tiles"] == {"Unknown": 5, "Healthy": 1}
+    assert late.fleet["apps"][0]["ready"] == "1/6"
+    assert first.fleet["counts"]["conditions"] == {"Ready": 6}     # an earlier model: as was
+    assert first.fleet["apps"][0]["ready"] == "6/6"
+
+
+def test_a_state_commit_that_changes_one_cluster_recomputes_one_row(
+        fleet: CountingGit) -> None:
+    source = FleetSource(fleet, clock=lambda: NOW + 5)
+    first = source.fresh()
+    state = fleet.resolve("refs/heads/gitfleet/state")
+    assert state is not None
+    files = {path: fleet.read_objects([sha])[sha] for path, sha in fleet.ls_tree(state).items()}
+    path = "clusters/c2/shop/web/apps_Deployment_shop_web.yaml"
+    files[path] = files[path].replace(b"replicas: 2", b"replicas: 5")
+    moved = fleet.commit(fleet.write_tree(files), [state], "Render\n\nSource-Commit: x\n")
+    fleet.run("update-ref", "refs/heads/gitfleet/state", moved)
+    source._refs = (-1.0, "")
+    fleet.asked.clear()
+    again = source.fresh()
+    assert source.cells.recomputed == ["c2"]
+    assert again.cells["c2"].folders["shop/web"]["desired"] == 5
+    assert all(again.cells[n] is first.cells[n] for n in CLUSTERS if n != "c2")
+    read = set(fleet.asked)              # the state's blobs read again: c2's two files alone
+    assert read & set(fleet.ls_tree(moved).values()) == {
+        fleet.ls_tree(moved)[path],
+        fleet.ls_tree(moved)["clusters/c2/shop/web/description.yaml"]}
 
 
 def test_the_application_view_is_paged_and_its_totals_are_of_every_cluster(
@@ -190,3 +219,32 @@ def test_each_wave_of_a_rollout_says_what_it_waits_on() -> None:
                                       "reason": "c: Failure"}))
     assert [w["gate"] for w in paused["waves"]][1].startswith("paused: c: Failure")
     assert yamlio.dump(rollout(record))       # JSON-shaped: what the page receives
+
+
+def test_the_first_read_serves_the_first_clusters_first_and_reads_each_object_once(
+        fleet: CountingGit, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitfleet.dashboard import firstread
+
+    monkeypatch.setattr(firstread, "FIRST", 2)
+    monkeypatch.setattr(firstread, "GROWTH", 2)
+    source = FleetSource(fleet, clock=lambda: NOW + 5)
+    published: list[Any] = []
+    fresh = source.fresh
+
+    def publish(only: frozenset[str] | None = None, of: int = 0) -> Any:
+        model = fresh(only, of)
+        published.append((model.fleet["partial"], [c["name"] for c in model.fleet["clusters"]],
+                          len(status_reads(fleet))))
+        return model
+
+    monkeypatch.setattr(source, "fresh", publish)
+    source._first_read()
+    assert published == [
+        ({"read": 2, "of": 6}, ["c0", "c1"], 2),              # the first page: 2 statuses read
+        ({"read": 4, "of": 6}, ["c0", "c1", "c2", "c3"], 4),
+        (None, CLUSTERS, 6),                                   # then the whole fleet
+    ]
+    asked = [s for s in fleet.asked if ":" not in s]           # blobs and commits by id
+    assert len(asked) == len(set(asked))                       # none read twice
+    assert all(c["tiles"]["shop/web"]["word"] == "Healthy"
+               for c in source.model().fleet["clusters"])

@@ -132,6 +132,60 @@ def _stop(proc: subprocess.Popen[bytes] | None) -> None:
             continue
 
 
+def start_fcgiwrap(sock: Path) -> subprocess.Popen[bytes]:
+    """fcgiwrap listening on the unix socket `sock` (stop it with `_stop`)."""
+    sock.parent.mkdir(parents=True, exist_ok=True)
+    sock.unlink(missing_ok=True)
+    proc = subprocess.Popen(["fcgiwrap", "-c", "4", "-s", f"unix:{sock}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 10
+    while not sock.exists():
+        if time.monotonic() > deadline or proc.poll() is not None:
+            _stop(proc)
+            raise RuntimeError("fcgiwrap did not start")
+        time.sleep(0.02)
+    return proc
+
+
+def write_nginx_conf(folder: Path, http: str) -> None:
+    """`folder`/nginx.conf: one foreground worker, its pid, logs and temporary files in
+    `folder`, and `http` (access log, servers) inside the `http` block."""
+    (folder / "tmp").mkdir(parents=True, exist_ok=True)
+    user = "user root;" if os.geteuid() == 0 else ""
+    (folder / "nginx.conf").write_text(f"""
+{user}
+daemon off;
+worker_processes 1;
+pid {folder}/nginx.pid;
+error_log {folder}/error.log warn;
+events {{ worker_connections 64; }}
+http {{
+  client_body_temp_path {folder}/tmp/body;
+  fastcgi_temp_path {folder}/tmp/fastcgi;
+  proxy_temp_path {folder}/tmp/proxy;
+  uwsgi_temp_path {folder}/tmp/uwsgi;
+  scgi_temp_path {folder}/tmp/scgi;
+{http}
+}}
+""")
+
+
+def start_nginx(folder: Path, port: int) -> subprocess.Popen[bytes]:
+    """nginx with `folder`/nginx.conf, once it listens on `port` (its errors in error.log)."""
+    log = folder / "error.log"
+    proc = subprocess.Popen(["nginx", "-p", str(folder), "-e", str(log), "-c",
+                             str(folder / "nginx.conf")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        _wait_port(port, proc, "nginx", log)
+    except BaseException:
+        _stop(proc)
+        raise
+    return proc
+
+
 class HttpsGit:
     """nginx + fcgiwrap + git http-backend serving every repository under `base`."""
 
@@ -158,31 +212,9 @@ class HttpsGit:
         (d / "tmp").mkdir(parents=True, exist_ok=True)
         self.set_users(self.users)
         sock = d / "fcgi.sock"
-        sock.unlink(missing_ok=True)
-        self._fcgi = subprocess.Popen(["fcgiwrap", "-c", "4", "-s", f"unix:{sock}"],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                      start_new_session=True)
-        deadline = time.monotonic() + 10
-        while not sock.exists():
-            if time.monotonic() > deadline or self._fcgi.poll() is not None:
-                self.down()
-                raise RuntimeError("fcgiwrap did not start")
-            time.sleep(0.02)
-        user = "user root;" if os.geteuid() == 0 else ""
-        (d / "nginx.conf").write_text(f"""
-{user}
-daemon off;
-worker_processes 1;
-pid {d}/nginx.pid;
-error_log {d}/error.log warn;
-events {{ worker_connections 64; }}
-http {{
+        self._fcgi = start_fcgiwrap(sock)
+        write_nginx_conf(d, f"""
   access_log {d}/access.log;
-  client_body_temp_path {d}/tmp/body;
-  fastcgi_temp_path {d}/tmp/fastcgi;
-  proxy_temp_path {d}/tmp/proxy;
-  uwsgi_temp_path {d}/tmp/uwsgi;
-  scgi_temp_path {d}/tmp/scgi;
   server {{
     listen 127.0.0.1:{self.port} ssl;
     ssl_certificate {self.ca.server_cert};
@@ -205,15 +237,9 @@ http {{
       fastcgi_pass unix:{sock};
     }}
   }}
-}}
 """)
-        log = d / "error.log"
-        self._nginx = subprocess.Popen(["nginx", "-p", str(d), "-e", str(log), "-c",
-                                        str(d / "nginx.conf")],
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                       start_new_session=True)
         try:
-            _wait_port(self.port, self._nginx, "nginx", log)
+            self._nginx = start_nginx(d, self.port)
         except BaseException:
             self.down()
             raise

@@ -216,3 +216,33 @@ def test_a_journal_is_laid_out_for_the_record_that_follows_it() -> None:
     sizes = [len(cm["data"]["inventory.json"]) for name, cm in kube.configmaps(NS).items()
              if name != NAME]
     assert len(sizes) == layout.count and sum(sizes) <= layout.count * SMALL
+
+
+def _stranger_where_a_shard_was() -> tuple[CrashKube, str]:
+    """A shard deleted by someone, and a person's own ConfigMap (no shard label) created under
+    its name since: the label listing does not see it, so the shard reads as missing."""
+    kube = CrashKube()
+    record = _record(kube)
+    record.write(S5)
+    victim = record.layout.names(NAME)[0]
+    kube.delete("v1", "ConfigMap", NS, victim)
+    kube.apply(configmap(victim, NS, {"mine": "yes"}), field_manager="kubectl")
+    return kube, victim
+
+
+def test_a_stranger_under_a_missing_shard_name_is_never_deleted() -> None:
+    kube, victim = _stranger_where_a_shard_was()
+    record = _record(kube)
+    with contextlib.suppress(RecordError):
+        record.read()
+        record.write(S8)          # back to inline: the old generation's shards go
+    assert kube.configmaps(NS)[victim]["data"] == {"mine": "yes"}
+
+
+def test_a_stranger_under_a_missing_shard_name_is_never_overwritten() -> None:
+    kube, victim = _stranger_where_a_shard_was()
+    record = _record(kube)
+    with contextlib.suppress(RecordError):
+        record.read()
+        record.write(S5.with_entries([_entry(i, 9) for i in range(150)]))
+    assert kube.configmaps(NS)[victim]["data"] == {"mine": "yes"}

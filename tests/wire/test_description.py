@@ -20,6 +20,9 @@ from gitfleet.wire.description import (
     read_description,
     read_head,
     resource_fragment,
+    scan_divided,
+    scan_fields,
+    scan_rebalance,
     with_source_commit,
 )
 
@@ -75,8 +78,11 @@ def test_what_the_render_writes_reads_back_field_for_field() -> None:
 
 def test_a_description_kept_after_a_failed_render_says_why() -> None:
     loaded = yamlio.load_one(_written(), PATH)
-    kept = read_description(kept_description(loaded, ["b broke", "a broke", "b broke"]), PATH)
+    data = kept_description(loaded, ["b broke", "a broke", "b broke"])
+    assert data is not None
+    kept = read_description(data, PATH)
     assert kept.render_errors == ("a broke", "b broke")
+    assert kept_description({"kind": "Description"}, ["x"]) is None
     assert kept.resources == read_description(_written(), PATH).resources
 
 
@@ -132,7 +138,7 @@ def test_the_quick_head_read_says_what_the_whole_read_says() -> None:
         head = read_head(text.encode(), PATH)
         assert head == DescriptionHead(whole.deployer, whole.source, whole.source_commit, ())
     kept = kept_description(yamlio.load_one(_written(), PATH), ["broke"])
-    assert read_head(kept, PATH).render_errors == ("broke",)
+    assert kept is not None and read_head(kept, PATH).render_errors == ("broke",)
     with pytest.raises(InputError, match=f"^{PATH}: .*deployr"):
         read_head(_written().replace("  deployer:", "  deployr:").encode(), PATH)
 
@@ -145,3 +151,13 @@ def test_the_clusters_of_a_unit_share_one_head_read_but_not_a_different_one() ->
     assert moved.source_commit == "f" * 40
     with pytest.raises(InputError, match="clustr"):   # a key the cache could hide is read
         read_head(_written().replace("  cluster: east", "  clustr: east").encode(), PATH)
+
+
+def test_the_render_scans_of_its_own_text_agree_with_the_whole_read() -> None:
+    text = _written(rebalance="2026-01-01 10:00")   # quoted when written
+    doc = read_description(text, PATH)
+    assert scan_fields(text) == {"sourceCommit": doc.source_commit,
+                                 "basisCommit": doc.basis_commit, "trigger": doc.trigger}
+    assert scan_divided(text) == {r.file: r.divided for r in doc.resources
+                                  if r.divided is not None}
+    assert scan_rebalance(text) == doc.rebalance == "2026-01-01 10:00"

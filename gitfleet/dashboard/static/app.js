@@ -3,7 +3,7 @@
 "use strict";
 (function () {
   const STATIC = location.protocol === "file:";
-  const POLL_MS = 500;
+  const POLL_MS = 300;       // the live check; the server holds it while a rebuild runs
   const PAGE = 50;
   const view = document.getElementById("view");
   const live = document.getElementById("live");
@@ -180,6 +180,11 @@
     });
     return form;
   }
+  function partial(p) {   // the first read of a big fleet, still under way
+    return h("p", { class: "banner", role: "status", id: "partial" },
+      `Reading the fleet: ${p.read} of ${p.of} clusters read so far (by name); counts and ` +
+      "lists are of those, and fill in by themselves.");
+  }
   function renderFleet(d, p) {
     const out = [];
     const c = d.counts;
@@ -189,6 +194,7 @@
       h("li", {}, h("strong", {}, c.apps), " applications"),
       Object.entries(c.tiles).map(([k, n]) => h("li", {}, badge(k), " ", n, " tiles")));
     out.push(counts);
+    if (d.partial) out.push(partial(d.partial));
     if (d.errors.length) {
       out.push(h("div", { class: "banner", role: "alert" },
         h("strong", {}, d.errors.length + " render error" + (d.errors.length > 1 ? "s" : "") +
@@ -301,6 +307,7 @@
   function renderApp(d, p) {
     const path = "app/" + d.namespace + "/" + d.name;
     const out = [h("h1", {}, "Application ", d.key, " ", badge(d.phase))];
+    if (d.partial) out.push(partial(d.partial));
     out.push(facts([["Kind", d.kind], ["Clusters ready", d.ready],
       ["Replicas", `${d.readyReplicas} ready of ${d.replicas} desired`]]));
     if (d.errors.length) {
