@@ -59,6 +59,9 @@ def document_url(base: str, cluster: str) -> str:
     if parts.username or parts.password:
         raise InputError("--tips-url must not carry credentials (tip documents hold no "
                          "secret: serve them without authentication)")
+    if parts.query or parts.fragment:   # a signed/SAS query would sit in argv and in logs
+        raise InputError("--tips-url must be a folder URL without ?query or #fragment (tip "
+                         "documents hold no secret: serve them without authentication)")
     return base.rstrip("/") + "/" + urllib.parse.quote(file_name(cluster))
 
 

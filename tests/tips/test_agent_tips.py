@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from gitfleet.agent.agent import Agent
-from gitfleet.agent.tips import TipSettings, TipWatcher
+from gitfleet.agent.tips import TipSettings, TipWatcher, document_url
+from gitfleet.errors import InputError
 from gitfleet.hub.tips import TipFolder
 from gitfleet.layout import Branches
 from gitfleet.state.git import init_repo
@@ -292,3 +293,13 @@ def test_a_tip_server_flipping_documents_cannot_make_the_agent_poll_faster(
         delays.append(watcher.poll())
     assert delays[0] == delays[2] == 0.0, delays
     assert 9.0 <= delays[1] <= 11.0 and 9.0 <= delays[3] <= 11.0, delays
+
+
+@pytest.mark.parametrize("base", ["http://user:token@hub:8080/tips",
+                                  "https://bucket.example/tips?sig=secret",
+                                  "https://bucket.example/tips#x", "file:///srv/tips"])
+def test_a_tips_url_that_would_carry_a_secret_or_cannot_work_is_refused(base: str) -> None:
+    with pytest.raises(InputError, match="--tips-url") as refused:
+        document_url(base, "eu-1")
+    assert "secret" not in str(refused.value).replace("hold no secret", "")
+    assert document_url("http://hub:8080/tips/", "eu-1") == "http://hub:8080/tips/eu-1.json"
