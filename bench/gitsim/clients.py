@@ -33,6 +33,7 @@ class Agents:
         self.template = borrow(fleet.seed, workdir / "template.git")
         self._gits: dict[str, Git] = {}
         self._lock = threading.Lock()
+        self._writing: dict[str, threading.Lock] = {}
         self.fetch_url, self.status_url = fetch_url, status_url
         self._branches: dict[str, ClusterBranch] = {}
         self._status: dict[str, StatusBranch] = {}
@@ -72,8 +73,13 @@ class Agents:
         return self.branch(cluster).fetch().commit
 
     def heartbeat(self, cluster: str, now: float) -> Write:
-        """The agent's heartbeat: the same status with a new heartbeat time, pushed."""
-        s = self.status(cluster)
-        assert s.status is not None and s.status.heartbeat is not None
-        status = replace(s.status, heartbeat=replace(s.status.heartbeat, time=isoformat(now)))
-        return s.write(status, when=now)
+        """The agent's heartbeat: the same status with a new heartbeat time, pushed. One
+        push at a time per cluster, as its one agent loop does."""
+        with self._lock:
+            lock = self._writing.setdefault(cluster, threading.Lock())
+        with lock:
+            s = self.status(cluster)
+            assert s.status is not None and s.status.heartbeat is not None
+            status = replace(s.status, heartbeat=replace(s.status.heartbeat,
+                                                         time=isoformat(now)))
+            return s.write(status, when=now)

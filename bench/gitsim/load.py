@@ -68,6 +68,7 @@ class Result:
     fetches: int = 0
     pushes: int = 0
     errors: int = 0
+    error_kinds: dict[str, int] = field(default_factory=dict)
     tip_gets: int = 0
     lag_p50: float = 0.0
     lag_p99: float = 0.0
@@ -103,7 +104,8 @@ class Result:
             "tip_gets": self.tip_gets, "errors": self.errors,
             "judged_live_as_lost": self.judged_live_lost,
             "judged_stopped_as_alive": self.judged_stopped_alive, "stopped": self.stopped,
-            "client_cpu_s": round(self.client_cpu, 1), "http_kinds": self.http_kinds}
+            "client_cpu_s": round(self.client_cpu, 1), "http_kinds": self.http_kinds,
+            "error_kinds": self.error_kinds}
 
 
 def read_statuses(repos: list[Path], clusters: list[str]) -> dict[str, ClusterStatus | None]:
@@ -133,9 +135,13 @@ def read_statuses(repos: list[Path], clusters: list[str]) -> dict[str, ClusterSt
 
 def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedule, *,
         duration: float, workers: int, changes: int, stopped: set[str],
-        status_repos: list[Path], rng: random.Random, tips: Http) -> Result:
+        status_repos: list[Path], rng: random.Random, tips: Http,
+        start: float | None = None) -> Result:
     clusters = agents.fleet.clusters
     statuses = agents.statuses
+    mark = server.traffic_mark()
+    if start is not None:
+        time.sleep(max(0.0, start - time.time()))
     t0 = time.time()
     heap: list[tuple[float, int, str, str]] = []
     seq = 0
@@ -193,12 +199,17 @@ def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedul
 
     timers: list[threading.Timer] = []
 
+    def failed(exc: Exception) -> None:
+        what = f"{type(exc).__name__}: {str(exc)[:120]}"
+        with lock:
+            res.errors += 1
+            res.error_kinds[what] = res.error_kinds.get(what, 0) + 1
+
     def tip_fetch(c: str) -> None:
         try:
             do("tip-fetch", c, time.time())
-        except Exception:
-            with lock:
-                res.errors += 1
+        except Exception as exc:   # counted: a failed request is a figure
+            failed(exc)
 
     def worker() -> None:
         nonlocal seq
@@ -217,9 +228,8 @@ def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedul
                 lags.append(now - due)
             try:
                 do(kind, c, now)
-            except Exception:       # a failed request is counted, and the agent tries again
-                with lock:
-                    res.errors += 1
+            except Exception as exc:   # counted, and the agent tries again next time
+                failed(exc)
             with lock:
                 seq += 1
                 if kind == "fetch":
@@ -230,7 +240,6 @@ def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedul
                                                                       schedule.jitter)),
                           seq, "beat", c))
 
-    mark = server.traffic_mark()
     cpu0 = server.cpu()
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     self0 = time.process_time()

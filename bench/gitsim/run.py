@@ -41,7 +41,7 @@ from bench.gitsim.repo import (
 )
 from bench.gitsim.schedule import AgentMode, measure_modes
 from bench.gitsim.servers import Daemon, Http
-from gitfleet.model.heartbeats import default_tolerance
+from gitfleet.model.heartbeats import automatic_interval, default_tolerance
 from gitfleet.model.statusshards import StatusRepository, StatusShards
 from gitfleet.state.signing import SigningKey
 
@@ -58,7 +58,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--stopped-share", type=float, default=0.01)
     p.add_argument("--before-interval", type=float, default=10.0)
     p.add_argument("--before-heartbeat", type=float, default=60.0)
-    p.add_argument("--after-heartbeat", type=float, default=300.0)
+    p.add_argument("--after-heartbeat", default="auto",
+                   help="seconds, or auto: fleet.yaml's automatic interval (model.heartbeats)")
     p.add_argument("--after-jitter", type=float, default=0.1)
     p.add_argument("--after-safety", type=float, default=600.0,
                    help="the tip poller's safety fetch (gitfleet.agent.tips.SAFETY_FETCH)")
@@ -67,7 +68,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--after-shards", type=int, default=4, help="status repositories")
     p.add_argument("--after-narrow", action="store_true",
                    help="push URLs that advertise only the pusher's own status branch (HTTP)")
-    p.add_argument("--virtual-hours", type=float, default=1.0,
+    p.add_argument("--virtual-hours", type=float, default=0.5,
                    help="virtual time of the agent schedule measurement")
     p.add_argument("--change-every", type=float, default=607.0,
                    help="virtual seconds between changes in the agent schedule measurement")
@@ -105,10 +106,10 @@ class Size:
 
     def schedules(self) -> list[Schedule]:
         a = self.args
+        beat = after_heartbeat(a, self.n)
         return [Schedule("before", a.before_interval, a.before_heartbeat),
-                Schedule("after", a.after_safety, a.after_heartbeat, a.after_jitter,
-                         tip_poll=a.after_tip_poll,
-                         tolerance=default_tolerance(a.after_heartbeat))]
+                Schedule("after", a.after_safety, beat, a.after_jitter,
+                         tip_poll=a.after_tip_poll, tolerance=default_tolerance(beat))]
 
     def _last_beats(self, sched: Schedule, start: float) -> dict[str, float]:
         h, d = sched.heartbeat, self.args.seconds
@@ -125,23 +126,19 @@ class Size:
         costs: list[Cost] = []
         for sched in self.schedules():
             name = f"{server.kind}-{sched.name}"
+            # the run starts at `start`, after the repositories are built (a few seconds at
+            # 10,000 clusters), so the seeded heartbeats sit exactly where a live fleet's are
+            start = time.time() + 5 + self.n / 1000
             statuses = add_statuses(fleet, name, interval=sched.heartbeat,
                                     tolerance=sched.tolerance,
-                                    last_beat=self._last_beats(sched, time.time() + 3))
+                                    last_beat=self._last_beats(sched, start))
             shards = a.after_shards if sched.name == "after" else 0
             fleet_repo = f"{name}.git"
             refs = cluster_refs(fleet)
             status_url: dict[str, str] = {}
             status_repos = [base / fleet_repo]
             if shards:
-                repos = StatusShards(tuple(StatusRepository(name=f"{name}-status-{k}",
-                                                            url="")
-                                           for k in range(shards)))
-                members: dict[str, list[str]] = {}
-                for c in fleet.clusters:
-                    repo = repos.repository_of(c, {})
-                    assert repo is not None
-                    members.setdefault(repo.name, []).append(c)
+                members = shard_members(fleet.clusters, shards, f"{name}-status-")
                 status_repos = []
                 for rname, cs in sorted(members.items()):
                     status_repos.append(borrow(fleet.seed, base / f"{rname}.git",
@@ -165,7 +162,7 @@ class Size:
             print(f"  {name}: real-time run, {a.seconds:g} s ...", file=sys.stderr)
             res = run(server, agents, hub, sched, duration=a.seconds, workers=a.workers,
                       changes=a.changes, stopped=self.stopped, status_repos=status_repos,
-                      rng=self.rng, tips=tips)
+                      rng=self.rng, tips=tips, start=start)
             results.append(res)
             print(f"  {name}: probes ...", file=sys.stderr)
             live = [c for c in fleet.clusters if c not in self.stopped]
@@ -179,6 +176,30 @@ class Size:
                 cost.kind = f"{cost.kind}@{sched.name}"
             costs += got
         return results, costs
+
+
+def shard_members(names: list[str], shards: int, prefix: str) -> dict[str, list[str]]:
+    """Status repository name -> its clusters, by fleet.yaml's own rule (StatusShards)."""
+    repos = StatusShards(tuple(StatusRepository(name=f"{prefix}{k}", url="")
+                               for k in range(shards)))
+    members: dict[str, list[str]] = {}
+    for c in names:
+        repo = repos.repository_of(c, {})
+        assert repo is not None
+        members.setdefault(repo.name, []).append(c)
+    return members
+
+
+def after_heartbeat(args: argparse.Namespace, n: int) -> float:
+    """--after-heartbeat, or `auto`: what fleet.yaml's automatic interval gives the busiest
+    status repository of N clusters (gitfleet.model.heartbeats.automatic_interval)."""
+    if args.after_heartbeat != "auto":
+        return float(args.after_heartbeat)
+    if not args.after_shards:
+        return automatic_interval(n)
+    names = [f"c{i:05d}" for i in range(n)]
+    busiest = max(len(v) for v in shard_members(names, args.after_shards, "s").values())
+    return automatic_interval(busiest)
 
 
 def _refs_of(kind: str, n: int, args: argparse.Namespace) -> int:
@@ -206,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         modes = [AgentMode("before", interval=args.before_interval,
                            heartbeat=args.before_heartbeat),
                  AgentMode("after", interval=args.before_interval,
-                           heartbeat=args.after_heartbeat, jitter=args.after_jitter, tips=True,
+                           heartbeat=after_heartbeat(args, sizes[-1]), jitter=args.after_jitter,
+                           tips=True,
                            tip_poll=args.after_tip_poll, safety=args.after_safety)]
         offered = measure_modes(modes, seconds=3600 * args.virtual_hours,
                                 change_every=args.change_every, seed=args.seed)
@@ -312,12 +334,13 @@ def _model(args: argparse.Namespace, costs: list[dict[str, Any]],
 def _settings(args: argparse.Namespace, n: int) -> dict[str, model.Settings]:
     change = 1 / 3600   # one change per cluster per hour
     shards_100k = max(args.after_shards, 1) * 10
-    after = dict(fetch_period=args.after_safety, heartbeat=args.after_heartbeat,
-                 change_rate=change, tips=True, tip_poll=args.after_tip_poll,
-                 narrow=args.after_narrow)
+    after = dict(fetch_period=args.after_safety, change_rate=change, tips=True,
+                 tip_poll=args.after_tip_poll, narrow=args.after_narrow)
     out = {"before": model.Settings(n, args.before_interval, args.before_heartbeat,
                                     change_rate=change),
-           "after": model.Settings(n, shards=args.after_shards, **after)}
+           "after": model.Settings(n, shards=args.after_shards,
+                                   heartbeat=after_heartbeat(args, n), **after)}
     if n >= 100_000:
-        out[f"after, {shards_100k} shards"] = model.Settings(n, shards=shards_100k, **after)
+        out[f"after, {shards_100k} shards"] = model.Settings(
+            n, shards=shards_100k, heartbeat=automatic_interval(n // shards_100k), **after)
     return out
