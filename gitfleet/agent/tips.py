@@ -19,6 +19,7 @@ serving an old, well-signed document can hide a change.
 
 from __future__ import annotations
 
+import http.client
 import logging
 import random
 import threading
@@ -59,6 +60,9 @@ def document_url(base: str, cluster: str) -> str:
     if parts.username or parts.password:
         raise InputError("--tips-url must not carry credentials (tip documents hold no "
                          "secret: serve them without authentication)")
+    if parts.query or parts.fragment:   # a signed/SAS query would sit in argv and in logs
+        raise InputError("--tips-url must be a folder URL without ?query or #fragment (tip "
+                         "documents hold no secret: serve them without authentication)")
     return base.rstrip("/") + "/" + urllib.parse.quote(file_name(cluster))
 
 
@@ -114,7 +118,10 @@ class TipWatcher:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            delay = self.poll()
+            try:
+                delay = self.poll()
+            except Exception as exc:   # noqa: BLE001 (a dead poller would leave a stale tip)
+                delay = self._failed(f"tip poller: {exc!r}")
             if delay > 0 and self._stop.wait(delay):
                 return
 
@@ -144,8 +151,9 @@ class TipWatcher:
                 return self._good(self.tip, etag, held, started)
         except TipError as exc:
             return self._failed(str(exc))
-        except (OSError, ValueError) as exc:    # unreachable, timed out, a broken answer
-            return self._failed(f"tip server unreachable: {exc}")
+        except (OSError, ValueError, http.client.HTTPException) as exc:
+            # unreachable, timed out, a broken answer (a cut body, a garbage status line)
+            return self._failed(f"tip server unreachable: {type(exc).__name__}: {exc}")
         return self._good(reading.tip.commit, etag, held, started)
 
     def _good(self, commit: str, etag: str | None, held: str | None, started: float) -> float:

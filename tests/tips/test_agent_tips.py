@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from gitfleet.agent.agent import Agent
-from gitfleet.agent.tips import TipSettings, TipWatcher
+from gitfleet.agent.tips import TipSettings, TipWatcher, document_url
+from gitfleet.errors import InputError
 from gitfleet.hub.tips import TipFolder
 from gitfleet.layout import Branches
 from gitfleet.state.git import init_repo
@@ -292,3 +293,71 @@ def test_a_tip_server_flipping_documents_cannot_make_the_agent_poll_faster(
         delays.append(watcher.poll())
     assert delays[0] == delays[2] == 0.0, delays
     assert 9.0 <= delays[1] <= 11.0 and 9.0 <= delays[3] <= 11.0, delays
+
+
+@pytest.mark.parametrize("base", ["http://user:token@hub:8080/tips",
+                                  "https://bucket.example/tips?sig=secret",
+                                  "https://bucket.example/tips#x", "file:///srv/tips"])
+def test_a_tips_url_that_would_carry_a_secret_or_cannot_work_is_refused(base: str) -> None:
+    with pytest.raises(InputError, match="--tips-url") as refused:
+        document_url(base, "eu-1")
+    assert "secret" not in str(refused.value).replace("hold no secret", "")
+    assert document_url("http://hub:8080/tips/", "eu-1") == "http://hub:8080/tips/eu-1.json"
+
+
+class ScriptedServer:
+    """A loopback HTTP/1.0 server answering each request with the next raw bytes of a script
+    (broken answers a proxy or a half-dead server gives: a cut body, a garbage status line)."""
+
+    def __init__(self, answers: list[bytes]) -> None:
+        import socket
+        import threading
+
+        self.answers = list(answers)
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(10)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/tips"
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while self.answers:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(10)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                conn.sendall(self.answers.pop(0))
+
+    def close(self) -> None:
+        self.sock.close()
+        self.thread.join(timeout=10)
+
+
+def test_a_broken_answer_is_an_outage_of_tips_never_the_end_of_the_poller() -> None:
+    key = SigningKey.generate()
+    doc = encode(Tip(cluster="c1", ref=REF, commit="a" * 40, state="", issued_at=1e9), key)
+    good = (b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nETag: \"1\"\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(doc)) + doc
+    cut = b"HTTP/1.0 200 OK\r\nContent-Length: 5000\r\n\r\n" + doc[:20]
+    garbage = b"SSH-2.0-OpenSSH_9.2\r\n\r\n"
+    server = ScriptedServer([good, cut, good, garbage, good])
+    try:
+        watcher = TipWatcher(TipSettings(url=server.url, cluster="c1", ref=REF, interval=10.0,
+                                         wait=0, safety=600.0),
+                             trusted=TrustedKeys.of(key), last_fetched=lambda: "a" * 40,
+                             wake=lambda: None, clock=Ticks())
+        for broken in (False, True, False, True, False):
+            delay = watcher.poll()              # never raises: the poller thread lives on
+            assert delay >= 0
+            assert bool(watcher.problem) is broken, watcher.problem
+            assert (watcher.hint() is None) is broken   # broken: the agent asks Git
+    finally:
+        server.close()
