@@ -189,6 +189,7 @@ class Agent:
         self._kube_failures = 0
         self._next_fetch = 0.0
         self._beat = HeartbeatSchedule(self.rng)
+        self._poll_at = 0.0   # a step before this (woken for a heartbeat) does not poll Git
         self._timing = self._own_timing() or HeartbeatTiming(
             MIN_INTERVAL, settings.heartbeat_jitter, default_tolerance(MIN_INTERVAL))
         self._next_registration = 0.0
@@ -270,6 +271,9 @@ class Agent:
             hint = self._branch_hint()
             if hint is not None and hint == self.branch.last_fetched:
                 return
+        elif now < self._poll_at and self._woken_for_report(now):
+            return   # woken for a heartbeat: the branch is polled at its own pace
+        self._poll_at = 0.0
         try:
             result = self.branch.fetch()
         except GitfleetError as exc:
@@ -291,6 +295,11 @@ class Agent:
         out.fetched = result.exists
         if not result.exists and self.branch.last_fetched is None and self.settings.register:
             self._register(now, out)
+
+    def _woken_for_report(self, now: float) -> bool:
+        """Whether this step is the one a heartbeat or a metrics report is due at."""
+        return (self.settings.own_heartbeat and self._beat.due(now)) or (
+            bool(self._metrics) and now >= self._next_collect)
 
     def _remote_failed(self, now: float, exc: GitfleetError, out: StepOutcome) -> None:
         """Fetch or status push failed: a fault (exit 3 in --once), remembered for the status."""
@@ -571,6 +580,8 @@ class Agent:
 
     def _next_delay(self, now: float, out: StepOutcome) -> float:
         delay = self.settings.interval
+        if self._poll_at > now:   # this step did not poll: the poll stays where it was due
+            delay = self._poll_at - now
         if out.report is not None and not out.report.settled:
             delay = min(delay, self.settings.progress_interval)
         if self._kube_failures:
@@ -579,10 +590,15 @@ class Agent:
             delay = min(delay, max(0.0, self._next_fetch - now))
         if self._status_retry.failures:
             delay = min(delay, self._status_retry.wait(now))
+        poll = delay
         if self.settings.own_heartbeat:
             delay = min(delay, max(0.0, self._beat.next - now))
         if self._metrics:
             delay = min(delay, max(0.0, self._next_collect - now))
+        # A step woken only for a heartbeat (or a metrics report) polls Git at the pace it
+        # would have anyway: jittered heartbeats cost no fetches.
+        if delay < poll:
+            self._poll_at = now + poll
         return max(delay, 0.0)
 
     # -- recovery --------------------------------------------------------------------------

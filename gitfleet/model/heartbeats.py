@@ -69,11 +69,12 @@ class HeartbeatSettings:
         """Why these settings cannot be judged right (a tolerance a live agent can outlast),
         or ""; `clusters` as for `timing`."""
         timing = self.timing(clusters)
-        if timing.tolerance > timing.longest_gap:
+        if timing.tolerance >= timing.least_tolerance:
             return ""
         how = "" if self.interval is not None else \
             f" (the automatic interval for {clusters} clusters in one status repository)"
-        return (f"heartbeat.tolerance {timing.tolerance:g}s is not longer than the interval "
-                f"{timing.interval:g}s{how} plus its jitter {timing.jitter:.0%}: a live "
-                f"agent may stay silent {timing.longest_gap:g}s; raise the tolerance or "
-                "lower the interval")
+        return (f"heartbeat.tolerance {timing.tolerance:g}s is too short for the interval "
+                f"{timing.interval:g}s{how} and its jitter {timing.jitter:.0%}: a live agent "
+                f"may stay silent {timing.longest_gap:g}s, and its heartbeat needs time to "
+                f"reach the hub; give at least {timing.least_tolerance:g}s or lower the "
+                "interval")

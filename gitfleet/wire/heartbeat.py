@@ -24,6 +24,7 @@ from gitfleet.durations import format_duration, parse_duration
 AGENT_KEY = "agent"
 FIELDS = ("heartbeatInterval", "heartbeatJitter", "heartbeatTolerance")
 MAX_JITTER = 0.5   # beyond +-50% an "interval" no longer says when the next heartbeat comes
+MARGIN = 30.0      # seconds, at least, between the longest silence and the tolerance
 _PERCENT = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*$")
 
 
@@ -48,12 +49,18 @@ class HeartbeatTiming:
 
     interval: float            # seconds
     jitter: float = 0.1        # a fraction of the interval, at most MAX_JITTER
-    tolerance: float = 180.0   # seconds; more than `longest_gap`
+    tolerance: float = 180.0   # seconds; at least `least_tolerance`
 
     @property
     def longest_gap(self) -> float:
         """The longest time a live, idle agent leaves between two heartbeats."""
         return self.interval * (1 + self.jitter)
+
+    @property
+    def least_tolerance(self) -> float:
+        """The shortest tolerance that judges a live agent right: its longest silence, and a
+        margin for the push and the hub's next read of it (30 s, or a tenth of the interval)."""
+        return self.longest_gap + max(MARGIN, 0.1 * self.interval)
 
     def to_cluster(self) -> dict[str, str]:
         return {"heartbeatInterval": format_duration(self.interval),
@@ -81,7 +88,7 @@ class HeartbeatTiming:
             raise ValueError(f"{AGENT_KEY}: {exc}") from None
         if timing.interval <= 0:
             raise ValueError(f"{AGENT_KEY}: heartbeatInterval must be more than 0")
-        if timing.tolerance <= timing.longest_gap:
+        if timing.tolerance < timing.least_tolerance:
             raise ValueError(f"{AGENT_KEY}: heartbeatTolerance {data['heartbeatTolerance']} is "
-                             "not longer than the interval plus its jitter")
+                             "shorter than the interval, its jitter and a margin")
         return timing

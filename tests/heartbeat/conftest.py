@@ -97,10 +97,12 @@ def agents(tmp_path: Path) -> Iterator[Callable[..., Agent]]:
 
 def run_until(clock: FakeClock, agents: dict[str, Agent], end: float, *,
               stopped: Callable[[str, float], bool] = lambda name, now: False,
-              every: Callable[[float], None] | None = None, tick: float = 0.0) -> None:
+              every: Callable[[float], None] | None = None, tick: float = 0.0,
+              after: Callable[[str, Agent], None] | None = None) -> None:
     """Step each agent when it asks to be stepped (the delay its last step returned), in time
     order on the shared virtual clock, until `end`. `stopped(name, now)`: that agent is gone
-    from then on. `every(now)` runs each `tick` seconds (a hub round)."""
+    from then on. `every(now)` runs each `tick` seconds (a hub round); `after(name, agent)`
+    after each step."""
     queue = [(clock.now(), i, name) for i, name in enumerate(sorted(agents))]
     if every is not None and tick > 0:
         queue.append((clock.now(), -1, ""))
@@ -118,4 +120,6 @@ def run_until(clock: FakeClock, agents: dict[str, Agent], end: float, *,
         if stopped(name, at):
             continue
         delay = agents[name].step()
+        if after is not None:
+            after(name, agents[name])
         heapq.heappush(queue, (at + max(delay, 0.001), order, name))

@@ -46,8 +46,11 @@ def test_the_older_intervals_heartbeat_is_the_same_interval() -> None:
     (b"heartbeat:\n  interval: 500ms\n",
      "fleet.yaml:2: FleetSettings: heartbeat interval 500ms is less than 1s"),
     (b"heartbeat:\n  interval: 5m\n  jitter: 10%\n  tolerance: 330s\n",
-     "fleet.yaml:4: FleetSettings: heartbeat.tolerance 330s is not longer than the interval "
-     "300s plus its jitter 10%"),
+     "fleet.yaml:4: FleetSettings: heartbeat.tolerance 330s is too short for the interval "
+     "300s and its jitter 10%: a live agent may stay silent 330s, and its heartbeat needs "
+     "time to reach the hub; give at least 360s"),
+    (b"heartbeat:\n  interval: 1m\n  jitter: 0%\n  tolerance: 61s\n",   # no margin at all
+     "fleet.yaml:4: FleetSettings: heartbeat.tolerance 61s is too short for the interval 60s"),
 ])
 def test_a_wrong_setting_is_said_at_its_line(text: bytes, expected: str) -> None:
     settings, problems = load_settings({"fleet.yaml": text})
@@ -85,10 +88,10 @@ def test_a_tolerance_an_automatic_interval_outgrows_is_an_error_of_the_fleet() -
     assert small.errors == () and small.heartbeat == HeartbeatTiming(60, 0.1, 120)
     big = load_fleet({"fleet.yaml": fleet_yaml, **CLUSTERS})
     assert [p.format() for p in big.errors] == [
-        "fleet.yaml:3: FleetSettings: heartbeat.tolerance 120s is not longer than the interval "
-        "120s (the automatic interval for 400 clusters in one status repository) plus its "
-        "jitter 10%: a live agent may stay silent 132s; raise the tolerance or lower the "
-        "interval"]
+        "fleet.yaml:3: FleetSettings: heartbeat.tolerance 120s is too short for the interval "
+        "120s (the automatic interval for 400 clusters in one status repository) and its "
+        "jitter 10%: a live agent may stay silent 132s, and its heartbeat needs time to reach "
+        "the hub; give at least 162s or lower the interval"]
     assert big.heartbeat == HeartbeatTiming(120, 0.1, 300)   # the default tolerance meanwhile
     # over two status repositories each holds about 200: a minute again, and 2m is enough
     sharded = load_fleet({"fleet.yaml": fleet_yaml + SHARDS, **CLUSTERS})
