@@ -3,11 +3,10 @@ upload-pack, i.e. every fetch) and nginx serving a folder of tip documents (its 
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
-from tests.githosts.servers import _stop, _wait_port
+from tests.githosts.servers import _stop, _wait_port, start_nginx, write_nginx_conf
 from tests.gitserver import free_port
 
 
@@ -58,41 +57,16 @@ class StaticSite:
         return f"http://127.0.0.1:{self.port}"
 
     def up(self) -> None:
-        d = self.dir
-        (d / "tmp").mkdir(parents=True, exist_ok=True)
-        user = "user root;" if os.geteuid() == 0 else ""
-        (d / "nginx.conf").write_text(f"""
-{user}
-daemon off;
-worker_processes 1;
-pid {d}/nginx.pid;
-error_log {d}/error.log warn;
-events {{ worker_connections 64; }}
-http {{
-  access_log {d}/access.log;
-  client_body_temp_path {d}/tmp/body;
-  fastcgi_temp_path {d}/tmp/fastcgi;
-  proxy_temp_path {d}/tmp/proxy;
-  uwsgi_temp_path {d}/tmp/uwsgi;
-  scgi_temp_path {d}/tmp/scgi;
+        write_nginx_conf(self.dir, f"""
+  access_log {self.dir}/access.log;
   types {{ application/json json; }}
   server {{
     listen 127.0.0.1:{self.port};
     root {self.root};
     etag on;
   }}
-}}
 """)
-        log = d / "error.log"
-        self._proc = subprocess.Popen(["nginx", "-p", str(d), "-e", str(log), "-c",
-                                       str(d / "nginx.conf")],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                      start_new_session=True)
-        try:
-            _wait_port(self.port, self._proc, "nginx", log)
-        except BaseException:
-            self.down()
-            raise
+        self._proc = start_nginx(self.dir, self.port)
 
     def down(self) -> None:
         _stop(self._proc)
