@@ -26,12 +26,13 @@ commits are parsed once, summaries and Subscription rows are cached by status co
 from __future__ import annotations
 
 import hashlib
+import heapq
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from gitfleet.clock import Clock
+from gitfleet.clock import Clock, parse_iso
 from gitfleet.errors import InputError
 from gitfleet.fleetview.summary import (
     API_VERSION,
@@ -41,12 +42,13 @@ from gitfleet.fleetview.summary import (
     worst_phase,
 )
 from gitfleet.layout import DESCRIPTION_FILE, Branches
+from gitfleet.lifecycle.judgement import tolerance
 from gitfleet.model.loader import Fleet
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.objects import MODE_TREE, TreeIndex
 from gitfleet.state.statusread import StatusView
 from gitfleet.wire.description import read_head
-from gitfleet.wire.emit import emit, emit_list_items
+from gitfleet.wire.emit import emit, emit_list_items, scalar
 from gitfleet.wire.status import ClusterStatus
 
 REPLICA_FIELDS = ("replicas", "readyReplicas", "updatedReplicas", "availableReplicas")
@@ -69,8 +71,41 @@ class _Row(NamedTuple):
     text: str
 
 
+class _Summary(NamedTuple):
+    """One cluster's file of the last fold and until when its judgement holds."""
+
+    data: bytes
+    ready: bool
+    expires: float      # the heartbeat turns Unknown after this (inf: only a move changes it)
+
+
+class _Member(NamedTuple):
+    """One cluster's row in one Subscription's file."""
+
+    row: _Row
+    source: dict[str, str] | None
+
+
+@dataclass
+class _Seen:
+    """What the last fold read, to tell what moved since."""
+
+    fleet: frozenset[str] | None
+    heads: dict[str, str]
+    statuses: dict[str, ClusterStatus]
+    choices: dict[str, Any]
+    places: dict[str, str]
+    rows: dict[str, Mapping[str, Any]]
+    entries: dict[str, tuple[bytes, bytes]]
+
+
 class FleetStatus:
-    """Writes the fleet-wide status branch from a round's `StatusView` and state."""
+    """Writes the fleet-wide status branch from a round's `StatusView` and state.
+
+    A running fold keeps its last files and what they were made from; a round makes again only
+    the files of the clusters whose status, row, state subtree or heartbeat judgement moved,
+    and the Subscription files those clusters' rows changed (`summarised` and `rows_made`
+    count that work)."""
 
     def __init__(self, git: Git, *, clock: Clock, branches: Branches | None = None) -> None:
         self.git = git
@@ -79,12 +114,20 @@ class FleetStatus:
         self._digests: dict[str, str] = {}                        # fleet-status commit -> digest
         self._replicas: dict[bytes, int | None] = {}
         self._fold_key: tuple[object, ...] | None = None
-        self._summaries: dict[tuple[object, ...], bytes] = {}
-        self._units: dict[bytes, dict[tuple[str, str], _Unit]] = {}    # cluster tree -> units
-        self._rows: dict[tuple[object, ...], _Row] = {}    # one text per cluster x unit
         self._fold_time = 0.0
         self._index: TreeIndex | None = None      # the last fold's tree, to hash only changes
         self._trees: dict[str, str] = {}          # fleet-status commit -> its tree
+        self._seen: _Seen | None = None
+        self._summaries: dict[str, _Summary] = {}                 # cluster -> its file
+        self._due: list[tuple[float, str]] = []   # (expires, cluster): judgements that age
+        self._units: dict[str, tuple[tuple[bytes, bytes], dict[tuple[str, str], _Unit]]] = {}
+        self._members: dict[tuple[str, str], dict[str, _Member]] = {}   # unit -> its rows
+        self._memberships: dict[str, set[tuple[str, str]]] = {}         # cluster -> units
+        self._out: dict[str, bytes] = {}          # the last fold's files (without `extra`)
+        self._stripped: dict[str, tuple[bytes, bytes]] = {}   # path -> (data, digested text)
+        self._texts: dict[tuple[object, ...], str] = {}      # a row's text after its name
+        self.summarised = 0        # cluster files made (counted for the scale guards)
+        self.rows_made = 0         # Subscription rows made
 
     # -- folding -------------------------------------------------------------------------------
 
@@ -94,52 +137,78 @@ class FleetStatus:
         """The fleet-status tree for `view` and the state. `rows`: per cluster, the hub's
         taints and eviction count (from the round's planners); `extra`: more files (the
         autoscalers' status)."""
-        statuses, heads = view.statuses, view.heads
         now = self.clock.now()
-        names = set(statuses) | set(fleet.clusters if fleet else ())
-        out: dict[str, bytes] = {}
-        ready: dict[str, bool] = {}
-        summaries: dict[tuple[object, ...], bytes] = {}
-        for name in sorted(names):
-            marks = (rows or {}).get(name, {})
-            taints = list(marks.get("taints", ()))
-            evictions = int(marks.get("evictions", 0))
-            doc = cluster_summary(name, statuses.get(name), now=now,
-                                  in_fleet=fleet is None or name in fleet.clusters,
-                                  taints=taints, evictions=evictions)
-            choice = view.choices.get(name)
-            if choice is not None and choice.rejected:
-                doc["statusRejected"] = choice.rejected
-            if choice is not None and choice.warning:
-                doc["statusWarning"] = choice.warning
-            place = view.places.get(name)
-            if place:
-                doc["statusRepository"] = place
-            ready[name] = bool(doc["ready"])
-            key = (name, heads.get(name), doc["ready"], doc["reason"], doc["inFleet"],
-                   doc["condition"], tuple(taints), evictions,
-                   doc.get("statusRejected"), doc.get("statusWarning"), place)
-            data = self._summaries.get(key)
-            if data is None:
-                data = emit(doc).encode()
-            summaries[key] = data
-            out[f"clusters/{name}.yaml"] = data
-        self._summaries = summaries
-        for (ns, sub), data in self._subscriptions(statuses, state, ready, heads).items():
-            out[f"subscriptions/{ns}/{sub}.yaml"] = data
-        out.update(extra or {})
-        return out
+        seen = _Seen(fleet=frozenset(fleet.clusters) if fleet is not None else None,
+                     heads=dict(view.heads), statuses=dict(view.statuses),
+                     choices=dict(view.choices), places=dict(view.places),
+                     rows=dict(rows or {}), entries=dict(state.folders.get("clusters", {})))
+        names = set(seen.statuses) | (seen.fleet or set())
+        last = self._seen
+        if last is None or (last.fleet is None) != (seen.fleet is None):
+            moved = names | set(self._summaries)
+            reshaped = set(seen.entries) | set(self._units)
+        else:
+            moved = (_moved(seen.heads, last.heads) | _moved(seen.statuses, last.statuses)
+                     | _moved(seen.choices, last.choices) | _moved(seen.places, last.places)
+                     | _moved(seen.rows, last.rows) | (names ^ self._summaries.keys()))
+            if seen.fleet is not None and last.fleet is not None:
+                moved |= seen.fleet ^ last.fleet
+            reshaped = _moved(seen.entries, last.entries)
+        while self._due and self._due[0][0] < now:
+            expires, name = heapq.heappop(self._due)
+            found = self._summaries.get(name)
+            if found is not None and found.expires == expires:
+                moved.add(name)
+        self._seen = seen
+        for name in sorted(moved):
+            self._summarise(name, seen, now)
+        dirty: set[tuple[str, str]] = set()
+        for cluster in sorted(moved | reshaped):
+            self._rows_of(cluster, seen, state, dirty)
+        for key in sorted(dirty):
+            self._subscription(key, seen.entries)
+        return {**self._out, **(extra or {})}
 
-    def _units_of(self, cluster: str, state: TreeIndex) -> dict[tuple[str, str], _Unit]:
+    def _summarise(self, name: str, seen: _Seen, now: float) -> None:
+        """Make one cluster's file again (or drop it: neither in the fleet nor reporting)."""
+        path = f"clusters/{name}.yaml"
+        if name not in seen.statuses and (seen.fleet is None or name not in seen.fleet):
+            self._summaries.pop(name, None)
+            self._out.pop(path, None)
+            return
+        self.summarised += 1
+        marks = seen.rows.get(name, {})
+        status = seen.statuses.get(name)
+        doc = cluster_summary(name, status, now=now,
+                              in_fleet=seen.fleet is None or name in seen.fleet,
+                              taints=list(marks.get("taints", ())),
+                              evictions=int(marks.get("evictions", 0)))
+        choice = seen.choices.get(name)
+        if choice is not None and choice.rejected:
+            doc["statusRejected"] = choice.rejected
+        if choice is not None and choice.warning:
+            doc["statusWarning"] = choice.warning
+        place = seen.places.get(name)
+        if place:
+            doc["statusRepository"] = place
+        expires = _expiry(status, now)
+        summary = _Summary(emit(doc).encode(), bool(doc["ready"]), expires)
+        self._summaries[name] = summary
+        self._out[path] = summary.data
+        if expires != _FOREVER:
+            heapq.heappush(self._due, (expires, name))
+
+    def _units_of(self, cluster: str, state: TreeIndex, entry: tuple[bytes, bytes] | None
+                  ) -> dict[tuple[str, str], _Unit]:
         """What the state holds for one cluster, per Description folder (cached by subtree)."""
+        if entry is None or entry[0] != MODE_TREE:
+            self._units.pop(cluster, None)
+            return {}
+        cached = self._units.get(cluster)
+        if cached is not None and cached[0] == entry:
+            return cached[1]
         folders = state.folders
         base = f"clusters/{cluster}"
-        entry = folders.get("clusters", {}).get(cluster)
-        if entry is None or entry[0] != MODE_TREE:
-            return {}
-        cached = self._units.get(entry[1])
-        if cached is not None:
-            return cached
         units: dict[tuple[str, str], _Unit] = {}
         for ns, (mode, _) in folders.get(base, {}).items():
             if mode != MODE_TREE:
@@ -156,58 +225,81 @@ class FleetStatus:
                     elif filename.split("_")[1:2] and filename.split("_")[1] in WORKLOADS:
                         replicas += self._desired(data)
                 units[(ns, sub)] = _Unit(replicas=replicas, source=source)
-        self._units[entry[1]] = units
+        self._units[cluster] = (entry, units)
         return units
 
-    def _subscriptions(self, statuses: Mapping[str, ClusterStatus], state: TreeIndex,
-                       ready: Mapping[str, bool],
-                       heads: Mapping[str, str]) -> dict[tuple[str, str], bytes]:
-        """subscriptions/<ns>/<name>.yaml for every Description folder of the state."""
-        bound: dict[tuple[str, str], dict[str, int]] = {}
-        sources: dict[tuple[str, str], dict[str, str]] = {}
-        live: set[bytes] = set()
-        for cluster, (mode, sha) in state.folders.get("clusters", {}).items():
-            if mode != MODE_TREE:
-                continue
-            live.add(sha)
-            for key, unit in self._units_of(cluster, state).items():
-                bound.setdefault(key, {})[cluster] = unit.replicas
-                if unit.source and key not in sources:
-                    sources[key] = unit.source
-        self._units = {k: v for k, v in self._units.items() if k in live}
-        out: dict[tuple[str, str], bytes] = {}
-        rows_cache: dict[tuple[object, ...], _Row] = {}
-        for (ns, sub), clusters in sorted(bound.items()):
-            phases, texts, total = [], [], dict.fromkeys(REPLICA_FIELDS, 0)
-            desired_total = 0
-            for cluster, desired in sorted(clusters.items()):
-                row_key = (cluster, ns, sub, heads.get(cluster), desired,
-                           ready.get(cluster, False))
-                cached = self._rows.get(row_key)
-                if cached is None:
-                    row = _cluster_row(cluster, statuses.get(cluster), f"{ns}/{sub}",
-                                       desired, ready.get(cluster, False))
-                    cached = _Row(str(row["phase"]), int(row["desiredReplicas"]),
-                                  tuple(row["replicaStatus"][f] for f in REPLICA_FIELDS),
-                                  emit_list_items([row], ""))
-                rows_cache[row_key] = cached
-                phases.append(cached.phase)
-                texts.append(cached.text)
-                desired_total += cached.desired
-                for f, n in zip(REPLICA_FIELDS, cached.replicas, strict=True):
-                    total[f] += n
-            head = emit({
-                "apiVersion": API_VERSION, "kind": "SubscriptionStatus",
-                "source": sources.get((ns, sub), {"namespace": ns, "name": sub}),
-                "phase": worst_phase(phases),
-                "boundClusters": len(texts),
-                "phases": {p: phases.count(p) for p in PHASE_ORDER if p in phases},
-                "desiredReplicas": desired_total,
-                "replicaStatus": total,
-            })
-            out[(ns, sub)] = (head + "clusters:\n" + "".join(texts)).encode()
-        self._rows = rows_cache
-        return out
+    def _rows_of(self, cluster: str, seen: _Seen, state: TreeIndex,
+                 dirty: set[tuple[str, str]]) -> None:
+        """Make one cluster's rows again; `dirty` gains the Subscriptions whose rows moved."""
+        units = self._units_of(cluster, state, seen.entries.get(cluster))
+        had = self._memberships.get(cluster, set())
+        for key in had - units.keys():
+            del self._members[key][cluster]
+            dirty.add(key)
+        found = self._summaries.get(cluster)
+        ready = found.ready if found is not None else False
+        status = seen.statuses.get(cluster)
+        for key, unit in units.items():
+            self.rows_made += 1
+            row = self._row(cluster, status, key, unit.replicas, ready)
+            member = _Member(row, unit.source)
+            members = self._members.setdefault(key, {})
+            if members.get(cluster) != member:
+                members[cluster] = member
+                dirty.add(key)
+        if units:
+            self._memberships[cluster] = set(units)
+        else:
+            self._memberships.pop(cluster, None)
+
+    def _row(self, cluster: str, status: ClusterStatus | None, key: tuple[str, str],
+             desired: int, ready: bool) -> _Row:
+        row = _cluster_row(cluster, status, f"{key[0]}/{key[1]}", desired, ready)
+        replicas = tuple(row["replicaStatus"][f] for f in REPLICA_FIELDS)
+        # the row's text after its first line (`- cluster: <name>`) is the same for every
+        # cluster alike (with no status: all of them), so it is emitted once
+        shape = (row["phase"], row["desiredReplicas"], replicas, row["sourceCommit"],
+                 row["message"])
+        rest = self._texts.get(shape)
+        if rest is None:
+            rest = emit_list_items([{**row, "cluster": "-"}], "").partition("\n")[2]
+            if len(self._texts) > 10_000:
+                self._texts.clear()
+            self._texts[shape] = rest
+        text = f"- cluster: {scalar(cluster)}\n{rest}"
+        return _Row(str(row["phase"]), int(row["desiredReplicas"]), replicas, text)
+
+    def _subscription(self, key: tuple[str, str], entries: Mapping[str, object]) -> None:
+        """subscriptions/<ns>/<name>.yaml again from its rows (gone when no cluster has it)."""
+        ns, sub = key
+        path = f"subscriptions/{ns}/{sub}.yaml"
+        members = self._members.get(key)
+        if not members:
+            self._members.pop(key, None)
+            self._out.pop(path, None)
+            return
+        # named by the first cluster of the state whose Description reads
+        source = next((m.source for c in entries if (m := members.get(c)) is not None
+                       and m.source), None)
+        phases, texts, total = [], [], dict.fromkeys(REPLICA_FIELDS, 0)
+        desired_total = 0
+        for cluster in sorted(members):
+            row = members[cluster].row
+            phases.append(row.phase)
+            texts.append(row.text)
+            desired_total += row.desired
+            for f, n in zip(REPLICA_FIELDS, row.replicas, strict=True):
+                total[f] += n
+        head = emit({
+            "apiVersion": API_VERSION, "kind": "SubscriptionStatus",
+            "source": source or {"namespace": ns, "name": sub},
+            "phase": worst_phase(phases),
+            "boundClusters": len(texts),
+            "phases": {p: phases.count(p) for p in PHASE_ORDER if p in phases},
+            "desiredReplicas": desired_total,
+            "replicaStatus": total,
+        })
+        self._out[path] = (head + "clusters:\n" + "".join(texts)).encode()
 
     def _desired(self, data: bytes) -> int:
         if data not in self._replicas:
@@ -226,8 +318,7 @@ class FleetStatus:
         Skips the work when neither a status branch nor the state moved, unless `recheck`
         seconds passed (heartbeats age even when nothing is written).
         """
-        key = (tuple(sorted(view.tips.items())), state_commit,
-               tuple(sorted(fleet.clusters)) if fleet else ())
+        key = (dict(view.tips), state_commit, frozenset(fleet.clusters) if fleet else ())
         now = self.clock.now()
         if key == self._fold_key and now - self._fold_time < recheck:
             return None
@@ -238,7 +329,7 @@ class FleetStatus:
         tree = self._write_tree(old, files)
         if old is not None and self._tree_of(old) == tree:
             return None
-        digest = _stable_digest(files)
+        digest = self._stable_digest(files)
         parents = [old] if old else []
         if old is not None and self._digest_of(old) == digest:
             parents = self.git.run("rev-list", "--parents", "-n1", old).decode().split()[1:]
@@ -264,6 +355,22 @@ class FleetStatus:
         self.git.write_objects(build.objects)
         self._index = new
         return build.root
+
+    def _stable_digest(self, files: Mapping[str, bytes]) -> str:
+        """A digest of the fleet status that ignores heartbeat times and autoscaler metric
+        values (they move with every report); each file's digested text is kept while the
+        file stays the same."""
+        h = hashlib.sha1()
+        kept: dict[str, tuple[bytes, bytes]] = {}
+        for path in sorted(files):
+            data = files[path]
+            found = self._stripped.get(path)
+            if found is None or found[0] is not data:
+                found = (data, _UNSTABLE.sub(b"", data))
+            kept[path] = found
+            h.update(path.encode() + b"\0" + found[1] + b"\0")
+        self._stripped = kept
+        return h.hexdigest()
 
     def _tree_of(self, commit: str) -> str | None:
         if commit not in self._trees:
@@ -299,14 +406,30 @@ def _cluster_row(cluster: str, reported: ClusterStatus | None, key: str, desired
             "message": status.message if status is not None else ""}
 
 
-def _stable_digest(files: Mapping[str, bytes]) -> str:
-    """A digest of the fleet status that ignores heartbeat times and autoscaler metric values
-    (they move with every report)."""
-    h = hashlib.sha1()
-    pattern = re.compile(rb"^(?:" + TIME_KEY.encode() + rb"|currentMetrics): .*$", re.M)
-    for path in sorted(files):
-        h.update(path.encode() + b"\0" + pattern.sub(b"", files[path]) + b"\0")
-    return h.hexdigest()
+_UNSTABLE = re.compile(rb"^(?:" + TIME_KEY.encode() + rb"|currentMetrics): .*$", re.M)
+_FOREVER = float("inf")
+_GONE = object()
+
+
+def _moved(new: Mapping[str, object], old: Mapping[str, object]) -> set[str]:
+    """The keys whose values differ between two readings."""
+    if new == old:
+        return set()
+    return {k for k in new.keys() | old.keys() if new.get(k, _GONE) != old.get(k, _GONE)}
+
+
+def _expiry(status: ClusterStatus | None, now: float) -> float:
+    """Until when the heartbeat judgement of `status` at `now` holds (gitfleet.lifecycle.
+    judgement: a heartbeat turns Unknown once older than its tolerance, and nothing else
+    changes with time alone)."""
+    hb = status.heartbeat if status is not None else None
+    if hb is None:
+        return _FOREVER
+    try:
+        expires = parse_iso(hb.time) + tolerance(hb)
+    except ValueError:
+        return _FOREVER
+    return expires if now <= expires else _FOREVER
 
 
 def _source_of(data: bytes, path: str) -> dict[str, str] | None:

@@ -6,7 +6,9 @@ Guarded by counts, not clocks, each at two fleet sizes:
   state that the hub's Git calls hand back (`cat-file --batch` contents and `ls-tree`
   entries) is counted. A round that lists the whole state tree (`len()` of the lazy previous
   state) reads four times as many at four times the clusters;
-- a running hub's one-cluster change starts as many Git processes and hashes as many objects;
+- a running hub's one-cluster change starts as many Git processes and hashes as many objects,
+  and its fleet-status fold makes again as many cluster files and Subscription rows (those of
+  the cluster that moved, not of the fleet);
 - a first render drafts each unit once per kind of cluster (not once per cluster), and its
   write hashes each distinct content once (not each of the state's files).
 """
@@ -153,6 +155,31 @@ def test_a_running_one_change_round_costs_as_much_at_any_fleet_size(
     assert small[0] > 0 and small[1] > 0
     assert large[0] <= small[0], f"Git processes: {small[0]} at 25 clusters, {large[0]} at 100"
     assert large[1] <= small[1], f"objects hashed: {small[1]} at 25 clusters, {large[1]} at 100"
+
+
+def folded_round_cost(tmp_path: Path, clusters: int) -> tuple[int, int, int, int]:
+    """(cluster files, Subscription rows) the fleet-status fold makes in a first round, then
+    in a running hub's round for a one-cluster change."""
+    from gitfleet.hub.reactors import FleetStatusFold
+
+    repo = synthetic_fleet(tmp_path / f"folded-{clusters}", clusters)
+    hub = Hub(open_store(str(repo)), settings=HubSettings())
+    hub.run_once()
+    fold = next(r for r in hub.reactors if isinstance(r, FleetStatusFold)).status
+    first = fold.summarised, fold.rows_made
+    tune_one_cluster(repo)
+    report = hub.run_once()
+    assert report is not None and report.moved == ("c00000",)
+    return (*first, fold.summarised - first[0], fold.rows_made - first[1])
+
+
+def test_a_running_fold_makes_again_what_moved_at_any_fleet_size(tmp_path: Path) -> None:
+    small = folded_round_cost(tmp_path, clusters=25)
+    large = folded_round_cost(tmp_path, clusters=100)
+    units = small[1] // 25                      # each cluster has a row per unit it holds
+    assert units > 0 and small[:2] == (25, 25 * units) and large[:2] == (100, 100 * units)
+    # the tuned cluster's state moved (its rows are made again), no cluster's status did
+    assert small[2:] == large[2:] == (0, units), f"at 25 clusters {small[2:]}, at 100 {large[2:]}"
 
 
 def first_round_cost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
