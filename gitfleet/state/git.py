@@ -251,7 +251,7 @@ class Git:
         objects that are alike one key (the same place in every cluster): in a pack, all but
         the first of a key may be written as deltas against it.
         """
-        todo = dict(objects)
+        todo = objects                  # (a first state write: not copied)
         if check_existing and todo:
             missing = self.missing_objects(todo)
             todo = {sha: obj for sha, obj in todo.items() if sha in missing}
