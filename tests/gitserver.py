@@ -84,8 +84,10 @@ class GitDaemon:
     """`git daemon` serving every repository under `base` on one 127.0.0.1 port, with push.
     It can go down and come back on the same URL (a remote outage); `down()` always stops it."""
 
-    def __init__(self, base: Path, port: int | None = None) -> None:
+    def __init__(self, base: Path, port: int | None = None, *,
+                 max_connections: int | None = None) -> None:
         self.base = base
+        self.max_connections = max_connections   # None: git daemon's default, 32
         self._chosen = port is not None  # a port the caller chose is kept even when taken
         self.port = port or free_port()
         self.proc: subprocess.Popen[bytes] | None = None
@@ -108,7 +110,9 @@ class GitDaemon:
         self.proc = subprocess.Popen(
             ["git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={self.port}",
              f"--base-path={self.base}", "--export-all", "--enable=receive-pack",
-             "--informative-errors", str(self.base)],
+             "--informative-errors",
+             *([f"--max-connections={self.max_connections}"] if self.max_connections else []),
+             str(self.base)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
         while True:

@@ -72,6 +72,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
                    help="virtual time of the agent schedule measurement")
     p.add_argument("--change-every", type=float, default=607.0,
                    help="virtual seconds between changes in the agent schedule measurement")
+    p.add_argument("--daemon-max-connections", type=int, default=1024,
+                   help="git daemon --max-connections (its own default, 32, refuses a burst)")
     p.add_argument("--skip-schedule", action="store_true")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", type=Path, help="write every figure here")
@@ -252,8 +254,9 @@ def main(argv: list[str] | None = None) -> int:
             for kind in kinds:
                 base = work / f"srv-{kind}"
                 base.mkdir()
-                server: Daemon | Http = (Daemon(base) if kind == "daemon" else
-                                         Http(base, work / f"nginx-{kind}", work / "tips"))
+                server: Daemon | Http = (
+                    Daemon(base, max_connections=args.daemon_max_connections)
+                    if kind == "daemon" else Http(base, work / f"nginx-{kind}", work / "tips"))
                 # git daemon has no HTTP side: its tip documents come from a static nginx
                 tips = server if isinstance(server, Http) else Http(
                     base, work / "nginx-tips", work / "tips")

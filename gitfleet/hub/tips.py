@@ -19,7 +19,6 @@ import asyncio
 import hashlib
 import logging
 import math
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -96,6 +95,7 @@ class TipFolder:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._stamps: dict[str, float] = {}   # cluster -> the mtime of its last write
         folder.mkdir(parents=True, exist_ok=True)
         for leftover in folder.glob(TEMP_PREFIX + "*"):   # a write killed half-way
             leftover.unlink(missing_ok=True)
@@ -110,17 +110,24 @@ class TipFolder:
         return out
 
     def write(self, cluster: str, body: bytes) -> None:
-        """Replace the document; its modification time moves on by at least a second, because
-        static servers derive ETag and Last-Modified from whole seconds and the size (nginx),
-        and a new tip of the same size in the same second would be answered 304."""
+        """Replace the document so that its ETag changes on every write.
+
+        Static servers derive ETag and Last-Modified from the modification time in whole
+        seconds and the size (nginx: `"<mtime hex>-<size hex>"`), and a new tip has the size
+        of the old one, so the time must move to a second of its own: one past the last
+        written (kept here as well, in case the file was removed in between) or now, if that
+        is later. The time is set on the temporary file before the rename, so a reader never
+        sees the new bytes under the old ETag. Rewrites faster than one a second run the
+        time ahead of the clock by as many seconds; nothing reads it as a clock."""
         path = self.folder / file_name(cluster)
         try:
             before = path.stat().st_mtime
         except OSError:
             before = 0.0
-        write_atomically(path, body, mode=0o644, prefix=TEMP_PREFIX)
-        stamp = max(time.time(), math.floor(before) + 1.0)
-        os.utime(path, (stamp, stamp))
+        last = max(before, self._stamps.get(cluster, 0.0))
+        stamp = max(time.time(), math.floor(last) + 1.0)
+        write_atomically(path, body, mode=0o644, prefix=TEMP_PREFIX, mtime=stamp)
+        self._stamps[cluster] = stamp
 
     def remove(self, cluster: str, ref: str) -> None:
         """Remove a cluster's document, only if it is one (a file gitfleet wrote)."""
