@@ -68,17 +68,21 @@ class StatusBranch:
         self._moved_from: _Place | None = None     # the place left, until the first write
         self._carry: str | None = None             # the old place's tip, as the new parent
         self._link_to: str | None = None           # a move's link, to leave at home first
+        # the applied cluster commits of every place the last `load` read (the link's too,
+        # when the place it names could not be reached): what a replay is judged against
+        self.records: list[str] = []
 
     def load(self) -> ClusterStatus | None:
         """Fetch the branch and read its tip (None when it does not exist yet). At home, a
         tip that links to the place the status moved to is followed: the newer of both wins."""
+        self.records = []
         target = self._read()
         if target is not None and self._moved_from is None and self.url == self.home:
             log(LOG, logging.INFO, "status branch lives elsewhere; following the link",
                 cluster=self.cluster, to=redact(target))
             self._moved_from = _Place(self.url, self.tip, self.status, self.metrics)
             self.url = target
-            self._read()
+            self._read()       # unreachable: `records` keeps the link's, the next load goes on
         self.loaded = True
         self._settle_move()
         return self.status
@@ -106,6 +110,8 @@ class StatusBranch:
             except InputError as exc:
                 log(LOG, logging.WARNING, "unreadable status file, starting afresh",
                     error=str(exc))
+        if self.status is not None and self.status.sync.cluster_commit:
+            self.records.append(self.status.sync.cluster_commit)
         self.tip_heartbeat_only = self._heartbeat_only(tip)
         target = self._trailers(tip).get(MOVED_TRAILER, "")
         return target if target and target != self.url else None
