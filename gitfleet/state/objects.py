@@ -12,12 +12,13 @@ import hashlib
 import re
 import struct
 import zlib
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from gitfleet.errors import TransientError
 from gitfleet.filemap import Finished, LazyFiles, Listed, Overlay, Reader, touched
+from gitfleet.state.delta import delta, ofs_header
 
 OBJ_COMMIT = 1
 OBJ_TREE = 2
@@ -51,9 +52,9 @@ def encode_tree(entries: Iterable[tuple[bytes, bytes, str]]) -> bytes:
                     for _, name, mode, sha in keyed)
 
 
-def tree_children(body: bytes) -> list[str]:
-    """The ids (hex) of the entries of a tree body."""
-    return [sha.hex() for _, _, sha in _ENTRY.findall(body)]
+def tree_entries(body: bytes) -> list[tuple[bytes, str]]:
+    """(name, id in hex) of the entries of a tree body."""
+    return [(name, sha.hex()) for _, name, sha in _ENTRY.findall(body)]
 
 
 def decode_tree(body: bytes) -> list[tuple[bytes, bytes, str]]:
@@ -644,26 +645,50 @@ def encode_pack(objects: Iterable[tuple[int, bytes]], *, level: int = 1) -> byte
     return b"".join(pack_chunks(list(objects), level=level))
 
 
+_DELTA_TRIES = 16         # deltas tried against a base before giving up on its kind
+
+
 def pack_chunks(items: Sequence[tuple[int, bytes]], *, level: int = 1,
-                chunk: int = 1 << 20) -> Iterator[bytes]:
-    """The same pack in pieces of about `chunk` bytes, so a reader can index it meanwhile."""
+                chunk: int = 1 << 20,
+                similar: Sequence[Hashable] | None = None) -> Iterator[bytes]:
+    """The same pack in pieces of about `chunk` bytes, so a reader can index it meanwhile.
+
+    `similar` (one key per item, None for none) groups objects that are alike: the first of
+    a group is stored whole, the others as deltas against it when one is short (an
+    OFS_DELTA: its base is earlier in this very pack, so the pack needs nothing else)."""
     digest = hashlib.sha1()
     parts = [b"PACK", struct.pack(">II", 2, len(items))]
     size_so_far = 12
-    for kind, body in items:
-        size = len(body)
-        byte = (kind << 4) | (size & 0x0F)
-        size >>= 4
-        header = bytearray()
-        while size:
-            header.append(byte | 0x80)
-            byte = size & 0x7F
-            size >>= 7
-        header.append(byte)
-        data = deflate(body, level)
-        parts.append(bytes(header))
-        parts.append(data)
-        size_so_far += len(header) + len(data)
+    offset = 12                                   # where the next entry starts in the pack
+    bases: dict[Hashable, list[Any]] = {}   # key -> [offset, kind, body, as int, misses]
+    for i, (kind, body) in enumerate(items):
+        key = similar[i] if similar is not None else None
+        entry = b""
+        if key is not None:
+            base = bases.get(key)
+            if base is None:
+                bases[key] = [offset, kind, body, int.from_bytes(body, "big"), 0]
+            elif base[1] == kind and base[4] < _DELTA_TRIES:
+                made = delta(base[2], body, base_number=base[3])
+                if made is None:
+                    base[4] += 1        # (folders of every cluster's own ids: stop trying)
+                else:
+                    base[4] = -1 << 30
+                    entry = ofs_header(len(made), offset - base[0]) + _stored(made)
+        if not entry:
+            size = len(body)
+            byte = (kind << 4) | (size & 0x0F)
+            size >>= 4
+            header = bytearray()
+            while size:
+                header.append(byte | 0x80)
+                byte = size & 0x7F
+                size >>= 7
+            header.append(byte)
+            entry = bytes(header) + deflate(body, level)
+        parts.append(entry)
+        size_so_far += len(entry)
+        offset += len(entry)
         if size_so_far >= chunk:
             block = b"".join(parts)
             digest.update(block)

@@ -33,7 +33,7 @@ from gitfleet.state.objects import (
     OBJ_TREE,
     TreeBuild,
     TreeIndex,
-    tree_children,
+    tree_entries,
 )
 
 LOG = logging.getLogger("gitfleet.state.writer")
@@ -205,7 +205,7 @@ class StateWriter:
                               updates=(), heads=heads)
 
         when = self.clock.now()
-        new_objects = self._missing(build)
+        new_objects, places = self._missing(build)
         for sha, obj in released.items():
             if sha not in self._present and sha not in new_objects:
                 new_objects[sha] = obj
@@ -233,7 +233,7 @@ class StateWriter:
             new_objects[sha] = (OBJ_COMMIT, body)
             updates.append(RefUpdate(self.branches.cluster(name), sha, old))
             new_heads[name] = (sha, wanted[name])
-        written = self.git.write_objects(new_objects, check_existing=False)
+        written = self.git.write_objects(new_objects, check_existing=False, similar=places)
         self._index = index
         if updates:
             self.publish(updates)
@@ -282,30 +282,40 @@ class StateWriter:
             return None
         return self.git.resolve(f"{commit}^{{tree}}")
 
-    def _missing(self, build: TreeBuild) -> dict[str, tuple[int, bytes]]:
+    def _missing(self, build: TreeBuild) -> tuple[dict[str, tuple[int, bytes]], dict[str, int]]:
         """The new objects of `build` the repository lacks, walking down only into missing
-        trees, level by level. A level wider than `check_limit` whose sample is all missing
-        is taken as new without asking about the rest (a first write: an object written twice
-        costs some disk, asking costs more time); otherwise the level is checked, so a
-        restarted writer, which knows nothing of what is present, writes only what a running
-        one would."""
+        trees, level by level, and the place of each (one number per path, every cluster's
+        folder counting as the same place: the pack writes like objects as deltas). A level
+        wider than `check_limit` whose sample is all missing is taken as new without asking
+        about the rest (a first write: an object written twice costs some disk, asking costs
+        more time); otherwise the level is checked, so a restarted writer, which knows nothing
+        of what is present, writes only what a running one would."""
         out: dict[str, tuple[int, bytes]] = {}
-        level: dict[str, None] = {build.root: None}
+        places: dict[tuple[int, bytes], int] = {(0, CLUSTERS[:-1].encode()): 1}
+        where: dict[str, int] = {}
+        level: dict[str, int] = {build.root: 0}      # object -> its place
         while level:
             unknown = [sha for sha in level if sha not in self._present and sha in build.objects]
             if len(unknown) > self.check_limit and self._all_missing(unknown):
-                missing = set(unknown)
+                missing = unknown
             else:
-                missing = self.git.missing_objects(unknown)
-                self._present.update(sha for sha in unknown if sha not in missing)
-            next_level: dict[str, None] = {}     # (a million files, far fewer contents)
+                gone = self.git.missing_objects(unknown)
+                self._present.update(sha for sha in unknown if sha not in gone)
+                missing = [sha for sha in unknown if sha in gone]
+            next_level: dict[str, int] = {}     # (a million files, far fewer contents)
             for sha in missing:
                 kind, body = build.objects[sha]
                 out[sha] = (kind, body)
+                place = where[sha] = level[sha]
                 if kind == OBJ_TREE:
-                    next_level.update(dict.fromkeys(tree_children(body)))
+                    for name, child in tree_entries(body):
+                        key = (place, b"*" if place == 1 else name)
+                        below = places.get(key)
+                        if below is None:
+                            below = places[key] = len(places) + 1
+                        next_level.setdefault(child, below)
             level = next_level
-        return out
+        return out, where
 
     def _all_missing(self, shas: list[str]) -> bool:
         """Whether a sample of 64 of `shas` is all missing (then the rest very likely is)."""
