@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from gitfleet import yamlio
 from gitfleet.agent.desired import commit_trailers
 from gitfleet.agent.statusmessage import HEARTBEAT_TRAILER, Message, Write, decide, describe
-from gitfleet.errors import InputError, RefConflict
+from gitfleet.errors import InputError, RefConflict, TransientError
 from gitfleet.layout import METRICS_FILE, STATUS_FILE, Branches
 from gitfleet.logs import log
 from gitfleet.state.git import Git, RefUpdate, RemoteRefMissing
@@ -75,14 +75,20 @@ class StatusBranch:
     def load(self) -> ClusterStatus | None:
         """Fetch the branch and read its tip (None when it does not exist yet). At home, a
         tip that links to the place the status moved to is followed: the newer of both wins."""
-        self.records = []
         target = self._read()
+        found = self._record()
         if target is not None and self._moved_from is None and self.url == self.home:
             log(LOG, logging.INFO, "status branch lives elsewhere; following the link",
                 cluster=self.cluster, to=redact(target))
             self._moved_from = _Place(self.url, self.tip, self.status, self.metrics)
             self.url = target
-            self._read()       # unreachable: `records` keeps the link's, the next load goes on
+            try:
+                self._read()
+            except TransientError:
+                self.records = found     # judge by the link's record; the next load goes on
+                raise
+            found += self._record()
+        self.records = found
         self.loaded = True
         self._settle_move()
         return self.status
@@ -110,11 +116,14 @@ class StatusBranch:
             except InputError as exc:
                 log(LOG, logging.WARNING, "unreadable status file, starting afresh",
                     error=str(exc))
-        if self.status is not None and self.status.sync.cluster_commit:
-            self.records.append(self.status.sync.cluster_commit)
         self.tip_heartbeat_only = self._heartbeat_only(tip)
         target = self._trailers(tip).get(MOVED_TRAILER, "")
         return target if target and target != self.url else None
+
+    def _record(self) -> list[str]:
+        """The applied cluster commit of the status just read, if any."""
+        return [self.status.sync.cluster_commit] if self.status is not None and \
+            self.status.sync.cluster_commit else []
 
     def move_to(self, url: str) -> None:
         """Push to `url` from now on (the cluster's status repository changed); the next
