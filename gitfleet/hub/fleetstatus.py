@@ -41,6 +41,7 @@ from gitfleet.fleetview.summary import (
     cluster_summary,
     worst_phase,
 )
+from gitfleet.hub.collector import collector_paused
 from gitfleet.layout import DESCRIPTION_FILE, Branches
 from gitfleet.lifecycle.judgement import tolerance
 from gitfleet.model.loader import Fleet
@@ -359,7 +360,8 @@ class FleetStatus:
         if key == self._fold_key and now - self._fold_time < recheck:
             return None
         self._fold_key, self._fold_time = key, now
-        files = self.files(fleet, state, view, rows=rows, extra=extra)
+        with collector_paused():           # (gitfleet.hub.collector)
+            files = self.files(fleet, state, view, rows=rows, extra=extra)
         ref = self.branches.fleet_status
         old = self.git.resolve(ref)
         tree = self._write_tree(old, files)
