@@ -13,8 +13,11 @@ from pathlib import Path
 
 
 def write_atomically(path: Path, data: bytes, *, mode: int | None = None,
-                     prefix: str | None = None, suffix: str = "") -> None:
-    """Replace `path` with `data`; `mode`: its permissions (None: private, 0600)."""
+                     prefix: str | None = None, suffix: str = "",
+                     mtime: float | None = None) -> None:
+    """Replace `path` with `data`; `mode`: its permissions (None: private, 0600); `mtime`:
+    its modification time, set before the rename (a reader never sees the new bytes with the
+    old time)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix or f".{path.name}.",
                                suffix=suffix)
     try:
@@ -22,6 +25,8 @@ def write_atomically(path: Path, data: bytes, *, mode: int | None = None,
             fh.write(data)
         if mode is not None:
             os.chmod(tmp, mode)
+        if mtime is not None:
+            os.utime(tmp, (mtime, mtime))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -27,7 +27,7 @@ from pathlib import Path
 import yaml
 
 from gitfleet.errors import InputError
-from gitfleet.model.loader import FLEET_FILE, Fleet, load_fleet, relevant
+from gitfleet.model.loader import FLEET_FILE, Fleet, KeptSettings, load_fleet, relevant
 from gitfleet.model.problems import Problem
 from gitfleet.secrets.links import refuse_symlinks, worktree_symlinks
 
@@ -245,11 +245,13 @@ KUSTOMIZER = Kustomizer()
 
 
 def load_snapshot(files: Mapping[str, bytes], *,
-                  kustomizer: Kustomizer | None = None) -> Fleet:
+                  kustomizer: Kustomizer | None = None, kept: KeptSettings | None = None
+                  ) -> Fleet:
     """Build the snapshot's kustomization folders, then load the fleet; a folder whose build
-    failed is an error of its kustomization file, which counts as broken."""
+    failed is an error of its kustomization file, which counts as broken. `kept`: the last
+    good fleet.yaml (gitfleet.model.loader.load_fleet)."""
     expanded, problems, broken = (kustomizer or KUSTOMIZER).expand(files)
-    fleet = load_fleet(expanded)
+    fleet = load_fleet(expanded, kept=kept)
     if not problems:
         return fleet
     return dataclasses.replace(fleet, errors=(*fleet.errors, *problems),

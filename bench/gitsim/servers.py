@@ -99,9 +99,11 @@ class Daemon:
 
     kind = "git-daemon"
 
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, *, max_connections: int = 1024) -> None:
+        # git daemon refuses connections beyond 32 by default (--max-connections); a fleet's
+        # burst of fetches plus its steady load needs more (docs/git-budget.md)
         self.base = base
-        self._daemon = GitDaemon(base)
+        self._daemon = GitDaemon(base, max_connections=max_connections)
 
     def url(self, repo: str) -> str:
         return f"{self._daemon.url}/{repo}"

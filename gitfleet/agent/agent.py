@@ -199,6 +199,8 @@ class Agent:
         self._heartbeat: Heartbeat | None = None
         self._status: ClusterStatus | None = None
         self._status_loaded = False
+        self._sought: set[str] = set()   # applied cluster commits fetched by id
+        self._newest: tuple[tuple[str, ...], str] = ((), "")   # records -> the newest
         self.last = StepOutcome()
         self.refused = ""
         self._logged_commit = ""
@@ -224,12 +226,12 @@ class Agent:
         verdict = None
         if commit and self.branch.trusted is not None:
             previous = self._previous_status(now)
-            verdict = self.branch.verdict(
-                commit, applied=previous.sync.cluster_commit if previous else "")
+            applied = self._newest_applied(previous.sync.cluster_commit if previous else "")
+            verdict = self.branch.verdict(commit, applied=applied)
         refused = verdict is not None and not verdict.ok
         desired = self.branch.read(commit) if commit and not refused else None
         if desired is not None:
-            self._follow_status_place(desired)
+            self._follow_status_place(desired, now)
             self._timing = self._own_timing() or desired.heartbeat or self._timing
             if desired.errors and desired.cluster_commit != self._logged_errors:
                 log(LOG, logging.WARNING, "cluster branch read with errors; nothing pruned "
@@ -256,13 +258,55 @@ class Agent:
         self.last = out
         return self._next_delay(now, out)
 
-    def _follow_status_place(self, desired: DesiredState) -> None:
+    def _follow_status_place(self, desired: DesiredState, now: float) -> None:
         """Push status where cluster.yaml says (`statusRepository`), else to the fleet repo;
-        a move re-reads the status from the newer of both places (gitfleet.agent.statusbranch)."""
+        a move re-reads the status from the newer of both places (gitfleet.agent.statusbranch).
+
+        The place it leaves is read first (also without trusted keys, where the step has not
+        read it yet): its status and history travel, and a move starts with the link in the
+        fleet repo. Unreadable now: the move waits for a later step."""
         url = desired.status_repository or self.settings.repo_url
-        if url != self.status_branch.url:
+        if url == self.status_branch.url:
+            return
+        self._previous_status(now)
+        if self._status_loaded and url != self.status_branch.url:
             self.status_branch.move_to(url)
             self._status_loaded = False
+
+    def _newest_applied(self, applied: str) -> str:
+        """The applied cluster commit a fetched one is judged against: the status's own, or a
+        newer one (its descendant) recorded in another place the status lived in (the link
+        a move left in the fleet repo, when the place it names cannot be read now)."""
+        records = tuple(dict.fromkeys(r for r in (applied, *self.status_branch.records) if r))
+        if len(records) < 2:
+            if records:
+                self._know_applied(records[0])
+            return records[0] if records else ""
+        if self._newest[0] != records:
+            best = records[0]
+            for record in records:
+                self._know_applied(record)
+                if record != best and self.git.is_ancestor(best, record):
+                    best = record
+            self._newest = (records, best)
+        return self._newest[1]
+
+    def _know_applied(self, applied: str) -> None:
+        """Fetch the applied cluster commit by id when this repository lacks it (a restarted
+        agent with a new workdir, after the branch was pushed back): without it, an older
+        commit cannot be told from an unrelated one. Gone from the fleet repo: judged as
+        before (logged), never a refusal of every commit on a status record's word."""
+        if applied in self._sought or self.git.read_objects([applied]).get(applied) is not None:
+            return
+        if len(self._sought) > 16:
+            self._sought.clear()
+        self._sought.add(applied)   # once per applied commit, not at every step
+        try:
+            self.git.fetch(self.settings.repo_url, [applied])
+        except GitfleetError as exc:
+            log(LOG, logging.WARNING, "applied cluster commit not found in the fleet repo; "
+                "older commits cannot be told apart", cluster=self.settings.cluster,
+                applied=applied[:12], error=str(exc))
 
     def _fetch(self, now: float, out: StepOutcome) -> None:
         if now < self._next_fetch:

@@ -11,6 +11,13 @@ With a signing key (`gitfleet.agent.signer`) every commit is signed by the agent
 this agent did not sign (someone else wrote into its branch) is never read as its own last
 status: the agent starts afresh on top of it, and the hub, which folds only commits signed by
 the cluster's key, ignores it as well.
+
+A move (`move_to`, the cluster's status repository changed) first leaves a **link** in the
+fleet repo's branch (the agent's home, where every agent starts reading): a commit with the
+status being written and the trailer `Gitfleet-Status-Moved-To: <url>`; only then is the new
+place written. A `load` at home follows the link, so a restarted agent reads the newest status
+(and the applied cluster commit in it) wherever the status moved, and a crash between the link
+and the new place's first write is carried on from the link.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from dataclasses import dataclass
 from gitfleet import yamlio
 from gitfleet.agent.desired import commit_trailers
 from gitfleet.agent.statusmessage import HEARTBEAT_TRAILER, Message, Write, decide, describe
-from gitfleet.errors import InputError, RefConflict
+from gitfleet.errors import InputError, RefConflict, TransientError
 from gitfleet.layout import METRICS_FILE, STATUS_FILE, Branches
 from gitfleet.logs import log
 from gitfleet.state.git import Git, RefUpdate, RemoteRefMissing
@@ -31,6 +38,7 @@ from gitfleet.state.urls import redact
 from gitfleet.wire.status import ClusterStatus
 
 LOG = logging.getLogger("gitfleet.agent.status")
+MOVED_TRAILER = "Gitfleet-Status-Moved-To"
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,7 @@ class StatusBranch:
     def __init__(self, git: Git, url: str, branches: Branches, cluster: str) -> None:
         self.git = git
         self.url = url
+        self.home = url        # the fleet repo: where a load starts and a move leaves its link
         self.cluster = cluster
         self.remote_ref = branches.status(cluster)
         self.local_ref = "refs/remotes/origin/" + self.remote_ref.removeprefix("refs/heads/")
@@ -58,9 +67,34 @@ class StatusBranch:
         self.loaded = False
         self._moved_from: _Place | None = None     # the place left, until the first write
         self._carry: str | None = None             # the old place's tip, as the new parent
+        self._link_to: str | None = None           # a move's link, to leave at home first
+        # the applied cluster commits of every place the last `load` read (the link's too,
+        # when the place it names could not be reached): what a replay is judged against
+        self.records: list[str] = []
 
     def load(self) -> ClusterStatus | None:
-        """Fetch the branch and read its tip (None when it does not exist yet)."""
+        """Fetch the branch and read its tip (None when it does not exist yet). At home, a
+        tip that links to the place the status moved to is followed: the newer of both wins."""
+        target = self._read()
+        found = self._record()
+        if target is not None and self._moved_from is None and self.url == self.home:
+            log(LOG, logging.INFO, "status branch lives elsewhere; following the link",
+                cluster=self.cluster, to=redact(target))
+            self._moved_from = _Place(self.url, self.tip, self.status, self.metrics)
+            self.url = target
+            try:
+                self._read()
+            except TransientError:
+                self.records = found     # judge by the link's record; the next load goes on
+                raise
+            found += self._record()
+        self.records = found
+        self.loaded = True
+        self._settle_move()
+        return self.status
+
+    def _read(self) -> str | None:
+        """Read the tip of the branch at `self.url`; the place its link names, if any."""
         try:
             self.git.fetch(self.url, [f"+{self.remote_ref}:{self.local_ref}"])
             tip = self.git.resolve(self.local_ref)
@@ -72,31 +106,37 @@ class StatusBranch:
         self.tip_heartbeat_only = False
         self.metrics = None
         self._carry = None
-        if tip is not None and not self._signed_by_us(tip):
-            self.loaded = True
-            self._settle_move()
-            return self.status
-        if tip is not None:
-            self.metrics = self.git.read_blob(tip, METRICS_FILE)
-            raw = self.git.read_blob(tip, STATUS_FILE)
-            if raw is not None:
-                try:
-                    self.status = ClusterStatus.from_yaml(raw, STATUS_FILE)
-                except InputError as exc:
-                    log(LOG, logging.WARNING, "unreadable status file, starting afresh",
-                        error=str(exc))
-            self.tip_heartbeat_only = self._heartbeat_only(tip)
-        self.loaded = True
-        self._settle_move()
-        return self.status
+        if tip is None or not self._signed_by_us(tip):
+            return None
+        self.metrics = self.git.read_blob(tip, METRICS_FILE)
+        raw = self.git.read_blob(tip, STATUS_FILE)
+        if raw is not None:
+            try:
+                self.status = ClusterStatus.from_yaml(raw, STATUS_FILE)
+            except InputError as exc:
+                log(LOG, logging.WARNING, "unreadable status file, starting afresh",
+                    error=str(exc))
+        self.tip_heartbeat_only = self._heartbeat_only(tip)
+        target = self._trailers(tip).get(MOVED_TRAILER, "")
+        return target if target and target != self.url else None
+
+    def _record(self) -> list[str]:
+        """The applied cluster commit of the status just read, if any."""
+        return [self.status.sync.cluster_commit] if self.status is not None and \
+            self.status.sync.cluster_commit else []
 
     def move_to(self, url: str) -> None:
         """Push to `url` from now on (the cluster's status repository changed); the next
         `load` or `write` reads the new place and carries the newer status on."""
         if url == self.url:
             return
-        if self._moved_from is None and self.loaded:
+        if not self.loaded:
+            self.load()              # what the old place holds travels (TransientError: later)
+            if url == self.url:
+                return
+        if self._moved_from is None:
             self._moved_from = _Place(self.url, self.tip, self.status, self.metrics)
+        self._link_to = None if url == self.home else url
         log(LOG, logging.INFO, "status branch moves", cluster=self.cluster,
             to=redact(url), was=redact(self.url))
         self.url = url
@@ -140,10 +180,12 @@ class StatusBranch:
                 reason=verdict.reason)
         return verdict.ok
 
-    def _heartbeat_only(self, commit: str) -> bool:
+    def _trailers(self, commit: str) -> dict[str, str]:
         message = self.git.run("cat-file", "commit", commit).decode(errors="replace")
-        body = message.split("\n\n", 1)[1] if "\n\n" in message else ""
-        return commit_trailers(body).get(HEARTBEAT_TRAILER) == "true"
+        return commit_trailers(message.split("\n\n", 1)[1] if "\n\n" in message else "")
+
+    def _heartbeat_only(self, commit: str) -> bool:
+        return self._trailers(commit).get(HEARTBEAT_TRAILER) == "true"
 
     def _parents(self, commit: str) -> list[str]:
         out = self.git.run("rev-list", "--parents", "-n", "1", commit).decode().split()
@@ -160,6 +202,8 @@ class StatusBranch:
         `metrics`: the new `metrics.yaml` (None: keep the tip's; b"": remove it)."""
         if not self.loaded:
             self.load()
+        if self._link_to is not None:
+            self._leave_link(self._link_to, status, when=when, metrics=metrics)
         if self._moved_from is not None:
             extra = [*extra, f"Status moved here from {redact(self._moved_from.url)}."]
         try:
@@ -171,6 +215,44 @@ class StatusBranch:
             if rebase is not None:
                 status = rebase(self.status)
             return self._write(status, when=when, extra=extra, metrics=metrics)
+
+    def _leave_link(self, target: str, status: ClusterStatus, *, when: float,
+                    metrics: bytes | None) -> None:
+        """Before the first write at `target`: the home branch's tip says the status moved
+        there, and holds `status` (the newest record, with its applied cluster commit) so a
+        crash before that write loses nothing. Appended with the home tip as the lease."""
+        local = "refs/gitfleet-home/" + self.remote_ref.removeprefix("refs/heads/")
+        for attempt in (1, 2):
+            try:
+                self.git.fetch(self.home, [f"+{self.remote_ref}:{local}"])
+                tip = self.git.resolve(local)
+            except RemoteRefMissing:
+                tip = None
+            if tip is not None and self._signed_by_us(tip) and \
+                    self._trailers(tip).get(MOVED_TRAILER) == target:
+                break                            # left already (a retry, or the other writer)
+            files = {STATUS_FILE: yamlio.dump(status.to_dict()).encode()}
+            kept = metrics if metrics is not None else self.metrics
+            if kept:
+                files[METRICS_FILE] = kept
+            state = status.sync.state_commit
+            trailers = ([f"State-Commit: {state}"] if state else []) + \
+                [f"{MOVED_TRAILER}: {target}"]
+            text = (f"{self.cluster}: status moved\n\nStatus moved to {redact(target)}.\n\n"
+                    + "\n".join(trailers) + "\n")
+            # a second before the new place's first write: readers that take the newer of
+            # two places by commit time (a restarted agent, the hub) then pick the new place
+            commit = self.git.commit(self.git.write_tree(files), [tip] if tip else [], text,
+                                     when=when - 1)
+            try:
+                self.git.push(self.home, [RefUpdate(self.remote_ref, commit, tip)])
+                break
+            except RefConflict:
+                if attempt == 2:
+                    raise
+        self._link_to = None
+        log(LOG, logging.INFO, "status move linked in the fleet repo", cluster=self.cluster,
+            to=redact(target))
 
     def _write(self, status: ClusterStatus, *, when: float, extra: Sequence[str],
                metrics: bytes | None) -> Write:

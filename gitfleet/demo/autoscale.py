@@ -149,11 +149,15 @@ def show_autoscaling(*, git: Git, clusters: Sequence[str], sims: Sequence[KubeSi
 
 def _fhpa_settled(git: Git, total: int) -> bool:
     """Whether the fleet status shows the cart's FederatedHPA at `total` replicas, with the
-    metric values measured over them."""
+    metric values measured over them: every metric at or under its target (within the HPA's
+    10% tolerance). Right after the scale the status can still carry the metric measured over
+    the old pods (100%/50%) until the agents' next collection reaches the hub."""
     from gitfleet.fleetview.snapshot import read_snapshot
 
     for doc in read_snapshot(git).autoscalers.get("fhpa", []):
         if doc.get("namespace") == NAMESPACE and doc.get("name") == FHPA:
+            metrics = str(doc.get("currentMetrics") or "")
+            pairs = re.findall(r"(\d+)%/(\d+)%", metrics)
             return bool(doc.get("currentReplicas") == total == doc.get("desiredReplicas") and
-                        doc.get("currentMetrics"))
+                        pairs and all(int(now) <= int(want) * 1.1 for now, want in pairs))
     return False

@@ -9,6 +9,7 @@ stays, and `refused` says why (logged and counted once per commit).
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from gitfleet.clock import Clock
@@ -17,7 +18,9 @@ from gitfleet.hub.round import RoundInputs
 from gitfleet.hub.settings import HubSettings
 from gitfleet.layout import Branches
 from gitfleet.logs import log
-from gitfleet.model.loader import Fleet
+from gitfleet.model.loader import FLEET_FILE, Fleet, KeptSettings
+from gitfleet.source import load_snapshot
+from gitfleet.state.lastgood import last_good_settings
 from gitfleet.state.signing import TrustedKeys
 from gitfleet.state.snapshot import SourceReader
 from gitfleet.state.statusread import StatusReader
@@ -26,6 +29,8 @@ from gitfleet.state.writer import StateWriter, read_heads
 
 LOG = logging.getLogger("gitfleet.hub")
 DEFAULT_SOURCE_BRANCH = "main"
+KEPT_LOOKUPS = 64       # source commits whose last good fleet.yaml is remembered
+KEPT_FLEETS = 4         # fleets loaded with kept settings (only while fleet.yaml is broken)
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,9 @@ class InputReader:
         self.status = StatusReader(store.git, hub_keys=hub_keys, log_rejections=True)
         self.refused = ""          # why the source tip is not rendered (unsigned), else ""
         self._fleet_branch: str | None = None     # fleet.yaml's sourceBranch, once read
+        # while fleet.yaml has problems: the last good one found for a commit, and its fleets
+        self._kept: dict[str, KeptSettings | None] = {}
+        self._kept_fleets: OrderedDict[str, Fleet] = OrderedDict()
 
     def source_branch(self) -> str:
         return self.settings.source_branch or self._fleet_branch or DEFAULT_SOURCE_BRANCH
@@ -70,7 +78,7 @@ class InputReader:
                 return None
             if not self._signed(commit, branch):
                 return None
-            fleet = self.source_reader.fleet_at(commit)
+            fleet = self.fleet_at(commit)
             wanted = fleet.settings.source_branch
             if self.settings.source_branch or wanted == branch:
                 return Source(commit, branch, fleet, Branches(fleet.settings.branch_prefix))
@@ -87,7 +95,32 @@ class InputReader:
         return RoundInputs(source=source.commit, branch=source.branch, fleet=source.fleet,
                            branches=source.branches, heads=heads, status=self.status.read(),
                            previous=previous, now=self.clock.now(),
-                           fleet_at=self.source_reader.fleet_at)
+                           fleet_at=self.fleet_at)
+
+    def fleet_at(self, commit: str) -> Fleet:
+        """The fleet at `commit`; while its fleet.yaml has problems, with the settings of the
+        last good one in its history (gitfleet.state.lastgood), said as a warning."""
+        found = self._kept_fleets.get(commit)
+        if found is not None:
+            self._kept_fleets.move_to_end(commit)
+            return found
+        fleet = self.source_reader.fleet_at(commit)
+        if FLEET_FILE not in fleet.broken_paths:
+            return fleet
+        if commit not in self._kept:
+            self._kept[commit] = last_good_settings(self.store.git, commit)
+            while len(self._kept) > KEPT_LOOKUPS:
+                self._kept.pop(next(iter(self._kept)))
+        kept = self._kept[commit]
+        if kept is None:
+            return fleet
+        fleet = load_snapshot(self.source_reader.files_at(commit), kept=kept)
+        self._kept_fleets[commit] = fleet
+        while len(self._kept_fleets) > KEPT_FLEETS:
+            self._kept_fleets.popitem(last=False)
+        log(LOG, logging.WARNING, "fleet.yaml has problems: the last good settings stay",
+            commit=commit[:12], kept=kept.where)
+        return fleet
 
     def _signed(self, source: str, branch: str) -> bool:
         if self.source_keys is None:

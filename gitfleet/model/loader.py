@@ -789,7 +789,35 @@ def replicas_problem(template: Template) -> str:
     return ""
 
 
+@dataclass(frozen=True)
+class KeptSettings:
+    """fleet.yaml as it last was without problems, and where that was: while the current
+    fleet.yaml has problems the fleet keeps these settings (one typo must not move every
+    cluster's status or change every agent's timing). `data` None: there was no fleet.yaml."""
+
+    data: bytes | None
+    where: str          # said in the warning, e.g. "commit 1a2b3c4d5e6f"
+
+
+# Keys fleet.yaml's schema accepts that no part of gitfleet reads from it: each an error at its
+# line naming what sets it instead (nothing silently ignored). They never changed what the
+# settings meant, so they do not make the rest of fleet.yaml unreadable.
+UNREAD_INTERVALS = {
+    "collect": "each agent's --collect-interval sets how often it reads autoscaled workloads' "
+               "metrics (default 15s)",
+    "sync": "each agent's --interval sets how often it polls Git (default 10s)",
+}
+
+
+def settings_problems(data: bytes | None) -> list[Problem]:
+    """The problems that make a fleet.yaml's settings unreadable ([] for a good one or
+    none): what decides whether it can be the last good one."""
+    return load_settings({} if data is None else {FLEET_FILE: data})[1]
+
+
 def load_settings(files: Mapping[str, bytes]) -> tuple[FleetSettings, list[Problem]]:
+    """fleet.yaml's settings and their problems; with any problem, the defaults (a caller
+    that has the last good fleet.yaml keeps it: `load_fleet(kept=...)`)."""
     data = files.get(FLEET_FILE)
     if data is None:
         return FleetSettings(), []
@@ -896,11 +924,53 @@ def _health_problems(data: bytes, entries: Any) -> list[Problem]:
     return out
 
 
-def load_fleet(files: Mapping[str, bytes]) -> Fleet:
-    """Parse and validate a fleet snapshot; paths are repo-relative, `/`-separated."""
-    settings, settings_problems = load_settings(files)
+def _unread_problems(files: Mapping[str, bytes]) -> list[Problem]:
+    """Accepted keys nothing reads (UNREAD_INTERVALS), each an error at its line."""
+    data = files.get(FLEET_FILE)
+    if data is None:
+        return []
+    try:
+        doc = yamlio.load_one(data, FLEET_FILE)
+    except InputError:
+        return []       # said by load_settings
+    intervals = doc.get("intervals") if isinstance(doc, dict) else None
+    if not isinstance(intervals, dict):
+        return []
+    return [Problem(FLEET_FILE, yamlio.line_of(data, 0, ("intervals", key)), "FleetSettings",
+                    f"intervals.{key} is not read from fleet.yaml: {why}; remove it")
+            for key, why in UNREAD_INTERVALS.items() if key in intervals]
+
+
+def _fleet_settings(files: Mapping[str, bytes], kept: KeptSettings | None
+                    ) -> tuple[FleetSettings, list[Problem], list[Problem], bool]:
+    """The settings the fleet uses, the errors and warnings about them, and whether
+    fleet.yaml is broken (its own settings unreadable)."""
+    settings, problems = load_settings(files)
+    errors = [*problems, *_unread_problems(files)]
+    if not problems:
+        return settings, errors, [], False
+    if kept is not None:
+        good, bad = load_settings({} if kept.data is None else {FLEET_FILE: kept.data})
+        if not bad:
+            return good, errors, [Problem(
+                FLEET_FILE, None, "FleetSettings",
+                f"fleet.yaml has problems: the fleet keeps the settings of {kept.where} "
+                "(status repositories, heartbeat, everything else) until they are fixed")], True
+    return settings, errors, [Problem(
+        FLEET_FILE, None, "FleetSettings",
+        "fleet.yaml has problems and no earlier fleet.yaml without problems was found: the "
+        "fleet uses the default settings until they are fixed")], True
+
+
+def load_fleet(files: Mapping[str, bytes], *, kept: KeptSettings | None = None) -> Fleet:
+    """Parse and validate a fleet snapshot; paths are repo-relative, `/`-separated. `kept`:
+    the last good fleet.yaml, whose settings hold while this one has problems."""
+    settings, settings_errors, settings_warnings, broken = _fleet_settings(files, kept)
     builder = _Builder(settings)
-    builder.errors.extend(settings_problems)
+    builder.errors.extend(settings_errors)
+    builder.warnings.extend(settings_warnings)
+    if broken:
+        builder.broken.add(FLEET_FILE)
     for path in sorted(files):
         if not relevant(path) or path == FLEET_FILE:
             continue

@@ -17,7 +17,7 @@ import re
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -242,26 +242,37 @@ class Git:
     # -- writing objects ---------------------------------------------------------------------
 
     def write_objects(self, objects: Mapping[str, tuple[int, bytes]], *,
-                      check_existing: bool = True) -> int:
+                      check_existing: bool = True,
+                      similar: Mapping[str, Hashable] | None = None) -> int:
         """Store objects (sha -> (type, body)); returns how many were written.
 
         A few are written as loose objects, many as one pack through `git index-pack`.
-        Objects already in the repository are skipped when `check_existing`.
+        Objects already in the repository are skipped when `check_existing`. `similar` gives
+        objects that are alike one key (the same place in every cluster): in a pack, all but
+        the first of a key may be written as deltas against it.
         """
-        todo = dict(objects)
+        todo = objects
         if check_existing and todo:
             missing = self.missing_objects(todo)
             todo = {sha: obj for sha, obj in todo.items() if sha in missing}
-        if not todo:
-            return 0
-        if len(todo) <= self.settings.loose_object_limit:
-            for sha, (kind, body) in todo.items():
+        keys = None if similar is None else [similar.get(sha) for sha in todo]
+        return self.write_new(list(todo), list(todo.values()), similar=keys)
+
+    def write_new(self, shas: Sequence[str], items: Sequence[tuple[int, bytes]], *,
+                  similar: Sequence[Hashable] | None = None) -> int:
+        """Store objects the repository lacks, given as their ids and (type, body) in the same
+        order, without asking Git which it holds; `similar`: a key per object, or None (see
+        `write_objects`). Lists, so that a first state write of some 400,000 objects costs
+        no map of them. Returns how many were written."""
+        if len(shas) <= self.settings.loose_object_limit:
+            for sha, (kind, body) in zip(shas, items, strict=True):
                 self._write_loose(sha, kind, body)
         else:
-            self._index_pack(list(todo.values()))
-        return len(todo)
+            self._index_pack(items, similar)
+        return len(shas)
 
-    def _index_pack(self, items: list[tuple[int, bytes]]) -> None:
+    def _index_pack(self, items: Sequence[tuple[int, bytes]],
+                    similar: Sequence[Hashable] | None = None) -> None:
         """Stream a pack into `git index-pack --stdin`: Git indexes while Python encodes."""
         args = ("index-pack", "--stdin")
         with tempfile.TemporaryFile() as errors:
@@ -271,7 +282,8 @@ class Git:
             try:
                 assert proc.stdin is not None
                 with proc.stdin:
-                    for block in pack_chunks(items, level=self.settings.pack_level):
+                    for block in pack_chunks(items, level=self.settings.pack_level,
+                                             similar=similar):
                         proc.stdin.write(block)
                 code = proc.wait(timeout=self.settings.timeout)
             except BrokenPipeError:

@@ -92,9 +92,12 @@ def test_dual_switches_between_the_hub_and_the_agent(tmp_path: Path) -> None:
                          what="the worker applies the change")
                 assert again.last.delegated
                 assert uid(c1) == first and inventory_keys(c1) == applied
+                # the worker writes its sync after the apply the colour shows, and the agent's
+                # heartbeat (AppPusher on) may land first over the agent's own earlier sync of
+                # "green": wait for the worker's sync of this commit, not any SYNCED
+                red = git(repo, "rev-parse", "main").strip()
                 final = wait_for(lambda: (s := status(repo, "c1")) and s.sync.result
-                                 is SyncResult.SYNCED and s.heartbeat
-                                 and s.heartbeat.app_pusher and s,
-                                 what="both parts of the status")
+                                 is SyncResult.SYNCED and s.sync.source_commit == red
+                                 and s.heartbeat and s.heartbeat.app_pusher and s,
+                                 what="both parts of the status, the sync of the red commit")
                 assert not final.pruned
-                assert final.sync.source_commit == git(repo, "rev-parse", "main").strip()

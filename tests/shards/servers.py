@@ -12,6 +12,8 @@ as docs/status-shards.md tells an operator to set them up, with an access log of
 from __future__ import annotations
 
 import subprocess
+import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +45,7 @@ class StatusHttp:
         self.port = free_port()
         self._nginx: subprocess.Popen[bytes] | None = None
         self._fcgi: subprocess.Popen[bytes] | None = None
+        self._marks = 0
 
     def url(self, repo: str) -> str:
         return f"http://127.0.0.1:{self.port}/git/{repo}"
@@ -53,15 +56,33 @@ class StatusHttp:
     def hidden_url(self, cluster: str, repo: str) -> str:
         return f"http://127.0.0.1:{self.port}/hidden/{cluster}/{repo}"
 
+    def _settle(self) -> None:
+        """Wait until every request answered so far is in the access log. nginx writes a
+        request's line after its last byte went out, so a client (git push) can be done before
+        its line is there; a marker request answered by the same single worker afterwards is
+        logged after it, so once the marker's line is in the log, so are the earlier ones."""
+        self._marks += 1
+        marker = f"/settle/{self._marks}"
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{marker}", timeout=10) as r:
+            r.read()
+        deadline = time.monotonic() + 10
+        while f"{marker} " not in (self.dir / "access.log").read_text():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"nginx did not log {marker}")
+            time.sleep(0.01)
+
     def requests(self) -> list[Request]:
         """Every request since the last `clear`, in order."""
+        self._settle()
         out = []
         for line in (self.dir / "access.log").read_text().splitlines():
             uri, status, sent, received = line.split()
-            out.append(Request(uri, int(status), int(sent), int(received)))
+            if not uri.startswith("/settle/"):
+                out.append(Request(uri, int(status), int(sent), int(received)))
         return out
 
     def clear(self) -> None:
+        self._settle()     # a late line of an earlier request must not land after the clear
         (self.dir / "access.log").write_text("")
 
     def _location(self, pattern: str, path: str, config: list[tuple[str, str]]) -> str:
@@ -92,6 +113,7 @@ class StatusHttp:
   server {{
     listen 127.0.0.1:{self.port};
     client_max_body_size 0;
+    location /settle/ {{ return 204; }}
 {self._location("^/git(?<path>/.*)$", "$path", push)}
 {self._location("^/own/(?<cluster>[a-z0-9][a-z0-9.-]*)(?<path>/.*)$", "$path", own)}
 {self._location("^/hidden/(?<cluster>[a-z0-9][a-z0-9.-]*)(?<path>/.*)$", "$path", hidden)}

@@ -40,7 +40,10 @@ def test_the_agent_pushes_to_its_status_repository(
     agent.step()
     status = _status(shard)
     assert status is not None and status.sync.cluster_commit == commit
-    assert remote.git.resolve(REF) is None, "nothing in the fleet repo"
+    link = remote.git.run("log", "-1", "--format=%B", REF).decode()
+    assert f"Gitfleet-Status-Moved-To: {(tmp_path / 'shard-a.git').as_uri()}" in link, \
+        "the fleet repo holds only the link to the status repository"
+    assert remote.git.run("rev-list", "--count", REF).decode().strip() == "1"
 
 
 def test_a_move_between_repositories_loses_nothing(
@@ -63,11 +66,13 @@ def test_a_move_between_repositories_loses_nothing(
     assert shard.is_ancestor(old_tip, shard.resolve(REF)), "the history came along"
     log = shard.run("log", "--format=%B", REF).decode()
     assert "Status moved here from" in log
-    assert remote.git.resolve(REF) == old_tip, "the old place is left as it was"
+    link = remote.git.resolve(REF)
+    assert remote.git.is_ancestor(old_tip, link), "the old place is only appended to"
+    assert _status(remote.git).sync.cluster_commit == second, "its link holds the newest"  # type: ignore[union-attr]
 
     clock.advance(60)                             # quiet heartbeats go on at the new place
     agent.step()
-    assert remote.git.resolve(REF) == old_tip
+    assert remote.git.resolve(REF) == link
     assert shard.resolve(REF) != old_tip
 
 

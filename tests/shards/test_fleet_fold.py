@@ -56,7 +56,10 @@ def test_two_status_repositories_fold_as_one_fleet(
         make_agent(remote, kubesim(), cluster=name, clock=SystemClock()).step()
     ref = Branches().status
     assert eu.resolve(ref("eu1")) and rest.resolve(ref("us1")) and rest.resolve(ref("us2"))
-    assert not any(remote.git.resolve(ref(n)) for n in UIDS), "none in the fleet repo"
+    for name, url in (("eu1", eu_url), ("us1", rest_url), ("us2", rest_url)):
+        # the fleet repo holds one link a cluster, where a restarted agent finds its status
+        assert remote.git.run("log", "--format=%(trailers:key=Gitfleet-Status-Moved-To)",
+                              ref(name)).decode().split() == ["Gitfleet-Status-Moved-To:", url]
     assert not eu.resolve(ref("us1")) and not rest.resolve(ref("eu1"))
 
     done = run_hub("--repo", repo, "--once")
