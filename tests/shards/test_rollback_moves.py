@@ -285,3 +285,34 @@ def test_a_link_the_agent_did_not_sign_is_not_followed(
         branch.load()
         assert branch.url == (a_url if signer else served_remote.url)
         assert a.resolve(STATUS_REF) is None, "only read"
+
+
+def test_a_commit_pushed_on_top_of_the_status_does_not_wipe_the_record(
+        tmp_path: Path, served_remote: Remote, status_http: StatusHttp,
+        kubesim: Callable[..., KubeSim], make_agent: Callable[..., Agent]) -> None:
+    hub, own = SigningKey.generate(), SigningKey.generate()
+    fleet, sim, clock = Fleet(served_remote, hub), kubesim(), FakeClock()
+    a_url = status_http.url("status-a.git")
+
+    def agent() -> Agent:
+        return make_agent(served_remote, sim, clock=clock, signing_key=own,
+                          trusted_hub_keys=TrustedKeys.of(hub))
+
+    running = agent()
+    before = fleet.publish("1")
+    running.step()
+    moved = fleet.publish("2", a_url)
+    clock.advance(5)
+    running.step()
+    link = served_remote.git.resolve(STATUS_REF)
+    assert link
+    stranger = served_remote.git.commit(      # unsigned, over the link: no link, no status
+        served_remote.git.write_tree({"status.yaml": b"cluster: c1\n"}), [link], "x\n", when=0)
+    served_remote.git.update_refs([RefUpdate(STATUS_REF, stranger, link)])
+    fleet.push_back(before)
+    clock.advance(5)
+    restarted = agent()
+    restarted.step()
+    assert restarted.last.refused.endswith(f"older than the applied commit {moved[:12]} "
+                                           "(an old state pushed back)"), restarted.last
+    assert _data(sim) == {"v": "2"}
