@@ -26,7 +26,7 @@ TIMING = HeartbeatTiming(600.0, 0.1, 1500.0)
 
 def _restart(remote: Remote, kubesim, agents, timing: HeartbeatTiming,  # type: ignore[no-untyped-def]
              n: int = N) -> tuple[float, dict[str, list[float]], object]:
-    """N agents run 1.5 intervals, are all replaced by new ones (fresh work folders) in the
+    """`n` agents run 1.5 intervals, are all replaced by new ones (fresh work folders) in the
     same second, and run 2 more intervals. Returns the restart time, each cluster's pushes
     and the kubesim."""
     sim, clock = kubesim(), FakeClock()
