@@ -131,13 +131,14 @@ class StatusReader:
         is then read only from it, the fleet repo and where it was last read. A cluster the
         labels do not name (its file broken: it keeps its last good cluster.yaml) and every
         cluster without `labels` are read from every place."""
-        if labels is not None and (labels is not self._labels or shards != self.shards):
+        if labels is None or not shards:    # (no status repositories: kept copies read)
+            self._labels, self.assigned = None, None
+        elif self.assigned is None or shards != self.shards or \
+                (labels is not self._labels and labels != self._labels):
             self._labels = labels
             self.assigned = {name: getattr(shards.repository_of(name, cluster_labels),
                                            "name", "")
                              for name, cluster_labels in labels.items()}
-        elif labels is None:
-            self._labels, self.assigned = None, None
         if shards == self.shards:
             return
         self.shards = shards
