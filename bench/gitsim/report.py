@@ -57,6 +57,7 @@ def main(paths: list[str]) -> int:
                 load = model.offered(s, fits[srv])
                 rows.append({"clusters": n, "scenario": label, "server": srv,
                              "heartbeat_s": s.heartbeat, "status_repos": s.shards,
+                             "fetch_period_s": s.fetch_period,
                              "fleet_repo_requests_per_s": round(load.fleet_repo_requests, 1),
                              "pushes_per_s_per_repo": round(load.pushes, 1),
                              "MB_out_per_s": round(load.bytes_out / 1e6, 2),

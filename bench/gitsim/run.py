@@ -41,6 +41,7 @@ from bench.gitsim.repo import (
 )
 from bench.gitsim.schedule import AgentMode, measure_modes
 from bench.gitsim.servers import Daemon, Http
+from gitfleet.hub.tipsafety import SafetyChoice
 from gitfleet.model.heartbeats import automatic_interval, default_tolerance
 from gitfleet.model.statusshards import StatusRepository, StatusShards
 from gitfleet.state.signing import SigningKey
@@ -61,8 +62,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--after-heartbeat", default="auto",
                    help="seconds, or auto: fleet.yaml's automatic interval (model.heartbeats)")
     p.add_argument("--after-jitter", type=float, default=0.1)
-    p.add_argument("--after-safety", type=float, default=600.0,
-                   help="the tip poller's safety fetch (gitfleet.agent.tips.SAFETY_FETCH)")
+    p.add_argument("--after-safety", default="auto",
+                   help="the tip poller's safety fetch, seconds, or auto: what the hub signs "
+                   "into the tip documents for N clusters (gitfleet.hub.tipsafety)")
     p.add_argument("--after-tip-poll", type=float, default=0.0,
                    help="seconds between tip polls; 0: the hub's long-poll")
     p.add_argument("--after-shards", type=int, default=4, help="status repositories")
@@ -110,7 +112,7 @@ class Size:
         a = self.args
         beat = after_heartbeat(a, self.n)
         return [Schedule("before", a.before_interval, a.before_heartbeat),
-                Schedule("after", a.after_safety, beat, a.after_jitter,
+                Schedule("after", after_safety(a, self.n), beat, a.after_jitter,
                          tip_poll=a.after_tip_poll, tolerance=default_tolerance(beat))]
 
     def _last_beats(self, sched: Schedule, start: float) -> dict[str, float]:
@@ -204,6 +206,14 @@ def after_heartbeat(args: argparse.Namespace, n: int) -> float:
     return automatic_interval(busiest)
 
 
+def after_safety(args: argparse.Namespace, n: int) -> float:
+    """--after-safety, or `auto`: the safety fetch interval the hub chooses for N clusters
+    and signs into the tip documents (gitfleet.hub.tipsafety, default budget)."""
+    if args.after_safety != "auto":
+        return float(args.after_safety)
+    return float(SafetyChoice().for_fleet(n))
+
+
 def _refs_of(kind: str, n: int, args: argparse.Namespace) -> int:
     """The refs a probe's repository advertised to that request."""
     if kind.endswith("@after"):
@@ -231,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                  AgentMode("after", interval=args.before_interval,
                            heartbeat=after_heartbeat(args, sizes[-1]), jitter=args.after_jitter,
                            tips=True,
-                           tip_poll=args.after_tip_poll, safety=args.after_safety)]
+                           tip_poll=args.after_tip_poll,
+                           safety=after_safety(args, sizes[-1]))]
         offered = measure_modes(modes, seconds=3600 * args.virtual_hours,
                                 change_every=args.change_every, seed=args.seed)
         report["schedule"] = [o.row() for o in offered]
@@ -337,7 +348,7 @@ def _model(args: argparse.Namespace, costs: list[dict[str, Any]],
 def _settings(args: argparse.Namespace, n: int) -> dict[str, model.Settings]:
     change = 1 / 3600   # one change per cluster per hour
     shards_100k = max(args.after_shards, 1) * 10
-    after = dict(fetch_period=args.after_safety, change_rate=change, tips=True,
+    after = dict(fetch_period=after_safety(args, n), change_rate=change, tips=True,
                  tip_poll=args.after_tip_poll, narrow=args.after_narrow)
     out = {"before": model.Settings(n, args.before_interval, args.before_heartbeat,
                                     change_rate=change),

@@ -199,7 +199,8 @@ class Agent:
         self._heartbeat: Heartbeat | None = None
         self._status: ClusterStatus | None = None
         self._status_loaded = False
-        self._sought = ""          # the applied cluster commit last fetched by id
+        self._sought: set[str] = set()   # applied cluster commits fetched by id
+        self._newest: tuple[tuple[str, ...], str] = ((), "")   # records -> the newest
         self.last = StepOutcome()
         self.refused = ""
         self._logged_commit = ""
@@ -225,8 +226,7 @@ class Agent:
         verdict = None
         if commit and self.branch.trusted is not None:
             previous = self._previous_status(now)
-            applied = previous.sync.cluster_commit if previous else ""
-            self._know_applied(applied)
+            applied = self._newest_applied(previous.sync.cluster_commit if previous else "")
             verdict = self.branch.verdict(commit, applied=applied)
         refused = verdict is not None and not verdict.ok
         desired = self.branch.read(commit) if commit and not refused else None
@@ -273,15 +273,34 @@ class Agent:
             self.status_branch.move_to(url)
             self._status_loaded = False
 
+    def _newest_applied(self, applied: str) -> str:
+        """The applied cluster commit a fetched one is judged against: the status's own, or a
+        newer one (its descendant) recorded in another place the status lived in (the link
+        a move left in the fleet repo, when the place it names cannot be read now)."""
+        records = tuple(dict.fromkeys(r for r in (applied, *self.status_branch.records) if r))
+        if len(records) < 2:
+            if records:
+                self._know_applied(records[0])
+            return records[0] if records else ""
+        if self._newest[0] != records:
+            best = records[0]
+            for record in records:
+                self._know_applied(record)
+                if record != best and self.git.is_ancestor(best, record):
+                    best = record
+            self._newest = (records, best)
+        return self._newest[1]
+
     def _know_applied(self, applied: str) -> None:
         """Fetch the applied cluster commit by id when this repository lacks it (a restarted
         agent with a new workdir, after the branch was pushed back): without it, an older
         commit cannot be told from an unrelated one. Gone from the fleet repo: judged as
         before (logged), never a refusal of every commit on a status record's word."""
-        if not applied or applied == self._sought or \
-                self.git.read_objects([applied]).get(applied) is not None:
+        if applied in self._sought or self.git.read_objects([applied]).get(applied) is not None:
             return
-        self._sought = applied      # once per applied commit, not at every step
+        if len(self._sought) > 16:
+            self._sought.clear()
+        self._sought.add(applied)   # once per applied commit, not at every step
         try:
             self.git.fetch(self.settings.repo_url, [applied])
         except GitfleetError as exc:

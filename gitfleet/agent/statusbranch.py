@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from gitfleet import yamlio
 from gitfleet.agent.desired import commit_trailers
 from gitfleet.agent.statusmessage import HEARTBEAT_TRAILER, Message, Write, decide, describe
-from gitfleet.errors import InputError, RefConflict
+from gitfleet.errors import InputError, RefConflict, TransientError
 from gitfleet.layout import METRICS_FILE, STATUS_FILE, Branches
 from gitfleet.logs import log
 from gitfleet.state.git import Git, RefUpdate, RemoteRefMissing
@@ -39,6 +39,7 @@ from gitfleet.wire.status import ClusterStatus
 
 LOG = logging.getLogger("gitfleet.agent.status")
 MOVED_TRAILER = "Gitfleet-Status-Moved-To"
+_OWN_RECORD_DEPTH = 50     # commits looked through under a tip this agent did not sign
 
 
 @dataclass(frozen=True)
@@ -68,17 +69,28 @@ class StatusBranch:
         self._moved_from: _Place | None = None     # the place left, until the first write
         self._carry: str | None = None             # the old place's tip, as the new parent
         self._link_to: str | None = None           # a move's link, to leave at home first
+        # the applied cluster commits of every place the last `load` read (the link's too,
+        # when the place it names could not be reached): what a replay is judged against
+        self.records: list[str] = []
+        self._kept_record = ""    # under a foreign tip: the newest own commit's applied one
 
     def load(self) -> ClusterStatus | None:
         """Fetch the branch and read its tip (None when it does not exist yet). At home, a
         tip that links to the place the status moved to is followed: the newer of both wins."""
         target = self._read()
+        found = self._record()
         if target is not None and self._moved_from is None and self.url == self.home:
             log(LOG, logging.INFO, "status branch lives elsewhere; following the link",
                 cluster=self.cluster, to=redact(target))
             self._moved_from = _Place(self.url, self.tip, self.status, self.metrics)
             self.url = target
-            self._read()
+            try:
+                self._read()
+            except TransientError:
+                self.records = found     # judge by the link's record; the next load goes on
+                raise
+            found += self._record()
+        self.records = found
         self.loaded = True
         self._settle_move()
         return self.status
@@ -96,7 +108,11 @@ class StatusBranch:
         self.tip_heartbeat_only = False
         self.metrics = None
         self._carry = None
-        if tip is None or not self._signed_by_us(tip):
+        self._kept_record = ""
+        if tip is None:
+            return None
+        if not self._signed_by_us(tip):
+            self._kept_record = self._own_record(tip)
             return None
         self.metrics = self.git.read_blob(tip, METRICS_FILE)
         raw = self.git.read_blob(tip, STATUS_FILE)
@@ -109,6 +125,33 @@ class StatusBranch:
         self.tip_heartbeat_only = self._heartbeat_only(tip)
         target = self._trailers(tip).get(MOVED_TRAILER, "")
         return target if target and target != self.url else None
+
+    def _record(self) -> list[str]:
+        """The applied cluster commit of the status just read, if any."""
+        if self.status is not None and self.status.sync.cluster_commit:
+            return [self.status.sync.cluster_commit]
+        return [self._kept_record] if self._kept_record else []
+
+    def _own_record(self, tip: str) -> str:
+        """Under a tip someone else wrote: the applied cluster commit of this agent's newest
+        own commit among the last few (first parents), so a commit pushed on top does not
+        wipe what a replay is judged against. The status itself starts afresh."""
+        key = self.git.signer
+        if key is None:
+            return ""
+        older = self.git.run("rev-list", "--first-parent", f"--max-count={_OWN_RECORD_DEPTH}",
+                             tip).decode().split()[1:]
+        bodies = self.git.read_objects(older)
+        trusted = TrustedKeys.of(key)
+        for sha in older:
+            if verify_commit_body(bodies.get(sha, b""), trusted).ok:
+                raw = self.git.read_blob(sha, STATUS_FILE)
+                try:
+                    return ClusterStatus.from_yaml(raw, STATUS_FILE).sync.cluster_commit \
+                        if raw else ""
+                except InputError:
+                    return ""
+        return ""
 
     def move_to(self, url: str) -> None:
         """Push to `url` from now on (the cluster's status repository changed); the next

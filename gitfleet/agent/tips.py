@@ -13,8 +13,13 @@ applied only when the Git commit itself is signed by the hub (agent.clusterbranc
 document can at worst cause a fetch. Fallback: while the document cannot be had or used, the
 hint is None and the agent polls Git at its normal interval (logged once per outage); the
 poller retries with backoff and jitter and the agent goes back to tips when they answer again.
-A safety fetch every `safety` seconds (10 min) bounds how long a stuck tip server that keeps
-serving an old, well-signed document can hide a change.
+A safety fetch bounds how long a stuck tip server that keeps serving an old, well-signed
+document can hide a change. Its interval: the operator's `--tips-safety-interval` when given
+(an override, whatever the documents say); else the `safetySeconds` the hub signed into the
+document (chosen from the fleet's size, gitfleet.hub.tipsafety), never below the agents'
+default of 10 min (the floor, also used when the document says nothing) nor above 6 h. It is
+jittered (+-10 %), and the first one comes at a random point of the first interval, so a fleet
+of agents started together does not fetch Git in the same second every interval.
 """
 
 from __future__ import annotations
@@ -33,10 +38,18 @@ from dataclasses import dataclass
 from gitfleet.backoff import Backoff
 from gitfleet.errors import InputError
 from gitfleet.logs import log
-from gitfleet.wire.tips import MAX_SIZE, MEDIA_TYPE, TipError, Verifier, decode, file_name
+from gitfleet.wire.tips import (
+    MAX_SIZE,
+    MEDIA_TYPE,
+    SAFETY_CEILING,
+    SAFETY_FLOOR,
+    TipError,
+    Verifier,
+    decode,
+    file_name,
+)
 
 LOG = logging.getLogger("gitfleet.agent.tips")
-SAFETY_FETCH = 600.0     # seconds: the longest the agent trusts tips without asking Git
 
 
 @dataclass(frozen=True)
@@ -46,7 +59,8 @@ class TipSettings:
     ref: str                  # the cluster branch, refs/heads/<prefix>/clusters/<cluster>
     interval: float = 10.0    # between requests when the server does not hold them
     wait: int = 25            # asked of the server: hold the request this long (0: never)
-    safety: float = SAFETY_FETCH
+    safety: float | None = None   # the operator's override; None: the hub's, floor 10 min
+    safety_jitter: float = 0.1    # +-share of each safety interval; 0: exact, no first phase
     # retries of an unusable document (cheap: no Git); the agent polls Git meanwhile
     backoff: Backoff = Backoff(base=2.0, maximum=60.0, jitter=0.25)
 
@@ -86,7 +100,10 @@ class TipWatcher:
         self._etag: str | None = None
         self._answered = 0.0               # when the last answer came
         self._rushed = False               # ... and it was a new document, asked again at once
-        self._safety_at = clock() + settings.safety
+        self.asked = 0                     # `safetySeconds` of the last good document
+        self._safety_from = clock()        # the last safety fetch (or the start)
+        # the first safety fetch at a random point of the first interval (spread starts)
+        self._safety_share = self.rng.uniform(0.0, 1.0) if settings.safety_jitter else 1.0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -98,10 +115,20 @@ class TipWatcher:
         document, or the safety fetch is due)."""
         now = self.clock()
         with self._lock:
-            if self.problem or self.tip is None or now >= self._safety_at:
-                self._safety_at = now + self.settings.safety
+            due = self._safety_from + self.safety() * self._safety_share
+            if self.problem or self.tip is None or now >= due:
+                self._safety_from = now
+                jitter = self.settings.safety_jitter
+                self._safety_share = 1.0 + self.rng.uniform(-jitter, jitter)
                 return None
             return self.tip
+
+    def safety(self) -> float:
+        """Seconds between safety fetches: the operator's flag, else the hub's (floor 10 min,
+        ceiling 6 h)."""
+        if self.settings.safety is not None:
+            return self.settings.safety
+        return float(min(max(self.asked, SAFETY_FLOOR), SAFETY_CEILING))
 
     # -- the poller ----------------------------------------------------------------------------
 
@@ -148,19 +175,26 @@ class TipWatcher:
                     return self._failed(f"HTTP {exc.code} from the tip server")
                 etag, held = exc.headers.get("ETag") or self._etag, exc.headers.get(
                     "Preference-Applied")
-                return self._good(self.tip, etag, held, started)
+                return self._good(self.tip, etag, held, started, self.asked)
         except TipError as exc:
             return self._failed(str(exc))
         except (OSError, ValueError, http.client.HTTPException) as exc:
             # unreachable, timed out, a broken answer (a cut body, a garbage status line)
             return self._failed(f"tip server unreachable: {type(exc).__name__}: {exc}")
-        return self._good(reading.tip.commit, etag, held, started)
+        return self._good(reading.tip.commit, etag, held, started, reading.tip.safety_seconds)
 
-    def _good(self, commit: str, etag: str | None, held: str | None, started: float) -> float:
+    def _good(self, commit: str, etag: str | None, held: str | None, started: float,
+              asked: int) -> float:
         with self._lock:
             changed = commit != self.tip
             was = self.problem
             self.tip, self._etag, self.problem, self.failures = commit, etag, "", 0
+            asked, self.asked = self.asked, asked
+        if asked != self.asked:
+            log(LOG, logging.INFO, "safety fetch interval", cluster=self.settings.cluster,
+                asked_by_hub=f"{self.asked}s" if self.asked else "nothing",
+                used=f"{self.safety():.0f}s",
+                why="--tips-safety-interval" if self.settings.safety is not None else "hub")
         if was and was != "no answer yet":
             log(LOG, logging.INFO, "tip documents answer again: Git is fetched only when the "
                 "tip moves", cluster=self.settings.cluster, url=self.url)

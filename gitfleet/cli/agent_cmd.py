@@ -109,8 +109,10 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--tips-url", metavar="URL",
                    help="folder URL of the hub's tip documents (e.g. http://hub:8080/tips): "
                         "fetch Git only when URL/<cluster>.json says the branch moved")
-    p.add_argument("--tips-safety-interval", type=duration_arg, default=600.0,
-                   help="with --tips-url: fetch Git at least this often anyway (10m)")
+    p.add_argument("--tips-safety-interval", type=duration_arg, default=None,
+                   help="with --tips-url: fetch Git at least this often anyway; default: what "
+                   "the hub's tip document asks (chosen from the fleet's size), at least 10m; "
+                   "given: this, whatever the document says")
     p.add_argument("--once", action="store_true", help="one round, then exit")
     add_git_flags(p)
     p.set_defaults(run=run)

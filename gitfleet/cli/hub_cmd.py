@@ -49,6 +49,7 @@ from gitfleet.hub.kubeconfigs import (
 from gitfleet.hub.loop import HubDaemon
 from gitfleet.hub.pushworkers import PushRegistry, PushSettings, workdir_for
 from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings, parse_listen
+from gitfleet.hub.tipsafety import safety_arg
 from gitfleet.kube.client import KubeClient, api_client
 from gitfleet.logs import log
 from gitfleet.render.charts import is_chart_problem
@@ -125,6 +126,15 @@ def add_parser(subparsers: Any) -> None:
     tips.add_argument("--tips-wait", type=duration_arg, default=HubSettings.tips_wait,
                       help="longest a tip request is held waiting for a change (default 25s; "
                       "at most half a connection's life, 3 x --http-timeout)")
+    tips.add_argument("--tips-safety", type=safety_arg, default=None, metavar="auto|DURATION",
+                      help="how often agents fetch Git whatever their tip says, written into "
+                      "the documents: auto (default) = the shortest that keeps the fleet "
+                      "repository within --tips-fetch-budget (10m up to 100,000 clusters' "
+                      "worth of budget; see docs/tips.md), or 10m..6h")
+    tips.add_argument("--tips-fetch-budget", type=float, default=HubSettings.tips_fetch_budget,
+                      metavar="PER_SECOND",
+                      help="fetches a second the fleet repository may take from agents' safety "
+                      "fetches and changes, for --tips-safety auto (default 45)")
     p.add_argument("--no-fleet-status", action="store_true",
                    help="do not fold status branches into <prefix>/fleet-status")
     add_git_flags(p)
@@ -190,6 +200,7 @@ def settings_of(args: argparse.Namespace) -> HubSettings:
                        dashboard_token=token_of(args.dashboard_token_file),
                        dashboard_user_header=args.dashboard_user_header,
                        tips=args.serve_tips, tips_wait=args.tips_wait,
+                       tips_safety=args.tips_safety, tips_fetch_budget=args.tips_fetch_budget,
                        tips_dir=Path(args.tips_dir) if args.tips_dir else None)
 
 

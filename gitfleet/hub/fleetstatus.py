@@ -41,6 +41,7 @@ from gitfleet.fleetview.summary import (
     cluster_summary,
     worst_phase,
 )
+from gitfleet.hub.collector import collector_paused
 from gitfleet.layout import DESCRIPTION_FILE, Branches
 from gitfleet.lifecycle.judgement import tolerance
 from gitfleet.model.loader import Fleet
@@ -59,7 +60,7 @@ _REPLICAS = re.compile(rb"^spec:\n(?:[ \-].*\n)*?  replicas: (\d+)$", re.M)
 @dataclass(frozen=True)
 class _Unit:
     replicas: int
-    source: dict[str, str] | None
+    description: bytes | None     # the Description's blob id (its source is read when needed)
 
 
 class _Row(NamedTuple):
@@ -83,7 +84,7 @@ class _Member(NamedTuple):
     """One cluster's row in one Subscription's file."""
 
     row: _Row
-    source: dict[str, str] | None
+    description: bytes | None
 
 
 @dataclass
@@ -124,8 +125,10 @@ class FleetStatus:
         self._members: dict[tuple[str, str], dict[str, _Member]] = {}   # unit -> its rows
         self._memberships: dict[str, set[tuple[str, str]]] = {}         # cluster -> units
         self._out: dict[str, bytes] = {}          # the last fold's files (without `extra`)
+        self._plain: dict[str, tuple[bytes, bytes, bytes]] = {}
         self._stripped: dict[str, tuple[bytes, bytes]] = {}   # path -> (data, digested text)
-        self._texts: dict[tuple[object, ...], str] = {}      # a row's text after its name
+        self._texts: dict[tuple[object, ...], _Row] = {}     # rows with their text after
+        #                                                     the name, by shape
         self.summarised = 0        # cluster files made (counted for the scale guards)
         self.rows_made = 0         # Subscription rows made
 
@@ -166,7 +169,7 @@ class FleetStatus:
         for cluster in sorted(moved | reshaped):
             self._rows_of(cluster, seen, state, dirty)
         for key in sorted(dirty):
-            self._subscription(key, seen.entries)
+            self._subscription(key, seen.entries, state.files)
         return {**self._out, **(extra or {})}
 
     def _summarise(self, name: str, seen: _Seen, now: float) -> None:
@@ -192,11 +195,26 @@ class FleetStatus:
         if place:
             doc["statusRepository"] = place
         expires = _expiry(status, now)
-        summary = _Summary(emit(doc).encode(), bool(doc["ready"]), expires)
+        summary = _Summary(self._summary_text(doc, status), bool(doc["ready"]), expires)
         self._summaries[name] = summary
         self._out[path] = summary.data
         if expires != _FOREVER:
             heapq.heappush(self._due, (expires, name))
+
+    def _summary_text(self, doc: dict[str, Any], status: ClusterStatus | None) -> bytes:
+        """`doc` as YAML. Of a cluster that never reported, all but the `cluster:` line (the
+        third) is the same as for any other alike, so that rest is emitted once."""
+        if status is not None:
+            return emit(doc).encode()
+        name = doc.pop("cluster")
+        shape = repr(doc)                # plain data: its repr tells it apart
+        rest = self._plain.get(shape)
+        if rest is None:
+            rest = emit(doc).encode().partition(b"\nkind: ClusterSummary\n")
+            if len(self._plain) > 10_000:
+                self._plain.clear()
+            self._plain[shape] = rest
+        return b"".join((rest[0], rest[1], b"cluster: ", scalar(name).encode(), b"\n", rest[2]))
 
     def _units_of(self, cluster: str, state: TreeIndex, entry: tuple[bytes, bytes] | None
                   ) -> dict[tuple[str, str], _Unit]:
@@ -207,7 +225,7 @@ class FleetStatus:
         cached = self._units.get(cluster)
         if cached is not None and cached[0] == entry:
             return cached[1]
-        folders = state.folders
+        folders, files = state.folders, state.files
         base = f"clusters/{cluster}"
         units: dict[tuple[str, str], _Unit] = {}
         for ns, (mode, _) in folders.get(base, {}).items():
@@ -217,14 +235,18 @@ class FleetStatus:
                 if mode2 != MODE_TREE:
                     continue
                 folder = f"{base}/{ns}/{sub}"
-                replicas, source = 0, None
-                for filename in folders.get(folder, {}):
-                    data = state.files.get(f"{folder}/{filename}", b"")
-                    if filename == DESCRIPTION_FILE:
-                        source = _source_of(data, f"{folder}/{filename}")
-                    elif filename.split("_")[1:2] and filename.split("_")[1] in WORKLOADS:
-                        replicas += self._desired(data)
-                units[(ns, sub)] = _Unit(replicas=replicas, source=source)
+                replicas, description = 0, None
+                for filename, (_, sha) in folders.get(folder, {}).items():
+                    role = _ROLES.get(filename)
+                    if role is None:
+                        role = _role(filename)
+                        if len(_ROLES) < 100_000:
+                            _ROLES[filename] = role
+                    if role == _DESCRIPTION:
+                        description = sha
+                    elif role == _WORKLOAD:
+                        replicas += self._desired(sha, files, f"{folder}/{filename}")
+                units[(ns, sub)] = _Unit(replicas=replicas, description=description)
         self._units[cluster] = (entry, units)
         return units
 
@@ -239,10 +261,11 @@ class FleetStatus:
         found = self._summaries.get(cluster)
         ready = found.ready if found is not None else False
         status = seen.statuses.get(cluster)
+        line = f"- cluster: {scalar(cluster)}\n"
         for key, unit in units.items():
             self.rows_made += 1
-            row = self._row(cluster, status, key, unit.replicas, ready)
-            member = _Member(row, unit.source)
+            row = self._row(line, cluster, status, key, unit.replicas, ready)
+            member = _Member(row, unit.description)
             members = self._members.setdefault(key, {})
             if members.get(cluster) != member:
                 members[cluster] = member
@@ -252,24 +275,31 @@ class FleetStatus:
         else:
             self._memberships.pop(cluster, None)
 
-    def _row(self, cluster: str, status: ClusterStatus | None, key: tuple[str, str],
-             desired: int, ready: bool) -> _Row:
-        row = _cluster_row(cluster, status, f"{key[0]}/{key[1]}", desired, ready)
-        replicas = tuple(row["replicaStatus"][f] for f in REPLICA_FIELDS)
-        # the row's text after its first line (`- cluster: <name>`) is the same for every
-        # cluster alike (with no status: all of them), so it is emitted once
-        shape = (row["phase"], row["desiredReplicas"], replicas, row["sourceCommit"],
-                 row["message"])
-        rest = self._texts.get(shape)
-        if rest is None:
-            rest = emit_list_items([{**row, "cluster": "-"}], "").partition("\n")[2]
-            if len(self._texts) > 10_000:
-                self._texts.clear()
-            self._texts[shape] = rest
-        text = f"- cluster: {scalar(cluster)}\n{rest}"
-        return _Row(str(row["phase"]), int(row["desiredReplicas"]), replicas, text)
+    def _row(self, line: str, cluster: str, status: ClusterStatus | None,
+             key: tuple[str, str], desired: int, ready: bool) -> _Row:
+        """One row; `line` its first (`- cluster: <name>`). What follows that line is the
+        same for every cluster alike (with no status: for all of them), so it is emitted once
+        per shape."""
+        plain = (desired, ready) if status is None else None
+        found = self._texts.get(plain) if plain is not None else None
+        if found is None:
+            row = _cluster_row(cluster, status, f"{key[0]}/{key[1]}", desired, ready)
+            replicas = tuple(row["replicaStatus"][f] for f in REPLICA_FIELDS)
+            shape = (row["phase"], row["desiredReplicas"], replicas, row["sourceCommit"],
+                     row["message"])
+            found = self._texts.get(shape)
+            if found is None:
+                rest = emit_list_items([{**row, "cluster": "-"}], "").partition("\n")[2]
+                found = _Row(str(row["phase"]), int(row["desiredReplicas"]), replicas, rest)
+                if len(self._texts) > 10_000:
+                    self._texts.clear()
+                self._texts[shape] = found
+            if plain is not None:
+                self._texts[plain] = found
+        return found._replace(text=line + found.text)
 
-    def _subscription(self, key: tuple[str, str], entries: Mapping[str, object]) -> None:
+    def _subscription(self, key: tuple[str, str], entries: Mapping[str, object],
+                      files: Mapping[str, bytes]) -> None:
         """subscriptions/<ns>/<name>.yaml again from its rows (gone when no cluster has it)."""
         ns, sub = key
         path = f"subscriptions/{ns}/{sub}.yaml"
@@ -279,8 +309,14 @@ class FleetStatus:
             self._out.pop(path, None)
             return
         # named by the first cluster of the state whose Description reads
-        source = next((m.source for c in entries if (m := members.get(c)) is not None
-                       and m.source), None)
+        source = None
+        for cluster in entries:
+            member = members.get(cluster)
+            if member is not None and member.description is not None:
+                where = f"clusters/{cluster}/{ns}/{sub}/{DESCRIPTION_FILE}"
+                source = _source_of(files.get(where, b""), where)
+                if source:
+                    break
         phases, texts, total = [], [], dict.fromkeys(REPLICA_FIELDS, 0)
         desired_total = 0
         for cluster in sorted(members):
@@ -301,13 +337,14 @@ class FleetStatus:
         })
         self._out[path] = (head + "clusters:\n" + "".join(texts)).encode()
 
-    def _desired(self, data: bytes) -> int:
-        if data not in self._replicas:
-            m = _REPLICAS.search(data)
-            self._replicas[data] = int(m[1]) if m else None
+    def _desired(self, sha: bytes, files: Mapping[str, bytes], path: str) -> int:
+        """The replicas a workload file asks for (read once per blob: clusters share them)."""
+        if sha not in self._replicas:
             if len(self._replicas) > 100_000:
                 self._replicas.clear()
-        return self._replicas[data] or 0
+            m = _REPLICAS.search(files.get(path, b""))
+            self._replicas[sha] = int(m[1]) if m else None
+        return self._replicas[sha] or 0
 
     def fold(self, fleet: Fleet | None, state: TreeIndex, view: StatusView, *, publish: Any,
              state_commit: str | None = None, recheck: float = 15.0,
@@ -323,7 +360,8 @@ class FleetStatus:
         if key == self._fold_key and now - self._fold_time < recheck:
             return None
         self._fold_key, self._fold_time = key, now
-        files = self.files(fleet, state, view, rows=rows, extra=extra)
+        with collector_paused():           # (gitfleet.hub.collector)
+            files = self.files(fleet, state, view, rows=rows, extra=extra)
         ref = self.branches.fleet_status
         old = self.git.resolve(ref)
         tree = self._write_tree(old, files)
@@ -432,12 +470,39 @@ def _expiry(status: ClusterStatus | None, now: float) -> float:
     return expires if now <= expires else _FOREVER
 
 
+_DESCRIPTION, _WORKLOAD, _OTHER = 1, 2, 0
+_ROLES: dict[str, int] = {}          # file name -> what the fold reads it for
+
+
+def _role(filename: str) -> int:
+    if filename == DESCRIPTION_FILE:
+        return _DESCRIPTION
+    kind = filename.split("_")[1:2]
+    return _WORKLOAD if kind and kind[0] in WORKLOADS else _OTHER
+
+
 def _source_of(data: bytes, path: str) -> dict[str, str] | None:
     """The Subscription or policy a Description was rendered for (None when it does not read:
-    the fold then names the unit by its folder)."""
+    the fold then names the unit by its folder). Read once per head: what `read_head` reads
+    does not depend on the cluster line, nor on anything after the head (it keys its own
+    answers so, after decoding the whole text)."""
+    cut = data.find(b"\n  resources:")
+    head = b"\n" + (data if cut < 0 else data[:cut])
+    at = head.find(b"\n  cluster: ")
+    end = head.find(b"\n", at + 1) if at >= 0 else -1
+    key = head[:at] + head[end:] if end >= 0 else head
+    found = _SOURCES.get(key)
+    if found is not None:
+        return found
     try:
         src = read_head(data, path).source
     except InputError:
         return None
-    return {"apiVersion": src.api_version, "kind": src.kind, "namespace": src.namespace,
-            "name": src.name}
+    if len(_SOURCES) > 10_000:
+        _SOURCES.clear()
+    found = _SOURCES[key] = {"apiVersion": src.api_version, "kind": src.kind,
+                             "namespace": src.namespace, "name": src.name}
+    return found
+
+
+_SOURCES: dict[bytes, dict[str, str]] = {}

@@ -20,6 +20,7 @@ from typing import Any
 
 import gitfleet
 from gitfleet.filemap import LazyFiles, Overlay
+from gitfleet.hub.collector import collector_paused
 from gitfleet.hub.round import RoundInputs
 from gitfleet.logs import log
 from gitfleet.model.loader import relevant
@@ -93,13 +94,15 @@ class Renderer:
 
     def render(self, inputs: RoundInputs, snapshot: StatusSnapshot, status_input: str,
                extra: Mapping[str, Any]) -> Rendering:
-        """The render of `inputs` with `snapshot`; `extra`: more keyword inputs."""
-        found = self._incremental(inputs, snapshot, status_input, extra)
-        if found is not None:
-            return found
-        return Rendering(render(inputs.fleet, source_commit=inputs.source,
-                                previous_files=inputs.previous, status=snapshot,
-                                fleet_at=inputs.fleet_at, **extra))
+        """The render of `inputs` with `snapshot`; `extra`: more keyword inputs (run with
+        the cycle collector paused: gitfleet.hub.collector)."""
+        with collector_paused():
+            found = self._incremental(inputs, snapshot, status_input, extra)
+            if found is not None:
+                return found
+            return Rendering(render(inputs.fleet, source_commit=inputs.source,
+                                    previous_files=inputs.previous, status=snapshot,
+                                    fleet_at=inputs.fleet_at, **extra))
 
     def wrote(self, basis: Basis, result: RenderResult) -> None:
         """The state `basis.state` was written from `result`."""

@@ -29,10 +29,20 @@ from gitfleet.atomicfile import write_atomically
 from gitfleet.clock import Clock
 from gitfleet.hub.round import FOREVER, RoundDone
 from gitfleet.hub.settings import HubSettings
+from gitfleet.hub.tipsafety import SafetyChoice
 from gitfleet.logs import log
 from gitfleet.state.git import Git
 from gitfleet.state.signing import SigningKey, TrustedKeys
-from gitfleet.wire.tips import SUFFIX, Tip, TipError, cluster_of, decode, encode, file_name
+from gitfleet.wire.tips import (
+    SAFETY_FLOOR,
+    SUFFIX,
+    Tip,
+    TipError,
+    cluster_of,
+    decode,
+    encode,
+    file_name,
+)
 
 LOG = logging.getLogger("gitfleet.hub.tips")
 TEMP_PREFIX = ".gitfleet-tip-"
@@ -147,9 +157,12 @@ class TipPublisher:
     """The reactor: after a round that moved cluster branches, their new tip documents."""
 
     def __init__(self, git: Git, clock: Clock, *, key: SigningKey | None,
-                 board: TipBoard | None = None, folder: TipFolder | None = None) -> None:
+                 board: TipBoard | None = None, folder: TipFolder | None = None,
+                 safety: SafetyChoice | None = None) -> None:
         self.git, self.clock, self.key = git, clock, key
         self.board, self.folder = board, folder
+        self.safety = safety or SafetyChoice()
+        self._safety = 0                           # `safetySeconds` of the published documents
         self._own = TrustedKeys.of(key) if key is not None else None
         self._seen: tuple[str | None, Mapping[str, tuple[str, str]]] | None = None
         self._tips: dict[str, str] = {}            # cluster -> commit, as published
@@ -169,9 +182,17 @@ class TipPublisher:
     def publish(self, heads: Mapping[str, str], *, state: str,
                 ref: Callable[[str], str]) -> None:
         """Issue a document for every cluster whose head differs from what was published;
-        withdraw those of clusters whose branch is gone."""
+        withdraw those of clusters whose branch is gone. A new safety interval (the fleet grew
+        past a step, gitfleet.hub.tipsafety) re-issues every document."""
         if self.folder is not None and self._on_disk is None:
             self._on_disk = self.folder.existing()
+        safety = self.safety.written(len(heads))
+        if safety != self._safety:
+            if self._tips:
+                log(LOG, logging.INFO, "tip documents re-issued with a new safety interval",
+                    clusters=len(heads), safety=f"{safety or SAFETY_FLOOR}s")
+            self._tips.clear()
+            self._safety = safety
         now = self.clock.now()
         moved = 0
         for cluster, commit in sorted(heads.items()):
@@ -180,7 +201,7 @@ class TipPublisher:
             body = self._current_on_disk(cluster, commit, ref(cluster))
             if body is None:
                 tip = Tip(cluster=cluster, ref=ref(cluster), commit=commit, state=state,
-                          issued_at=now)
+                          issued_at=now, safety_seconds=safety)
                 body = encode(tip, self.key)
                 self.issued += 1
                 if self.folder is not None:
@@ -217,7 +238,8 @@ class TipPublisher:
         signer = self._own.signer(reading.signature) if self._own and reading.signature else None
         if self.key is not None and signer != self.key.fingerprint:
             return None
-        return body if reading.tip.commit == commit else None
+        current = reading.tip.commit == commit and reading.tip.safety_seconds == self._safety
+        return body if current else None
 
 
 def publisher_for(git: Git, clock: Clock, settings: HubSettings) -> TipPublisher | None:
@@ -227,4 +249,6 @@ def publisher_for(git: Git, clock: Clock, settings: HubSettings) -> TipPublisher
         return None
     return TipPublisher(git, clock, key=settings.signing_key,
                         board=TipBoard() if settings.tips else None,
-                        folder=TipFolder(settings.tips_dir) if settings.tips_dir else None)
+                        folder=TipFolder(settings.tips_dir) if settings.tips_dir else None,
+                        safety=SafetyChoice(fixed=settings.tips_safety,
+                                            budget=settings.tips_fetch_budget))

@@ -162,18 +162,29 @@ def divide_webster(total: int, weights: Mapping[str, int], *, tie_key: str,
         remaining -= extra
 
     ranks = _name_ranks(live, tie_key)
-    heap = [_seat(name, w, result[name], ranks[name]) for name, w in live.items()]
+    # Priorities are compared as floats; the exact fraction settles those a float cannot tell
+    # apart. With every weight and divisor below 2**25, two distinct priorities w/d differ by
+    # more than a float's rounding (their cross products stay below 2**50), so equal floats
+    # are equal fractions and the fraction (slow to build and compare) is left out.
+    seat = _seat if max(live.values()) < _EXACT and 2 * total + 1 < _EXACT else _exact_seat
+    heap = [seat(name, w, result[name], ranks[name]) for name, w in live.items()]
     heapq.heapify(heap)
     for _ in range(remaining):
         _, _, assigned, rank, name = heap[0]
         result[name] = assigned + 1
-        heapq.heapreplace(heap, _seat(name, live[name], assigned + 1, rank))
+        heapq.heapreplace(heap, seat(name, live[name], assigned + 1, rank))
     return result
 
 
-def _seat(name: str, weight: int, assigned: int,
-          rank: int) -> tuple[float, Fraction, int, int, str]:
-    # Float first for speed; the exact fraction settles distinct priorities equal as floats.
+_EXACT = 1 << 25
+
+
+def _seat(name: str, weight: int, assigned: int, rank: int) -> tuple[float, int, int, int, str]:
+    return (-weight / (2 * assigned + 1), 0, assigned, rank, name)
+
+
+def _exact_seat(name: str, weight: int, assigned: int,
+                rank: int) -> tuple[float, Fraction, int, int, str]:
     return (-weight / (2 * assigned + 1), Fraction(-weight, 2 * assigned + 1), assigned,
             rank, name)
 

@@ -251,21 +251,27 @@ class Git:
         objects that are alike one key (the same place in every cluster): in a pack, all but
         the first of a key may be written as deltas against it.
         """
-        todo = dict(objects)
+        todo = objects
         if check_existing and todo:
             missing = self.missing_objects(todo)
             todo = {sha: obj for sha, obj in todo.items() if sha in missing}
-        if not todo:
-            return 0
-        if len(todo) <= self.settings.loose_object_limit:
-            for sha, (kind, body) in todo.items():
+        keys = None if similar is None else [similar.get(sha) for sha in todo]
+        return self.write_new(list(todo), list(todo.values()), similar=keys)
+
+    def write_new(self, shas: Sequence[str], items: Sequence[tuple[int, bytes]], *,
+                  similar: Sequence[Hashable] | None = None) -> int:
+        """Store objects the repository lacks, given as their ids and (type, body) in the same
+        order, without asking Git which it holds; `similar`: a key per object, or None (see
+        `write_objects`). Lists, so that a first state write of some 400,000 objects costs
+        no map of them. Returns how many were written."""
+        if len(shas) <= self.settings.loose_object_limit:
+            for sha, (kind, body) in zip(shas, items, strict=True):
                 self._write_loose(sha, kind, body)
         else:
-            keys = None if similar is None else [similar.get(sha) for sha in todo]
-            self._index_pack(list(todo.values()), keys)
-        return len(todo)
+            self._index_pack(items, similar)
+        return len(shas)
 
-    def _index_pack(self, items: list[tuple[int, bytes]],
+    def _index_pack(self, items: Sequence[tuple[int, bytes]],
                     similar: Sequence[Hashable] | None = None) -> None:
         """Stream a pack into `git index-pack --stdin`: Git indexes while Python encodes."""
         args = ("index-pack", "--stdin")

@@ -332,6 +332,37 @@ class _FolderBlobs(Mapping[str, bytes]):
         return sum(1 for _ in self)
 
 
+class _FolderTrees(Mapping[str, str]):
+    """Folder -> tree id (hex) of a built tree, read from the parent folder's entry (the root's
+    kept aside): a view, not a second map of every folder."""
+
+    def __init__(self, folders: Mapping[str, Entries], root: str) -> None:
+        self.folders = folders
+        self.root = root
+
+    def __getitem__(self, folder: str) -> str:
+        found = self.get(folder)
+        if found is None:
+            raise KeyError(folder)
+        return found
+
+    def __contains__(self, folder: object) -> bool:
+        return isinstance(folder, str) and self.get(folder) is not None
+
+    def get(self, folder: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        if not folder:
+            return self.root
+        parent, _, name = folder.rpartition("/")
+        entry = (self.folders.get(parent) or {}).get(name)
+        return entry[1].hex() if entry is not None and entry[0] == MODE_TREE else default
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.folders)
+
+    def __len__(self) -> int:
+        return len(self.folders)
+
+
 class _Layered(Mapping[str, _V]):
     """`base` with `changes` set and `removed` gone, without copying `base`: an index updated
     from a lazily read (or a large) one shares everything the update did not touch."""
@@ -510,10 +541,10 @@ class TreeIndex:
             if folder:
                 entries(parent)[name] = (MODE_TREE, bytes.fromhex(tree_sha))
         all_folders = _layer(self.folders, new_folders, gone_folders)
-        index = TreeIndex(files=_kept(files, all_folders),
-                          blobs=_FolderBlobs(all_folders),
-                          folders=all_folders, trees=_layer(self.trees, new_trees, gone_folders))
-        return index, TreeBuild(root=index.trees[""], trees=index.trees, objects=objects)
+        trees = _FolderTrees(all_folders, new_trees.get("", self.root))
+        index = TreeIndex(files=_kept(files, all_folders), blobs=_FolderBlobs(all_folders),
+                          folders=all_folders, trees=trees)
+        return index, TreeBuild(root=trees.root, trees=trees, objects=objects)
 
 
 def _blob_digest(data: bytes) -> bytes:
@@ -546,14 +577,27 @@ def _depth_first(folder: str) -> int:
     return -folder.count("/") if folder else 1
 
 
-def _encode_entries(items: Entries, *, files_only: bool = False) -> bytes:
-    """A tree body of `items`; `files_only`: the caller knows no entry is a folder."""
-    if not files_only and any(mode == MODE_TREE for mode, _ in items.values()):
+def _encode_entries(items: Entries) -> bytes:
+    """A tree body of `items`."""
+    if any(mode == MODE_TREE for mode, _ in items.values()):
         names = sorted(items, key=lambda n: n + "/" if items[n][0] == MODE_TREE else n)
     else:                            # (most folders: files only, sorted by name as they are)
         names = sorted(items)
     return b"".join([b"%s %s\0%s" % (mode, name.encode(), sha)
                      for name in names for mode, sha in (items[name],)])
+
+
+def _encode_files(items: Entries, heads: dict[str, bytes]) -> bytes:
+    """A tree body of `items`, all plain files (sorted by name as they are); `heads` keeps the
+    start of each name's entry, since the same names repeat in every cluster's folders."""
+    parts = []
+    for name in sorted(items):
+        head = heads.get(name)
+        if head is None:
+            head = heads[name] = b"%s %s\0" % (MODE_FILE, name.encode())
+        parts.append(head)
+        parts.append(items[name][1])
+    return b"".join(parts)
 
 
 def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
@@ -570,12 +614,15 @@ def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
     for path, data in files.items():
         folder, _, name = path.rpartition("/")
         entries = folders.get(folder)
+        known_name = names.get(name)
         if entries is None:
             check_path(path)
             entries = folders[folder] = {}
             _add_ancestors(folder, folders)
-        elif name in _BAD_NAMES or "\0" in name or path[0] == "/":
+        elif known_name is None or path[0] == "/":   # (folder and name checked before)
             check_path(path)
+        if known_name is None:
+            known_name = names[name] = name
         known = by_id.get(id(data))
         if known is None:
             digest = sha1(b"blob %d\0" % len(data))
@@ -583,25 +630,29 @@ def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
             sha = digest.digest()
             objects[sha.hex()] = (OBJ_BLOB, data)
             known = by_id[id(data)] = (data, (MODE_FILE, sha))
-        entries[names.setdefault(name, name)] = known[1]
+        entries[known_name] = known[1]
     del by_id
-    trees: dict[str, str] = {}
+    root = EMPTY_TREE
+    heads: dict[str, bytes] = {}            # name -> the start of its file entry
     with_folders: set[str] = set()          # folders given a subfolder's entry so far
     for folder in sorted(folders, key=_depth_first):
         items = folders[folder]
-        body = _encode_entries(items, files_only=folder not in with_folders)
+        files_only = folder not in with_folders
+        body = _encode_files(items, heads) if files_only else _encode_entries(items)
         tree_sha = object_sha(OBJ_TREE, body)
         objects[tree_sha] = (OBJ_TREE, body)
-        trees[folder] = tree_sha
-        if folder:
+        if not folder:
+            root = tree_sha
+        else:
             parent, _, name = folder.rpartition("/")
             if name in folders[parent]:
                 raise ValueError(f"path is both a file and a folder: {folder}")
             folders[parent][names.setdefault(name, name)] = (MODE_TREE, bytes.fromhex(tree_sha))
             with_folders.add(parent)
+    trees = _FolderTrees(folders, root)
     index = TreeIndex(files=_kept(files, folders), blobs=_FolderBlobs(folders), folders=folders,
                       trees=trees)
-    return index, TreeBuild(root=trees[""], trees=trees, objects=objects)
+    return index, TreeBuild(root=root, trees=trees, objects=objects)
 
 
 def build_tree(files: Mapping[str, bytes]) -> TreeBuild:

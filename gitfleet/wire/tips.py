@@ -16,6 +16,12 @@ or damaged document is refused here (`TipError`), and the agent then falls back 
      "signature": "-----BEGIN SSH SIGNATURE-----\\n...\\n-----END SSH SIGNATURE-----\\n"}
 
 `signature` is null when the hub has no signing key (its commits are unsigned too).
+
+`safetySeconds` (optional): how often the hub asks agents to fetch Git whatever the tip says
+(their safety fetch), chosen from the fleet's size so that the fleet repository's Git budget
+holds (gitfleet.hub.tipsafety). A document written without it reads exactly as before, and the
+hub writes it only when it asks for more than the agents' own default (SAFETY_FLOOR), so
+smaller fleets keep documents that agents older than the field read too (docs/tips.md).
 """
 
 from __future__ import annotations
@@ -38,6 +44,9 @@ MAX_SIZE = 16 * 1024              # a real document is ~600 bytes; bounds hostil
 SUFFIX = ".json"
 _ENVELOPE = ("apiVersion", "kind", "tip", "signature")
 _PAYLOAD = ("cluster", "ref", "commit", "state", "issuedAt")
+_OPTIONAL = ("safetySeconds",)
+SAFETY_FLOOR = 600         # seconds: the agents' safety fetch when nobody says otherwise
+SAFETY_CEILING = 6 * 3600  # the longest a document may ask agents to trust tips alone
 _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 _NAME = re.compile(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
 
@@ -67,12 +76,16 @@ class Tip:
     commit: str          # the cluster branch's tip commit
     state: str           # the hub's state commit that wrote (or last confirmed) it
     issued_at: float     # when the hub published it (epoch seconds)
+    safety_seconds: int = 0   # the safety fetch interval the hub asks for (0: not said)
 
     def payload(self) -> bytes:
-        """The signed bytes: compact JSON with sorted keys."""
-        return json.dumps({"cluster": self.cluster, "ref": self.ref, "commit": self.commit,
-                           "state": self.state, "issuedAt": isoformat(self.issued_at)},
-                          sort_keys=True, separators=(",", ":")).encode()
+        """The signed bytes: compact JSON with sorted keys (`safetySeconds` only when said)."""
+        fields: dict[str, object] = {
+            "cluster": self.cluster, "ref": self.ref, "commit": self.commit,
+            "state": self.state, "issuedAt": isoformat(self.issued_at)}
+        if self.safety_seconds:
+            fields["safetySeconds"] = self.safety_seconds
+        return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
 
 
 @dataclass(frozen=True)
@@ -133,10 +146,15 @@ def decode(data: bytes, *, cluster: str, ref: str, trusted: Verifier | None) -> 
         if signed_by is None:
             raise TipError("tip document is not signed by a trusted hub key")
     try:
-        fields = _fields(json.loads(payload), _PAYLOAD, "tip")
+        fields = _fields(json.loads(payload), _PAYLOAD, "tip", optional=_OPTIONAL)
     except (ValueError, RecursionError):
         raise TipError("tip document: `tip` is not JSON") from None
     values = {k: fields.get(k) for k in _PAYLOAD}
+    safety = fields.get("safetySeconds", 0)
+    if "safetySeconds" in fields and (type(safety) is not int
+                                      or not SAFETY_FLOOR <= safety <= SAFETY_CEILING):
+        raise TipError(f"tip: `safetySeconds` must be a whole number of seconds from "
+                       f"{SAFETY_FLOOR} to {SAFETY_CEILING}, got {safety!r}")
     if not all(isinstance(v, str) for v in values.values()):
         raise TipError(f"tip: {', '.join(_PAYLOAD)} must all be strings")
     if values["cluster"] != cluster or values["ref"] != ref:
@@ -149,17 +167,19 @@ def decode(data: bytes, *, cluster: str, ref: str, trusted: Verifier | None) -> 
         issued = parse_iso(str(values["issuedAt"]))
     except ValueError:
         raise TipError("tip: `issuedAt` is not an RFC 3339 UTC time") from None
-    return Reading(Tip(cluster=cluster, ref=ref, commit=commit, state=state, issued_at=issued),
-                   signed_by=signed_by, signature=signature)
+    return Reading(Tip(cluster=cluster, ref=ref, commit=commit, state=state, issued_at=issued,
+                       safety_seconds=safety), signed_by=signed_by, signature=signature)
 
 
-def _fields(doc: Any, known: tuple[str, ...], what: str) -> Mapping[str, Any]:
-    """`doc` as a mapping of known fields; an unknown field is an error naming it."""
+def _fields(doc: Any, known: tuple[str, ...], what: str,
+            optional: tuple[str, ...] = ()) -> Mapping[str, Any]:
+    """`doc` as a mapping of the `known` fields (all needed) and `optional` ones; an unknown
+    field is an error naming it."""
     if not isinstance(doc, dict):
         raise TipError(f"{what} is not a JSON object")
     for name in doc:
-        if name not in known:
-            close = difflib.get_close_matches(str(name), known, n=1)
+        if name not in known and name not in optional:
+            close = difflib.get_close_matches(str(name), (*known, *optional), n=1)
             hint = f" (did you mean `{close[0]}`?)" if close else ""
             raise TipError(f"{what}: unknown field `{name}`{hint}")
     missing = [name for name in known if name not in doc]

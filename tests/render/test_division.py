@@ -167,6 +167,23 @@ def test_webster_edge_cases() -> None:
     assert divide_webster(0, {"a": 1}, tie_key="k") == {"a": 0}
 
 
+def test_webster_tells_apart_priorities_a_float_cannot() -> None:
+    # 2**60 + 1 and 2**60 are the same float: the exact priority gives the seat to the
+    # heavier whatever the name order; below 2**25 floats alone decide, and agree with the rule
+    for parity in (0, 1):
+        assert divide_webster(1, {"a": 2**60 + 1, "b": 2**60}, tie_key=tie_keys(parity)) == {
+            "a": 1, "b": 0}
+        assert divide_webster(1, {"b": 2**60 + 1, "a": 2**60}, tie_key=tie_keys(parity)) == {
+            "a": 0, "b": 1}
+    rng = random.Random(11)
+    for _ in range(200):
+        weights = {f"c{i}": rng.choice([1, 2, 3, 2**24 - 1, 2**24 - 3, 2**25 - 1])
+                   for i in range(rng.randint(1, 6))}
+        total = rng.randint(0, 40)
+        assert divide_webster(total, weights, tie_key="k") == \
+            webster_one_by_one(total, weights, "k")
+
+
 def test_webster_continues_from_an_initial_assignment() -> None:
     # b already holds 3: the 2 new replicas both go to a (1/1, then 1/3 vs b's 1/7)
     assert divide_webster(5, {"a": 1, "b": 1}, tie_key="k", initial={"b": 3}) == {

@@ -100,7 +100,7 @@ def _watcher(fleet: Fleet, agent_box: list[Agent], *, url: str | None = None,
         agent_box[0].wake()
 
     return TipWatcher(TipSettings(url=url or fleet.site.url, cluster="c1", ref=REF,
-                                  interval=10.0, wait=0, safety=600.0),
+                                  interval=10.0, wait=0, safety=600.0, safety_jitter=0.0),
                       trusted=TrustedKeys.of(fleet.key),
                       last_fetched=lambda: agent_box[0].branch.last_fetched, wake=wake,
                       clock=ticks or Ticks())

@@ -1,0 +1,94 @@
+"""How often agents fetch Git whatever their tip document says: chosen by the hub from the
+fleet's size and a stated budget.
+
+Why: with tip documents an idle agent fetches its cluster branch only for its safety fetch, so
+the fleet repository takes N / T of them a second, plus one fetch per changed branch (N c).
+At the agents' own default (T = 600 s) that is 19 fetches/s at 10,000 clusters but 194 at
+100,000, over the 50 requests/s a repository is budgeted (issue 24, docs/git-budget.md). The
+hub knows N, so it picks the shortest T of a fixed ladder with N / T + N c <= budget and says
+it in every tip document (`safetySeconds`, gitfleet.wire.tips); agents take it unless their
+operator overrides it (gitfleet.agent.tips).
+
+T is also the longest a stuck tip server can hide a change, so the hub asks for no more than
+the budget needs and never more than SAFETY_CEILING. A fleet that would need more than that is
+told once, in the log: its cluster branches need more than one repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+
+from gitfleet.durations import duration_arg
+from gitfleet.logs import log
+from gitfleet.wire.tips import SAFETY_CEILING, SAFETY_FLOOR
+
+LOG = logging.getLogger("gitfleet.hub.tips")
+CHANGES = 1 / 3600     # c: the budget's assumption, one change per cluster an hour
+BUDGET = 45.0          # fetches/s on the fleet repository: issue 24's 50 requests/s, less the
+#                        <= 5 pushes/s the automatic heartbeat puts on it when status lives there
+LADDER = (600, 900, 1200, 1800, 2400, 3600, 5400, 7200, 10800, 14400, 21600)
+HEADROOM = 1.1         # a step down waits until it would hold for 10 % more clusters
+assert LADDER[0] == SAFETY_FLOOR and LADDER[-1] == SAFETY_CEILING
+
+
+def needed(clusters: float, budget: float = BUDGET, changes: float = CHANGES) -> float:
+    """The shortest safety interval (s) with clusters / T + clusters x changes <= budget
+    (infinite when the changes alone use the budget)."""
+    room = budget - clusters * changes
+    return math.inf if room <= 0 else clusters / room
+
+
+def step_for(clusters: float, budget: float = BUDGET) -> int:
+    """The ladder's shortest step that holds the budget (the ceiling when none does)."""
+    need = needed(clusters, budget)
+    return next((t for t in LADDER if t >= need), LADDER[-1])
+
+
+class SafetyChoice:
+    """The safety interval for the documents of a fleet of N clusters: `fixed` (the hub's
+    `--tips-safety`), or chosen from the ladder with `budget` fetches/s. Steps up at once, down
+    only with headroom, so a fleet at a boundary does not re-sign every document back and
+    forth."""
+
+    def __init__(self, *, fixed: float | None = None, budget: float = BUDGET) -> None:
+        self.fixed = None if fixed is None else int(min(max(fixed, SAFETY_FLOOR),
+                                                        SAFETY_CEILING))
+        self.budget = budget
+        self.current: int | None = None
+        self._warned = False
+
+    def for_fleet(self, clusters: int) -> int:
+        if self.fixed is not None:
+            return self.fixed
+        step = step_for(clusters, self.budget)
+        if self.current is not None and step < self.current:
+            step = min(self.current, step_for(clusters * HEADROOM, self.budget))
+        if needed(clusters, self.budget) > SAFETY_CEILING and not self._warned:
+            log(LOG, logging.WARNING, "the fleet repository cannot hold this fleet's safety "
+                "fetches within the budget even at the longest safety interval: spread the "
+                "cluster branches over more repositories or raise --tips-fetch-budget",
+                clusters=clusters, budget=self.budget, safety=f"{SAFETY_CEILING}s")
+            self._warned = True
+        self.current = step
+        return step
+
+    def written(self, clusters: int) -> int:
+        """`safetySeconds` for the documents: 0 (left out) at the agents' own default, so a
+        fleet that does not need more keeps documents older agents read."""
+        safety = self.for_fleet(clusters)
+        return safety if safety > SAFETY_FLOOR else 0
+
+
+def safety_arg(text: str) -> float | None:
+    """`hub --tips-safety`: `auto` (None: from the fleet's size) or a duration from
+    SAFETY_FLOOR to SAFETY_CEILING."""
+    if text == "auto":
+        return None
+    seconds = duration_arg(text)
+    if not SAFETY_FLOOR <= seconds <= SAFETY_CEILING:
+        raise argparse.ArgumentTypeError(
+            f"must be auto or from {SAFETY_FLOOR // 60}m to {SAFETY_CEILING // 3600}h, "
+            f"got {text}")
+    return seconds

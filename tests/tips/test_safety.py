@@ -1,0 +1,211 @@
+"""The safety fetch interval: the hub chooses it from the fleet's size and the fleet repository's
+budget and signs it into the tip documents; agents follow it (floor 10 min) unless their
+operator overrides it; documents of fleets that need no more than 10 min read as before.
+
+Real parts: tip documents signed with a real key, written by the hub's TipFolder and served by
+nginx; the agent's TipWatcher polls them over HTTP. Time is a hand-moved clock."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gitfleet.agent.tips import TipSettings, TipWatcher
+from gitfleet.clock import FakeClock
+from gitfleet.hub.tips import TipBoard, TipFolder, TipPublisher
+from gitfleet.hub.tipsafety import BUDGET, CHANGES, LADDER, SafetyChoice, safety_arg
+from gitfleet.layout import Branches
+from gitfleet.state.signing import SigningKey, TrustedKeys
+from gitfleet.wire.tips import SAFETY_CEILING, Tip, TipError, decode, encode
+from tests.tips.servers import StaticSite
+
+REF = Branches().cluster("c1")
+KEY = SigningKey.generate()
+
+
+def _tip(safety: int = 0, commit: str = "a" * 40) -> Tip:
+    return Tip(cluster="c1", ref=REF, commit=commit, state="", issued_at=1e9,
+               safety_seconds=safety)
+
+
+# -- the document ----------------------------------------------------------------------------
+
+def test_a_document_without_a_safety_interval_is_the_format_older_agents_read() -> None:
+    assert set(json.loads(_tip().payload())) == {"cluster", "ref", "commit", "state",
+                                                  "issuedAt"}
+    reading = decode(encode(_tip(7200), KEY), cluster="c1", ref=REF,
+                     trusted=TrustedKeys.of(KEY))
+    assert reading.tip.safety_seconds == 7200
+    assert decode(encode(_tip(), KEY), cluster="c1", ref=REF,
+                  trusted=TrustedKeys.of(KEY)).tip.safety_seconds == 0
+
+
+@pytest.mark.parametrize("value", [10, 599, 6 * 3600 + 1, 600.5, "600", True, None])
+def test_a_safety_interval_out_of_bounds_or_not_whole_seconds_is_refused(value: object) -> None:
+    doc = json.loads(encode(_tip(), None))
+    payload = json.loads(doc["tip"])
+    payload["safetySeconds"] = value
+    doc["tip"] = json.dumps(payload)
+    with pytest.raises(TipError, match="safetySeconds"):
+        decode(json.dumps(doc).encode(), cluster="c1", ref=REF, trusted=None)
+
+
+def test_a_misspelt_safety_field_is_named() -> None:
+    doc = json.loads(encode(_tip(), None))
+    doc["tip"] = doc["tip"].replace('"state"', '"safetySecond":600,"state"')
+    with pytest.raises(TipError, match="did you mean `safetySeconds`"):
+        decode(json.dumps(doc).encode(), cluster="c1", ref=REF, trusted=None)
+
+
+# -- the hub's choice ------------------------------------------------------------------------
+
+def test_the_chosen_interval_keeps_the_fleet_repository_within_its_budget() -> None:
+    for clusters in (1, 1_000, 10_000, 20_000, 30_000, 50_000, 100_000, 150_000):
+        safety = SafetyChoice().for_fleet(clusters)
+        fetches = clusters / safety + clusters * CHANGES
+        smaller = [t for t in LADDER if t < safety]
+        if safety < SAFETY_CEILING:
+            assert fetches <= BUDGET, (clusters, safety, fetches)
+        if smaller:      # and it is the shortest step that does
+            assert clusters / smaller[-1] + clusters * CHANGES > BUDGET, (clusters, safety)
+    assert SafetyChoice().for_fleet(10_000) == 600           # today's default holds at 10k
+    assert SafetyChoice().written(10_000) == 0               # ... so documents do not say it
+    assert SafetyChoice().for_fleet(100_000) == 7200         # 100k: 41.7 fetches/s
+    assert SafetyChoice().written(100_000) == 7200
+
+
+def test_the_choice_steps_up_at_once_and_down_only_with_headroom() -> None:
+    choice = SafetyChoice()
+    assert choice.for_fleet(100_000) == 7200
+    assert choice.for_fleet(92_000) == 7200     # 5400 would hold, but not for 10 % more
+    assert choice.for_fleet(85_000) == 5400
+    assert choice.for_fleet(70_000) == 3600
+    assert choice.for_fleet(100_000) == 7200
+    assert SafetyChoice(fixed=1800).for_fleet(100_000) == 1800
+
+
+def test_the_hub_flag_takes_auto_or_a_bounded_duration() -> None:
+    assert safety_arg("auto") is None
+    assert safety_arg("2h") == 7200
+    for bad in ("5m", "7h", "soon"):
+        with pytest.raises(Exception, match="auto|duration|invalid"):
+            safety_arg(bad)
+
+
+def _heads(n: int, commit: str = "c" * 40) -> dict[str, str]:
+    return {f"c{i}": commit for i in range(n)}
+
+
+def test_a_fleet_growing_past_a_step_gets_every_document_re_issued_once(
+        tmp_path: Path) -> None:
+    # a budget of 0.5 fetches/s makes the steps of a 100,000-cluster fleet come at hundreds
+    board = TipBoard()
+    publisher = TipPublisher(None, FakeClock(), key=None, board=board,  # type: ignore[arg-type]
+                             folder=TipFolder(tmp_path / "tips"),
+                             safety=SafetyChoice(budget=0.5))
+    publisher.publish(_heads(200), state="d" * 40, ref=Branches().cluster)
+    assert publisher.issued == 200
+
+    def safety(cluster: str) -> int:
+        doc = board.get(cluster)
+        assert doc is not None
+        return decode(doc.body, cluster=cluster, ref=Branches().cluster(cluster),
+                      trusted=None).tip.safety_seconds
+
+    assert safety("c0") == 0                       # 200/600 + 200/3600 <= 0.5: not said
+    publisher.publish(_heads(201), state="d" * 40, ref=Branches().cluster)
+    assert publisher.issued == 201                 # one new cluster, one new document
+    publisher.publish(_heads(400), state="d" * 40, ref=Branches().cluster)
+    assert publisher.issued == 201 + 400           # past a step: all re-issued
+    assert {safety(f"c{i}") for i in range(400)} == {1200}
+    publisher.publish(_heads(400), state="d" * 40, ref=Branches().cluster)
+    assert publisher.issued == 601                 # nothing moved, nothing issued
+    on_disk = decode((tmp_path / "tips" / "c7.json").read_bytes(), cluster="c7",
+                     ref=Branches().cluster("c7"), trusted=None)
+    assert on_disk.tip.safety_seconds == 1200
+    # a restarted hub reuses the documents that already say the right thing
+    again = TipPublisher(None, FakeClock(), key=None,  # type: ignore[arg-type]
+                         folder=TipFolder(tmp_path / "tips"), safety=SafetyChoice(budget=0.5))
+    again.publish(_heads(400), state="d" * 40, ref=Branches().cluster)
+    assert again.issued == 0
+
+
+# -- the agent -------------------------------------------------------------------------------
+
+class Ticks:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[tuple[TipFolder, str]]:
+    folder = TipFolder(tmp_path / "tips")
+    server = StaticSite(folder.folder, tmp_path / "nginx")
+    server.up()
+    try:
+        yield folder, server.url
+    finally:
+        server.down()
+
+
+def _watcher(url: str, ticks: Ticks, *, safety: float | None = None, jitter: float = 0.0,
+             rng: random.Random | None = None) -> TipWatcher:
+    return TipWatcher(TipSettings(url=url, cluster="c1", ref=REF, interval=10.0, wait=0,
+                                  safety=safety, safety_jitter=jitter),
+                      trusted=TrustedKeys.of(KEY), last_fetched=lambda: "a" * 40,
+                      wake=lambda: None, clock=ticks, rng=rng)
+
+
+def _fetch_due_after(watcher: TipWatcher, ticks: Ticks, seconds: float) -> bool:
+    ticks.now += seconds
+    return watcher.hint() is None
+
+
+@pytest.mark.parametrize("asked, flag, expected", [
+    (7200, None, 7200),     # the hub's choice
+    (0, None, 600),         # a document that says nothing: the floor
+    (7200, 900.0, 900),     # the operator's override, shorter ...
+    (0, 3600.0, 3600),      # ... or longer
+])
+def test_the_agent_fetches_git_at_the_interval_the_hub_signed_unless_overridden(
+        site: tuple[TipFolder, str], asked: int, flag: float | None, expected: int) -> None:
+    folder, url = site
+    folder.write("c1", encode(_tip(asked), KEY))
+    ticks = Ticks()
+    watcher = _watcher(url, ticks, safety=flag)
+    watcher.poll()
+    assert watcher.safety() == expected
+    assert not _fetch_due_after(watcher, ticks, expected - 1)
+    assert _fetch_due_after(watcher, ticks, 2)
+    assert not _fetch_due_after(watcher, ticks, expected - 1)     # and every interval after
+    assert _fetch_due_after(watcher, ticks, 2)
+
+
+def test_agents_started_together_spread_their_safety_fetches(
+        site: tuple[TipFolder, str]) -> None:
+    folder, url = site
+    folder.write("c1", encode(_tip(), KEY))
+    ticks = Ticks()
+    start = ticks.now
+    watchers = [_watcher(url, ticks, jitter=0.1, rng=random.Random(i)) for i in range(60)]
+    for w in watchers:
+        w.poll()
+    fetches: list[list[float]] = [[] for _ in watchers]
+    while ticks.now < start + 3 * 600:
+        ticks.now += 5
+        for w, times in zip(watchers, fetches, strict=True):
+            if w.hint() is None:
+                times.append(ticks.now - start)
+    first = [times[0] for times in fetches]
+    buckets = [sum(1 for t in first if 60 * b < t <= 60 * (b + 1)) for b in range(10)]
+    assert max(buckets) <= 3 * len(watchers) / 10 and sum(1 for b in buckets if b) >= 8
+    for times in fetches:
+        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+        assert gaps and all(540 - 5 <= g <= 660 + 5 for g in gaps), gaps
