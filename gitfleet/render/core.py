@@ -15,7 +15,6 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitfleet import yamlio
 from gitfleet.durations import format_duration
 from gitfleet.errors import InputError
 from gitfleet.filemap import Finished
@@ -51,10 +50,10 @@ from gitfleet.render.previous import CLAIMS_FILE, PreviousDescription, PreviousS
 from gitfleet.render.status import StatusSnapshot
 from gitfleet.render.unmatched import unmatched_selectors
 from gitfleet.render.variants import KarmadaStep, Variant, VariantCache
+from gitfleet.wire import cluster as wire_cluster
 from gitfleet.wire import description, emit
-from gitfleet.wire.heartbeat import AGENT_KEY, HeartbeatTiming
-
-CLUSTER_FILE = "cluster.yaml"
+from gitfleet.wire.cluster import CLUSTER_FILE as CLUSTER_FILE
+from gitfleet.wire.heartbeat import HeartbeatTiming
 
 
 @dataclass(frozen=True)
@@ -325,18 +324,15 @@ def _ghost_clusters(fleet: Fleet, previous: PreviousState) -> dict[str, Cluster]
         if raw is None:
             continue
         try:
-            data = yamlio.load_one(raw, CLUSTER_FILE) or {}
+            data = wire_cluster.read_cluster(raw, CLUSTER_FILE, default_name=name)
         except InputError:
             continue
         ghosts[name] = Cluster(
-            name=name, namespace=str(data.get("namespace") or f"gitfleet-{name}"),
-            labels={str(k): str(v) for k, v in (data.get("labels") or {}).items()},
-            cluster_id=str(data.get("clusterId") or ""),
-            sync_mode=str(data.get("syncMode") or "Pull"),
-            taints=tuple(Taint(str(t.get("key", "")), str(t.get("value", "")),
-                               str(t.get("effect", ""))) for t in data.get("taints") or []),
-            provider=str(data.get("provider") or ""), region=str(data.get("region") or ""),
-            zone=str(data.get("zone") or ""))
+            name=name, namespace=data.namespace or f"gitfleet-{name}",
+            labels=dict(data.labels), cluster_id=data.cluster_id,
+            sync_mode=data.sync_mode or "Pull",
+            taints=tuple(Taint(t.key, t.value, t.effect) for t in data.taints),
+            provider=data.provider, region=data.region, zone=data.zone)
     return ghosts
 
 
@@ -399,8 +395,8 @@ def _draft(ctx: _Context, plan: UnitPlan, cluster: Cluster, placements: list[Any
     basis_overlay: Overlay | None = None
     if plan.trigger:  # a Subscription, or a Lazy propagation policy
         prev = ctx.previous.get(cluster.name, plan.folder)
-        if prev is not None and prev.fields.get("trigger") == plan.trigger:
-            prev_basis = prev.fields.get("basisCommit", "")
+        if prev is not None and prev.fields.trigger == plan.trigger:
+            prev_basis = prev.fields.basis_commit
             if prev_basis:
                 # The basis stays until a trigger; its overrides are read from history when
                 # the caller can provide it (the hub does), else the current ones are used.
@@ -639,27 +635,20 @@ def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
     if text is None:
         if len(_CLUSTER_FILES) > 100_000:
             _CLUSTER_FILES.clear()
-        doc: dict[str, Any] = {
-            "name": cluster.name, "namespace": cluster.namespace,
-            "labels": dict(sorted(cluster.labels.items())),
-            "syncMode": cluster.sync_mode, "clusterId": cluster.cluster_id,
-            "taints": [{"key": t.key, "value": t.value, "effect": t.effect}
-                       for t in cluster.taints] +
-                      [{"key": t.key, "value": t.value, "effect": t.effect,
-                        "timeAdded": t.time_added} for t in hub_taints],
-            "provider": cluster.provider, "region": cluster.region,
-            "zone": cluster.zone}
-        if ignore:
-            doc["ignoreDifferences"] = [e.to_dict() for e in ignore]
-        if health.rules:
-            doc["healthRules"] = health.to_list()
-        if health.progress_timeout != NO_RULES.progress_timeout:
-            doc["healthProgressTimeout"] = format_duration(health.progress_timeout)
-        if status_repository:
-            doc["statusRepository"] = status_repository
-        if agent is not None:
-            doc[AGENT_KEY] = agent.to_cluster()
-        text = _CLUSTER_FILES[key] = emit.emit(doc).encode()
+        progress = health.progress_timeout
+        text = _CLUSTER_FILES[key] = wire_cluster.cluster_file(wire_cluster.ClusterFile(
+            name=cluster.name, namespace=cluster.namespace, labels=cluster.labels,
+            sync_mode=cluster.sync_mode, cluster_id=cluster.cluster_id,
+            taints=tuple(wire_cluster.TaintRecord(t.key, t.value, t.effect)
+                         for t in cluster.taints) +
+                   tuple(wire_cluster.TaintRecord(t.key, t.value, t.effect, t.time_added)
+                         for t in hub_taints),
+            provider=cluster.provider, region=cluster.region, zone=cluster.zone,
+            ignore_differences=tuple(e.to_dict() for e in ignore),
+            health_rules=tuple(health.to_list()) if health.rules else (),
+            health_progress_timeout=format_duration(progress)
+            if progress != NO_RULES.progress_timeout else "",
+            status_repository=status_repository, agent=agent))
     return text
 
 
@@ -723,10 +712,10 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
         text = _description_text(ctx, cluster.name, draft, variants)
         prev = ctx.previous.get(cluster.name, folder)
         source = ctx.source_commit
-        if prev is not None and prev.fields.get("sourceCommit") is not None:
-            candidate = description.with_source_commit(text, prev.fields["sourceCommit"])
-            if candidate == prev.text:
-                source = prev.fields["sourceCommit"]
+        prev_source = None if prev is None else prev.fields.source_commit
+        if prev is not None and prev_source is not None and \
+                description.with_source_commit(text, prev_source) == prev.text:
+            source = prev_source
         files[f"{base}/{folder}/{DESCRIPTION_FILE}"] = \
             description.with_source_commit(text, source).encode()
         for v in variants:

@@ -19,6 +19,7 @@ from gitfleet.errors import InputError
 from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.wire.description import (
     DescriptionFile,
+    ScannedHead,
     read_description,
     scan_divided,
     scan_fields,
@@ -41,7 +42,7 @@ class PreviousDescription:
         return self.files.get(DESCRIPTION_FILE, b"").decode("utf-8", "replace")
 
     @cached_property
-    def fields(self) -> dict[str, str]:
+    def fields(self) -> ScannedHead:
         """sourceCommit, basisCommit and trigger, scanned (`wire.description.scan_fields`)."""
         return scan_fields(self.text)
 

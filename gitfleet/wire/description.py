@@ -270,14 +270,30 @@ def _spec_scalar(head: str, key: str) -> str:
     return _plain(head[start:] if end < 0 else head[start:end])
 
 
-def scan_fields(text: str) -> dict[str, str]:
-    """sourceCommit, basisCommit and trigger of a Description's text, as written."""
-    out = {}
+@dataclass(frozen=True)
+class ScannedHead:
+    """What the render reads back from a previous Description's head on every round: its
+    `sourceCommit` (None when it has none), `basisCommit` ("" when none) and `trigger` (None
+    when none), each as written."""
+
+    source_commit: str | None = None
+    basis_commit: str = ""
+    trigger: str | None = None
+
+
+_SCANNED_ATTR = {"sourceCommit": "source_commit", "basisCommit": "basis_commit",
+                 "trigger": "trigger"}
+
+
+def scan_fields(text: str) -> ScannedHead:
+    """sourceCommit, basisCommit and trigger of a Description's text, as written (the last
+    one wins when a key is repeated, as a YAML reader would have it)."""
+    out: dict[str, str] = {}
     head = text.split("\n  resources:", 1)[0]
     for m in _SCAN_FIELD.finditer(head):
         value = m.group(2).strip()
-        out[m.group(1)] = value.strip('"')
-    return out
+        out[_SCANNED_ATTR[m.group(1)]] = value.strip('"')
+    return ScannedHead(**out)
 
 
 def scan_divided(text: str) -> dict[str, int]:

@@ -156,8 +156,9 @@ def test_the_clusters_of_a_unit_share_one_head_read_but_not_a_different_one() ->
 def test_the_render_scans_of_its_own_text_agree_with_the_whole_read() -> None:
     text = _written(rebalance="2026-01-01 10:00")   # quoted when written
     doc = read_description(text, PATH)
-    assert scan_fields(text) == {"sourceCommit": doc.source_commit,
-                                 "basisCommit": doc.basis_commit, "trigger": doc.trigger}
+    head = scan_fields(text)
+    assert (head.source_commit, head.basis_commit, head.trigger) == \
+        (doc.source_commit, doc.basis_commit, doc.trigger)
     assert scan_divided(text) == {r.file: r.divided for r in doc.resources
                                   if r.divided is not None}
     assert scan_rebalance(text) == doc.rebalance == "2026-01-01 10:00"
