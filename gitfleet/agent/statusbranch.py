@@ -39,6 +39,7 @@ from gitfleet.wire.status import ClusterStatus
 
 LOG = logging.getLogger("gitfleet.agent.status")
 MOVED_TRAILER = "Gitfleet-Status-Moved-To"
+_OWN_RECORD_DEPTH = 50     # commits looked through under a tip this agent did not sign
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class StatusBranch:
         # the applied cluster commits of every place the last `load` read (the link's too,
         # when the place it names could not be reached): what a replay is judged against
         self.records: list[str] = []
+        self._kept_record = ""    # under a foreign tip: the newest own commit's applied one
 
     def load(self) -> ClusterStatus | None:
         """Fetch the branch and read its tip (None when it does not exist yet). At home, a
@@ -106,7 +108,11 @@ class StatusBranch:
         self.tip_heartbeat_only = False
         self.metrics = None
         self._carry = None
-        if tip is None or not self._signed_by_us(tip):
+        self._kept_record = ""
+        if tip is None:
+            return None
+        if not self._signed_by_us(tip):
+            self._kept_record = self._own_record(tip)
             return None
         self.metrics = self.git.read_blob(tip, METRICS_FILE)
         raw = self.git.read_blob(tip, STATUS_FILE)
@@ -122,8 +128,30 @@ class StatusBranch:
 
     def _record(self) -> list[str]:
         """The applied cluster commit of the status just read, if any."""
-        return [self.status.sync.cluster_commit] if self.status is not None and \
-            self.status.sync.cluster_commit else []
+        if self.status is not None and self.status.sync.cluster_commit:
+            return [self.status.sync.cluster_commit]
+        return [self._kept_record] if self._kept_record else []
+
+    def _own_record(self, tip: str) -> str:
+        """Under a tip someone else wrote: the applied cluster commit of this agent's newest
+        own commit among the last few (first parents), so a commit pushed on top does not
+        wipe what a replay is judged against. The status itself starts afresh."""
+        key = self.git.signer
+        if key is None:
+            return ""
+        older = self.git.run("rev-list", "--first-parent", f"--max-count={_OWN_RECORD_DEPTH}",
+                             tip).decode().split()[1:]
+        bodies = self.git.read_objects(older)
+        trusted = TrustedKeys.of(key)
+        for sha in older:
+            if verify_commit_body(bodies.get(sha, b""), trusted).ok:
+                raw = self.git.read_blob(sha, STATUS_FILE)
+                try:
+                    return ClusterStatus.from_yaml(raw, STATUS_FILE).sync.cluster_commit \
+                        if raw else ""
+                except InputError:
+                    return ""
+        return ""
 
     def move_to(self, url: str) -> None:
         """Push to `url` from now on (the cluster's status repository changed); the next

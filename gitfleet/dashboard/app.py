@@ -91,8 +91,7 @@ class Api:
             raise LookupError(f"no cluster {name!r}")
         data = {**data, "now": self.source.clock()}
         data["heartbeatAgeSeconds"] = views.aged(data, data["now"])["heartbeatAgeSeconds"]
-        ref = self.source.branches.status(name)
-        head = self.source.git.resolve(ref) or ""
+        head = history.status_head(self.source.git, self.source.branches, m.view.snap, name)
         data["history"] = self.source.kept(("status", head), lambda: history.status_log(
             self.source.git, head)) if head else []
         return m.etag, data

@@ -51,7 +51,7 @@ def export(source: FleetSource) -> dict[str, bytes]:
     for c in m.fleet["clusters"]:
         data = views.cluster(m.view, m.cells.get(c["name"]), c["name"])
         if data is not None:
-            head = source.git.resolve(source.branches.status(c["name"]))
+            head = history.status_head(source.git, source.branches, m.view.snap, c["name"])
             data["history"] = history.status_log(source.git, head) if head else []
             put(f"cluster/{c['name']}", data)
     for a in m.fleet["apps"]:

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitfleet import yamlio
 from gitfleet.errors import InputError
+from gitfleet.layout import Branches
 from gitfleet.state.git import Git
+
+if TYPE_CHECKING:
+    from gitfleet.fleetview.snapshot import FleetSnapshot
 
 _SEP, _END = "\x1f", "\x1e"
 _TRAILER = re.compile(r"^Source-Commit:\s*([0-9a-f]{7,40})\s*$", re.M)
@@ -60,6 +64,13 @@ def state_log(git: Git, state: str, *, offset: int = 0, limit: int = 50) -> list
         r["source"] = src or {}
         r["revert"] = f"git revert --no-edit {r['sourceCommit']}" if r["sourceCommit"] else ""
     return rows
+
+
+def status_head(git: Git, branches: Branches, snap: FleetSnapshot, cluster: str) -> str:
+    """Where a cluster's status history starts: the status commit the fold believes, read
+    from the cluster's own place (its status repository, fetched into this one, or the fleet
+    repo); else its branch in the fleet repo ("" when neither)."""
+    return snap.status_commits.get(cluster) or git.resolve(branches.status(cluster)) or ""
 
 
 def status_log(git: Git, ref: str, *, limit: int = 50) -> list[dict[str, Any]]:

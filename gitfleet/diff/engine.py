@@ -20,7 +20,7 @@ from gitfleet.charts.sources import folder_path
 from gitfleet.diff.compare import compare_trees
 from gitfleet.diff.model import FleetDiff
 from gitfleet.errors import InputError
-from gitfleet.model.loader import Fleet
+from gitfleet.model.loader import FLEET_FILE, Fleet, KeptSettings, settings_problems
 from gitfleet.model.problems import Problem
 from gitfleet.render.charts import ChartRenderer
 from gitfleet.render.core import render
@@ -36,6 +36,7 @@ from gitfleet.render.scope import (
 from gitfleet.rollout.preview import preview
 from gitfleet.source import load_snapshot
 from gitfleet.state.git import Git
+from gitfleet.state.lastgood import last_good_settings
 from gitfleet.state.snapshot import read_revision
 
 DEFERRED_MARK = "deferred (ApplyLater)"
@@ -47,6 +48,7 @@ class Snapshot:
 
     sha: str
     files: Mapping[str, bytes]
+    kept: KeptSettings | None = None    # the last good fleet.yaml, while this one has problems
 
 
 def chart_folders_touched(base: Fleet, head: Fleet, changed: frozenset[str]) -> frozenset[str]:
@@ -86,15 +88,16 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
     `charts` renders the HelmChart feeds of BASE and HEAD (gitfleet.charts); `other_changes`
     are the changed paths of the repository outside the fleet files (chart folders)."""
     paths = changed_paths(base.files, head.files)
-    base_fleet = load_snapshot(base.files)
-    touched = chart_folders_touched(base_fleet, load_snapshot(head.files), other_changes) \
+    base_fleet = load_snapshot(base.files, kept=base.kept)
+    touched = chart_folders_touched(base_fleet, load_snapshot(head.files, kept=head.kept),
+                                    other_changes) \
         if other_changes else frozenset()
     if touched:   # a chart folder in the fleet repo changed: render everything (rare, correct)
         paths, everything = paths | touched, True
     if not paths:
         n = len(base_fleet.clusters)
         return FleetDiff(base.sha, head.sha, n, (), (), units_total=_units(base_fleet))
-    head_fleet = load_snapshot(head.files)
+    head_fleet = load_snapshot(head.files, kept=head.kept)
     scope = Scope(True, frozenset(), frozenset()) if everything else \
         scope_of(base_fleet, head_fleet, paths)
 
@@ -152,7 +155,12 @@ def diff_revisions(repo: str | os.PathLike[str], base: str, head: str, *,
         (base_files, base_sha), (head_files, head_sha) = base_read.result(), head_read.result()
     listed = Git(repo).run("diff-tree", "-r", "--name-only", "--no-renames", base_sha,
                            head_sha).decode().splitlines()
-    return diff_snapshots(Snapshot(base_sha, base_files), Snapshot(head_sha, head_files),
+    def kept(sha: str, files: Mapping[str, bytes]) -> KeptSettings | None:
+        broken = settings_problems(files[FLEET_FILE]) if FLEET_FILE in files else []
+        return last_good_settings(Git(repo), sha) if broken else None
+
+    return diff_snapshots(Snapshot(base_sha, base_files, kept(base_sha, base_files)),
+                          Snapshot(head_sha, head_files, kept(head_sha, head_files)),
                           fleet_at=lambda sha: load_snapshot(read_revision(repo, sha)[0]),
                           everything=everything,
                           other_changes=frozenset(p for p in listed if p not in base_files

@@ -228,7 +228,8 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
     keys = _cluster_keys(git, source, snap, previous)
     shards = snap.keep("shards", source, lambda: shards_at(git, source) if source else NO_SHARDS,
                        previous)
-    view = _believed(git, branches, keys, shards, reader)
+    view = _believed(git, branches, keys, shards, reader,
+                     {n: c.labels for n, c in snap.clusters.items()})
     snap.statuses.update(view.statuses)
     for name, choice in view.choices.items():
         if choice.rejected:
@@ -398,13 +399,15 @@ def _cluster_keys(git: Git, source: str | None, snap: FleetSnapshot,
 
 
 def _believed(git: Git, branches: Branches, keys: dict[str, str], shards: StatusShards,
-              reader: StatusReader | None = None) -> StatusView:
+              reader: StatusReader | None = None,
+              labels: Mapping[str, Mapping[str, str]] | None = None) -> StatusView:
     """The status branches as the hub folds them: signed by the cluster's `spec.signingKey`
-    when it has one (gitfleet.state.statusread). A `reader` kept between reads parses each
-    status commit once."""
+    when it has one, each cluster from its assigned status repository when `labels` (of
+    the state's clusters) are known (gitfleet.state.statusread). A `reader` kept between
+    reads parses each status commit once."""
     reader = reader or StatusReader(git, branches=branches)
     reader.trust_lines(keys)
-    reader.use_shards(shards)   # the status repositories of fleet.yaml, fetched into this repo
+    reader.use_shards(shards, labels)   # fleet.yaml's status repositories, fetched here
     return reader.read()
 
 

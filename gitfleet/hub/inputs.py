@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gitfleet.clock import Clock
@@ -62,6 +63,7 @@ class InputReader:
         # while fleet.yaml has problems: the last good one found for a commit, and its fleets
         self._kept: dict[str, KeptSettings | None] = {}
         self._kept_fleets: OrderedDict[str, Fleet] = OrderedDict()
+        self._labels_of: tuple[Fleet, Mapping[str, Mapping[str, str]]] | None = None
 
     def source_branch(self) -> str:
         return self.settings.source_branch or self._fleet_branch or DEFAULT_SOURCE_BRANCH
@@ -89,13 +91,20 @@ class InputReader:
         """The round's inputs from `source` (the state's files as `writer` has them)."""
         self.status.branches = source.branches
         self.status.trust_keys(source.fleet)    # fold only status signed by spec.signingKey
-        self.status.use_shards(source.fleet.settings.status)   # and every status repository
+        # every status repository; each cluster read only where fleet.yaml assigns it
+        self.status.use_shards(source.fleet.settings.status, self._labels(source.fleet))
         heads = read_heads(self.store.git, source.branches)
         previous = None if heads.state is None else writer.files_of(heads.state)
         return RoundInputs(source=source.commit, branch=source.branch, fleet=source.fleet,
                            branches=source.branches, heads=heads, status=self.status.read(),
                            previous=previous, now=self.clock.now(),
                            fleet_at=self.fleet_at)
+
+    def _labels(self, fleet: Fleet) -> Mapping[str, Mapping[str, str]]:
+        """cluster -> labels of `fleet` (the same mapping while the fleet is the same)."""
+        if self._labels_of is None or self._labels_of[0] is not fleet:
+            self._labels_of = (fleet, {n: c.labels for n, c in fleet.clusters.items()})
+        return self._labels_of[1]
 
     def fleet_at(self, commit: str) -> Fleet:
         """The fleet at `commit`; while its fleet.yaml has problems, with the settings of the

@@ -23,6 +23,9 @@ DEFAULT_JITTER = 0.1
 TARGET_RATE = 5.0          # heartbeat pushes per second per status repository (half the budget)
 MIN_INTERVAL = 60.0        # the agent's interval before fleet settings existed
 TOLERANCE_SLACK = 60.0     # default tolerance: two intervals and this
+# The longest silence the hub waits before it judges a cluster lost (and fails its workloads
+# over): beyond a week a stopped cluster would in practice never be judged lost.
+MAX_TOLERANCE = 7 * 86400.0
 LADDER = tuple(60.0 * m for m in (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60))
 
 
@@ -64,6 +67,22 @@ class HeartbeatSettings:
         tolerance = self.tolerance if self.tolerance is not None else \
             default_tolerance(interval)
         return HeartbeatTiming(interval=interval, jitter=self.jitter, tolerance=tolerance)
+
+    def too_long(self) -> tuple[str, str] | None:
+        """(field, why) when an explicit tolerance, or the least tolerance an explicit
+        interval needs, is over MAX_TOLERANCE; None when neither is."""
+        if self.tolerance is not None and self.tolerance > MAX_TOLERANCE:
+            return ("tolerance", f"heartbeat.tolerance {self.tolerance:g}s is longer than "
+                    f"{MAX_TOLERANCE:g}s (7 days): a stopped cluster would not be judged lost, "
+                    "nor its workloads failed over, for that long; give at most 168h")
+        if self.interval is not None:
+            least = HeartbeatTiming(interval=self.interval, jitter=self.jitter,
+                                    tolerance=0.0).least_tolerance
+            if least > MAX_TOLERANCE:
+                return ("interval", f"heartbeat interval {self.interval:g}s is too long: its "
+                        f"tolerance would have to be at least {least:g}s, over {MAX_TOLERANCE:g}s "
+                        "(7 days, the longest a stopped cluster may go unjudged)")
+        return None
 
     def problem(self, clusters: int) -> str:
         """Why these settings cannot be judged right (a tolerance a live agent can outlast),

@@ -805,6 +805,7 @@ class KeptSettings:
 UNREAD_INTERVALS = {
     "collect": "each agent's --collect-interval sets how often it reads autoscaled workloads' "
                "metrics (default 15s)",
+    "debounce": "the hub's --debounce sets its quiet time after a trigger (default 50ms)",
     "sync": "each agent's --interval sets how often it polls Git (default 10s)",
 }
 
@@ -870,8 +871,13 @@ def _heartbeat_problems(data: bytes, doc: dict[str, Any]) -> list[Problem]:
         except ValueError as exc:
             found.append((("heartbeat", "jitter"), f"heartbeat.jitter: {exc}"))
     if not found:
-        problem = FleetSettings.from_dict(doc).heartbeat.problem(0) \
-            if interval not in (None, "auto") else ""
+        beat = FleetSettings.from_dict(doc).heartbeat
+        long = beat.too_long()
+        if long is not None:
+            key = long[0]
+            found.append((("heartbeat", key) if key in section or older is None
+                          else ("intervals", "heartbeat"), long[1]))
+        problem = beat.problem(0) if interval not in (None, "auto") and not long else ""
         if problem:
             found.append((("heartbeat", "tolerance"), problem))
     return [Problem(FLEET_FILE, yamlio.line_of(data, 0, where), "FleetSettings", message)

@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from gitfleet.model.selectors import matches_selector, selector_problems, unknown_fields
 
@@ -154,14 +155,40 @@ def _check_url(check: _Check, where: tuple[str | int, ...], entry: Mapping[str, 
     if not isinstance(value, str) or not value.strip():
         check.add((*where, key), f"needs `{key}`: the Git URL of the status repository")
         return
-    if re.match(r"^https?://[^/]*@", value, re.I):
-        check.add((*where, key), "must not carry credentials (give the hub and agents a "
-                  "token file; a URL with a token ends up in logs and in Git)")
+    carried = credentials_in(value)
+    if carried:
+        check.add((*where, key), f"must not carry credentials ({carried}; give the hub and "
+                  "agents a token file or an SSH key: a URL with a secret ends up in logs, in "
+                  "git's command line and in Git)")
     if key == "pushUrl" and CLUSTER_PLACEHOLDER not in value:
         check.add((*where, key), f"must hold `{CLUSTER_PLACEHOLDER}` (each agent's own URL)")
     elif key == "url" and CLUSTER_PLACEHOLDER in value:
         check.add((*where, key), f"is the repository the hub reads: no `{CLUSTER_PLACEHOLDER}` "
                   "here (put per-cluster URLs in `pushUrl`)")
+
+
+_SCP_LIKE = re.compile(r"^(?P<user>[^@/:]*(:[^@/]*)?)@[^/:]+:")
+
+
+def credentials_in(url: str) -> str:
+    """What secret a Git URL carries ("" when none): a password or token in its userinfo
+    (any scheme, and scp-like `user:secret@host:path`), any userinfo of an http(s) URL, or a
+    query or fragment (signed URLs and `?private_token=`)."""
+    parts = urlsplit(url) if "://" in url else None
+    if parts is None:
+        scp = _SCP_LIKE.match(url)
+        if scp and ":" in scp["user"]:
+            return "a password in `user:password@`"
+        return ""
+    userinfo = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else None
+    if userinfo is not None and (":" in userinfo or parts.scheme.lower() in ("http", "https")):
+        return "a user and password or token before `@`" if ":" in userinfo else \
+            "a token before `@`"
+    if parts.query or "?" in url:
+        return "a query string (`?...`)"
+    if parts.fragment or "#" in url:
+        return "a fragment (`#...`)"
+    return ""
 
 
 def parse_status(doc: Any) -> StatusShards:

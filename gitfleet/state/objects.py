@@ -614,12 +614,15 @@ def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
     for path, data in files.items():
         folder, _, name = path.rpartition("/")
         entries = folders.get(folder)
+        known_name = names.get(name)
         if entries is None:
             check_path(path)
             entries = folders[folder] = {}
             _add_ancestors(folder, folders)
-        elif name in _BAD_NAMES or "\0" in name or path[0] == "/":
+        elif known_name is None or path[0] == "/":   # (folder and name checked before)
             check_path(path)
+        if known_name is None:
+            known_name = names[name] = name
         known = by_id.get(id(data))
         if known is None:
             digest = sha1(b"blob %d\0" % len(data))
@@ -627,7 +630,7 @@ def _full(files: Mapping[str, bytes]) -> tuple[TreeIndex, TreeBuild]:
             sha = digest.digest()
             objects[sha.hex()] = (OBJ_BLOB, data)
             known = by_id[id(data)] = (data, (MODE_FILE, sha))
-        entries[names.setdefault(name, name)] = known[1]
+        entries[known_name] = known[1]
     del by_id
     root = EMPTY_TREE
     heads: dict[str, bytes] = {}            # name -> the start of its file entry

@@ -10,9 +10,12 @@ With `fleet.yaml: status.repositories` (gitfleet.model.statusshards) the status 
 in several repositories: each read first brings every status repository's status branches
 into this repository, under `refs/gitfleet-status/<repository>/<cluster>` (one `git fetch` per
 repository: protocol v2 lists only the status refs, and only the tips that moved are
-transferred), then reads them all as one fleet. A cluster found in more than one place (it is
-moving between repositories) is read from the place whose believed commit is newest. Objects
-land in this repository, so every reader of a status commit (metrics, history) finds it.
+transferred), then reads them all as one fleet. A cluster is read only from the places it
+may be: the fleet repo, the status repository fleet.yaml assigns it, and the one this reader
+last read it from (a move in progress); whoever can push to one status repository cannot speak
+for a cluster assigned elsewhere. Found in more than one of its places, the place whose
+believed commit is newest wins. Objects land in this repository, so every reader of a status
+commit (metrics, history) finds it.
 """
 
 from __future__ import annotations
@@ -21,14 +24,13 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gitfleet import yamlio
 from gitfleet.errors import GitfleetError, InputError
 from gitfleet.layout import PUSHED_MODES, STATUS_FILE, Branches
 from gitfleet.logs import log
-from gitfleet.model.loader import Fleet
-from gitfleet.model.settings import FleetSettings
+from gitfleet.model.loader import FLEET_FILE, Fleet, load_settings
 from gitfleet.model.statusshards import NO_SHARDS, StatusShards
 from gitfleet.state.git import Git, RefUpdate
+from gitfleet.state.lastgood import last_good_settings
 from gitfleet.state.signing import TrustedKeys
 from gitfleet.state.statustrust import Choice, StatusTrust
 from gitfleet.state.urls import redact
@@ -44,15 +46,19 @@ def shard_refs(repository: str) -> str:
 
 
 def shards_at(git: Git, rev: str) -> StatusShards:
-    """`status.repositories` of fleet.yaml at `rev` (none when absent or unreadable)."""
-    data = git.read_blob(rev, "fleet.yaml")
+    """`status.repositories` of fleet.yaml at `rev` (none when absent); while that fleet.yaml
+    has problems, those of the last good one (gitfleet.state.lastgood), as the hub keeps."""
+    data = git.read_blob(rev, FLEET_FILE)
     if data is None:
         return NO_SHARDS
-    try:
-        doc = yamlio.load_one(data, "fleet.yaml")
-    except InputError:
+    settings, problems = load_settings({FLEET_FILE: data})
+    if not problems:
+        return settings.status
+    commit = git.resolve(f"{rev}^{{commit}}")
+    kept = last_good_settings(git, commit) if commit is not None else None
+    if kept is None or kept.data is None:
         return NO_SHARDS
-    return FleetSettings.from_dict(doc).status if isinstance(doc, dict) else NO_SHARDS
+    return load_settings({FLEET_FILE: kept.data})[0].status
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,9 @@ class StatusReader:
         self._keys: tuple[object, ...] = ((), frozenset())
         self.shards: StatusShards = NO_SHARDS
         self._times: dict[str, int] = {}                         # commit -> committer time
+        self._labels: Mapping[str, Mapping[str, str]] | None = None
+        self.assigned: dict[str, str] | None = None   # cluster -> its status repository
+        self._read_at: dict[str, str] = {}            # cluster -> the place last read from
         self.fetches = 0                  # status repository fetches (one per repository a read)
         self.parsed = 0                   # status.yaml files parsed (only of commits new here)
 
@@ -112,11 +121,24 @@ class StatusReader:
         prefix = self.branches.status("")
         return {ref[len(prefix):]: sha for ref, sha in self.git.refs(prefix).items()}
 
-    def use_shards(self, shards: StatusShards) -> None:
+    def use_shards(self, shards: StatusShards,
+                   labels: Mapping[str, Mapping[str, str]] | None = None) -> None:
         """Read the status repositories `shards` lists from now on (fleet.yaml's, each round);
         the kept copies of those no longer listed are dropped. Clusters move back to the
         fleet repo when none is listed, carrying their status (gitfleet.agent.statusbranch):
-        until then their kept copies are read."""
+        until then their kept copies are read. `labels` (cluster -> labels, the fleet's
+        clusters) assigns each cluster its status repository ("" the fleet repo): a cluster
+        is then read only from it, the fleet repo and where it was last read. A cluster the
+        labels do not name (its file broken: it keeps its last good cluster.yaml) and every
+        cluster without `labels` are read from every place."""
+        if labels is None or not shards:    # (no status repositories: kept copies read)
+            self._labels, self.assigned = None, None
+        elif self.assigned is None or shards != self.shards or \
+                (labels is not self._labels and labels != self._labels):
+            self._labels = labels
+            self.assigned = {name: getattr(shards.repository_of(name, cluster_labels),
+                                           "name", "")
+                             for name, cluster_labels in labels.items()}
         if shards == self.shards:
             return
         self.shards = shards
@@ -168,6 +190,10 @@ class StatusReader:
         choices: dict[str, Choice] = {}
         where: dict[str, str] = {}
         for place, place_tips in places.items():
+            if place and self.assigned is not None:
+                place_tips = {name: tip for name, tip in place_tips.items()
+                              if self.assigned.get(name, place) == place or
+                              self._read_at.get(name) == place}
             for name, choice in self.trust.choose(place_tips).items():
                 if name in choices and not self._newer(choice, choices[name]):
                     continue
@@ -177,6 +203,7 @@ class StatusReader:
                 else:
                     where.pop(name, None)
         heads = {name: c.commit for name, c in choices.items() if c.commit is not None}
+        self._read_at = {name: where.get(name, "") for name in heads}
         new = [sha for sha in heads.values() if sha not in self._parsed]
         if new:
             self.parsed += len(new)

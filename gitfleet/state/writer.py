@@ -167,7 +167,7 @@ class StateWriter:
         self.clock = clock or SystemClock()
         self.publish = publish or git.update_refs
         self.check_limit = check_limit
-        self._present: set[str] = set()     # trees known to be in the repository
+        self._present: set[bytes] = set()   # trees known to be in the repository (binary ids)
         self._index = TreeIndex()           # the last tree built and written
         self._at: str | None = None         # the state commit `_files` are the files of
         self._files: Mapping[str, bytes] = {}
@@ -209,7 +209,7 @@ class StateWriter:
         new_objects: dict[str, tuple[int, bytes]] = {}     # what the build does not hold
         listed = set(found) if released or EMPTY_TREE in build.objects else set()
         for sha, obj in released.items():
-            if sha not in self._present and sha not in listed:
+            if bytes.fromhex(sha) not in self._present and sha not in listed:
                 new_objects[sha] = obj
         if EMPTY_TREE in {wanted[n] for n in moving} and EMPTY_TREE not in listed:
             new_objects.setdefault(EMPTY_TREE, (OBJ_TREE, b""))
@@ -245,8 +245,9 @@ class StateWriter:
         if state_update:
             self.publish(state_update)     # the commit point, last
         updates += state_update
-        self._present.update(sha for sha in found if objects[sha][0] == OBJ_TREE)
-        self._present.update(sha for sha, (kind, _) in new_objects.items() if kind == OBJ_TREE)
+        self._present.update(bytes.fromhex(sha) for sha in found if objects[sha][0] == OBJ_TREE)
+        self._present.update(bytes.fromhex(sha) for sha, (kind, _) in new_objects.items()
+                             if kind == OBJ_TREE)
         self._at, self._files = state, index.files
         log(LOG, logging.DEBUG, "state written", state=state, source=source_commit,
             clusters_moved=len(moving), objects_written=written,
@@ -279,7 +280,7 @@ class StateWriter:
         index = TreeIndex.lazy(root, read=self.git.read_objects)
         if self._index.root == EMPTY_TREE:     # (asking for len() would list everything)
             self._index = index
-            self._present.add(root)
+            self._present.add(bytes.fromhex(root))
         assert isinstance(index.files, LazyFiles)
         return index.files
 
@@ -303,12 +304,14 @@ class StateWriter:
         level: dict[str, int] = {build.root: 0}      # object -> its place
         objects = build.objects
         while level:
-            unknown = [sha for sha in level if sha not in self._present and sha in objects]
+            present = self._present
+            unknown = [sha for sha in level
+                       if sha in objects and bytes.fromhex(sha) not in present]
             if len(unknown) > self.check_limit and self._all_missing(unknown):
                 missing = unknown
             else:
                 gone = self.git.missing_objects(unknown)
-                self._present.update(sha for sha in unknown if sha not in gone)
+                present.update(bytes.fromhex(sha) for sha in unknown if sha not in gone)
                 missing = [sha for sha in unknown if sha in gone]
             next_level: dict[str, int] = {}     # (a million files, far fewer contents)
             for sha in missing:

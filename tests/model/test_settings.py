@@ -21,9 +21,6 @@ limits:
 intervals:
   fetch: 500ms
   heartbeat: 2m
-  collect: 20s
-  debounce: 1.5s
-  sync: 1h
 failover:
   tolerationSeconds: 60
   purgeMode: Directly
@@ -54,8 +51,7 @@ def test_every_setting_is_read() -> None:
     assert settings.source_branch == "release"
     assert settings.registration_approval == "auto"
     assert (settings.max_file_bytes, settings.max_prune_share) == (2048, 0.25)
-    assert settings.intervals == {"fetch": 0.5, "heartbeat": 120.0, "collect": 20.0,
-                                  "debounce": 1.5, "sync": 3600.0}
+    assert settings.intervals == {"fetch": 0.5, "heartbeat": 120.0}
     assert settings.interval("heartbeat", 60.0) == 120.0
     assert (settings.failover_toleration_seconds, settings.purge_mode,
             settings.grace_period_seconds) == (60, "Directly", 30)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gitfleet.agent.agent import Agent
+from gitfleet.agent.statusbranch import StatusBranch
 from gitfleet.clock import FakeClock
 from gitfleet.kubesim import KubeSim
 from gitfleet.layout import Branches
@@ -262,26 +263,56 @@ def test_a_link_the_agent_did_not_sign_is_not_followed(
         kubesim: Callable[..., KubeSim], make_agent: Callable[..., Agent]) -> None:
     hub, own = SigningKey.generate(), SigningKey.generate()
     fleet, sim, clock = Fleet(served_remote, hub), kubesim(), FakeClock()
+    a_url = status_http.url("status-a.git")
     a = Git(tmp_path / "repos" / "status-a.git")
+    fleet.publish("1")
+    make_agent(served_remote, sim, clock=clock, signing_key=own,
+               trusted_hub_keys=TrustedKeys.of(hub)).step()
+    tip = served_remote.git.resolve(STATUS_REF)
+    raw = served_remote.git.read_blob(STATUS_REF, "status.yaml")
+    assert tip and raw
+    for signer in (own, None):       # the agent's own link is followed; a stranger's is not
+        served_remote.git.signer = signer
+        link = served_remote.git.commit(
+            served_remote.git.write_tree({"status.yaml": raw}), [tip],
+            f"c1: status moved\n\n{MOVED_TRAILER}: {a_url}\n", when=0)
+        served_remote.git.signer = None
+        served_remote.git.update_refs(
+            [RefUpdate(STATUS_REF, link, served_remote.git.resolve(STATUS_REF))])
+        git = init_repo(tmp_path / f"reader-{signer is not None}.git", bare=True)
+        git.signer = own
+        branch = StatusBranch(git, served_remote.url, Branches(), "c1")
+        branch.load()
+        assert branch.url == (a_url if signer else served_remote.url)
+        assert a.resolve(STATUS_REF) is None, "only read"
+
+
+def test_a_commit_pushed_on_top_of_the_status_does_not_wipe_the_record(
+        tmp_path: Path, served_remote: Remote, status_http: StatusHttp,
+        kubesim: Callable[..., KubeSim], make_agent: Callable[..., Agent]) -> None:
+    hub, own = SigningKey.generate(), SigningKey.generate()
+    fleet, sim, clock = Fleet(served_remote, hub), kubesim(), FakeClock()
+    a_url = status_http.url("status-a.git")
 
     def agent() -> Agent:
         return make_agent(served_remote, sim, clock=clock, signing_key=own,
                           trusted_hub_keys=TrustedKeys.of(hub))
 
-    fleet.publish("1")
-    agent().step()
-    tip = served_remote.git.resolve(STATUS_REF)
-    raw = served_remote.git.read_blob(STATUS_REF, "status.yaml")
-    assert tip and raw
-    stranger = served_remote.git.commit(          # unsigned: not the agent's
-        served_remote.git.write_tree({"status.yaml": raw}), [tip],
-        f"c1: status moved\n\n{MOVED_TRAILER}: {status_http.url('status-a.git')}\n", when=0)
-    served_remote.git.update_refs([RefUpdate(STATUS_REF, stranger, tip)])
+    running = agent()
+    before = fleet.publish("1")
+    running.step()
+    moved = fleet.publish("2", a_url)
     clock.advance(5)
-    fleet.publish("2")
+    running.step()
+    link = served_remote.git.resolve(STATUS_REF)
+    assert link
+    stranger = served_remote.git.commit(      # unsigned, over the link: no link, no status
+        served_remote.git.write_tree({"status.yaml": b"cluster: c1\n"}), [link], "x\n", when=0)
+    served_remote.git.update_refs([RefUpdate(STATUS_REF, stranger, link)])
+    fleet.push_back(before)
+    clock.advance(5)
     restarted = agent()
     restarted.step()
-    assert restarted.last.synced and _data(sim) == {"v": "2"}
-    assert a.resolve(STATUS_REF) is None, "nothing read or written at the stranger's place"
-    assert served_remote.git.is_ancestor(stranger, served_remote.git.resolve(STATUS_REF))
-    assert _status(served_remote.git).sync.result == SyncResult.SYNCED
+    assert restarted.last.refused.endswith(f"older than the applied commit {moved[:12]} "
+                                           "(an old state pushed back)"), restarted.last
+    assert _data(sim) == {"v": "2"}

@@ -68,6 +68,14 @@ def test_a_typo_in_fleet_yaml_keeps_status_places_and_timing(
         agent.step()
 
     push(work, "a typo", {"fleet.yaml": _fleet_yaml(eu_url, rest_url, "{intervall: 5m}")})
+    # `gitfleet diff` (what a pull request shows) says the typo changes nothing deployed
+    shown = gitfleet("diff", "main~1", "main", "--repo", repo, "--format", "json")
+    assert shown.returncode == 1, shown.stderr          # it introduces an error
+    change = json.loads(shown.stdout)
+    assert change["clusters"] == [], change["clusters"]
+    assert [(p["path"], p["line"]) for p in change["errorsIntroduced"]] == [("fleet.yaml", 3)]
+    assert any("keeps the settings of commit" in p["message"]
+               for p in change["warningsIntroduced"]), change["warningsIntroduced"]
     # what the agent of us1 pushes next (a change of its status) the hub must still read
     sim_us1 = agents["us1"]
     sim_us1.step()

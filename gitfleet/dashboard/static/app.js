@@ -52,9 +52,9 @@
   let skew = 0;               // server seconds - browser seconds
   function serverNow() { return Date.now() / 1000 + skew; }
   function learnClock(d) { if (d && typeof d.now === "number") skew = d.now - Date.now() / 1000; return d; }
-  // a heartbeat's tolerance: seconds of silence after which the hub judges its cluster Unknown
-  // (what the heartbeat declares; an older agent's: 3 intervals)
-  function tolerance(c) { return c.heartbeatToleranceSeconds || 3 * (c.heartbeatIntervalSeconds || 0); }
+  // a heartbeat's tolerance: seconds of silence after which the hub judges its cluster Unknown,
+  // as the server declares it (gitfleet.lifecycle.judgement.tolerance; 0: no heartbeat)
+  function tolerance(c) { return c.heartbeatToleranceSeconds || 0; }
   const EXPIRED = "heartbeat older than its tolerance";
   // seconds past that before the page says so itself: heartbeat times are written to the
   // second, and the server's next answer (it re-judges as the heartbeat expires) may be a poll
