@@ -5,9 +5,11 @@ The record is a ConfigMap written under a field manager of its own (`gitfleet-ag
 fleet object is applied with) and marked with an annotation, so a fleet object named like the
 record cannot pass for it: a record the agent did not write is neither read nor overwritten.
 It holds the inventory inline, or past `invlayout`'s threshold an index naming shard ConfigMaps
-(`<record>-<generation>-<i>`, marked and labelled likewise). The last read or written
-inventory is kept, so an unchanged inventory costs no write and a changed one rewrites only
-the shards whose entries changed.
+(`<record>-<generation>-<i>`, marked and labelled likewise). The record (inline, or the
+index) also names the cluster commit last applied (`applied`, the agent's rollback
+protection, see `inventory`); an index says it before the shards that end a journal. The
+last read or written inventory is kept, so an unchanged inventory costs no write and a changed
+one rewrites only the shards whose entries changed.
 
 Crash safety: a shard write replaces one whole ConfigMap, so after a crash every entry is as
 the last write or the one before left it, which the sync's journal is made for (`inventory`).

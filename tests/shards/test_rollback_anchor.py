@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from gitfleet.agent.agent import Agent
+from gitfleet.agent.inventory import Intent, Inventory
+from gitfleet.agent.records import InventoryRecord
 from gitfleet.clock import FakeClock
 from gitfleet.kubesim import KubeSim
 from gitfleet.layout import Branches
 from gitfleet.state.git import RefUpdate
 from gitfleet.state.signing import SigningKey, TrustedKeys
-from gitfleet.agent.inventory import Intent, Inventory
-from gitfleet.agent.records import InventoryRecord
 from tests.harness import Remote, person
 from tests.inventory.crashkube import Crash, CrashKube
 from tests.inventory.test_record_crash import _entry, _inventory, _record
@@ -33,23 +33,39 @@ def _data(sim: KubeSim) -> dict[str, str]:
     return person(sim).get("v1", "ConfigMap", "bar", "a")["data"]  # type: ignore[no-any-return]
 
 
+class Applied:
+    """A fleet whose cluster c1 applied "1" then "2" (each by a new agent, as restarts do)."""
+
+    def __init__(self, remote: Remote, sim: KubeSim, make_agent: Callable[..., Agent], *,
+                 own: SigningKey | None = None) -> None:
+        hub = SigningKey.generate()
+        self.remote, self.sim, self.clock = remote, sim, FakeClock()
+        self.fleet = Fleet(remote, hub)
+        self._make = lambda: make_agent(remote, sim, clock=self.clock, signing_key=own,
+                                        trusted_hub_keys=TrustedKeys.of(hub))
+        self.before = self.fleet.publish("1")
+        self.agent().step()
+        self.after = self.fleet.publish("2")
+        self.clock.advance(5)
+        self.agent().step()
+        assert _data(sim) == {"v": "2"}
+
+    def agent(self) -> Agent:
+        return self._make()
+
+    def replay_on_restart(self) -> Agent:
+        """Push the old commit back and start a new agent: what it did."""
+        self.fleet.push_back(self.before)
+        self.clock.advance(5)
+        restarted = self.agent()
+        restarted.step()
+        return restarted
+
+
 def test_a_stranger_commit_on_the_status_branch_does_not_erase_the_applied_record(
         remote: Remote, kubesim: Callable[..., KubeSim],
         make_agent: Callable[..., Agent]) -> None:
-    hub, own = SigningKey.generate(), SigningKey.generate()    # the agent signs its status
-    fleet, sim, clock = Fleet(remote, hub), kubesim(), FakeClock()
-
-    def agent() -> Agent:
-        return make_agent(remote, sim, clock=clock, signing_key=own,
-                          trusted_hub_keys=TrustedKeys.of(hub))
-
-    before = fleet.publish("1")
-    agent().step()
-    fleet.publish("2")
-    clock.advance(5)
-    agent().step()
-    assert _data(sim) == {"v": "2"}
-
+    c = Applied(remote, kubesim(), make_agent, own=SigningKey.generate())   # signs status
     # someone with push access: a commit on top of the agent's status (not signed by it) ...
     tip = remote.git.resolve(STATUS_REF)
     assert tip
@@ -59,37 +75,20 @@ def test_a_stranger_commit_on_the_status_branch_does_not_erase_the_applied_recor
         b"clusterCommit:", b"clusterCommit: 0000000000000000000000000000000000000000\n  x:")}),
         [tip], "c1: status\n", when=0)
     remote.git.update_refs([RefUpdate(STATUS_REF, stranger, tip)])
-    fleet.push_back(before)                                    # ... and the replay
-    clock.advance(5)
-    restarted = agent()
-    restarted.step()
-    assert _data(sim) == {"v": "2"}, "a restarted agent applied the replay"
+    restarted = c.replay_on_restart()                          # ... and the replay
+    assert _data(c.sim) == {"v": "2"}, "a restarted agent applied the replay"
     assert restarted.last.refused, restarted.last
 
 
 def test_a_removed_status_branch_does_not_erase_the_applied_record(
         remote: Remote, kubesim: Callable[..., KubeSim],
         make_agent: Callable[..., Agent]) -> None:
-    hub = SigningKey.generate()
-    fleet, sim, clock = Fleet(remote, hub), kubesim(), FakeClock()
-
-    def agent() -> Agent:
-        return make_agent(remote, sim, clock=clock, trusted_hub_keys=TrustedKeys.of(hub))
-
-    before = fleet.publish("1")
-    agent().step()
-    fleet.publish("2")
-    clock.advance(5)
-    agent().step()
-    assert _data(sim) == {"v": "2"}
+    c = Applied(remote, kubesim(), make_agent)
     tip = remote.git.resolve(STATUS_REF)
     assert tip
     remote.git.run("update-ref", "-d", STATUS_REF, tip)       # the status branch removed
-    fleet.push_back(before)                                    # and the replay
-    clock.advance(5)
-    restarted = agent()
-    restarted.step()
-    assert _data(sim) == {"v": "2"}, "a restarted agent applied the replay"
+    c.replay_on_restart()                                      # and the replay
+    assert _data(c.sim) == {"v": "2"}, "a restarted agent applied the replay"
 
 
 def test_a_status_moved_before_the_upgrade_still_protects_a_restarted_agent(
@@ -136,19 +135,7 @@ def test_fifty_one_stranger_commits_do_not_erase_the_applied_record(
         make_agent: Callable[..., Agent]) -> None:
     """The walk back under a foreign tip is bounded (50 first parents): a fast-forward push of
     51 commits needs no force and no more rights than one."""
-    hub, own = SigningKey.generate(), SigningKey.generate()
-    fleet, sim, clock = Fleet(remote, hub), kubesim(), FakeClock()
-
-    def agent() -> Agent:
-        return make_agent(remote, sim, clock=clock, signing_key=own,
-                          trusted_hub_keys=TrustedKeys.of(hub))
-
-    before = fleet.publish("1")
-    agent().step()
-    fleet.publish("2")
-    clock.advance(5)
-    agent().step()
-    assert _data(sim) == {"v": "2"}
+    c = Applied(remote, kubesim(), make_agent, own=SigningKey.generate())
     tip = remote.git.resolve(STATUS_REF)
     raw = remote.git.read_blob(STATUS_REF, "status.yaml")
     assert tip and raw is not None
@@ -157,10 +144,8 @@ def test_fifty_one_stranger_commits_do_not_erase_the_applied_record(
     for i in range(51):
         top = remote.git.commit(tree, [top], f"c1: status {i}\n", when=i)
     remote.git.update_refs([RefUpdate(STATUS_REF, top, tip)])
-    fleet.push_back(before)
-    clock.advance(5)
-    agent().step()
-    assert _data(sim) == {"v": "2"}, "a restarted agent applied the replay"
+    c.replay_on_restart()
+    assert _data(c.sim) == {"v": "2"}, "a restarted agent applied the replay"
 
 
 def test_an_orphan_forced_over_the_status_branch_naming_the_replay_does_not_win(
@@ -168,40 +153,26 @@ def test_an_orphan_forced_over_the_status_branch_naming_the_replay_does_not_win(
         make_agent: Callable[..., Agent]) -> None:
     """The strongest form: the status branch replaced by an orphan whose status says the
     replayed commit was the one applied (no signing key: the agent reads it as its own)."""
-    hub = SigningKey.generate()
-    fleet, sim, clock = Fleet(remote, hub), kubesim(), FakeClock()
-
-    def agent() -> Agent:
-        return make_agent(remote, sim, clock=clock, trusted_hub_keys=TrustedKeys.of(hub))
-
-    before = fleet.publish("1")
-    agent().step()
-    after = fleet.publish("2")
-    clock.advance(5)
-    agent().step()
-    assert _data(sim) == {"v": "2"}
+    c = Applied(remote, kubesim(), make_agent)
     tip = remote.git.resolve(STATUS_REF)
     raw = remote.git.read_blob(STATUS_REF, "status.yaml")
-    assert tip and raw is not None and after.encode() in raw
+    assert tip and raw is not None and c.after.encode() in raw
     orphan = remote.git.commit(remote.git.write_tree({"status.yaml": raw.replace(
-        after.encode(), before.encode())}), [], "c1: status\n", when=0)
+        c.after.encode(), c.before.encode())}), [], "c1: status\n", when=0)
     remote.git.update_refs([RefUpdate(STATUS_REF, orphan, tip)])   # a force-push
-    fleet.push_back(before)
-    clock.advance(5)
-    restarted = agent()
-    restarted.step()
-    assert _data(sim) == {"v": "2"}, "a restarted agent applied the replay"
+    restarted = c.replay_on_restart()
+    assert _data(c.sim) == {"v": "2"}, "a restarted agent applied the replay"
     assert "older than the applied commit" in restarted.last.refused, restarted.last
-    # the record in the cluster names the applied commit (what a person can check)
-    record = InventoryRecord(person(sim), namespace="gitfleet-system",
-                             name="gitfleet-inventory")
-    assert record.read().applied == after
-    fleet.publish("3")                     # the hub's next commit is applied as ever
-    clock.advance(5)
+
+    def applied() -> str:   # the record in the cluster, as a person reads it
+        return InventoryRecord(person(c.sim), namespace="gitfleet-system",
+                               name="gitfleet-inventory").read().applied
+
+    assert applied() == c.after
+    newer = c.fleet.publish("3")            # the hub's next commit is applied as ever
+    c.clock.advance(5)
     restarted.step()
-    assert _data(sim) == {"v": "3"}
-    assert InventoryRecord(person(sim), namespace="gitfleet-system",
-                           name="gitfleet-inventory").read().applied != after
+    assert _data(c.sim) == {"v": "3"} and applied() == newer
 
 
 B, C = "b" * 40, "c" * 40
