@@ -48,6 +48,22 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"CI=true but {MISSING_REASON}: CI must run them")
 
 
+# Workers per core for `-n auto`. Much of the suite waits rather than computes (daemons, hub and
+# agent processes, kubesim, real-time runs such as tests/gitsim): measured on 2 cores, the whole
+# suite takes ~560 s of CPU against ~780 s of worker time, so one worker per core leaves a core
+# idle whenever a test waits. Two per core overlap those waits (bench/README.md 'The test suite
+# and CI'). PYTEST_XDIST_AUTO_NUM_WORKERS still sets the number outright.
+WORKERS_PER_CORE = 2
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None      # xdist's own hook reads it
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return WORKERS_PER_CORE * (cores or 1)
+
+
 def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
     yield code
     for const in code.co_consts:

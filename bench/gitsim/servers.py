@@ -24,7 +24,13 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.githosts.servers import HTTP_BACKEND, _stop, _wait_port
+from tests.githosts.servers import (
+    HTTP_BACKEND,
+    _stop,
+    start_fcgiwrap,
+    start_nginx,
+    write_nginx_conf,
+)
 from tests.gitserver import GitDaemon, free_port
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -154,38 +160,16 @@ class Http:
         (d / "tmp").mkdir(parents=True, exist_ok=True)
         self.tips.mkdir(parents=True, exist_ok=True)
         sock = d / "fcgi.sock"
-        sock.unlink(missing_ok=True)
-        self._fcgi = subprocess.Popen(["fcgiwrap", "-c", str(self.workers), "-s",
-                                       f"unix:{sock}"], stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + 10
-        while not sock.exists():
-            if time.monotonic() > deadline or self._fcgi.poll() is not None:
-                self.down()
-                raise RuntimeError("fcgiwrap did not start")
-            time.sleep(0.02)
+        self._fcgi = start_fcgiwrap(sock, workers=self.workers)
         wrapper = d / "http-backend.sh"
         # fcgiwrap ignores SIGCHLD, and an ignored SIGCHLD is inherited: undo it first
         wrapper.write_text("#!/usr/bin/env -S --default-signal=CHLD /bin/bash\n"
                            "exec 3>&2\nTIMEFORMAT='%3U %3S'\n"
                            f"{{ time {HTTP_BACKEND} 2>&3 ; }} 2>> {self.cpu_log}\n")
         wrapper.chmod(0o755)
-        user = "user root;" if os.geteuid() == 0 else ""
-        (d / "nginx.conf").write_text(f"""
-{user}
-daemon off;
-worker_processes 1;
-pid {d}/nginx.pid;
-error_log {d}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
+        write_nginx_conf(d, f"""
   log_format gitsim '$msec $request_method $request_uri $status $request_length $bytes_sent';
   access_log {d}/access.log gitsim buffer=64k flush=1s;
-  client_body_temp_path {d}/tmp/body;
-  fastcgi_temp_path {d}/tmp/fastcgi;
-  proxy_temp_path {d}/tmp/proxy;
-  uwsgi_temp_path {d}/tmp/uwsgi;
-  scgi_temp_path {d}/tmp/scgi;
   server {{
     listen 127.0.0.1:{self.port} backlog=1024;
     client_max_body_size 0;
@@ -216,14 +200,9 @@ http {{
       fastcgi_pass unix:{sock};
     }}
   }}
-}}
-""")
-        log = d / "error.log"
-        self._nginx = subprocess.Popen(["nginx", "-p", str(d), "-e", str(log), "-c",
-                                        str(d / "nginx.conf")], stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL, start_new_session=True)
+""", connections=1024)
         try:
-            _wait_port(self.port, self._nginx, "nginx", log)
+            self._nginx = start_nginx(d, self.port)
         except BaseException:
             self.down()
             raise

@@ -20,13 +20,13 @@ import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-import cel
-from cel.stdlib import STDLIB_FUNCTIONS, add_stdlib_to_context
+from typing import TYPE_CHECKING, Any
 
 from gitfleet.health.conventions import DEFAULT_PROGRESS_TIMEOUT, observed_lag
 from gitfleet.health.verdict import Obj, Verdict, progressing
+
+if TYPE_CHECKING:
+    import cel
 from gitfleet.wire.status import Health
 
 EXPRESSIONS = (("inProgress", Health.PROGRESSING), ("failed", Health.DEGRADED),
@@ -215,12 +215,11 @@ class _Compiled:
         variables = {k: obj[k] for k in self.roots if k in obj}
         if not self.extended:
             return self.program.execute(variables)
+        import cel
+        from cel.stdlib import add_stdlib_to_context
         context = cel.Context(variables=variables)
         add_stdlib_to_context(context)  # as Kubernetes' and Flux's CEL environments offer them
         return self.program.execute(context)
-
-
-_EXTENSIONS = frozenset(STDLIB_FUNCTIONS)
 
 
 _PROGRAMS: dict[str, _Compiled] = {}
@@ -231,9 +230,13 @@ def _program(text: str) -> _Compiled:
     if found is None:
         if len(_PROGRAMS) > 10_000:
             _PROGRAMS.clear()
+        # imported at the first expression, not with the module: the CEL library loads its own
+        # interactive shell (prompt_toolkit), ~0.3 s of CPU that every gitfleet command paid
+        import cel
+        from cel.stdlib import STDLIB_FUNCTIONS
         program = cel.compile(text)
-        found = _PROGRAMS[text] = _Compiled(program, tuple(program.variables()),
-                                            bool(_EXTENSIONS.intersection(program.functions())))
+        extended = bool(frozenset(STDLIB_FUNCTIONS).intersection(program.functions()))
+        found = _PROGRAMS[text] = _Compiled(program, tuple(program.variables()), extended)
     return found
 
 

@@ -69,6 +69,11 @@ def test_chart_reaches_two_clusters_with_their_values_bumps_and_keeps_on_error(
             assert _get(kb, "apps/v1", "Deployment", "web-web")["spec"]["replicas"] == 3
             # the capabilities are the cluster's own (its agent's heartbeat)
             wait_for(lambda: _settings(ka).get("kubeVersion") == "v1.31.0", timeout=60)
+            # an agent applies in stages (docs/ordering.md): the ConfigMap seen above does not
+            # mean the rest of that cluster's apply is done yet
+            wait_for(lambda: all(_get(kube, "v1", "Service", "web-extra") is not None and
+                                 _get(kube, "batch/v1", "Job", "web-migrate") is not None
+                                 for kube in (ka, kb)), timeout=60, what="both clusters' apply")
             for kube in (ka, kb):
                 assert _get(kube, "v1", "Service", "web-extra") is not None
                 assert kube.get("v1", "Pod", "web", "web-test") is None   # test hook

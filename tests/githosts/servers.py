@@ -132,11 +132,12 @@ def _stop(proc: subprocess.Popen[bytes] | None) -> None:
             continue
 
 
-def start_fcgiwrap(sock: Path) -> subprocess.Popen[bytes]:
-    """fcgiwrap listening on the unix socket `sock` (stop it with `_stop`)."""
+def start_fcgiwrap(sock: Path, *, workers: int = 4) -> subprocess.Popen[bytes]:
+    """fcgiwrap with `workers` workers listening on the unix socket `sock` (stop it with
+    `_stop`)."""
     sock.parent.mkdir(parents=True, exist_ok=True)
     sock.unlink(missing_ok=True)
-    proc = subprocess.Popen(["fcgiwrap", "-c", "4", "-s", f"unix:{sock}"],
+    proc = subprocess.Popen(["fcgiwrap", "-c", str(workers), "-s", f"unix:{sock}"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.monotonic() + 10
@@ -148,9 +149,10 @@ def start_fcgiwrap(sock: Path) -> subprocess.Popen[bytes]:
     return proc
 
 
-def write_nginx_conf(folder: Path, http: str) -> None:
-    """`folder`/nginx.conf: one foreground worker, its pid, logs and temporary files in
-    `folder`, and `http` (access log, servers) inside the `http` block."""
+def write_nginx_conf(folder: Path, http: str, *, connections: int = 64) -> None:
+    """`folder`/nginx.conf: one foreground worker (at most `connections` at once), its pid,
+    logs and temporary files in `folder`, and `http` (access log, servers) inside the `http`
+    block."""
     (folder / "tmp").mkdir(parents=True, exist_ok=True)
     user = "user root;" if os.geteuid() == 0 else ""
     (folder / "nginx.conf").write_text(f"""
@@ -159,7 +161,7 @@ daemon off;
 worker_processes 1;
 pid {folder}/nginx.pid;
 error_log {folder}/error.log warn;
-events {{ worker_connections 64; }}
+events {{ worker_connections {connections}; }}
 http {{
   client_body_temp_path {folder}/tmp/body;
   fastcgi_temp_path {folder}/tmp/fastcgi;

@@ -67,7 +67,10 @@ def _fleet(remote: Remote, kubesim, make_agent, tmp_path: Path) -> Iterator[tupl
         agents = [make_agent(remote, sims[n], cluster=n, clock=SystemClock(), interval=0.3)
                   for n in RINGS]
         with running(agents[0]), running(agents[1]):
-            wait_for(lambda: all(_image(s) == "nginx:1.25" for s in sims.values()), timeout=40)
+            # a hub process's start and first render, then both agents' syncs: on a loaded
+            # machine (more test workers than cores) this alone has taken over 40 s
+            wait_for(lambda: all(_image(s) == "nginx:1.25" for s in sims.values()), timeout=90,
+                     what="web 1.25 on both clusters")
             push(work, "fleet: release web in waves", {"policies/rollout.yaml": POLICY})
             yield work, sims
 
