@@ -211,7 +211,7 @@ def after_safety(args: argparse.Namespace, n: int) -> float:
     and signs into the tip documents (gitfleet.hub.tipsafety, default budget)."""
     if args.after_safety != "auto":
         return float(args.after_safety)
-    return float(SafetyChoice().for_fleet(n))
+    return float(SafetyChoice(fixed=None).for_fleet(n))
 
 
 def _refs_of(kind: str, n: int, args: argparse.Namespace) -> int:

@@ -237,6 +237,11 @@ class Agent:
                 log(LOG, logging.WARNING, "cluster branch read with errors; nothing pruned "
                     "for them", cluster=self.settings.cluster, errors="; ".join(desired.errors))
             self._logged_errors = desired.cluster_commit
+        if self._heartbeat is None and self.settings.own_heartbeat and not self._beat.sent:
+            # a restart carries the last run's heartbeat on while it covers (agent.beats)
+            last = None if self.settings.push_worker else self._previous_status(now)
+            self._heartbeat = self._beat.resume(now, last.heartbeat if last else None,
+                                                self._timing)
         if self.settings.own_heartbeat and (self._beat.due(now) or self._readiness_moved()):
             self._heartbeat = self._collect_heartbeat(now, out)
             self._beat.sent_at(now, self._timing)

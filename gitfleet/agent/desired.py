@@ -30,11 +30,10 @@ from gitfleet.health import NO_RULES, HealthRules
 from gitfleet.health.conventions import PROGRESS_TIMEOUT_ANNOTATION
 from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.secrets.detect import is_sops
+from gitfleet.wire.cluster import CLUSTER_FILE, read_cluster
 from gitfleet.wire.description import DescriptionFile, read_description
-from gitfleet.wire.heartbeat import AGENT_KEY, HeartbeatTiming
+from gitfleet.wire.heartbeat import HeartbeatTiming
 from gitfleet.wire.objectref import ObjectRef
-
-CLUSTER_FILE = "cluster.yaml"
 
 
 @dataclass(frozen=True)
@@ -138,17 +137,16 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
     errors: list[str] = []
     if CLUSTER_FILE in files:
         try:
-            cluster_doc = yamlio.load_one(files[CLUSTER_FILE], CLUSTER_FILE)
-            if isinstance(cluster_doc, Mapping):
-                sync_mode = str(cluster_doc.get("syncMode") or "Pull")
-                status_repository = str(cluster_doc.get("statusRepository") or "")
-                ignore_differences = tuple(cluster_doc.get("ignoreDifferences") or ())
-                timeout = cluster_doc.get("healthProgressTimeout")
-                health_rules = HealthRules.from_list(
-                    cluster_doc.get("healthRules"),
-                    parse_duration(timeout) if timeout else NO_RULES.progress_timeout)
-                if AGENT_KEY in cluster_doc:
-                    heartbeat = HeartbeatTiming.from_cluster(cluster_doc[AGENT_KEY])
+            cluster_doc = read_cluster(files[CLUSTER_FILE], CLUSTER_FILE)
+            errors.extend(cluster_doc.problems)   # named; the fields it knows still apply
+            sync_mode = cluster_doc.sync_mode
+            status_repository = cluster_doc.status_repository
+            ignore_differences = cluster_doc.ignore_differences
+            heartbeat = cluster_doc.agent
+            timeout = cluster_doc.health_progress_timeout
+            health_rules = HealthRules.from_list(
+                list(cluster_doc.health_rules) if cluster_doc.health_rules else None,
+                parse_duration(timeout) if timeout else NO_RULES.progress_timeout)
         except InputError as exc:  # said like any broken file; the Descriptions still apply
             errors.append(str(exc))
         except ValueError as exc:  # rules the hub validated, but this agent cannot compile

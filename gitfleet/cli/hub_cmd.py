@@ -126,11 +126,13 @@ def add_parser(subparsers: Any) -> None:
     tips.add_argument("--tips-wait", type=duration_arg, default=HubSettings.tips_wait,
                       help="longest a tip request is held waiting for a change (default 25s; "
                       "at most half a connection's life, 3 x --http-timeout)")
-    tips.add_argument("--tips-safety", type=safety_arg, default=None, metavar="auto|DURATION",
-                      help="how often agents fetch Git whatever their tip says, written into "
-                      "the documents: auto (default) = the shortest that keeps the fleet "
-                      "repository within --tips-fetch-budget (10m up to 100,000 clusters' "
-                      "worth of budget; see docs/tips.md), or 10m..6h")
+    tips.add_argument("--tips-safety", type=safety_arg, default=HubSettings.tips_safety,
+                      metavar="auto|DURATION",
+                      help="how often agents fetch Git whatever their tip says (10m..6h; "
+                      "default 10m, the agents' own, left out of the documents), or auto: the "
+                      "shortest that keeps the fleet repository within --tips-fetch-budget, "
+                      "signed into the documents; use auto once every agent reads it "
+                      "(docs/tips.md)")
     tips.add_argument("--tips-fetch-budget", type=float, default=HubSettings.tips_fetch_budget,
                       metavar="PER_SECOND",
                       help="fetches a second the fleet repository may take from agents' safety "

@@ -24,11 +24,10 @@ from gitfleet.cli.common import add_output_flag, require_repository
 from gitfleet.cli.outdir import MARKER, previous_files, write_tree
 from gitfleet.cli.progress import progress
 from gitfleet.fleetview.tables import print_data, print_table
-from gitfleet.model.loader import FLEET_FILE
 from gitfleet.render.core import render
-from gitfleet.source import load_snapshot, read_worktree
+from gitfleet.source import read_worktree
 from gitfleet.state.git import Git
-from gitfleet.state.lastgood import kept_settings
+from gitfleet.state.lastgood import load_keeping
 from gitfleet.state.snapshot import read_revision
 
 
@@ -60,11 +59,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             files, sha = read_worktree(args.repo), ""
             read_folder = folders.worktree(args.repo)
-        fleet = load_snapshot(files)
-        if FLEET_FILE in fleet.broken_paths:    # keep the last good settings, as the hub does
-            kept = kept_settings(args.repo, sha or "HEAD")
-            if kept is not None:
-                fleet = load_snapshot(files, kept=kept)
+        fleet = load_keeping(files, args.repo, sha or "HEAD")   # last good fleet.yaml kept
         result = render(fleet, source_commit=sha, charts=charts_from(args).at(read_folder))
         write_tree(out, result.files)
     seconds = time.perf_counter() - started

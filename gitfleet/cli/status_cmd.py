@@ -55,7 +55,8 @@ def fleet_status(view: View) -> dict[str, Any]:
                                    and c["appliedState"] == short(snap.state_commit or "-"))},
         "clusterRows": clusters,
         "subscriptions": subscription_rows(view),
-        "errors": snap.errors, "warnings": snap.warnings,
+        "errors": [e.to_doc() for e in snap.errors],
+        "warnings": [w.to_doc() for w in snap.warnings],
         "drift": drift_rows(view),
         "evictions": eviction_rows(view),
         "rollouts": rollout_rows(view),
@@ -100,7 +101,7 @@ def subscription_status(view: View, wanted: str) -> dict[str, Any]:
         **{k: sub[k] for k in ("namespace", "name", "kind", "phase", "replicas", "message")},
         "clusters": per_cluster,
         "drift": [r for r in drift_rows(view) if r["description"] == key],
-        "errors": [e for e in view.snap.errors if e.get("subscription") == ident],
+        "errors": [e.to_doc() for e in view.snap.errors if e.unit == ident],
     }
 
 

@@ -11,8 +11,9 @@ from gitfleet.charts.cli import add_flags as add_chart_flags
 from gitfleet.charts.cli import charts_from
 from gitfleet.cli.common import require_repository
 from gitfleet.render.core import render
-from gitfleet.source import load_snapshot, read_worktree
+from gitfleet.source import read_worktree
 from gitfleet.state.git import Git
+from gitfleet.state.lastgood import load_keeping
 from gitfleet.state.snapshot import read_revision
 
 
@@ -34,8 +35,8 @@ def run(args: argparse.Namespace) -> int:
         files, sha = read_revision(args.repo, args.rev)
         read_folder = folders.revision(Git(args.repo), sha)
     else:
-        files, read_folder = read_worktree(args.repo), folders.worktree(args.repo)
-    fleet = load_snapshot(files)
+        files, read_folder, sha = read_worktree(args.repo), folders.worktree(args.repo), ""
+    fleet = load_keeping(files, args.repo, sha or "HEAD")   # the last good fleet.yaml kept
     # Rendering finds what loading cannot: missing feeds, failing patches, conflicts, and
     # charts that do not resolve or render (HelmChart feeds are rendered as the hub does).
     result = render(fleet, source_commit=args.rev or "", charts=charts_from(args).at(read_folder))

@@ -33,8 +33,8 @@ def unit_errors(view: View, key: str, ds: list[DescriptionEntry]) -> list[str]:
     ident = "/".join(p for p in (source.get("kind", ""), source.get("namespace", ""),
                                  source.get("name", "")) if p)
     for e in view.snap.errors:
-        text = str(e.get("message", ""))
-        if ident and e.get("subscription") == ident and text and \
+        text = e.message
+        if ident and e.unit == ident and text and \
                 not any(text in x for x in errors):
             errors.append(text)
     return errors
@@ -55,9 +55,8 @@ def fleet(view: View, cells: dict[str, Cell], units: dict[str, list[DescriptionE
                      "phase": RENDER_ERROR if errors.get(key) else worst_phase(
                          [p for p, n in phases.items() if n > 0]),
                      "ready": f"{phases['Success']}/{sum(phases.values())}"})
-    listed = [{"file": str(e.get("path", "")), "line": e.get("line"),
-               "object": str(e.get("object", "")), "unit": str(e.get("subscription", "")),
-               "message": str(e.get("message", ""))} for e in snap.errors]
+    listed = [{"file": e.path, "line": e.line, "object": e.obj, "unit": e.unit,
+               "message": e.message} for e in snap.errors]
     return {
         "stateCommit": snap.state_commit or "", "sourceCommit": snap.source_commit,
         "prefix": snap.prefix, "apps": apps, "clusters": clusters,

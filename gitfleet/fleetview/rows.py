@@ -220,8 +220,8 @@ def _unit_errors(view: View, ds: list[DescriptionEntry]) -> list[str]:
     ident = "/".join(p for p in (source.get("kind", ""), source.get("namespace", ""),
                                  source.get("name", "")) if p)
     for e in view.snap.errors:
-        if e.get("subscription") == ident:
-            text = str(e.get("message", ""))
+        if e.unit == ident:
+            text = e.message
             if text and text not in errors and not any(text in x for x in errors):
                 errors.append(text)
     return errors

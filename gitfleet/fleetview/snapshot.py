@@ -22,12 +22,13 @@ from gitfleet.model.settings import FleetSettings
 from gitfleet.model.statusshards import NO_SHARDS, StatusShards
 from gitfleet.state.git import Git
 from gitfleet.state.statusread import StatusReader, StatusView, shards_at
+from gitfleet.wire.cluster import CLUSTER_FILE, ClusterFile, read_cluster
 from gitfleet.wire.description import DescriptionHead, read_head
+from gitfleet.wire.errors import ProblemRecord, read_errors
 from gitfleet.wire.evictions import EVICTIONS_FILE, EvictionTask, load_tasks
 from gitfleet.wire.rollouts import ROLLOUTS_FILE, RolloutRecord, read_rollouts
 from gitfleet.wire.status import ClusterStatus
 
-CLUSTER_FILE = "cluster.yaml"
 LOG = logging.getLogger("gitfleet.fleetview")
 _TRAILER = re.compile(r"^Source-Commit:\s*([0-9a-f]{7,40})\s*$", re.M)
 _REPLICAS = re.compile(rb"^spec:\n(?:[ \-].*\n)*?  replicas: (\d+)$", re.M)
@@ -87,8 +88,8 @@ class FleetSnapshot:
     clusters: dict[str, ClusterEntry] = field(default_factory=dict)
     descriptions: list[DescriptionEntry] = field(default_factory=list)
     statuses: dict[str, ClusterStatus] = field(default_factory=dict)
-    errors: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[dict[str, Any]] = field(default_factory=list)
+    errors: tuple[ProblemRecord, ...] = ()      # errors.yaml
+    warnings: tuple[ProblemRecord, ...] = ()
     commit_times: dict[str, int] = field(default_factory=dict)
     cluster_added: dict[str, int] = field(default_factory=dict)  # first commit of clusters/<c>
     registrations: dict[str, RegistrationEntry] = field(default_factory=dict)
@@ -339,21 +340,26 @@ def _parse_state_file(path: str, blobs: dict[str, bytes], sha: str,
             log(LOG, logging.WARNING, "rollouts.yaml unreadable", error=str(exc))
             return {}
     if path == ERRORS_FILE:
-        doc = _load(data)
-        return (list(doc.get("errors") or []) if isinstance(doc, dict) else [],
-                list(doc.get("warnings") or []) if isinstance(doc, dict) else [])
+        try:
+            found = read_errors(data, f"{branches.state}:{path}")
+        except InputError as exc:   # said, and shown as no errors
+            log(LOG, logging.WARNING, "errors.yaml unreadable", error=str(exc))
+            return (), ()
+        return found.errors, found.warnings
     if path == EVICTIONS_FILE:
         return load_tasks(data)
     if parts[-1] == CLUSTER_FILE:
-        doc = _load(data) or {}
+        try:
+            doc = read_cluster(data, f"{branches.state}:{path}", default_name=parts[1])
+        except InputError as exc:   # said, and shown as a cluster with nothing known
+            log(LOG, logging.WARNING, "cluster.yaml unreadable", error=str(exc))
+            doc = ClusterFile(name=parts[1], namespace="")
+        for problem in doc.problems:
+            log(LOG, logging.WARNING, "cluster.yaml field not known", error=problem)
         return ClusterEntry(
-            name=str(doc.get("name", parts[1])), namespace=str(doc.get("namespace", "")),
-            labels={str(k): str(v) for k, v in (doc.get("labels") or {}).items()},
-            sync_mode=str(doc.get("syncMode", "Pull")),
-            cluster_id=str(doc.get("clusterId", "")),
-            taints=tuple(f"{t.get('key', '')}:{t.get('effect', '')}"
-                         for t in doc.get("taints") or []
-                         if isinstance(t, dict) and t.get("timeAdded")))
+            name=doc.name, namespace=doc.namespace, labels=dict(doc.labels),
+            sync_mode=doc.sync_mode, cluster_id=doc.cluster_id,
+            taints=tuple(f"{t.key}:{t.effect}" for t in doc.taints if t.time_added))
     key = (parts[1], f"{parts[2]}/{parts[3]}")
     total = sum(int(replicas.get((wsha,), 0)) for wsha in workloads.get(key, []))
     return _description(parts[1], key[1], data, total, counts.get(key, 0))
@@ -420,13 +426,6 @@ def _registrations(git: Git, branches: Branches) -> dict[str, RegistrationEntry]
             out[name] = RegistrationEntry(name, answer.result,
                                           answer.message.replace("{prefix}", branches.prefix))
     return out
-
-
-def _load(data: bytes) -> Any:
-    try:
-        return yamlio.load_one(data, "file")
-    except InputError:
-        return None
 
 
 def by_cluster(descriptions: list[DescriptionEntry]) -> Mapping[str, list[DescriptionEntry]]:

@@ -15,7 +15,6 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gitfleet import yamlio
 from gitfleet.clock import isoformat, parse_iso
 from gitfleet.errors import InputError
 from gitfleet.hub.round import Contribution, RoundInputs
@@ -33,6 +32,7 @@ from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import ObjectKey, Taint
 from gitfleet.render.plans import template_id
 from gitfleet.render.previous import PreviousState
+from gitfleet.wire.cluster import CLUSTER_FILE, read_cluster
 from gitfleet.wire.evictions import (
     EVICTIONS_FILE,
     EvictionTask,
@@ -168,21 +168,19 @@ class Lifecycle:
 def _first_seen(files: Mapping[str, bytes], cluster: str, key: str) -> float | None:
     """When the hub first gave `cluster` the NoSchedule taint `key` (the previous state's
     `cluster.yaml`), None if it did not."""
-    raw = files.get(f"clusters/{cluster}/cluster.yaml")
+    raw = files.get(f"clusters/{cluster}/{CLUSTER_FILE}")
     if not raw:
         return None
     try:
-        doc = yamlio.load_one(raw, "cluster.yaml")
+        since = read_cluster(raw, CLUSTER_FILE).hub_taint_since(key, NO_SCHEDULE)
     except InputError:
         return None
-    for t in (doc or {}).get("taints") or () if isinstance(doc, dict) else ():
-        if isinstance(t, dict) and t.get("key") == key and t.get("effect") == NO_SCHEDULE \
-                and t.get("timeAdded"):
-            try:
-                return parse_iso(str(t["timeAdded"]))
-            except ValueError:
-                return None
-    return None
+    if since is None:
+        return None
+    try:
+        return parse_iso(since)
+    except ValueError:
+        return None
 
 
 def _application_failover(fleet: Fleet) -> bool:

@@ -57,19 +57,15 @@ WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet")
 _REPLICAS = re.compile(rb"^spec:\n(?:[ \-].*\n)*?  replicas: (\d+)$", re.M)
 
 
-@dataclass(frozen=True)
-class _Unit:
-    replicas: int
-    description: bytes | None     # the Description's blob id (its source is read when needed)
+# A fold of 10,000 clusters keeps a row per cluster and unit (150,000): plain tuples of plain
+# values, which the cycle collector stops tracking, rather than named tuples or dataclasses,
+# which it scans on every full pass for as long as the hub runs.
 
-
-class _Row(NamedTuple):
-    """One cluster's row of a Subscription's file: what the totals need, and its text."""
-
-    phase: str
-    desired: int
-    replicas: tuple[int, ...]       # REPLICA_FIELDS, in order
-    text: str
+_Unit = tuple[int, bytes | None]    # a cluster's unit: desired replicas, Description blob id
+#                                    (its source is read when a Subscription file needs it)
+_Row = tuple[str, int, tuple[int, ...], str, bytes | None]
+#     one cluster's row of a Subscription's file: phase, desired replicas, REPLICA_FIELDS
+#     in order, its text, and the blob id of the cluster's Description
 
 
 class _Summary(NamedTuple):
@@ -78,13 +74,6 @@ class _Summary(NamedTuple):
     data: bytes
     ready: bool
     expires: float      # the heartbeat turns Unknown after this (inf: only a move changes it)
-
-
-class _Member(NamedTuple):
-    """One cluster's row in one Subscription's file."""
-
-    row: _Row
-    description: bytes | None
 
 
 @dataclass
@@ -122,13 +111,13 @@ class FleetStatus:
         self._summaries: dict[str, _Summary] = {}                 # cluster -> its file
         self._due: list[tuple[float, str]] = []   # (expires, cluster): judgements that age
         self._units: dict[str, tuple[tuple[bytes, bytes], dict[tuple[str, str], _Unit]]] = {}
-        self._members: dict[tuple[str, str], dict[str, _Member]] = {}   # unit -> its rows
+        self._members: dict[tuple[str, str], dict[str, _Row]] = {}   # unit -> its rows
         self._memberships: dict[str, set[tuple[str, str]]] = {}         # cluster -> units
         self._out: dict[str, bytes] = {}          # the last fold's files (without `extra`)
         self._plain: dict[str, tuple[bytes, bytes, bytes]] = {}
         self._stripped: dict[str, tuple[bytes, bytes]] = {}   # path -> (data, digested text)
-        self._texts: dict[tuple[object, ...], _Row] = {}     # rows with their text after
-        #                                                     the name, by shape
+        # rows by shape, with their text after the name line
+        self._texts: dict[tuple[object, ...], tuple[str, int, tuple[int, ...], str]] = {}
         self.summarised = 0        # cluster files made (counted for the scale guards)
         self.rows_made = 0         # Subscription rows made
 
@@ -246,7 +235,7 @@ class FleetStatus:
                         description = sha
                     elif role == _WORKLOAD:
                         replicas += self._desired(sha, files, f"{folder}/{filename}")
-                units[(ns, sub)] = _Unit(replicas=replicas, description=description)
+                units[(ns, sub)] = (replicas, description)
         self._units[cluster] = (entry, units)
         return units
 
@@ -264,11 +253,10 @@ class FleetStatus:
         line = f"- cluster: {scalar(cluster)}\n"
         for key, unit in units.items():
             self.rows_made += 1
-            row = self._row(line, cluster, status, key, unit.replicas, ready)
-            member = _Member(row, unit.description)
+            row = self._row(line, cluster, status, key, unit, ready)
             members = self._members.setdefault(key, {})
-            if members.get(cluster) != member:
-                members[cluster] = member
+            if members.get(cluster) != row:
+                members[cluster] = row
                 dirty.add(key)
         if units:
             self._memberships[cluster] = set(units)
@@ -276,10 +264,11 @@ class FleetStatus:
             self._memberships.pop(cluster, None)
 
     def _row(self, line: str, cluster: str, status: ClusterStatus | None,
-             key: tuple[str, str], desired: int, ready: bool) -> _Row:
+             key: tuple[str, str], unit: _Unit, ready: bool) -> _Row:
         """One row; `line` its first (`- cluster: <name>`). What follows that line is the
         same for every cluster alike (with no status: for all of them), so it is emitted once
         per shape."""
+        desired = unit[0]
         plain = (desired, ready) if status is None else None
         found = self._texts.get(plain) if plain is not None else None
         if found is None:
@@ -290,13 +279,14 @@ class FleetStatus:
             found = self._texts.get(shape)
             if found is None:
                 rest = emit_list_items([{**row, "cluster": "-"}], "").partition("\n")[2]
-                found = _Row(str(row["phase"]), int(row["desiredReplicas"]), replicas, rest)
+                found = (str(row["phase"]), int(row["desiredReplicas"]), replicas, rest)
                 if len(self._texts) > 10_000:
                     self._texts.clear()
                 self._texts[shape] = found
             if plain is not None:
                 self._texts[plain] = found
-        return found._replace(text=line + found.text)
+        phase, wanted, replicas, rest = found
+        return (phase, wanted, replicas, line + rest, unit[1])
 
     def _subscription(self, key: tuple[str, str], entries: Mapping[str, object],
                       files: Mapping[str, bytes]) -> None:
@@ -312,7 +302,7 @@ class FleetStatus:
         source = None
         for cluster in entries:
             member = members.get(cluster)
-            if member is not None and member.description is not None:
+            if member is not None and member[4] is not None:
                 where = f"clusters/{cluster}/{ns}/{sub}/{DESCRIPTION_FILE}"
                 source = _source_of(files.get(where, b""), where)
                 if source:
@@ -320,11 +310,11 @@ class FleetStatus:
         phases, texts, total = [], [], dict.fromkeys(REPLICA_FIELDS, 0)
         desired_total = 0
         for cluster in sorted(members):
-            row = members[cluster].row
-            phases.append(row.phase)
-            texts.append(row.text)
-            desired_total += row.desired
-            for f, n in zip(REPLICA_FIELDS, row.replicas, strict=True):
+            phase, desired, replicas, text, _ = members[cluster]
+            phases.append(phase)
+            texts.append(text)
+            desired_total += desired
+            for f, n in zip(REPLICA_FIELDS, replicas, strict=True):
                 total[f] += n
         head = emit({
             "apiVersion": API_VERSION, "kind": "SubscriptionStatus",

@@ -6,8 +6,9 @@ the fleet repository takes N / T of them a second, plus one fetch per changed br
 At the agents' own default (T = 600 s) that is 19 fetches/s at 10,000 clusters but 194 at
 100,000, over the 50 requests/s a repository is budgeted (issue 24, docs/git-budget.md). The
 hub knows N, so it picks the shortest T of a fixed ladder with N / T + N c <= budget and says
-it in every tip document (`safetySeconds`, gitfleet.wire.tips); agents take it unless their
-operator overrides it (gitfleet.agent.tips).
+it in every tip document (`safetySeconds`, gitfleet.wire.tips) when told to (`hub --tips-safety
+auto`, after the agents are upgraded); agents take it unless their operator overrides it
+(gitfleet.agent.tips).
 
 T is also the longest a stuck tip server can hide a change, so the hub asks for no more than
 the budget needs and never more than SAFETY_CEILING. A fleet that would need more than that is
@@ -48,11 +49,15 @@ def step_for(clusters: float, budget: float = BUDGET) -> int:
 
 class SafetyChoice:
     """The safety interval for the documents of a fleet of N clusters: `fixed` (the hub's
-    `--tips-safety`), or chosen from the ladder with `budget` fetches/s. Steps up at once, down
-    only with headroom, so a fleet at a boundary does not re-sign every document back and
-    forth."""
+    `--tips-safety`; the agents' own default unless told), or, with `fixed=None` (`--tips-safety
+    auto`), chosen from the ladder with `budget` fetches/s. Auto steps up at once and down only
+    with headroom, so a fleet at a boundary does not re-sign every document back and forth.
 
-    def __init__(self, *, fixed: float | None = None, budget: float = BUDGET) -> None:
+    Auto is opted into, not the default: an agent older than `safetySeconds` refuses a document
+    that carries it and polls Git every interval, and hubs are usually upgraded before their
+    agents. A fixed interval the fleet outgrows is said once in the log instead."""
+
+    def __init__(self, *, fixed: float | None = SAFETY_FLOOR, budget: float = BUDGET) -> None:
         self.fixed = None if fixed is None else int(min(max(fixed, SAFETY_FLOOR),
                                                         SAFETY_CEILING))
         self.budget = budget
@@ -61,6 +66,13 @@ class SafetyChoice:
 
     def for_fleet(self, clusters: int) -> int:
         if self.fixed is not None:
+            if needed(clusters, self.budget) > self.fixed and not self._warned:
+                log(LOG, logging.WARNING, "the agents' safety fetches take the fleet repository "
+                    "over its budget; once every agent reads `safetySeconds`, run the hub with "
+                    "--tips-safety auto (docs/tips.md)", clusters=clusters,
+                    fetches_per_second=round(clusters / self.fixed + clusters * CHANGES, 1),
+                    budget=self.budget, safety=f"{self.fixed}s")
+                self._warned = True
             return self.fixed
         step = step_for(clusters, self.budget)
         if self.current is not None and step < self.current:

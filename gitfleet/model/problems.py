@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from functools import total_ordering
 from typing import Any
 
+from gitfleet.wire.errors import ProblemRecord
+
 
 @total_ordering
 @dataclass(frozen=True)
@@ -38,17 +40,13 @@ class Problem:
         return f"{where}:{who} {self.message}"
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"path": self.path}
-        if self.line is not None:
-            out["line"] = self.line
-        if self.obj:
-            out["object"] = self.obj
-        out["message"] = self.message
-        if self.unit:
-            out["subscription"] = self.unit
-        return out
+        """As `errors.yaml` and `gitfleet render -o json` hold it."""
+        return self.record().to_doc()
+
+    def record(self) -> ProblemRecord:
+        return ProblemRecord(self.path, self.line, self.obj, self.message, self.unit)
 
     @staticmethod
-    def from_dict(data: dict[str, Any]) -> Problem:
-        return Problem(str(data.get("path", "")), data.get("line"), str(data.get("object", "")),
-                       str(data.get("message", "")), str(data.get("subscription", "")))
+    def of(record: ProblemRecord) -> Problem:
+        """A problem `errors.yaml` holds (gitfleet.wire.errors)."""
+        return Problem(record.path, record.line, record.obj, record.message, record.unit)

@@ -50,8 +50,10 @@ from gitfleet.render.previous import CLAIMS_FILE, PreviousDescription, PreviousS
 from gitfleet.render.status import StatusSnapshot
 from gitfleet.render.unmatched import unmatched_selectors
 from gitfleet.render.variants import KarmadaStep, Variant, VariantCache
+from gitfleet.wire import claims as wire_claims
 from gitfleet.wire import cluster as wire_cluster
 from gitfleet.wire import description, emit
+from gitfleet.wire import errors as wire_errors
 from gitfleet.wire.cluster import CLUSTER_FILE as CLUSTER_FILE
 from gitfleet.wire.heartbeat import HeartbeatTiming
 
@@ -306,14 +308,13 @@ def problems_per_cluster(problems: list[Problem]) -> Counter[str]:
 
 
 def errors_file(errors: list[Problem], warnings: list[Problem]) -> bytes:
-    return emit.emit({"errors": [p.to_dict() for p in errors],
-                      "warnings": [p.to_dict() for p in warnings]}).encode()
+    return wire_errors.errors_file([p.record() for p in errors], [p.record() for p in warnings])
 
 
 def claims_file(fleet: Fleet, claims: Mapping[ObjectKey, Propagation]) -> bytes:
-    rows = [{"template": template_id(fleet.templates[k]),
-             "policy": f"{p.kind}/{p.namespace}/{p.name}"} for k, p in sorted(claims.items())]
-    return emit.emit({"claims": rows}).encode()
+    return wire_claims.claims_file((template_id(fleet.templates[k]),
+                                    f"{p.kind}/{p.namespace}/{p.name}")
+                                   for k, p in sorted(claims.items()))
 
 
 def _ghost_clusters(fleet: Fleet, previous: PreviousState) -> dict[str, Cluster]:

@@ -14,7 +14,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import overload
 
-from gitfleet import yamlio
 from gitfleet.filemap import files_in, overlay, subset
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE
 from gitfleet.model.loader import Fleet
@@ -34,6 +33,7 @@ from gitfleet.render.plans import best_strength, karmada_claims, keeps_placement
 from gitfleet.render.previous import CLAIMS_FILE, PreviousState
 from gitfleet.render.scope import Scope, scope_of
 from gitfleet.render.status import StatusSnapshot
+from gitfleet.wire.errors import read_errors
 
 Unit = tuple[str, str, str]  # kind, namespace, name
 
@@ -220,9 +220,8 @@ def _folders(unit: Unit) -> tuple[str, ...]:
 
 
 def _previous_problems(raw: bytes) -> tuple[list[Problem], list[Problem]]:
-    data = yamlio.load_one(raw, ERRORS_FILE) or {}
-    return ([Problem.from_dict(p) for p in data.get("errors") or []],
-            [Problem.from_dict(p) for p in data.get("warnings") or []])
+    data = read_errors(raw, ERRORS_FILE)
+    return [Problem.of(p) for p in data.errors], [Problem.of(p) for p in data.warnings]
 
 
 def _template_keys(fleet: Fleet) -> dict[Unit, set[ObjectKey]]:

@@ -230,17 +230,25 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
                              counted(t.replicas_path() or "", status.replicas[t.key])))
         else:
             per_feed.append((t, plan, None, "", None))
+    # the few distinct placements of each feed, placed once each
+    fixed_placements = [placed(t, fixed, False) if share is None else None
+                        for t, _, share, _, fixed in per_feed]
+    by_count: list[dict[int, Placement]] = [{} for _ in per_feed]
     for cluster in weights:
-        for t, plan, share, path, fixed in per_feed:
+        for i, (t, plan, share, path, _) in enumerate(per_feed):
             if share is not None:
                 if cluster in status.evicted.get(t.key, ()):
                     kept = status.retained.get(t.key, {}).get(cluster, 0)
                     if not kept:
                         continue    # failover moved it away (purged)
                     share[cluster] = kept
-                found = placed(t, counted(path, share.get(cluster, 0)), dynamic)
+                n = share.get(cluster, 0)
+                found = by_count[i].get(n)
+                if found is None:
+                    found = by_count[i][n] = placed(t, counted(path, n), dynamic)
             else:
-                found = placed(t, fixed, False)
+                found = fixed_placements[i]
+                assert found is not None
             plan.clusters.setdefault(cluster, []).append(found)
     return plans
 
@@ -450,8 +458,9 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
         if not divided or path is None:
             step = counted(path, status.replicas[t.key]) \
                 if path and t.key in status.replicas else None
+            same = placed(t, step)              # one placement for every candidate
             for c in candidates:
-                plan.clusters.setdefault(c, []).append(placed(t, step))
+                plan.clusters.setdefault(c, []).append(same)
             continue
         total = template_replicas(t, path, status)
         tie_key = template_id(t)
@@ -480,10 +489,15 @@ def plan_propagation(policy: Propagation, templates: list[Template], fleet: Flee
             counts = division.divide_webster(total, weights, tie_key=tie_key)
         moved = status.preserved.get(t.key)
         new = Preserve(rules_json, tuple(sorted(moved.items()))) if moved else keep
+        by_count: dict[int, Placement] = {}     # the few distinct counts, placed once each
         for c in left:
-            if counts.get(c, 0) > 0:
-                plan.clusters.setdefault(c, []).append(
-                    placed(t, counted(path, counts[c]), recorded=dynamic, preserve=new))
+            n = counts.get(c, 0)
+            if n > 0:
+                found = by_count.get(n)
+                if found is None:
+                    found = by_count[n] = placed(t, counted(path, n), recorded=dynamic,
+                                                 preserve=new)
+                plan.clusters.setdefault(c, []).append(found)
         for c, kept in sorted(status.retained.get(t.key, {}).items()):
             if kept > 0 and c in gone and c in fleet.clusters:   # the old copy, until purged
                 plan.clusters.setdefault(c, []).append(

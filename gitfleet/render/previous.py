@@ -17,6 +17,8 @@ from typing import Any
 from gitfleet import yamlio
 from gitfleet.errors import InputError
 from gitfleet.layout import DESCRIPTION_FILE
+from gitfleet.wire.claims import CLAIMS_FILE as CLAIMS_FILE
+from gitfleet.wire.claims import read_claims
 from gitfleet.wire.description import (
     DescriptionFile,
     ScannedHead,
@@ -25,8 +27,6 @@ from gitfleet.wire.description import (
     scan_fields,
     scan_rebalance,
 )
-
-CLAIMS_FILE = "claims.yaml"
 
 
 @dataclass
@@ -204,8 +204,6 @@ class PreviousState:
         if not raw:
             return {}
         try:
-            data = yamlio.load_one(raw, CLAIMS_FILE) or {}
-        except Exception:
+            return read_claims(raw, CLAIMS_FILE)
+        except InputError:   # (as before: a damaged file claims nothing; it is rewritten)
             return {}
-        return {str(c["template"]): str(c["policy"]) for c in data.get("claims") or []
-                if isinstance(c, dict) and "template" in c and "policy" in c}

@@ -7,7 +7,10 @@ from Git, not from memory: a restarted hub and `gitfleet render` find the same o
 
 from __future__ import annotations
 
-from gitfleet.model.loader import FLEET_FILE, KeptSettings, settings_problems
+from collections.abc import Mapping
+
+from gitfleet.model.loader import FLEET_FILE, Fleet, KeptSettings, settings_problems
+from gitfleet.source import load_snapshot
 from gitfleet.state.git import Git
 
 LOOKED_AT = 50          # fleet.yaml versions looked at, newest first
@@ -48,3 +51,15 @@ def kept_settings(repo: str, rev: str) -> KeptSettings | None:
         return None
     commit = git.resolve(f"{rev}^{{commit}}")
     return None if commit is None else last_good_settings(git, commit)
+
+
+def load_keeping(files: Mapping[str, bytes], repo: str, rev: str) -> Fleet:
+    """The fleet of `files` (read at `rev` of `repo`, or its working tree with rev HEAD);
+    while their fleet.yaml has problems, with the last good settings, as the hub keeps them
+    (`gitfleet render`, `validate`)."""
+    fleet = load_snapshot(files)
+    if FLEET_FILE in fleet.broken_paths:
+        kept = kept_settings(repo, rev)
+        if kept is not None:
+            fleet = load_snapshot(files, kept=kept)
+    return fleet

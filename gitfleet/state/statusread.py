@@ -127,15 +127,18 @@ class StatusReader:
         the kept copies of those no longer listed are dropped. Clusters move back to the
         fleet repo when none is listed, carrying their status (gitfleet.agent.statusbranch):
         until then their kept copies are read. `labels` (cluster -> labels, the fleet's
-        clusters) assigns each cluster its status repository: a cluster is then read only
-        from it, the fleet repo and where it was last read (None: from every place)."""
-        if labels is not None and (labels is not self._labels or shards != self.shards):
-            self._labels = labels
-            self.assigned = {name: repo.name for name, cluster_labels in labels.items()
-                             if (repo := shards.repository_of(name, cluster_labels))
-                             is not None} if shards else {}
-        elif labels is None:
+        clusters) assigns each cluster its status repository ("" the fleet repo): a cluster
+        is then read only from it, the fleet repo and where it was last read. A cluster the
+        labels do not name (its file broken: it keeps its last good cluster.yaml) and every
+        cluster without `labels` are read from every place."""
+        if labels is None or not shards:    # (no status repositories: kept copies read)
             self._labels, self.assigned = None, None
+        elif self.assigned is None or shards != self.shards or \
+                (labels is not self._labels and labels != self._labels):
+            self._labels = labels
+            self.assigned = {name: getattr(shards.repository_of(name, cluster_labels),
+                                           "name", "")
+                             for name, cluster_labels in labels.items()}
         if shards == self.shards:
             return
         self.shards = shards
@@ -189,7 +192,7 @@ class StatusReader:
         for place, place_tips in places.items():
             if place and self.assigned is not None:
                 place_tips = {name: tip for name, tip in place_tips.items()
-                              if self.assigned.get(name) == place or
+                              if self.assigned.get(name, place) == place or
                               self._read_at.get(name) == place}
             for name, choice in self.trust.choose(place_tips).items():
                 if name in choices and not self._newer(choice, choices[name]):

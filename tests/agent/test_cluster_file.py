@@ -18,6 +18,18 @@ def test_a_readable_cluster_file_is_no_error() -> None:
     assert state.errors == () and state.prunable and state.sync_mode == "Pull"
 
 
+def test_a_field_this_agent_does_not_know_is_said_and_the_rest_still_applies() -> None:
+    # an agent older than its hub: its status place and sync mode still hold, the field is
+    # named (and nothing is pruned on its account, as for any cluster.yaml it cannot read)
+    state = parse_cluster_tree({"cluster.yaml": b"syncMode: Push\nstatusRepository: r.git\n"
+                                                b"statusRepositry: x\n"},
+                               cluster_commit="c" * 40)
+    assert state.sync_mode == "Push" and state.status_repository == "r.git"
+    assert len(state.errors) == 1 and "statusRepositry (did you mean statusRepository?)" \
+        in state.errors[0] and state.errors[0].startswith("cluster.yaml: ")
+    assert not state.prunable
+
+
 def test_a_progress_timeout_that_is_no_duration_is_said_for_its_object() -> None:
     good = annotated(configmap("good", "app", {}), {"gitfleet.io/progress-timeout": "5m"})
     bad = annotated(configmap("bad", "app", {}), {"gitfleet.io/progress-timeout": "soon"})

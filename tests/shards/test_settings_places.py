@@ -58,3 +58,19 @@ def test_a_cluster_moving_is_read_where_it_was_until_its_new_place_has_it(
     assert view.statuses["c0"].heartbeat.time == isoformat(1200.0)
     _beat(shards["a"], "c0", 1300.0)                # a stale writer in its old place
     assert reader.read().places["c0"] == "b"
+
+
+def test_a_cluster_the_fleet_keeps_in_the_fleet_repo_is_not_read_from_a_status_repository(
+        tmp_path: Path) -> None:
+    shards, reader, places = _setup(tmp_path)
+    reader.use_shards(places, {**LABELS, "c2": {"team": "none"}})   # no selector takes c2
+    _beat(shards["b"], "c2", 1000.0)
+    assert "c2" not in reader.read().statuses
+
+
+def test_a_cluster_whose_file_is_broken_is_still_read_where_its_agent_pushes(
+        tmp_path: Path) -> None:
+    shards, reader, places = _setup(tmp_path)
+    reader.use_shards(places, {"c1": LABELS["c1"]})     # clusters/c0.yaml broken: not named
+    view = reader.read()
+    assert view.places["c0"] == "a" and view.statuses["c0"].heartbeat.time == isoformat(1000.0)

@@ -65,21 +65,22 @@ def test_a_misspelt_safety_field_is_named() -> None:
 
 def test_the_chosen_interval_keeps_the_fleet_repository_within_its_budget() -> None:
     for clusters in (1, 1_000, 10_000, 20_000, 30_000, 50_000, 100_000, 150_000):
-        safety = SafetyChoice().for_fleet(clusters)
+        safety = SafetyChoice(fixed=None).for_fleet(clusters)
         fetches = clusters / safety + clusters * CHANGES
         smaller = [t for t in LADDER if t < safety]
         if safety < SAFETY_CEILING:
             assert fetches <= BUDGET, (clusters, safety, fetches)
         if smaller:      # and it is the shortest step that does
             assert clusters / smaller[-1] + clusters * CHANGES > BUDGET, (clusters, safety)
-    assert SafetyChoice().for_fleet(10_000) == 600           # today's default holds at 10k
-    assert SafetyChoice().written(10_000) == 0               # ... so documents do not say it
-    assert SafetyChoice().for_fleet(100_000) == 7200         # 100k: 41.7 fetches/s
-    assert SafetyChoice().written(100_000) == 7200
+    auto = SafetyChoice(fixed=None)
+    assert auto.for_fleet(10_000) == 600       # the agents' default holds at 10k ...
+    assert auto.written(10_000) == 0           # ... so documents do not say it
+    assert auto.for_fleet(100_000) == 7200     # 100k: 41.7 fetches/s
+    assert auto.written(100_000) == 7200
 
 
 def test_the_choice_steps_up_at_once_and_down_only_with_headroom() -> None:
-    choice = SafetyChoice()
+    choice = SafetyChoice(fixed=None)
     assert choice.for_fleet(100_000) == 7200
     assert choice.for_fleet(92_000) == 7200     # 5400 would hold, but not for 10 % more
     assert choice.for_fleet(85_000) == 5400
@@ -106,7 +107,7 @@ def test_a_fleet_growing_past_a_step_gets_every_document_re_issued_once(
     board = TipBoard()
     publisher = TipPublisher(None, FakeClock(), key=None, board=board,  # type: ignore[arg-type]
                              folder=TipFolder(tmp_path / "tips"),
-                             safety=SafetyChoice(budget=0.5))
+                             safety=SafetyChoice(fixed=None, budget=0.5))
     publisher.publish(_heads(200), state="d" * 40, ref=Branches().cluster)
     assert publisher.issued == 200
 
@@ -129,7 +130,8 @@ def test_a_fleet_growing_past_a_step_gets_every_document_re_issued_once(
     assert on_disk.tip.safety_seconds == 1200
     # a restarted hub reuses the documents that already say the right thing
     again = TipPublisher(None, FakeClock(), key=None,  # type: ignore[arg-type]
-                         folder=TipFolder(tmp_path / "tips"), safety=SafetyChoice(budget=0.5))
+                         folder=TipFolder(tmp_path / "tips"),
+                         safety=SafetyChoice(fixed=None, budget=0.5))
     again.publish(_heads(400), state="d" * 40, ref=Branches().cluster)
     assert again.issued == 0
 
@@ -209,3 +211,21 @@ def test_agents_started_together_spread_their_safety_fetches(
     for times in fetches:
         gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
         assert gaps and all(540 - 5 <= g <= 660 + 5 for g in gaps), gaps
+
+
+def test_by_default_the_hub_keeps_the_old_format_and_says_when_the_fleet_outgrows_it(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Hubs are upgraded before their agents: an agent older than `safetySeconds` refuses a
+    document that carries it (and polls Git every interval). So the hub writes it only when
+    told (`--tips-safety auto`); until then a fleet past the budget is said in its log."""
+    from gitfleet.hub.settings import HubSettings
+
+    settings = HubSettings(interval=15, tips=True)
+    board = TipBoard()
+    publisher = TipPublisher(None, FakeClock(), key=None, board=board,  # type: ignore[arg-type]
+                             safety=SafetyChoice(fixed=settings.tips_safety, budget=0.5))
+    publisher.publish(_heads(400), state="d" * 40, ref=Branches().cluster)
+    doc = board.get("c1")
+    assert doc is not None
+    assert "safetySeconds" not in json.loads(json.loads(doc.body)["tip"])
+    assert "--tips-safety auto" in caplog.text
