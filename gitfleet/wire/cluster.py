@@ -14,14 +14,13 @@ must keep syncing and pushing status to the right place.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet import yamlio
 from gitfleet.wire.emit import emit
-from gitfleet.wire.fields import items, known, mapping, text
+from gitfleet.wire.fields import items, known, mapping, text, unknown
 from gitfleet.wire.heartbeat import AGENT_KEY, HeartbeatTiming
 
 CLUSTER_FILE = "cluster.yaml"
@@ -109,7 +108,8 @@ def read_cluster(data: bytes | str, path: str = CLUSTER_FILE, *,
     InputError naming `path` when it is not YAML or a field has the wrong shape. Unknown
     fields and an unreadable `agent:` are named in `problems`."""
     doc = mapping(yamlio.load_one(data, path), path, "cluster.yaml")
-    problems = [_unknown(str(k)) for k in doc if k not in _FIELDS]
+    problems = [f"unknown field {hint}; it has {', '.join(_FIELDS)}"
+                for hint in unknown(doc, _FIELDS)]
     agent = None
     if AGENT_KEY in doc:
         try:
@@ -136,9 +136,3 @@ def _read_taint(value: Any, path: str) -> TaintRecord:
     added = t.get("timeAdded")
     return TaintRecord(key=text(t, "key"), value=text(t, "value"), effect=text(t, "effect"),
                        time_added=None if added is None else str(added))
-
-
-def _unknown(name: str) -> str:
-    close = difflib.get_close_matches(name, _FIELDS, n=1)
-    hint = f" (did you mean {close[0]}?)" if close else ""
-    return f"unknown field {name}{hint}; it has {', '.join(_FIELDS)}"
