@@ -224,9 +224,12 @@ class Agent:
         commit = self.branch.last_fetched
         out.commit = commit
         verdict = None
+        unread: Unreachable | ApiError | RecordError | None = None
         if commit and self.branch.trusted is not None:
             previous = self._previous_status(now)
-            applied = self._newest_applied(previous.sync.cluster_commit if previous else "")
+            kept, unread = self._kept_in_cluster()
+            applied = self._newest_applied(previous.sync.cluster_commit if previous else "",
+                                           kept)
             verdict = self.branch.verdict(commit, applied=applied)
         refused = verdict is not None and not verdict.ok
         desired = self.branch.read(commit) if commit and not refused else None
@@ -253,7 +256,7 @@ class Agent:
             status = self._refuse(commit, verdict, now, out)
         else:
             self._logged_refusal = ""
-            status = self._sync(desired, now, out)
+            status = self._sync(desired, now, out, unread=unread)
         self._write_status(status, now, out)
         if self.refused:
             self.last = out
@@ -278,11 +281,25 @@ class Agent:
             self.status_branch.move_to(url)
             self._status_loaded = False
 
-    def _newest_applied(self, applied: str) -> str:
-        """The applied cluster commit a fetched one is judged against: the status's own, or a
-        newer one (its descendant) recorded in another place the status lived in (the link
-        a move left in the fleet repo, when the place it names cannot be read now)."""
-        records = tuple(dict.fromkeys(r for r in (applied, *self.status_branch.records) if r))
+    def _kept_in_cluster(self) -> tuple[tuple[str, ...],
+                                        Unreachable | ApiError | RecordError | None]:
+        """The cluster commits the agent's own record in the cluster says were applied (or
+        are being applied): kept where push access to Git cannot reach, so a status branch
+        removed or replaced leaves them (gitfleet.agent.inventory). Unreadable: the error,
+        and this step applies nothing (the sync stops as when the API is away)."""
+        try:
+            return self.engine.inventory.commits, None
+        except (Unreachable, ApiError, RecordError) as exc:
+            return (), exc
+
+    def _newest_applied(self, applied: str, kept: tuple[str, ...] = ()) -> str:
+        """The applied cluster commit a fetched one is judged against: the one the agent's
+        record in the cluster keeps (`kept`), or a newer one (its descendant) that the status
+        says or another place the status lived in recorded (the link a move left in the fleet
+        repo, when the place it names cannot be read now). The cluster's record comes first:
+        a status record unrelated to it (written by someone else) never displaces it."""
+        records = tuple(dict.fromkeys(
+            r for r in (*kept, applied, *self.status_branch.records) if r))
         if len(records) < 2:
             if records:
                 self._know_applied(records[0])
@@ -452,7 +469,8 @@ class Agent:
                 log(LOG, logging.DEBUG, "cannot read status branch yet", error=str(exc))
         return self._status
 
-    def _sync(self, desired: DesiredState | None, now: float, out: StepOutcome) -> ClusterStatus:
+    def _sync(self, desired: DesiredState | None, now: float, out: StepOutcome, *,
+              unread: Unreachable | ApiError | RecordError | None = None) -> ClusterStatus:
         previous = self._previous_status(now)
         cluster = self.settings.cluster
         if desired is None:
@@ -473,6 +491,8 @@ class Agent:
             self.engine.forget()
             self._delegated = False
         try:
+            if unread is not None:   # not judged against the cluster's record: not applied
+                raise unread
             report = self.engine.sync(desired)
         except (Unreachable, ApiError, RecordError) as exc:
             self._kube_failures += 1

@@ -130,7 +130,7 @@ class Engine:
         p = plan(desired, inventory, live, owner=self.owner, ignores=self._ignores,
                  recovery=s.recovery, max_prune_share=s.max_prune_share,
                  allow_mass_prune=s.allow_mass_prune, now=self.clock.now())
-        journal = p.journal(desired.state_commit)
+        journal = p.journal(desired.state_commit).applying(desired.cluster_commit)
         writes = int(bool(p.touches) and self.record.write(journal))
         results = dict(p.settled)
         gate = Gate(desired, p.actions)
@@ -154,7 +154,8 @@ class Engine:
             .without(r.ref.key for r in pruned if not (r.error or r.going)).with_intent(None)
         finished = hooks.finished(desired, results, after)
         results.update({e.ref.key: hooks.noted(results[e.ref.key], e) for e in finished})
-        writes += done.writes + prune_writes + self.record.write(after.with_entries(finished))
+        writes += done.writes + prune_writes + self.record.write(
+            after.with_entries(finished).with_applied(desired.cluster_commit))
         writes += hooks.delete(self.kube, [*finished, *p.finish_hooks])
         if p.prune.refused:
             log(LOG, logging.WARNING, "prune refused", cluster=self.owner.cluster,

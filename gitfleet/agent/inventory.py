@@ -19,6 +19,13 @@ released (gitfleet's labels, annotations and entry removed, the object kept) rat
 when it leaves the fleet: adopted objects (unless their template says
 `gitfleet.io/prune-adopted: "true"`) and objects of a policy with `preserveResourcesOnDeletion`.
 `hookDeleted` remembers a Helm hook that ran for this hash and was deleted by its policy.
+
+The record also keeps the agent's rollback (replay) protection where Git push access cannot
+reach it: `applied` is the cluster commit whose sync last ran through (written with the
+sync's last inventory write, so it never names a half-done sync), and the intent names the
+cluster commit being applied (`clusterCommit`), so a sync killed part way still counts. A
+restarted agent refuses a fetched commit older than these, whatever its status branch says
+(docs/status-shards.md). Both are optional fields: older records read as before.
 """
 
 from __future__ import annotations
@@ -82,20 +89,28 @@ class Intent:
     state_commit: str
     apply: int = 0
     delete: int = 0
+    cluster_commit: str = ""   # the cluster commit being applied (rollback protection)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"stateCommit": self.state_commit, "apply": self.apply, "delete": self.delete}
+        out: dict[str, Any] = {"stateCommit": self.state_commit, "apply": self.apply,
+                               "delete": self.delete}
+        if self.cluster_commit:
+            out["clusterCommit"] = self.cluster_commit
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Intent:
         return cls(state_commit=str(d.get("stateCommit", "")), apply=int(d.get("apply", 0)),
-                   delete=int(d.get("delete", 0)))
+                   delete=int(d.get("delete", 0)),
+                   cluster_commit=str(d.get("clusterCommit") or ""))
 
 
 @dataclass(frozen=True)
 class Inventory:
     entries: Mapping[str, InventoryEntry] = field(default_factory=dict)
     intent: Intent | None = None
+    applied: str = ""   # the cluster commit whose sync last ran through
+
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -114,14 +129,29 @@ class Inventory:
     def with_entries(self, entries: Iterable[InventoryEntry]) -> Inventory:
         merged = dict(self.entries)
         merged.update({e.ref.key: e for e in entries})
-        return Inventory(merged, self.intent)
+        return replace(self, entries=merged)
 
     def without(self, keys: Iterable[str]) -> Inventory:
         drop = set(keys)
-        return Inventory({k: v for k, v in self.entries.items() if k not in drop}, self.intent)
+        return replace(self, entries={k: v for k, v in self.entries.items() if k not in drop})
 
     def with_intent(self, intent: Intent | None) -> Inventory:
-        return Inventory(self.entries, intent)
+        return replace(self, intent=intent)
+
+    def applying(self, cluster_commit: str) -> Inventory:
+        """The journal names the cluster commit it is for (a sync without writes has none)."""
+        if self.intent is None:
+            return self
+        return replace(self, intent=replace(self.intent, cluster_commit=cluster_commit))
+
+    def with_applied(self, cluster_commit: str) -> Inventory:
+        return replace(self, applied=cluster_commit) if cluster_commit else self
+
+    @property
+    def commits(self) -> tuple[str, ...]:
+        """The cluster commits this record says were applied or are being applied."""
+        being = self.intent.cluster_commit if self.intent is not None else ""
+        return tuple(c for c in (self.applied, being) if c)
 
     def kinds(self) -> set[tuple[str, str]]:
         return {e.ref.kind_key for e in self.entries.values()}
@@ -131,6 +161,8 @@ class Inventory:
         doc: dict[str, Any] = {"version": VERSION, "objects": items}
         if self.intent is not None:
             doc["intent"] = self.intent.to_dict()
+        if self.applied:
+            doc["applied"] = self.applied
         return json.dumps(doc, separators=(",", ":"), indent=None)
 
     @classmethod
@@ -142,4 +174,5 @@ class Inventory:
         entries = [InventoryEntry.from_dict(d) for d in doc.get("objects") or ()]
         intent = doc.get("intent")
         return cls({e.ref.key: e for e in entries},
-                   Intent.from_dict(intent) if isinstance(intent, Mapping) else None)
+                   Intent.from_dict(intent) if isinstance(intent, Mapping) else None,
+                   applied=str(doc.get("applied") or ""))

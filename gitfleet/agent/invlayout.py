@@ -67,9 +67,13 @@ def growth(entries: Iterable[InventoryEntry]) -> int:
     return PENDING_GROWTH * sum(1 for e in entries if e.pending and not e.hash)
 
 
-def index_text(layout: Layout, *, entries: int) -> str:
-    return json.dumps({"version": INDEX_VERSION, "generation": layout.generation,
-                       "shards": layout.count, "objects": entries}, separators=(",", ":"))
+def index_text(layout: Layout, *, entries: int, applied: str = "") -> str:
+    """The index; `applied` (the cluster commit last applied, `inventory`) rides in it."""
+    doc: dict[str, Any] = {"version": INDEX_VERSION, "generation": layout.generation,
+                           "shards": layout.count, "objects": entries}
+    if applied:
+        doc["applied"] = applied
+    return json.dumps(doc, separators=(",", ":"))
 
 
 def index_layout(doc: Mapping[str, Any]) -> Layout | None:

@@ -5,9 +5,11 @@ The record is a ConfigMap written under a field manager of its own (`gitfleet-ag
 fleet object is applied with) and marked with an annotation, so a fleet object named like the
 record cannot pass for it: a record the agent did not write is neither read nor overwritten.
 It holds the inventory inline, or past `invlayout`'s threshold an index naming shard ConfigMaps
-(`<record>-<generation>-<i>`, marked and labelled likewise). The last read or written
-inventory is kept, so an unchanged inventory costs no write and a changed one rewrites only
-the shards whose entries changed.
+(`<record>-<generation>-<i>`, marked and labelled likewise). The record (inline, or the
+index) also names the cluster commit last applied (`applied`, the agent's rollback
+protection, see `inventory`); an index says it before the shards that end a journal. The
+last read or written inventory is kept, so an unchanged inventory costs no write and a changed
+one rewrites only the shards whose entries changed.
 
 Crash safety: a shard write replaces one whole ConfigMap, so after a crash every entry is as
 the last write or the one before left it, which the sync's journal is made for (`inventory`).
@@ -101,13 +103,14 @@ class InventoryRecord:
             label_selector=f"{LABEL_SHARD_OF}={self.shard_label}").items}
         self._generation_seen = max([self._generation_seen,
                                      *(_generation_of(n, self.name) for n in listed)])
-        layout, inventory = Layout(), Inventory()
+        layout, inventory, applied = Layout(), Inventory(), ""
         if cm is not None:
             self._check_record(cm)
             text = str((cm.get("data") or {}).get(INVENTORY_KEY, ""))
             try:
                 doc = json.loads(text) if text.strip() else {}
                 layout = index_layout(doc) or Layout()
+                applied = str(doc.get("applied") or "")
                 if not layout.count:
                     inventory = Inventory.from_doc(doc)
             except (ValueError, KeyError, TypeError) as exc:
@@ -115,7 +118,7 @@ class InventoryRecord:
                                   f"does not read: {exc}") from None
         self._set_layout(layout)
         if layout.count:
-            inventory = self._read_shards(layout, listed)
+            inventory = self._read_shards(layout, listed).with_applied(applied)
         else:
             self._where, self._members, self._sizes, self._absent = {}, [], [], set()
         self._drop_stale(layout, listed)
@@ -207,6 +210,13 @@ class InventoryRecord:
 
     def _write_shards(self, known: Inventory, inventory: Inventory) -> int:
         count = self.layout.count
+        writes = 0
+        if inventory.applied != known.applied:
+            # before the shards that end the journal: at no instant does neither the index
+            # nor a journal name the commit being applied (`inventory`)
+            self._put(self.name, RECORD_INVENTORY, index_text(
+                self.layout, entries=len(inventory), applied=inventory.applied))
+            writes = 1
         old, new = known.entries, inventory.entries
         changed = [k for k, e in new.items() if old.get(k) != e]
         changed += [k for k in old if k not in new]
@@ -225,15 +235,15 @@ class InventoryRecord:
                                inventory.intent) for i, keys in members.items()}
         if not texts:   # only an intent without pending entries, which no shard carries
             self.known = inventory
-            return 0
+            return writes
         sizes = list(self._sizes)
         for i, text in texts.items():
             sizes[i] = len(text)
         total = sum(sizes)
         if max(len(t) for t in texts.values()) > self.high:
-            return self._reshard(inventory, max(fit(total, self.target), 2 * count))
+            return writes + self._reshard(inventory, max(fit(total, self.target), 2 * count))
         if 4 * total < count * self.target:
-            return self._reshard(inventory, fit(total, self.target))
+            return writes + self._reshard(inventory, fit(total, self.target))
         for i in sorted(texts):
             self._put(shard_name(self.name, self.layout.generation, i), RECORD_SHARD, texts[i])
         for key, i in where.items():
@@ -245,7 +255,7 @@ class InventoryRecord:
             self._members[i] = keys
         self._sizes = sizes
         self.known = inventory
-        return len(texts)
+        return writes + len(texts)
 
     def _reshard(self, inventory: Inventory, count: int) -> int:
         """Move to `count` shards (0: inline) in a new generation: shards, index, old ones."""
@@ -274,7 +284,8 @@ class InventoryRecord:
                 self._claim(name)
             for name, text in zip(names, texts, strict=True):
                 self._put(name, RECORD_SHARD, text)
-            self._put(self.name, RECORD_INVENTORY, index_text(layout, entries=len(entries)))
+            self._put(self.name, RECORD_INVENTORY, index_text(layout, entries=len(entries),
+                                                              applied=inventory.applied))
             writes += count
             self._set_layout(layout)
             self._where = {k: i for i, keys in enumerate(groups) for k in keys}

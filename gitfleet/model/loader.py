@@ -816,6 +816,29 @@ def settings_problems(data: bytes | None) -> list[Problem]:
     return load_settings({} if data is None else {FLEET_FILE: data})[1]
 
 
+_FRAME = ("apiVersion", "kind")
+
+
+def sound_sections(data: bytes) -> tuple[FleetSettings, tuple[str, ...]] | None:
+    """fleet.yaml's settings with only its top-level sections that have problems left out
+    (their defaults apply), and those sections; None when the file is no mapping or what is
+    left still has problems. What the fleet uses when no earlier fleet.yaml was good: a rule
+    an upgrade added that every version breaks (a tolerance over the new bound) must not
+    drop the sections it does not concern, `status.repositories` above all."""
+    try:
+        doc = yamlio.load_one(data, FLEET_FILE)
+    except InputError:
+        return None
+    if not isinstance(doc, dict):
+        return None
+    frame = {k: doc[k] for k in _FRAME if k in doc}
+    bad = tuple(str(k) for k in doc if k not in _FRAME and load_settings(
+        {FLEET_FILE: yamlio.dump({**frame, k: doc[k]}).encode()})[1])
+    rest = {k: v for k, v in doc.items() if str(k) not in bad}
+    settings, problems = load_settings({FLEET_FILE: yamlio.dump(rest).encode()})
+    return None if problems or not bad else (settings, bad)
+
+
 def load_settings(files: Mapping[str, bytes]) -> tuple[FleetSettings, list[Problem]]:
     """fleet.yaml's settings and their problems; with any problem, the defaults (a caller
     that has the last good fleet.yaml keeps it: `load_fleet(kept=...)`)."""
@@ -962,6 +985,13 @@ def _fleet_settings(files: Mapping[str, bytes], kept: KeptSettings | None
                 FLEET_FILE, None, "FleetSettings",
                 f"fleet.yaml has problems: the fleet keeps the settings of {kept.where} "
                 "(status repositories, heartbeat, everything else) until they are fixed")], True
+    sound = sound_sections(files[FLEET_FILE]) if FLEET_FILE in files else None
+    if sound is not None:
+        return sound[0], errors, [Problem(
+            FLEET_FILE, None, "FleetSettings",
+            "fleet.yaml has problems and no earlier fleet.yaml without problems was found: the "
+            "fleet keeps its sections without problems and uses the defaults of "
+            f"{', '.join(sound[1])} until they are fixed")], True
     return settings, errors, [Problem(
         FLEET_FILE, None, "FleetSettings",
         "fleet.yaml has problems and no earlier fleet.yaml without problems was found: the "

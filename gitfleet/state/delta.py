@@ -89,10 +89,9 @@ def _nonzero(xor: bytes) -> list[tuple[int, int]]:
     return runs
 
 
-def ofs_header(size: int, distance: int) -> bytes:
-    """The header of an OFS_DELTA pack entry: type 6, the delta's size, then how far back in
-    the pack its base starts (Git's offset encoding, big-endian with a bias per byte)."""
-    byte = (6 << 4) | (size & 0x0F)
+def entry_header(kind: int, size: int) -> bytes:
+    """The header of a pack entry: its type and (inflated) size, 4 then 7 bits a byte."""
+    byte = (kind << 4) | (size & 0x0F)
     size >>= 4
     header = bytearray()
     while size:
@@ -100,13 +99,20 @@ def ofs_header(size: int, distance: int) -> bytes:
         byte = size & 0x7F
         size >>= 7
     header.append(byte)
+    return bytes(header)
+
+
+def ofs_header(size: int, distance: int) -> bytes:
+    """The header of an OFS_DELTA pack entry: type 6, the delta's size, then how far back in
+    the pack its base starts (Git's offset encoding, big-endian with a bias per byte)."""
+    header = entry_header(6, size)
     tail = [distance & 0x7F]
     distance >>= 7
     while distance:
         distance -= 1
         tail.append(0x80 | (distance & 0x7F))
         distance >>= 7
-    return bytes(header) + bytes(reversed(tail))
+    return header + bytes(reversed(tail))
 
 
 def _size(n: int) -> bytes:

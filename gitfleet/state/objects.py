@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from gitfleet.errors import TransientError
 from gitfleet.filemap import Finished, LazyFiles, Listed, Overlay, Reader, touched
-from gitfleet.state.delta import delta, ofs_header
+from gitfleet.state.delta import delta, entry_header, ofs_header
 
 OBJ_COMMIT = 1
 OBJ_TREE = 2
@@ -300,21 +300,26 @@ class _TreeBlobs(Mapping[str, bytes]):
         return self.tree.files_in(folders)
 
 
-class _FolderBlobs(Mapping[str, bytes]):
+class _Gotten(Mapping[str, _V]):
+    """A mapping whose subclasses answer every lookup with their own `get` (which they must
+    define: Mapping's own would ask `__getitem__` back)."""
+
+    def __getitem__(self, key: str) -> _V:
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+
+class _FolderBlobs(_Gotten[bytes]):
     """The plain files of a built tree -> blob id (binary), read from its folders' entries: a
     view, not a second map of every path."""
 
     def __init__(self, folders: Mapping[str, Entries]) -> None:
         self.folders = folders
-
-    def __getitem__(self, path: str) -> bytes:
-        found = self.get(path)
-        if found is None:
-            raise KeyError(path)
-        return found
-
-    def __contains__(self, path: object) -> bool:
-        return isinstance(path, str) and self.get(path) is not None
 
     def get(self, path: str, default: bytes | None = None) -> bytes | None:  # type: ignore[override]
         folder, _, name = path.rpartition("/")
@@ -332,22 +337,13 @@ class _FolderBlobs(Mapping[str, bytes]):
         return sum(1 for _ in self)
 
 
-class _FolderTrees(Mapping[str, str]):
+class _FolderTrees(_Gotten[str]):
     """Folder -> tree id (hex) of a built tree, read from the parent folder's entry (the root's
     kept aside): a view, not a second map of every folder."""
 
     def __init__(self, folders: Mapping[str, Entries], root: str) -> None:
         self.folders = folders
         self.root = root
-
-    def __getitem__(self, folder: str) -> str:
-        found = self.get(folder)
-        if found is None:
-            raise KeyError(folder)
-        return found
-
-    def __contains__(self, folder: object) -> bool:
-        return isinstance(folder, str) and self.get(folder) is not None
 
     def get(self, folder: str, default: str | None = None) -> str | None:  # type: ignore[override]
         if not folder:
@@ -727,16 +723,7 @@ def pack_chunks(items: Sequence[tuple[int, bytes]], *, level: int = 1,
                     base[4] = -1 << 30
                     entry = ofs_header(len(made), offset - base[0]) + _stored(made)
         if not entry:
-            size = len(body)
-            byte = (kind << 4) | (size & 0x0F)
-            size >>= 4
-            header = bytearray()
-            while size:
-                header.append(byte | 0x80)
-                byte = size & 0x7F
-                size >>= 7
-            header.append(byte)
-            entry = bytes(header) + deflate(body, level)
+            entry = entry_header(kind, len(body)) + deflate(body, level)
         parts.append(entry)
         size_so_far += len(entry)
         offset += len(entry)

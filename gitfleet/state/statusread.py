@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from gitfleet.errors import GitfleetError, InputError
 from gitfleet.layout import PUSHED_MODES, STATUS_FILE, Branches
 from gitfleet.logs import log
-from gitfleet.model.loader import FLEET_FILE, Fleet, load_settings
+from gitfleet.model.loader import FLEET_FILE, Fleet, load_settings, sound_sections
 from gitfleet.model.statusshards import NO_SHARDS, StatusShards
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.lastgood import last_good_settings
@@ -56,7 +56,10 @@ def shards_at(git: Git, rev: str) -> StatusShards:
         return settings.status
     commit = git.resolve(f"{rev}^{{commit}}")
     kept = last_good_settings(git, commit) if commit is not None else None
-    if kept is None or kept.data is None:
+    if kept is None:    # no good version: the sections without problems (as load_fleet)
+        sound = sound_sections(data)
+        return sound[0].status if sound is not None else NO_SHARDS
+    if kept.data is None:
         return NO_SHARDS
     return load_settings({FLEET_FILE: kept.data})[0].status
 

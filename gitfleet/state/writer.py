@@ -20,6 +20,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.filemap import LazyFiles
@@ -236,16 +237,24 @@ class StateWriter:
             updates.append(RefUpdate(self.branches.cluster(name), sha, old))
             new_heads[name] = (sha, wanted[name])
         objects = build.objects
-        written = self.git.write_new(found + list(new_objects),
-                                     [objects[sha] for sha in found] + list(new_objects.values()),
-                                     similar=[*places, *[None] * len(new_objects)])
+        trees = [bytes.fromhex(sha) for sha in islice(
+            (sha for sha in found if objects[sha][0] == OBJ_TREE), self.check_limit * 4)]
+        items = [objects[sha] for sha in found]
+        items += new_objects.values()
+        found += new_objects                         # (lists extended, not copied)
+        similar: list[int | None] = places           # type: ignore[assignment]
+        similar += [None] * len(new_objects)
+        written = self.git.write_new(found, items, similar=similar)
+        del items, found, similar
         self._index = index
         if updates:
             self.publish(updates)
         if state_update:
             self.publish(state_update)     # the commit point, last
         updates += state_update
-        self._present.update(bytes.fromhex(sha) for sha in found if objects[sha][0] == OBJ_TREE)
+        # the trees written (the first ones: the top levels, where the next full build's walk
+        # stops; all of a first write's 270,000 would cost some 20 MB for little)
+        self._present.update(trees)
         self._present.update(bytes.fromhex(sha) for sha, (kind, _) in new_objects.items()
                              if kind == OBJ_TREE)
         self._at, self._files = state, index.files

@@ -14,17 +14,18 @@ must keep syncing and pushing status to the right place.
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from gitfleet import yamlio
+from gitfleet.errors import InputError
 from gitfleet.wire.emit import emit
-from gitfleet.wire.fields import items, known, mapping, text
+from gitfleet.wire.fields import items, mapping, text, unknown
 from gitfleet.wire.heartbeat import AGENT_KEY, HeartbeatTiming
 
 CLUSTER_FILE = "cluster.yaml"
+_T = TypeVar("_T")
 NO_SCHEDULE = "NoSchedule"
 
 _FIELDS = ("name", "namespace", "labels", "syncMode", "clusterId", "taints", "provider",
@@ -106,10 +107,21 @@ def _taint(t: TaintRecord) -> dict[str, str]:
 def read_cluster(data: bytes | str, path: str = CLUSTER_FILE, *,
                  default_name: str = "") -> ClusterFile:
     """Read a `cluster.yaml` (`default_name`: the cluster's folder, for a file without `name`);
-    InputError naming `path` when it is not YAML or a field has the wrong shape. Unknown
-    fields and an unreadable `agent:` are named in `problems`."""
+    InputError naming `path` when it is not YAML or not a mapping. Unknown fields (also inside
+    a taint), a field of the wrong shape (read as its empty value) and an unreadable `agent:`
+    are named in `problems`, and every other field still applies: an agent older than its hub
+    keeps its sync mode and status place whatever the hub added."""
     doc = mapping(yamlio.load_one(data, path), path, "cluster.yaml")
-    problems = [_unknown(str(k)) for k in doc if k not in _FIELDS]
+    problems = [f"unknown field {hint}; it has {', '.join(_FIELDS)}"
+                for hint in unknown(doc, _FIELDS)]
+
+    def shaped(read: Callable[[], _T], empty: _T) -> _T:
+        try:
+            return read()
+        except InputError as exc:
+            problems.append(exc.message)
+            return empty
+
     agent = None
     if AGENT_KEY in doc:
         try:
@@ -118,27 +130,27 @@ def read_cluster(data: bytes | str, path: str = CLUSTER_FILE, *,
             problems.append(str(exc))
     return ClusterFile(
         name=text(doc, "name", default_name), namespace=text(doc, "namespace"),
-        labels={str(k): str(v) for k, v in mapping(doc.get("labels"), path, "labels").items()},
+        labels=shaped(lambda: {str(k): str(v) for k, v in
+                               mapping(doc.get("labels"), path, "labels").items()}, {}),
         sync_mode=text(doc, "syncMode", "Pull"), cluster_id=text(doc, "clusterId"),
-        taints=tuple(_read_taint(t, path) for t in items(doc.get("taints"), path, "taints")),
+        taints=shaped(lambda: tuple(_read_taint(t, path, problems) for t in
+                                    items(doc.get("taints"), path, "taints")), ()),
         provider=text(doc, "provider"), region=text(doc, "region"), zone=text(doc, "zone"),
-        ignore_differences=tuple(items(doc.get("ignoreDifferences"), path,
-                                       "ignoreDifferences")),
-        health_rules=tuple(items(doc.get("healthRules"), path, "healthRules")),
+        ignore_differences=shaped(lambda: tuple(items(doc.get("ignoreDifferences"), path,
+                                                      "ignoreDifferences")), ()),
+        health_rules=shaped(lambda: tuple(items(doc.get("healthRules"), path,
+                                                "healthRules")), ()),
         health_progress_timeout=text(doc, "healthProgressTimeout"),
         status_repository=text(doc, "statusRepository"),
         agent=agent, problems=tuple(f"{path}: {p}" for p in problems))
 
 
-def _read_taint(value: Any, path: str) -> TaintRecord:
+def _read_taint(value: Any, path: str, problems: list[str]) -> TaintRecord:
     t = mapping(value, path, "taints[]")
-    known(t, _TAINT_FIELDS, path, "taints[]")
+    hints = unknown(t, _TAINT_FIELDS)
+    if hints:   # a field a newer hub added: named, the taint still read
+        problems.append(f"taints[]: unknown field(s) {', '.join(hints)}; it has "
+                        f"{', '.join(sorted(_TAINT_FIELDS))}")
     added = t.get("timeAdded")
     return TaintRecord(key=text(t, "key"), value=text(t, "value"), effect=text(t, "effect"),
                        time_added=None if added is None else str(added))
-
-
-def _unknown(name: str) -> str:
-    close = difflib.get_close_matches(name, _FIELDS, n=1)
-    hint = f" (did you mean {close[0]}?)" if close else ""
-    return f"unknown field {name}{hint}; it has {', '.join(_FIELDS)}"

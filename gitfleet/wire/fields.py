@@ -30,17 +30,21 @@ def items(value: Any, path: str, where: str) -> list[Any]:
     return value
 
 
-def known(doc: Mapping[str, Any], fields: Collection[str], path: str, where: str) -> None:
-    """InputError naming every field of `doc` that is not one of `fields`."""
-    unknown = sorted(str(k) for k in doc if k not in fields)
-    if not unknown:
-        return
+def unknown(doc: Mapping[str, Any], fields: Collection[str]) -> list[str]:
+    """Each field of `doc` that is not one of `fields`, with what was probably meant."""
     hints = []
-    for name in unknown:
+    for name in sorted(str(k) for k in doc if k not in fields):
         close = difflib.get_close_matches(name, sorted(fields), n=1)
         hints.append(f"{name} (did you mean {close[0]}?)" if close else name)
-    raise InputError(f"{where}: unknown field(s) {', '.join(hints)}; it has "
-                     f"{', '.join(sorted(fields))}", path=path)
+    return hints
+
+
+def known(doc: Mapping[str, Any], fields: Collection[str], path: str, where: str) -> None:
+    """InputError naming every field of `doc` that is not one of `fields`."""
+    hints = unknown(doc, fields)
+    if hints:
+        raise InputError(f"{where}: unknown field(s) {', '.join(hints)}; it has "
+                         f"{', '.join(sorted(fields))}", path=path)
 
 
 def text(doc: Mapping[str, Any], key: str, default: str = "") -> str:

@@ -149,9 +149,10 @@ def test_load_balancer_gets_an_address_and_claims_bind(sim: KubeSim, core: clien
                                                       ns: str) -> None:
     core.create_namespaced_service(ns, {"metadata": {"name": "lb"}, "spec": {
         "type": "LoadBalancer", "selector": {"app": "web"}, "ports": [{"port": 80}]}})
-    core.create_namespaced_persistent_volume_claim(ns, {"metadata": {"name": "data"}, "spec": {
-        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
-    assert core.read_namespaced_persistent_volume_claim("data", ns).status.phase == "Pending"
+    created = core.create_namespaced_persistent_volume_claim(ns, {"metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+    # as created (a read-back races the controller's 50 ms delay on a loaded machine)
+    assert created.status.phase == "Pending"
     assert sim.settle()
     assert core.read_namespaced_service("lb", ns).status.load_balancer.ingress[0].ip
     claim = core.read_namespaced_persistent_volume_claim("data", ns)
