@@ -66,6 +66,10 @@ class PushModeRefused(InputError):
         super().__init__(message, path="cluster.yaml")
 
 
+# what the hub's push worker writes as agentVersion, of any hub version (a Dual cluster)
+HUB_WORKER_PREFIX = HUB_WORKER_VERSION.partition("/")[0] + "/"
+
+
 @dataclass(frozen=True)
 class AgentSettings:
     repo_url: str
@@ -243,8 +247,11 @@ class Agent:
         if self._heartbeat is None and self.settings.own_heartbeat and not self._beat.sent:
             # a restart carries the last run's heartbeat on while it covers (agent.beats)
             last = None if self.settings.push_worker else self._previous_status(now)
-            self._heartbeat = self._beat.resume(now, last.heartbeat if last else None,
-                                                self._timing)
+            carried = last.heartbeat if last else None
+            if carried is not None and (carried.agent_version.startswith(HUB_WORKER_PREFIX) or
+                                        carried.app_pusher != self.settings.app_pusher):
+                carried = None  # not this agent's word (the hub's worker wrote it, Dual)
+            self._heartbeat = self._beat.resume(now, carried, self._timing)
         if self.settings.own_heartbeat and (self._beat.due(now) or self._readiness_moved()):
             self._heartbeat = self._collect_heartbeat(now, out)
             self._beat.sent_at(now, self._timing)
