@@ -526,7 +526,7 @@ def _chart(ctx: _Context, variant: Variant, cluster: Cluster) -> Expanded:
 def _last_good(prev: PreviousDescription, reasons: list[str]) -> dict[str, bytes]:
     """The previous Description folder, marked as kept because the render failed."""
     files = dict(prev.files)
-    kept = description.kept_description(prev.data, reasons)
+    kept = description.kept_description(prev.files.get(DESCRIPTION_FILE, b""), reasons)
     if kept is not None:
         files[DESCRIPTION_FILE] = kept
     return files

@@ -60,14 +60,6 @@ class PreviousDescription:
         return scan_rebalance(self.text)
 
     @cached_property
-    def data(self) -> dict[str, Any]:
-        try:
-            loaded = yamlio.load_one(self.files.get(DESCRIPTION_FILE, b""), DESCRIPTION_FILE)
-        except Exception:  # a damaged previous state must not stop a render
-            return {}
-        return loaded if isinstance(loaded, dict) else {}
-
-    @cached_property
     def description(self) -> DescriptionFile | None:
         """The previous description.yaml, read (None when it does not read: a damaged previous
         state must not stop a render)."""

@@ -203,11 +203,15 @@ def with_source_commit(text: str, commit: str) -> str:
     return text.replace(SOURCE_PLACEHOLDER, emit.scalar(commit))
 
 
-def kept_description(data: Mapping[str, Any], reasons: Sequence[str]) -> bytes | None:
-    """A previous Description (as loaded) kept as last good because the render failed: its
-    `renderErrors` say why, so agents never prune on its account (None when `data` has no
-    spec to mark: it is kept as it was)."""
-    if not data or not isinstance(data.get("spec"), Mapping):
+def kept_description(raw: bytes, reasons: Sequence[str]) -> bytes | None:
+    """A previous `description.yaml` (its bytes) kept as last good because the render failed:
+    its `renderErrors` say why, so agents never prune on its account (None when it has no spec
+    to mark, or is damaged past reading: it is kept as it was)."""
+    try:
+        data = yamlio.load_one(raw, DESCRIPTION_FILE)
+    except Exception:  # a damaged previous state must not stop a render
+        return None
+    if not isinstance(data, Mapping) or not isinstance(data.get("spec"), Mapping):
         return None
     out = dict(data)
     spec = dict(data["spec"])

@@ -77,12 +77,12 @@ def test_what_the_render_writes_reads_back_field_for_field() -> None:
 
 
 def test_a_description_kept_after_a_failed_render_says_why() -> None:
-    loaded = yamlio.load_one(_written(), PATH)
-    data = kept_description(loaded, ["b broke", "a broke", "b broke"])
+    data = kept_description(_written(), ["b broke", "a broke", "b broke"])
     assert data is not None
     kept = read_description(data, PATH)
     assert kept.render_errors == ("a broke", "b broke")
-    assert kept_description({"kind": "Description"}, ["x"]) is None
+    assert kept_description(b"kind: Description\n", ["x"]) is None
+    assert kept_description(b"spec: [unclosed\n", ["x"]) is None   # damaged: kept as it was
     assert kept.resources == read_description(_written(), PATH).resources
 
 
@@ -137,7 +137,7 @@ def test_the_quick_head_read_says_what_the_whole_read_says() -> None:
         whole = read_description(text.encode(), PATH)
         head = read_head(text.encode(), PATH)
         assert head == DescriptionHead(whole.deployer, whole.source, whole.source_commit, ())
-    kept = kept_description(yamlio.load_one(_written(), PATH), ["broke"])
+    kept = kept_description(_written(), ["broke"])
     assert kept is not None and read_head(kept, PATH).render_errors == ("broke",)
     with pytest.raises(InputError, match=f"^{PATH}: .*deployr"):
         read_head(_written().replace("  deployer:", "  deployr:").encode(), PATH)
