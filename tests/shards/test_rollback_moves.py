@@ -80,6 +80,17 @@ def _link(git: Git) -> str:
     return out
 
 
+def _moved_once(fleet: Fleet, running: Agent, clock: FakeClock, a_url: str) -> tuple[str, str]:
+    """The hub publishes "1" and `running` applies it; then "2" moves the status to `a_url`
+    and `running` applies that: (the commit before the move, the commit of the move)."""
+    before = fleet.publish("1")
+    running.step()
+    moved = fleet.publish("2", a_url)
+    clock.advance(5)
+    running.step()
+    return before, moved
+
+
 def test_a_restarted_agent_refuses_a_replay_after_a_move(
         tmp_path: Path, served_remote: Remote, status_http: StatusHttp,
         kubesim: Callable[..., KubeSim], make_agent: Callable[..., Agent]) -> None:
@@ -93,11 +104,7 @@ def test_a_restarted_agent_refuses_a_replay_after_a_move(
                           trusted_hub_keys=TrustedKeys.of(hub))
 
     running = agent()
-    before = fleet.publish("1")
-    running.step()
-    moved = fleet.publish("2", a_url)
-    clock.advance(5)
-    running.step()
+    before, moved = _moved_once(fleet, running, clock, a_url)
     assert _data(sim) == {"v": "2"}
     assert _link(served_remote.git) == a_url
     assert _status(served_remote.git).sync.cluster_commit == moved, "the link holds the record"
@@ -233,11 +240,7 @@ def test_a_replay_is_refused_while_the_status_repository_is_down(
         return make_agent(served_remote, sim, clock=clock, trusted_hub_keys=TrustedKeys.of(hub))
 
     running = agent()
-    before = fleet.publish("1")
-    running.step()
-    moved = fleet.publish("2", a_url)
-    clock.advance(5)
-    running.step()
+    before, moved = _moved_once(fleet, running, clock, a_url)
     fleet.push_back(before)
     in_a = a.resolve(STATUS_REF)
     status_http.down()                       # the status repository is away
@@ -299,11 +302,7 @@ def test_a_commit_pushed_on_top_of_the_status_does_not_wipe_the_record(
                           trusted_hub_keys=TrustedKeys.of(hub))
 
     running = agent()
-    before = fleet.publish("1")
-    running.step()
-    moved = fleet.publish("2", a_url)
-    clock.advance(5)
-    running.step()
+    before, moved = _moved_once(fleet, running, clock, a_url)
     link = served_remote.git.resolve(STATUS_REF)
     assert link
     stranger = served_remote.git.commit(      # unsigned, over the link: no link, no status
