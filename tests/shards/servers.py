@@ -14,9 +14,12 @@ from __future__ import annotations
 import subprocess
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitfleet.state.git import init_repo
 from tests.githosts.servers import (
     HTTP_BACKEND,
     _stop,
@@ -129,3 +132,16 @@ class StatusHttp:
         _stop(self._nginx)
         _stop(self._fcgi)
         self._nginx = self._fcgi = None
+
+
+@contextmanager
+def serving(tmp_path: Path, *repos: str) -> Iterator[StatusHttp]:
+    """Bare status repositories `repos` under tmp_path/repos, served for the block."""
+    for name in repos:
+        init_repo(tmp_path / "repos" / name, bare=True)
+    srv = StatusHttp(tmp_path / "repos", tmp_path / "nginx")
+    srv.up()
+    try:
+        yield srv
+    finally:
+        srv.down()

@@ -17,18 +17,13 @@ from gitfleet.errors import GitfleetError
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, init_repo
 from gitfleet.wire.status import ClusterStatus, Heartbeat
-from tests.shards.servers import PREFIX, StatusHttp
+from tests.shards.servers import PREFIX, StatusHttp, serving
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[StatusHttp]:
-    init_repo(tmp_path / "repos" / "status.git", bare=True)
-    srv = StatusHttp(tmp_path / "repos", tmp_path / "nginx")
-    srv.up()
-    try:
+    with serving(tmp_path, "status.git") as srv:
         yield srv
-    finally:
-        srv.down()
 
 
 def _other_clusters(repo: Git, start: int, n: int) -> None:

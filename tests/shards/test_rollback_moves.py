@@ -21,7 +21,7 @@ from gitfleet.state.signing import SigningKey, TrustedKeys
 from gitfleet.wire.status import ClusterStatus, SyncResult
 from tests.agent.fleetstate import configmap, description_files, publish
 from tests.harness import Remote, person
-from tests.shards.servers import StatusHttp
+from tests.shards.servers import StatusHttp, serving
 
 CLUSTER_REF = Branches().cluster("c1")
 STATUS_REF = Branches().status("c1")
@@ -30,14 +30,8 @@ MOVED_TRAILER = "Gitfleet-Status-Moved-To"     # the link a move leaves in the f
 
 @pytest.fixture
 def status_http(tmp_path: Path) -> Iterator[StatusHttp]:
-    for name in ("status-a.git", "status-b.git"):
-        init_repo(tmp_path / "repos" / name, bare=True)
-    srv = StatusHttp(tmp_path / "repos", tmp_path / "nginx")
-    srv.up()
-    try:
+    with serving(tmp_path, "status-a.git", "status-b.git") as srv:
         yield srv
-    finally:
-        srv.down()
 
 
 class Fleet:

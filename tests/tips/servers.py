@@ -4,8 +4,11 @@ upload-pack, i.e. every fetch) and nginx serving a folder of tip documents (its 
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from gitfleet.hub.tips import TipFolder
 from tests.githosts.servers import _stop, _wait_port, start_nginx, write_nginx_conf
 from tests.gitserver import free_port
 
@@ -77,3 +80,16 @@ class StaticSite:
         path = self.dir / "access.log"
         lines = path.read_text().splitlines() if path.exists() else []
         return [int(line.split('"')[2].split()[0]) for line in lines]
+
+
+@contextmanager
+def tip_site(tmp_path: Path) -> Iterator[tuple[TipFolder, str]]:
+    """The hub's tip folder under tmp_path/tips served by nginx for the block: (folder, the
+    site's URL)."""
+    folder = TipFolder(tmp_path / "tips")
+    server = StaticSite(folder.folder, tmp_path / "nginx")
+    server.up()
+    try:
+        yield folder, server.url
+    finally:
+        server.down()

@@ -20,7 +20,7 @@ import pytest
 from gitfleet.hub.tips import TipFolder
 from gitfleet.layout import Branches
 from gitfleet.wire.tips import Tip, encode
-from tests.tips.servers import StaticSite
+from tests.tips.servers import tip_site
 
 
 def _doc(n: int) -> bytes:
@@ -43,13 +43,8 @@ def _get(url: str, etag: str | None = None) -> tuple[int, str, bytes]:
 
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[tuple[TipFolder, str]]:
-    folder = TipFolder(tmp_path / "tips")
-    server = StaticSite(folder.folder, tmp_path / "nginx")
-    server.up()
-    try:
-        yield folder, f"{server.url}/c1.json"
-    finally:
-        server.down()
+    with tip_site(tmp_path) as (folder, url):
+        yield folder, f"{url}/c1.json"
 
 
 def test_rewrites_within_one_second_each_get_a_new_etag(site: tuple[TipFolder, str]) -> None:

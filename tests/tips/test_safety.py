@@ -21,7 +21,7 @@ from gitfleet.hub.tipsafety import BUDGET, CHANGES, LADDER, SafetyChoice, safety
 from gitfleet.layout import Branches
 from gitfleet.state.signing import SigningKey, TrustedKeys
 from gitfleet.wire.tips import SAFETY_CEILING, Tip, TipError, decode, encode
-from tests.tips.servers import StaticSite
+from tests.tips.servers import tip_site
 
 REF = Branches().cluster("c1")
 KEY = SigningKey.generate()
@@ -148,13 +148,8 @@ class Ticks:
 
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[tuple[TipFolder, str]]:
-    folder = TipFolder(tmp_path / "tips")
-    server = StaticSite(folder.folder, tmp_path / "nginx")
-    server.up()
-    try:
-        yield folder, server.url
-    finally:
-        server.down()
+    with tip_site(tmp_path) as served:
+        yield served
 
 
 def _watcher(url: str, ticks: Ticks, *, safety: float | None = None, jitter: float = 0.0,
