@@ -150,8 +150,9 @@ def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedul
             continue
         seq += 1
         heap.append((t0 + rng.uniform(0, schedule.fetch_period), seq, "fetch", c))
-        nxt = statuses.last_beat[c] + schedule.heartbeat * (1 + rng.uniform(-schedule.jitter,
-                                                                              schedule.jitter))
+        # the first beat one interval after the seeded one: the seeds' phases are uniform
+        # (bench.gitsim.run), so the run starts at the steady push rate; jitter from then on
+        nxt = statuses.last_beat[c] + schedule.heartbeat
         seq += 1
         heap.append((nxt, seq, "beat", c))
     heapq.heapify(heap)
