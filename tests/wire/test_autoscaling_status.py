@@ -36,8 +36,9 @@ ORPHAN = CRON_ON_FHPA.replace("name: web}", "name: gone}").replace("office-hours
 
 def every_version(tmp_path: Path) -> dict[str, bytes]:
     """The worked example fleet (with the shop's FederatedHPA and cron rules) plus a
-    FederatedHPA and cron rules on web (one on a workload, one on a missing FederatedHPA), run for a virtual day: every version of every autoscaler status
-    file the hub wrote, keyed "<commit n> <path>"."""
+    FederatedHPA and cron rules on web (one on a workload, one on a missing FederatedHPA), run
+    for a virtual day: every version of every autoscaler status file the hub wrote, keyed
+    "<commit n> <path>"."""
     from gitfleet.clock import FakeClock
 
     repo = example_repo(tmp_path / "fleet")
