@@ -39,6 +39,11 @@ _EXECUTION_FIELDS = frozenset({"rule", "scheduleTime", "executionTime", "result"
                                "appliedReplicas", "appliedMinReplicas", "appliedMaxReplicas"})
 
 
+def fhpa_path(namespace: str, name: str) -> str:
+    """Where a FederatedHPA's status file lives on the fleet-status branch."""
+    return f"{FHPA_DIR}{namespace}/{name}.yaml"
+
+
 @dataclass(frozen=True)
 class ConditionRecord:
     """One condition of a FederatedHPA, as Kubernetes names an HPA's."""
@@ -71,7 +76,7 @@ class FederatedHpaStatus:
 
     @property
     def path(self) -> str:
-        return f"{FHPA_DIR}{self.namespace}/{self.name}.yaml"
+        return fhpa_path(self.namespace, self.name)
 
     @property
     def last_scale_text(self) -> str:

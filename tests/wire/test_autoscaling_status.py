@@ -34,14 +34,14 @@ GOLDEN = Path(__file__).parent / "data" / "autoscaling-status.golden"
 ORPHAN = CRON_ON_FHPA.replace("name: web}", "name: gone}").replace("office-hours", "orphan")
 
 
-def every_version(tmp_path: Path) -> dict[str, bytes]:
+def autoscaled_fleet(path: Path) -> Path:
     """The worked example fleet (with the shop's FederatedHPA and cron rules) plus a
     FederatedHPA and cron rules on web (one on a workload, one on a missing FederatedHPA), run
-    for a virtual day: every version of every autoscaler status file the hub wrote, keyed
-    "<commit n> <path>"."""
+    by a hub for a virtual day: a repo whose fleet-status branch holds the autoscalers' files
+    in every shape (conditions, waiting for clusters, a scale, cron successes and failures)."""
     from gitfleet.clock import FakeClock
 
-    repo = example_repo(tmp_path / "fleet")
+    repo = example_repo(path)
     commit(repo, "autoscale web", {"policies/web/fhpa.yaml": FHPA,
                                    "policies/web/cron.yaml": CRON_ON_FHPA,
                                    "policies/web/nightly.yaml": CRON_ON_WORKLOAD,
@@ -57,6 +57,13 @@ def every_version(tmp_path: Path) -> dict[str, bytes]:
         else:
             report_all(g, clock, cpu_m=cpu_m)
         hub.run_once()
+    return repo
+
+
+def every_version(tmp_path: Path) -> dict[str, bytes]:
+    """Every version of every autoscaler status file the hub wrote in `autoscaled_fleet`,
+    keyed "<commit n> <path>"."""
+    g = Git(autoscaled_fleet(tmp_path / "fleet"))
     out: dict[str, bytes] = {}
     commits = g.run("rev-list", "--reverse", FLEET_STATUS).decode().split()
     for n, sha in enumerate(commits):
