@@ -101,6 +101,7 @@ class Git:
         self._env = _clean_env(identity, self.transport)
         self._objects_dir: Path | None = None
         self._git_dir: Path | None = None
+        self._log_all: str | None = None      # core.logAllRefUpdates, once read
 
     def __repr__(self) -> str:
         return f"Git({str(self.path)!r})"
@@ -363,8 +364,15 @@ class Git:
 
     # -- refs --------------------------------------------------------------------------------
 
-    def update_refs(self, updates: Sequence[RefUpdate]) -> None:
-        """Move every ref in one transaction, or none; RefConflict when an old value differs."""
+    def update_refs(self, updates: Sequence[RefUpdate], *, new_reflogs: bool = True) -> None:
+        """Move every ref in one transaction, or none; RefConflict when an old value differs.
+
+        `new_reflogs=False`: a ref without a reflog gets none, unless the repository asks for
+        every ref to be logged (`core.logAllRefUpdates=always`); a reflog already there is
+        still written (Git appends to existing logs whatever the setting). For branches whose
+        history is their commit chain: the hub's first write of 10,000 cluster branches would
+        otherwise create 10,000 more files, and creating a file is the slowest thing it does.
+        """
         if not updates:
             return
         lines = ["start"]
@@ -377,13 +385,22 @@ class Git:
             else:
                 lines.append(f"update {u.ref} {u.new} {u.old}")
         lines += ["prepare", "commit", ""]
-        args = ("update-ref", "--stdin")
+        args: tuple[str, ...] = ("update-ref", "--stdin")
+        if not new_reflogs and self._reflog_setting() != "always":
+            args = ("-c", "core.logAllRefUpdates=false", *args)
         proc = self._exec(args, "\n".join(lines).encode())
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace")
             if "cannot lock ref" in err or "unable to create" in err.lower():
                 raise RefConflict(f"refs moved under us in {self.path}: {err.strip()}")
             raise _failure(args, proc.returncode, err)
+
+    def _reflog_setting(self) -> str:
+        """The repository's `core.logAllRefUpdates` ("" when unset), read once."""
+        if self._log_all is None:
+            proc = self._exec(["config", "--get", "core.logAllRefUpdates"], None)
+            self._log_all = proc.stdout.decode().strip().lower()
+        return self._log_all
 
     # -- remotes -----------------------------------------------------------------------------
 

@@ -68,7 +68,9 @@ class LocalStore:
         return None
 
     def publish(self, updates: Sequence[RefUpdate]) -> None:
-        self.git.update_refs(updates)
+        # the hub's branches are commit chains (each commit's parent is the head it moved):
+        # no new reflog per cluster branch (existing ones are still written)
+        self.git.update_refs(updates, new_reflogs=False)
 
     def clean(self, *, prefix: str, stale_after: float) -> list[Leftover]:
         return remove_leftovers(self.git.git_dir(), ref_prefixes=[f"refs/heads/{prefix}/"],
