@@ -26,6 +26,7 @@ from starlette.routing import Route
 from gitfleet.dashboard import history, views
 from gitfleet.dashboard.query import Query
 from gitfleet.dashboard.source import FleetSource, NotReady
+from gitfleet.wire.autoscalingstatus import fhpa_path
 
 LIVE_WAIT = 0.5     # seconds the live check waits for a rebuild under way (see FleetSource.model)
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -112,7 +113,7 @@ class Api:
         ref = self.source.branches.fleet_status
         head = self.source.git.resolve(ref) or ""
         for a in data["autoscalers"]:
-            path = f"autoscaling/federatedhpas/{data['namespace']}/{a['name']}.yaml"
+            path = fhpa_path(data["namespace"], a["name"])
             a["history"] = self._replicas(head, path) if head else []
         return m.etag, data
 

@@ -9,17 +9,21 @@ says only whether the value changed between the two commits.
 from __future__ import annotations
 
 import difflib
+import logging
 import re
 from typing import TYPE_CHECKING, Any
 
 from gitfleet import yamlio
 from gitfleet.errors import InputError
 from gitfleet.layout import Branches
+from gitfleet.logs import log
 from gitfleet.state.git import Git
+from gitfleet.wire.autoscalingstatus import read_fhpa_status
 
 if TYPE_CHECKING:
     from gitfleet.fleetview.snapshot import FleetSnapshot
 
+LOG = logging.getLogger("gitfleet.dashboard.history")
 _SEP, _END = "\x1f", "\x1e"
 _TRAILER = re.compile(r"^Source-Commit:\s*([0-9a-f]{7,40})\s*$", re.M)
 _SHA = re.compile(r"^[0-9a-f]{4,40}$")
@@ -166,16 +170,21 @@ def replicas_over_time(git: Git, ref: str, path: str, *, limit: int = 30
     blobs = git.run("cat-file", "--batch", input="".join(
         f"{sha}:{path}\n" for sha, _ in commits).encode())
     rows, pos = [], 0
-    for _sha, when in commits:
+    for sha, when in commits:
         nl = blobs.index(b"\n", pos)
         header = blobs[pos:nl].split()
         pos = nl + 1
         if len(header) != 3:
             continue
         size = int(header[2])
-        doc = _load(blobs[pos:pos + size])
+        data = blobs[pos:pos + size]
         pos += size + 1
-        if doc and "unreadable" not in doc:
-            rows.append({"time": int(when), "current": doc.get("currentReplicas"),
-                         "desired": doc.get("desiredReplicas")})
+        try:
+            status = read_fhpa_status(data, path)
+        except InputError as exc:      # a version gitfleet did not write: no point of the chart
+            log(LOG, logging.WARNING, "autoscaler status unreadable", commit=sha,
+                path=path, error=exc.format())
+            continue
+        rows.append({"time": int(when), "current": status.current,
+                     "desired": status.desired})
     return rows[::-1]

@@ -15,6 +15,7 @@ from typing import Any
 
 from gitfleet.clock import parse_iso
 from gitfleet.dashboard.cells import Cell, Totals, unit_key
+from gitfleet.fleetview.autoscaling import fhpa_summary
 from gitfleet.fleetview.rows import RENDER_ERROR, View, drift_rows, eviction_rows
 from gitfleet.fleetview.snapshot import DescriptionEntry
 from gitfleet.fleetview.summary import worst_phase
@@ -178,15 +179,12 @@ def app(view: View, data: dict[str, Any], key: str, cells: dict[str, Cell],
     rollouts = [r for r in view.snap.rollouts.values()
                 if names & {c.name for c in r.clusters}]
     ns = summary["namespace"]
-    autoscalers = [a for a in view.snap.autoscalers.get("fhpa", [])
-                   if str(a.get("namespace", "")) == ns]
+    autoscalers = [a for a in view.snap.autoscalers.fhpa if a.namespace == ns]
     return {**summary, "replicas": sum(d.replicas for d in ds),
             "readyReplicas": sum(f["ready"] for _, f in per_cluster),
             "errors": unit_errors(view, key, ds),
             "clusters": per_cluster, "rollouts": [rollout(r) for r in rollouts],
-            "autoscalers": [{k: a.get(k) for k in (
-                "name", "target", "minReplicas", "maxReplicas", "currentReplicas",
-                "desiredReplicas", "lastScaleTime", "currentMetrics")} for a in autoscalers]}
+            "autoscalers": [fhpa_summary(a) for a in autoscalers]}
 
 
 def app_page(data: dict[str, Any], *, query: str = "", offset: int = 0, limit: int = PAGE

@@ -154,10 +154,9 @@ def _fhpa_settled(git: Git, total: int) -> bool:
     the old pods (100%/50%) until the agents' next collection reaches the hub."""
     from gitfleet.fleetview.snapshot import read_snapshot
 
-    for doc in read_snapshot(git).autoscalers.get("fhpa", []):
-        if doc.get("namespace") == NAMESPACE and doc.get("name") == FHPA:
-            metrics = str(doc.get("currentMetrics") or "")
-            pairs = re.findall(r"(\d+)%/(\d+)%", metrics)
-            return bool(doc.get("currentReplicas") == total == doc.get("desiredReplicas") and
+    for status in read_snapshot(git).autoscalers.fhpa:
+        if (status.namespace, status.name) == (NAMESPACE, FHPA):
+            pairs = re.findall(r"(\d+)%/(\d+)%", status.metrics)
+            return bool(status.current == total == status.desired and
                         pairs and all(int(now) <= int(want) * 1.1 for now, want in pairs))
     return False

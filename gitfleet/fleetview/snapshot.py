@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from gitfleet import yamlio
 from gitfleet.errors import InputError
-from gitfleet.fleetview.autoscaling import read_autoscalers
+from gitfleet.fleetview.autoscaling import AutoscalerStatuses, read_autoscalers
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, Branches
 from gitfleet.logs import log
 from gitfleet.model.settings import FleetSettings
@@ -98,7 +98,7 @@ class FleetSnapshot:
     # cluster -> why its status branch tip is not believed / that nothing checked its signer
     status_rejected: dict[str, str] = field(default_factory=dict)
     status_warnings: dict[str, str] = field(default_factory=dict)
-    autoscalers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # fhpa, cronfhpa
+    autoscalers: AutoscalerStatuses = AutoscalerStatuses()    # the fleet-status branch
     status_commits: dict[str, str] = field(default_factory=dict)   # cluster -> status read
     only: frozenset[str] | None = None     # read for these clusters alone (None: all)
     # the state files as parsed, by (path, blob ids): a re-read parses only what changed

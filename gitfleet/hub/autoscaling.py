@@ -31,7 +31,6 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
 
 from gitfleet import yamlio
 from gitfleet.autoscale.cron import (
@@ -56,8 +55,14 @@ from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import Autoscaler, ObjectKey
 from gitfleet.state.git import Git
-from gitfleet.wire.autoscaling import API_VERSION, AUTOSCALING_FILE, HpaRecord
-from gitfleet.wire.emit import emit
+from gitfleet.wire.autoscaling import AUTOSCALING_FILE, HpaRecord
+from gitfleet.wire.autoscalingstatus import (
+    ConditionRecord,
+    CronFederatedHpaStatus,
+    CronRuleStatus,
+    FederatedHpaStatus,
+    status_files,
+)
 from gitfleet.wire.metrics import ClusterMetrics
 
 LOG = logging.getLogger("gitfleet.hub.autoscaling")
@@ -141,17 +146,14 @@ class HpaStatus:
     conditions: tuple[Condition, ...] = ()
     clusters: int = 0                      # Ready clusters whose pods were counted
 
-    def to_doc(self) -> dict[str, Any]:
-        return {"apiVersion": API_VERSION, "kind": "FederatedHPAStatus",
-                "namespace": self.namespace, "name": self.name, "target": self.target,
-                "minReplicas": self.min_replicas, "maxReplicas": self.max_replicas,
-                "currentReplicas": self.current, "desiredReplicas": self.desired,
-                # one line: the fleet status does not grow a commit per metric change
-                "currentMetrics": ", ".join(self.metrics),
-                "lastScaleTime": isoformat(self.last_scale) if self.last_scale else "",
-                "reportingClusters": self.clusters,
-                "conditions": [{"type": c.type, "status": c.status, "reason": c.reason,
-                                "message": c.message} for c in self.conditions]}
+    def wire(self) -> FederatedHpaStatus:
+        return FederatedHpaStatus(
+            namespace=self.namespace, name=self.name, target=self.target,
+            min_replicas=self.min_replicas, max_replicas=self.max_replicas,
+            current=self.current, desired=self.desired, metrics=", ".join(self.metrics),
+            last_scale=self.last_scale, clusters=self.clusters,
+            conditions=tuple(ConditionRecord(c.type, c.status, c.reason, c.message)
+                             for c in self.conditions))
 
 
 class Autoscaling:
@@ -233,7 +235,7 @@ class Autoscaling:
         hpas = {f"{a.namespace}/{a.name}": a for a in scalers if a.kind == FHPA}
         crons = [a for a in scalers if a.kind == CRON]
         self._forget(now_state, fleet, hpas, crons)
-        cron_status: dict[str, dict[str, Any]] = {}
+        cron_status: dict[str, CronFederatedHpaStatus] = {}
         self._wake = None
         for scaler in crons:
             decisions += self._cron(fleet, scaler, hpas, now_state, now=now)
@@ -251,7 +253,8 @@ class Autoscaling:
             hpa_status[name] = status
             if decision is not None:
                 decisions.append(decision)
-        self._status = _status_files(hpa_status, cron_status)
+        self._status = status_files({k: v.wire() for k, v in hpa_status.items()},
+                                    cron_status)
         data = now_state.to_file()
         if decisions or data != saved:
             # The file changes with decisions only; the memory of recommendations since the
@@ -343,13 +346,12 @@ class Autoscaling:
                 ScalingDecision(what, old, rule.target_replicas, f"{when}; {key}"))
 
     def _cron_status(self, scaler: Autoscaler, st: AutoscalingState, *, now: float
-                     ) -> dict[str, Any]:
+                     ) -> CronFederatedHpaStatus:
         name = f"{scaler.namespace}/{scaler.name}"
         try:
             rules = rules_of(scaler.spec)
         except InputError as exc:
-            return {"namespace": scaler.namespace, "name": scaler.name, "error": exc.format(),
-                    "rules": []}
+            return CronFederatedHpaStatus(scaler.namespace, scaler.name, error=exc.format())
         records = st.crons.get(name, {})
         ref = scaler.spec.get("scaleTargetRef") or {}
         out = []
@@ -358,16 +360,13 @@ class Autoscaling:
             nxt = None if rule.suspend else rule.next_after(now)
             if nxt is not None:
                 self._wake = nxt if self._wake is None else min(self._wake, nxt)
-            out.append({
-                "ruleName": rule.name, "schedule": rule.schedule, "timeZone": rule.time_zone,
-                "suspend": rule.suspend,
-                "nextExecutionTime": isoformat(nxt) if nxt is not None else "",
-                "successfulExecutions": [e.to_dict() for e in (rec.successes if rec else ())],
-                "failedExecutions": [e.to_dict() for e in (rec.failures if rec else ())]})
-        return {"apiVersion": API_VERSION, "kind": "CronFederatedHPAStatus",
-                "namespace": scaler.namespace, "name": scaler.name,
-                "target": f"{ref.get('kind', '')}/{ref.get('name', '')}",
-                "executionHistories": out}
+            out.append(CronRuleStatus(
+                rule=rule.name, schedule=rule.schedule, time_zone=rule.time_zone,
+                suspend=rule.suspend, next_run=nxt,
+                successes=rec.successes if rec else (), failures=rec.failures if rec else ()))
+        return CronFederatedHpaStatus(
+            scaler.namespace, scaler.name, target=f"{ref.get('kind', '')}/{ref.get('name', '')}",
+            rules=tuple(out))
 
     # -- FederatedHPA ----------------------------------------------------------------------
 
@@ -502,11 +501,3 @@ def _spec_bounds(scaler: Autoscaler) -> tuple[int, int]:
     spec = scaler.spec
     return int(spec.get("minReplicas", 1)), int(spec.get("maxReplicas", 1))
 
-
-def _status_files(hpas: Mapping[str, HpaStatus], crons: Mapping[str, dict[str, Any]]
-                  ) -> dict[str, bytes]:
-    out = {f"autoscaling/federatedhpas/{name}.yaml": emit(s.to_doc()).encode()
-           for name, s in sorted(hpas.items())}
-    out.update({f"autoscaling/cronfederatedhpas/{name}.yaml": emit(doc).encode()
-                for name, doc in sorted(crons.items())})
-    return out

@@ -171,18 +171,14 @@ class FleetStatus:
         self.summarised += 1
         marks = seen.rows.get(name, {})
         status = seen.statuses.get(name)
+        choice = seen.choices.get(name)
         doc = cluster_summary(name, status, now=now,
                               in_fleet=seen.fleet is None or name in seen.fleet,
                               taints=list(marks.get("taints", ())),
-                              evictions=int(marks.get("evictions", 0)))
-        choice = seen.choices.get(name)
-        if choice is not None and choice.rejected:
-            doc["statusRejected"] = choice.rejected
-        if choice is not None and choice.warning:
-            doc["statusWarning"] = choice.warning
-        place = seen.places.get(name)
-        if place:
-            doc["statusRepository"] = place
+                              evictions=int(marks.get("evictions", 0)),
+                              rejected=choice.rejected if choice is not None else "",
+                              warning=choice.warning if choice is not None else "",
+                              repository=seen.places.get(name) or "")
         expires = _expiry(status, now)
         summary = _Summary(self._summary_text(doc, status), bool(doc["ready"]), expires)
         self._summaries[name] = summary

@@ -184,7 +184,8 @@ def render(fleet: Fleet, *, source_commit: str = "",
     every HelmChart is an error saying so.
     """
     previous = PreviousState(previous_files)
-    ghosts = _ghost_clusters(fleet, previous)
+    ghost_problems: list[Problem] = []
+    ghosts = _ghost_clusters(fleet, previous, ghost_problems)
     if ghosts:
         # A cluster whose file is broken stays bound as it last was, so that the other
         # clusters' shares do not change while its kept subtree still runs its own.
@@ -194,6 +195,7 @@ def render(fleet: Fleet, *, source_commit: str = "",
                    Overlay(fleet), charts=charts or no_renderer)
     ctx.errors.extend(fleet.errors)
     ctx.warnings.extend(fleet.warnings)
+    ctx.warnings.extend(ghost_problems)
     ctx.warnings.extend(ctx.overlay.problems)
     ctx.warnings.extend(trimmed_field_warnings(fleet))
     ctx.warnings.extend(unmatched_selectors(fleet))
@@ -317,17 +319,27 @@ def claims_file(fleet: Fleet, claims: Mapping[ObjectKey, Propagation]) -> bytes:
                                    for k, p in sorted(claims.items()))
 
 
-def _ghost_clusters(fleet: Fleet, previous: PreviousState) -> dict[str, Cluster]:
-    """Clusters whose file is broken now, as their last good `cluster.yaml` described them."""
+def _ghost_clusters(fleet: Fleet, previous: PreviousState, said: list[Problem]
+                    ) -> dict[str, Cluster]:
+    """Clusters whose file is broken now, as their last good `cluster.yaml` described them.
+    What that kept file holds and this hub cannot read is appended to `said` as a warning
+    naming the file and the field (nothing dropped in silence)."""
     ghosts = {}
     for name in sorted(fleet.broken_clusters - set(fleet.clusters)):
-        raw = previous.files.get(f"clusters/{name}/{CLUSTER_FILE}")
+        path = f"clusters/{name}/{CLUSTER_FILE}"
+        raw = previous.files.get(path)
         if raw is None:
             continue
+        kept = "in the state's last rendered cluster.yaml, kept while the cluster's file is " \
+               "broken"
         try:
-            data = wire_cluster.read_cluster(raw, CLUSTER_FILE, default_name=name)
-        except InputError:
+            data = wire_cluster.read_cluster(raw, path, default_name=name)
+        except InputError as exc:
+            said.append(Problem(path, None, "", f"{exc.message} ({kept}: the cluster is left "
+                                                 "out until its file is fixed)"))
             continue
+        said.extend(Problem(path, None, "", f"{p.removeprefix(path + ': ')} ({kept})")
+                    for p in data.problems)
         ghosts[name] = Cluster(
             name=name, namespace=data.namespace or f"gitfleet-{name}",
             labels=dict(data.labels), cluster_id=data.cluster_id,
