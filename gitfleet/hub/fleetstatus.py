@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from gitfleet.clock import Clock, parse_iso
+from gitfleet.collector import collector_paused
 from gitfleet.errors import InputError
 from gitfleet.fleetview.summary import (
     API_VERSION,
@@ -41,7 +42,6 @@ from gitfleet.fleetview.summary import (
     cluster_summary,
     worst_phase,
 )
-from gitfleet.hub.collector import collector_paused
 from gitfleet.layout import DESCRIPTION_FILE, Branches
 from gitfleet.lifecycle.judgement import tolerance
 from gitfleet.model.loader import Fleet
@@ -171,18 +171,14 @@ class FleetStatus:
         self.summarised += 1
         marks = seen.rows.get(name, {})
         status = seen.statuses.get(name)
+        choice = seen.choices.get(name)
         doc = cluster_summary(name, status, now=now,
                               in_fleet=seen.fleet is None or name in seen.fleet,
                               taints=list(marks.get("taints", ())),
-                              evictions=int(marks.get("evictions", 0)))
-        choice = seen.choices.get(name)
-        if choice is not None and choice.rejected:
-            doc["statusRejected"] = choice.rejected
-        if choice is not None and choice.warning:
-            doc["statusWarning"] = choice.warning
-        place = seen.places.get(name)
-        if place:
-            doc["statusRepository"] = place
+                              evictions=int(marks.get("evictions", 0)),
+                              rejected=choice.rejected if choice is not None else "",
+                              warning=choice.warning if choice is not None else "",
+                              repository=seen.places.get(name) or "")
         expires = _expiry(status, now)
         summary = _Summary(self._summary_text(doc, status), bool(doc["ready"]), expires)
         self._summaries[name] = summary
@@ -350,7 +346,7 @@ class FleetStatus:
         if key == self._fold_key and now - self._fold_time < recheck:
             return None
         self._fold_key, self._fold_time = key, now
-        with collector_paused():           # (gitfleet.hub.collector)
+        with collector_paused():           # (gitfleet.collector)
             files = self.files(fleet, state, view, rows=rows, extra=extra)
         ref = self.branches.fleet_status
         old = self.git.resolve(ref)
