@@ -13,9 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitfleet import yamlio
 from gitfleet.errors import InputError
-from gitfleet.wire.fields import known, mapping, required, text
+from gitfleet.wire.fields import document, flag, known, mapping, number, required, text
 
 API_VERSION = "gitfleet.io/v1alpha1"
 KIND = "ClusterSummary"
@@ -90,27 +89,10 @@ def summary_path(cluster: str) -> str:
     return f"clusters/{cluster}.yaml"
 
 
-def _number(doc: Mapping[str, Any], key: str, path: str, where: str) -> int:
-    value = doc.get(key, 0)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise InputError(f"{where}: {key} must be a number, not {value!r}", path=path)
-    return value
-
-
-def _flag(doc: Mapping[str, Any], key: str, path: str, where: str) -> bool:
-    value = doc.get(key, False)
-    if not isinstance(value, bool):
-        raise InputError(f"{where}: {key} must be true or false, not {value!r}", path=path)
-    return value
-
-
 def read_cluster_summary(data: bytes | str, path: str) -> ClusterSummary:
     """A cluster's fleet-status row; InputError naming `path` and the field when it is not a
     file gitfleet wrote."""
-    doc = mapping(yamlio.load_one(data, path), path, KIND)
-    if doc.get("kind") != KIND:
-        raise InputError(f"not a {KIND} (kind: {doc.get('kind')})", path=path)
-    known(doc, _FIELDS, path, KIND)
+    doc = document(data, path, KIND, _FIELDS)
     where = f"{KIND} {required(doc, 'cluster', path, KIND)}"
     sub = {}
     for key, fields in _SUB.items():
@@ -121,21 +103,23 @@ def read_cluster_summary(data: bytes | str, path: str) -> ClusterSummary:
     if not isinstance(taints, list):
         raise InputError(f"{where}: taints must be a list", path=path)
     return ClusterSummary(
-        cluster=text(doc, "cluster"), in_fleet=_flag(doc, "inFleet", path, where),
-        ready=_flag(doc, "ready", path, where), reason=text(doc, "reason"),
+        cluster=text(doc, "cluster"), in_fleet=flag(doc, "inFleet", path, where),
+        ready=flag(doc, "ready", path, where), reason=text(doc, "reason"),
         condition=text(doc, "condition"),
-        probes={p: _flag(sub["probes"], p, path, f"{where}: probes") for p in PROBES},
-        taints=tuple(str(t) for t in taints), evictions=_number(doc, "evictions", path, where),
+        probes={p: flag(sub["probes"], p, path, f"{where}: probes") for p in PROBES},
+        taints=tuple(str(t) for t in taints),
+        evictions=number(doc, "evictions", path, where, default=0),
         last_heartbeat=text(doc, TIME_KEY),
-        interval_seconds=_number(doc, "heartbeatIntervalSeconds", path, where),
+        interval_seconds=number(doc, "heartbeatIntervalSeconds", path, where, default=0),
         kubernetes_version=text(sub["versions"], "kubernetes"),
         agent_version=text(sub["versions"], "agent"), platform=text(doc, "platform"),
-        nodes_ready=_number(sub["nodes"], "ready", path, f"{where}: nodes"),
-        nodes_not_ready=_number(sub["nodes"], "notReady", path, f"{where}: nodes"),
+        nodes_ready=number(sub["nodes"], "ready", path, f"{where}: nodes", default=0),
+        nodes_not_ready=number(sub["nodes"], "notReady", path, f"{where}: nodes", default=0),
         sync={k: text(sub["sync"], k) for k in SYNC_FIELDS},
-        descriptions=_number(sub["descriptions"], "total", path, f"{where}: descriptions"),
-        phases={str(p): _number(phases, p, path, f"{where}: descriptions.phases")
+        descriptions=number(sub["descriptions"], "total", path, f"{where}: descriptions",
+                            default=0),
+        phases={str(p): number(phases, p, path, f"{where}: descriptions.phases", default=0)
                 for p in phases},
-        drifted=_number(doc, "drifted", path, where),
+        drifted=number(doc, "drifted", path, where, default=0),
         status_rejected=text(doc, "statusRejected"), status_warning=text(doc, "statusWarning"),
         status_repository=text(doc, "statusRepository"))
