@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from gitfleet.clock import Clock, parse_iso
+from gitfleet.collector import collector_paused
 from gitfleet.errors import InputError
 from gitfleet.fleetview.summary import (
     PHASE_ORDER,
@@ -40,7 +41,6 @@ from gitfleet.fleetview.summary import (
     cluster_summary,
     worst_phase,
 )
-from gitfleet.hub.collector import collector_paused
 from gitfleet.layout import DESCRIPTION_FILE, Branches
 from gitfleet.lifecycle.judgement import tolerance
 from gitfleet.model.loader import Fleet
@@ -339,7 +339,7 @@ class FleetStatus:
         if key == self._fold_key and now - self._fold_time < recheck:
             return None
         self._fold_key, self._fold_time = key, now
-        with collector_paused():           # (gitfleet.hub.collector)
+        with collector_paused():           # (gitfleet.collector)
             files = self.files(fleet, state, view, rows=rows, extra=extra)
         ref = self.branches.fleet_status
         old = self.git.resolve(ref)
