@@ -486,6 +486,8 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:
     """`proc.wait(timeout)` without its polling: Python sleeps in steps of up to 50 ms to
     see a process end, a pidfd says so at once (an `index-pack` of a first write ends ~25 ms
     sooner, every time). TimeoutExpired as `wait` raises it."""
+    if proc.returncode is not None:     # (reaped: its pid may be another process's now)
+        return proc.returncode
     try:
         fd = os.pidfd_open(proc.pid)
     except OSError:                     # (a kernel without pidfds, or the process reaped)
