@@ -1,7 +1,8 @@
-"""The fleet-status branch's per-cluster rows (`clusters/<name>.yaml`, kind ClusterSummary:
-`gitfleet.wire.fleetstatus`) and Subscription files: the hub writes every version byte for byte
-as before the row became a wire value (a golden file written by the hub of main d0635fd), and
-the reader reads back exactly what was written, refusing a field it does not know."""
+"""The fleet-status branch's per-cluster rows (`clusters/<name>.yaml`, kind ClusterSummary) and
+Subscription files (kind SubscriptionStatus), `gitfleet.wire.fleetstatus`: the hub writes every
+version byte for byte as before they became wire values (a golden file written by the hub of
+main d0635fd), and the readers read back exactly what was written, refusing a field they do not
+know."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from gitfleet.errors import InputError
 from gitfleet.state.git import Git
 from gitfleet.wire.emit import emit
-from gitfleet.wire.fleetstatus import read_cluster_summary
+from gitfleet.wire.fleetstatus import read_cluster_summary, read_subscription_status
 from tests.wire.test_autoscaling_status import autoscaled_fleet
 
 FLEET_STATUS = "refs/heads/gitfleet/fleet-status"
@@ -61,3 +62,19 @@ def test_an_unknown_or_misshapen_field_is_an_error_naming_it(tmp_path: Path) -> 
     with pytest.raises(InputError) as err:
         read_cluster_summary(data.replace(b"ready: true", b"ready: yes-ish"), "c.yaml")
     assert "ready must be true or false" in err.value.format()
+
+
+def test_the_reader_reads_back_every_subscription_file_exactly(tmp_path: Path) -> None:
+    files = {k: v for k, v in every_file(tmp_path).items() if " subscriptions/" in k}
+    assert len(files) >= 5
+    for key, data in files.items():
+        status = read_subscription_status(data, key.split()[1])
+        assert emit(status.to_doc()).encode() == data, key
+        assert status.bound == len(status.rows)
+        assert status.desired == sum(r.desired for r in status.rows)
+    web = read_subscription_status(files["4 subscriptions/web/web.yaml"], "web.yaml")
+    assert [r.cluster for r in web.rows] == ["prod-east", "prod-west"]
+    with pytest.raises(InputError) as err:
+        read_subscription_status(files["4 subscriptions/web/web.yaml"].replace(
+            b"  sourceCommit:", b"  sourceComit:"), "web.yaml")
+    assert "sourceComit (did you mean sourceCommit?)" in err.value.format()
