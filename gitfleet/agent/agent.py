@@ -792,10 +792,12 @@ class Agent:
 
 
 def _gone(exc: GitfleetError) -> bool:
-    """Whether a by-id fetch failed because the fleet repo does not have that commit (a
-    definite answer), not because the remote could not be asked."""
+    """Whether a by-id fetch failed with Git's definite answer that the fleet repo will not
+    give that commit (it does not have it, or a protocol v0 server refuses ids it does not
+    advertise), not because the remote could not be asked: retrying would not change it."""
     return isinstance(exc, RemoteRefMissing) or (
-        isinstance(exc, GitError) and "not our ref" in exc.stderr.lower())
+        isinstance(exc, GitError) and any(
+            words in exc.stderr.lower() for words in ("not our ref", "unadvertised object")))
 
 
 def _repair_line(result: ObjectResult, drift: DriftFound) -> str:
