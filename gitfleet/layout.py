@@ -33,6 +33,9 @@ ERRORS_FILE = "errors.yaml"
 STATUS_FILE = "status.yaml"
 METRICS_FILE = "metrics.yaml"
 CLUSTER_SCOPE_DIR = "_cluster"
+# the trailer of the link a status move leaves in the fleet repo's status branch (its value:
+# the URL the agent now writes to; gitfleet.agent.statusbranch writes it, the hub reads it)
+STATUS_MOVED_TRAILER = "Gitfleet-Status-Moved-To"
 # sync modes in which the hub's push workers may apply, and so write the cluster's status too
 PUSHED_MODES = frozenset(("Push", "Dual"))
 

@@ -43,7 +43,7 @@ from gitfleet.model.heartbeats import DEFAULT_JITTER, MIN_INTERVAL, default_tole
 from gitfleet.registration import applicant
 from gitfleet.registration.request import Answer, Request
 from gitfleet.secrets.keyring import AGE_KEY_SECRET, Keyring
-from gitfleet.state.git import Git, init_repo
+from gitfleet.state.git import Git, GitError, RemoteRefMissing, init_repo
 from gitfleet.state.signing import SigningKey, TrustedKeys, Verdict
 from gitfleet.state.transport import GitTransport
 from gitfleet.wire.heartbeat import HeartbeatTiming
@@ -203,8 +203,10 @@ class Agent:
         self._heartbeat: Heartbeat | None = None
         self._status: ClusterStatus | None = None
         self._status_loaded = False
-        self._sought: set[str] = set()   # applied cluster commits fetched by id
+        self._sought: set[str] = set()   # applied cluster commits fetched by id (or gone)
+        self._applied_retry = Retry(settings.git_backoff)   # a by-id fetch that failed
         self._newest: tuple[tuple[str, ...], str] = ((), "")   # records -> the newest
+        self._unknown_applied = ""   # why the last by-id fetch of an applied commit failed
         self.last = StepOutcome()
         self.refused = ""
         self._logged_commit = ""
@@ -228,15 +230,19 @@ class Agent:
         commit = self.branch.last_fetched
         out.commit = commit
         verdict = None
+        unjudged = ""   # why the fetched commit cannot be judged yet (nothing applied)
         unread: Unreachable | ApiError | RecordError | None = None
         if commit and self.branch.trusted is not None:
             previous = self._previous_status(now)
             kept, unread = self._kept_in_cluster()
             applied = self._newest_applied(previous.sync.cluster_commit if previous else "",
-                                           kept)
-            verdict = self.branch.verdict(commit, applied=applied)
+                                           kept, now=now, out=out)
+            if applied is None:
+                unjudged = self._unknown_applied
+            else:
+                verdict = self.branch.verdict(commit, applied=applied)
         refused = verdict is not None and not verdict.ok
-        desired = self.branch.read(commit) if commit and not refused else None
+        desired = self.branch.read(commit) if commit and not refused and not unjudged else None
         if desired is not None:
             self._follow_status_place(desired, now)
             self._timing = self._own_timing() or desired.heartbeat or self._timing
@@ -261,6 +267,9 @@ class Agent:
         if refused:
             assert commit is not None and verdict is not None
             status = self._refuse(commit, verdict, now, out)
+        elif unjudged:
+            assert commit is not None
+            status = self._hold(commit, unjudged, now, out)
         else:
             self._logged_refusal = ""
             status = self._sync(desired, now, out, unread=unread)
@@ -299,43 +308,69 @@ class Agent:
         except (Unreachable, ApiError, RecordError) as exc:
             return (), exc
 
-    def _newest_applied(self, applied: str, kept: tuple[str, ...] = ()) -> str:
+    def _newest_applied(self, applied: str, kept: tuple[str, ...] = (), *, now: float = 0.0,
+                        out: StepOutcome | None = None) -> str | None:
         """The applied cluster commit a fetched one is judged against: the one the agent's
         record in the cluster keeps (`kept`), or a newer one (its descendant) that the status
         says or another place the status lived in recorded (the link a move left in the fleet
         repo, when the place it names cannot be read now). The cluster's record comes first:
-        a status record unrelated to it (written by someone else) never displaces it."""
+        a status record unrelated to it (written by someone else) never displaces it.
+
+        None while one of them is missing here and could not be fetched yet (the remote failed):
+        without it an older commit cannot be told from a newer one, so nothing is judged."""
         records = tuple(dict.fromkeys(
             r for r in (*kept, applied, *self.status_branch.records) if r))
         if len(records) < 2:
-            if records:
-                self._know_applied(records[0])
+            if records and not self._know_applied(records[0], now, out):
+                return None
             return records[0] if records else ""
         if self._newest[0] != records:
             best = records[0]
             for record in records:
-                self._know_applied(record)
+                if not self._know_applied(record, now, out):
+                    return None
                 if record != best and self.git.is_ancestor(best, record):
                     best = record
             self._newest = (records, best)
         return self._newest[1]
 
-    def _know_applied(self, applied: str) -> None:
+    def _know_applied(self, applied: str, now: float = 0.0,
+                      out: StepOutcome | None = None) -> bool:
         """Fetch the applied cluster commit by id when this repository lacks it (a restarted
         agent with a new workdir, after the branch was pushed back): without it, an older
-        commit cannot be told from an unrelated one. Gone from the fleet repo: judged as
-        before (logged), never a refusal of every commit on a status record's word."""
+        commit cannot be told from an unrelated one. Gone from the fleet repo (Git says "not
+        our ref"): judged as before (logged), never a refusal of every commit on a status
+        record's word. Any other failure (the remote away, a 503) is retried with the Git
+        backoff, and False until it is known: the caller judges nothing meanwhile."""
         if applied in self._sought or self.git.read_objects([applied]).get(applied) is not None:
-            return
-        if len(self._sought) > 16:
-            self._sought.clear()
-        self._sought.add(applied)   # once per applied commit, not at every step
+            return True
+        if not self._applied_retry.ready(now):
+            return False
         try:
             self.git.fetch(self.settings.repo_url, [applied])
         except GitfleetError as exc:
+            if not _gone(exc):
+                wait = self._applied_retry.failed(now, self.rng)
+                self._unknown_applied = (
+                    f"the applied cluster commit {applied[:12]} is not in this agent's "
+                    "repository and fetching it failed (retried with backoff); the last applied "
+                    "state is held until it is known")
+                log(LOG, logging.WARNING, "cannot fetch the applied cluster commit; nothing is "
+                    "judged until it is known", cluster=self.settings.cluster,
+                    applied=applied[:12], retry_in=f"{wait:.1f}s", error=str(exc))
+                if out is not None:
+                    out.errors.append(f"fetch {applied[:12]}: {exc}")
+                    if isinstance(exc, TransientError):
+                        self._remote_failed(now, exc, out)
+                return False
             log(LOG, logging.WARNING, "applied cluster commit not found in the fleet repo; "
                 "older commits cannot be told apart", cluster=self.settings.cluster,
                 applied=applied[:12], error=str(exc))
+        self._applied_retry.succeeded()
+        if len(self._sought) > 16:
+            self._sought.clear()
+        self._sought.add(applied)   # once per applied commit, not at every step
+        return True
 
     def _fetch(self, now: float, out: StepOutcome) -> None:
         if now < self._next_fetch:
@@ -365,6 +400,7 @@ class Agent:
         self._git_failures = 0
         self._next_fetch = 0.0
         self._status_retry.short_circuit()  # the remote answers: push a waiting status now
+        self._applied_retry.short_circuit()  # ... and fetch a missing applied commit now
         out.fetched = result.exists
         if not result.exists and self.branch.last_fetched is None and self.settings.register:
             self._register(now, out)
@@ -565,6 +601,16 @@ class Agent:
         return replace(previous, heartbeat=self._heartbeat, sync=replace(
             previous.sync, result=SyncResult.REFUSED, message=message))
 
+    def _hold(self, commit: str, why: str, now: float, out: StepOutcome) -> ClusterStatus:
+        """The fetched commit cannot be judged yet (`why`): like a refusal, nothing is read,
+        applied or pruned and the last applied commit stays reported, with result Pending
+        (the next step looks again)."""
+        previous = self._previous_status(now) or ClusterStatus(cluster=self.settings.cluster)
+        message = f"cluster commit {commit[:12]} not judged yet: {why}"
+        out.errors.append(message)
+        return replace(previous, heartbeat=self._heartbeat, sync=replace(
+            previous.sync, result=SyncResult.PENDING, message=message))
+
     def _log_sync(self, desired: DesiredState, report: SyncReport, result: SyncResult) -> None:
         """One info line per sync that did something, one line per failure with its cause,
         one per drift (when first seen) and per recovery."""
@@ -666,6 +712,8 @@ class Agent:
             delay = min(delay, max(0.0, self._next_fetch - now))
         if self._status_retry.failures:
             delay = min(delay, self._status_retry.wait(now))
+        if self._applied_retry.failures:
+            delay = min(delay, self._applied_retry.wait(now))
         poll = delay
         if self.settings.own_heartbeat:
             delay = min(delay, max(0.0, self._beat.next - now))
@@ -741,6 +789,15 @@ class Agent:
         if self.recovery is not None:
             self.recovery.stop()
             self.recovery = None
+
+
+def _gone(exc: GitfleetError) -> bool:
+    """Whether a by-id fetch failed with Git's definite answer that the fleet repo will not
+    give that commit (it does not have it, or a protocol v0 server refuses ids it does not
+    advertise), not because the remote could not be asked: retrying would not change it."""
+    return isinstance(exc, RemoteRefMissing) or (
+        isinstance(exc, GitError) and any(
+            words in exc.stderr.lower() for words in ("not our ref", "unadvertised object")))
 
 
 def _repair_line(result: ObjectResult, drift: DriftFound) -> str:

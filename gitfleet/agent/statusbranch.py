@@ -30,7 +30,7 @@ from gitfleet import yamlio
 from gitfleet.agent.desired import commit_trailers
 from gitfleet.agent.statusmessage import HEARTBEAT_TRAILER, Message, Write, decide, describe
 from gitfleet.errors import InputError, RefConflict, TransientError
-from gitfleet.layout import METRICS_FILE, STATUS_FILE, Branches
+from gitfleet.layout import METRICS_FILE, STATUS_FILE, STATUS_MOVED_TRAILER, Branches
 from gitfleet.logs import log
 from gitfleet.state.git import Git, RefUpdate, RemoteRefMissing
 from gitfleet.state.signing import TrustedKeys, verify_commit_body
@@ -38,7 +38,7 @@ from gitfleet.state.urls import redact
 from gitfleet.wire.status import ClusterStatus
 
 LOG = logging.getLogger("gitfleet.agent.status")
-MOVED_TRAILER = "Gitfleet-Status-Moved-To"
+MOVED_TRAILER = STATUS_MOVED_TRAILER
 _OWN_RECORD_DEPTH = 50     # commits looked through under a tip this agent did not sign
 
 

@@ -19,7 +19,8 @@ from typing import Any
 
 from gitfleet.clock import isoformat
 from gitfleet.fleetview.snapshot import DescriptionEntry, FleetSnapshot
-from gitfleet.fleetview.summary import PHASE_ORDER, cluster_summary, worst_phase
+from gitfleet.fleetview.summary import PHASE_ORDER, summary_of, worst_phase
+from gitfleet.wire.fleetstatus import ClusterSummary
 from gitfleet.wire.rollouts import iso
 
 REPLICA_FIELDS = ("readyReplicas", "availableReplicas")
@@ -49,7 +50,7 @@ class View:
 
     snap: FleetSnapshot
     now: float
-    _summaries: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False,
+    _summaries: dict[str, ClusterSummary] = field(default_factory=dict, compare=False,
                                                   repr=False)
 
     def since(self, ts: float | None) -> str:
@@ -59,15 +60,15 @@ class View:
         """Whole seconds from `ts` to now (None when unknown)."""
         return None if ts is None else max(0, int(self.now - ts))
 
-    def summary(self, cluster: str) -> dict[str, Any]:
+    def summary(self, cluster: str) -> ClusterSummary:
         if cluster not in self._summaries:
-            self._summaries[cluster] = cluster_summary(
+            self._summaries[cluster] = summary_of(
                 cluster, self.snap.statuses.get(cluster), now=self.now,
                 in_fleet=cluster in self.snap.clusters)
         return self._summaries[cluster]
 
     def ready(self, cluster: str) -> bool:
-        return bool(self.summary(cluster)["ready"])
+        return self.summary(cluster).ready
 
     def phase(self, d: DescriptionEntry) -> tuple[str, str]:
         """(phase, message) of one Description as its cluster reports it."""
@@ -137,7 +138,7 @@ def cluster_row(view: View, name: str, *, descriptions: int, evictions: int) -> 
     hb = status.heartbeat if status else None
     hb_time = _ts(hb.time) if hb else None
     drifted = len(status.drift) if status else 0
-    ready, reason = ("True" if summary["ready"] else "False"), summary["reason"]
+    ready, reason = ("True" if summary.ready else "False"), summary.reason
     registration = snap.registrations.get(name)
     if entry is None:  # not in the state: not part of the fleet (yet)
         if registration is not None:
@@ -150,7 +151,7 @@ def cluster_row(view: View, name: str, *, descriptions: int, evictions: int) -> 
         "name": name,
         "ready": ready,
         "reason": reason,
-        "condition": summary["condition"],
+        "condition": summary.condition,
         "taints": ",".join(entry.taints) if entry else "",
         "evictions": evictions,
         "sync": _sync(status, drifted) if entry is not None or status is None else "Pending",

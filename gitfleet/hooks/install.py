@@ -21,9 +21,11 @@ from gitfleet.errors import InputError
 from gitfleet.layout import DEFAULT_PREFIX
 from gitfleet.state.git import Git
 from gitfleet.state.signing import TrustedKeys
+from gitfleet.wire.fields import known
 
 HOOK = "pre-receive"
 CONFIG = "gitfleet-hook.yaml"
+_CONFIG_FIELDS = frozenset({"branchPrefix", "sourceBranch", "hubKeys"})
 MARKER = "# gitfleet-hook: pre-receive"
 
 
@@ -51,6 +53,7 @@ class HookConfig:
         doc = yamlio.load_one(data, str(path))
         if not isinstance(doc, dict):
             raise InputError("not a mapping", path=str(path))
+        known(doc, _CONFIG_FIELDS, str(path), "the hook's settings")
         config = cls(branch_prefix=str(doc.get("branchPrefix") or DEFAULT_PREFIX),
                      source_branch=str(doc.get("sourceBranch") or "main"),
                      hub_keys=str(doc.get("hubKeys") or ""))

@@ -33,15 +33,14 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from gitfleet.clock import Clock, parse_iso
+from gitfleet.collector import collector_paused
 from gitfleet.errors import InputError
 from gitfleet.fleetview.summary import (
-    API_VERSION,
     PHASE_ORDER,
     TIME_KEY,
     cluster_summary,
     worst_phase,
 )
-from gitfleet.hub.collector import collector_paused
 from gitfleet.layout import DESCRIPTION_FILE, Branches
 from gitfleet.lifecycle.judgement import tolerance
 from gitfleet.model.loader import Fleet
@@ -50,9 +49,9 @@ from gitfleet.state.objects import MODE_TREE, TreeIndex
 from gitfleet.state.statusread import StatusView
 from gitfleet.wire.description import read_head
 from gitfleet.wire.emit import emit, emit_list_items, scalar
+from gitfleet.wire.fleetstatus import REPLICA_FIELDS, subscription_head, subscription_row
 from gitfleet.wire.status import ClusterStatus
 
-REPLICA_FIELDS = ("replicas", "readyReplicas", "updatedReplicas", "availableReplicas")
 WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet")
 _REPLICAS = re.compile(rb"^spec:\n(?:[ \-].*\n)*?  replicas: (\d+)$", re.M)
 
@@ -171,18 +170,14 @@ class FleetStatus:
         self.summarised += 1
         marks = seen.rows.get(name, {})
         status = seen.statuses.get(name)
+        choice = seen.choices.get(name)
         doc = cluster_summary(name, status, now=now,
                               in_fleet=seen.fleet is None or name in seen.fleet,
                               taints=list(marks.get("taints", ())),
-                              evictions=int(marks.get("evictions", 0)))
-        choice = seen.choices.get(name)
-        if choice is not None and choice.rejected:
-            doc["statusRejected"] = choice.rejected
-        if choice is not None and choice.warning:
-            doc["statusWarning"] = choice.warning
-        place = seen.places.get(name)
-        if place:
-            doc["statusRepository"] = place
+                              evictions=int(marks.get("evictions", 0)),
+                              rejected=choice.rejected if choice is not None else "",
+                              warning=choice.warning if choice is not None else "",
+                              repository=seen.places.get(name) or "")
         expires = _expiry(status, now)
         summary = _Summary(self._summary_text(doc, status), bool(doc["ready"]), expires)
         self._summaries[name] = summary
@@ -316,15 +311,9 @@ class FleetStatus:
             desired_total += desired
             for f, n in zip(REPLICA_FIELDS, replicas, strict=True):
                 total[f] += n
-        head = emit({
-            "apiVersion": API_VERSION, "kind": "SubscriptionStatus",
-            "source": source or {"namespace": ns, "name": sub},
-            "phase": worst_phase(phases),
-            "boundClusters": len(texts),
-            "phases": {p: phases.count(p) for p in PHASE_ORDER if p in phases},
-            "desiredReplicas": desired_total,
-            "replicaStatus": total,
-        })
+        head = emit(subscription_head(
+            source or {"namespace": ns, "name": sub}, worst_phase(phases), len(texts),
+            {p: phases.count(p) for p in PHASE_ORDER if p in phases}, desired_total, total))
         self._out[path] = (head + "clusters:\n" + "".join(texts)).encode()
 
     def _desired(self, sha: bytes, files: Mapping[str, bytes], path: str) -> int:
@@ -350,7 +339,7 @@ class FleetStatus:
         if key == self._fold_key and now - self._fold_time < recheck:
             return None
         self._fold_key, self._fold_time = key, now
-        with collector_paused():           # (gitfleet.hub.collector)
+        with collector_paused():           # (gitfleet.collector)
             files = self.files(fleet, state, view, rows=rows, extra=extra)
         ref = self.branches.fleet_status
         old = self.git.resolve(ref)
@@ -428,10 +417,9 @@ def _cluster_row(cluster: str, reported: ClusterStatus | None, key: str, desired
     for obj in status.objects if status is not None else ():
         for f in REPLICA_FIELDS:
             live[f] += obj.replicas.get(f, 0)
-    return {"cluster": cluster, "phase": phase, "desiredReplicas": desired,
-            "replicaStatus": live,
-            "sourceCommit": status.source_commit if status is not None else "",
-            "message": status.message if status is not None else ""}
+    return subscription_row(cluster, phase, desired, live,
+                            status.source_commit if status is not None else "",
+                            status.message if status is not None else "")
 
 
 _UNSTABLE = re.compile(rb"^(?:" + TIME_KEY.encode() + rb"|currentMetrics): .*$", re.M)

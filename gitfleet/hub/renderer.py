@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import gitfleet
+from gitfleet.collector import collector_paused
 from gitfleet.filemap import LazyFiles, Overlay
-from gitfleet.hub.collector import collector_paused
 from gitfleet.hub.round import RoundInputs
 from gitfleet.logs import log
 from gitfleet.model.loader import relevant

@@ -13,9 +13,11 @@ repository: protocol v2 lists only the status refs, and only the tips that moved
 transferred), then reads them all as one fleet. A cluster is read only from the places it
 may be: the fleet repo, the status repository fleet.yaml assigns it, and the one this reader
 last read it from (a move in progress); whoever can push to one status repository cannot speak
-for a cluster assigned elsewhere. Found in more than one of its places, the place whose
-believed commit is newest wins. Objects land in this repository, so every reader of a status
-commit (metrics, history) finds it.
+for a cluster assigned elsewhere. The place the agent writes to is found from Git, not from
+memory: the believed commit of the fleet repo's status branch, when it is a move's link, names
+it (a hub restarted, or `gitfleet get` run, while a move is under way reads it there). Found
+in more than one of its places, the place whose believed commit is newest wins. Objects land in
+this repository, so every reader of a status commit (metrics, history) finds it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gitfleet.errors import GitfleetError, InputError
-from gitfleet.layout import PUSHED_MODES, STATUS_FILE, Branches
+from gitfleet.layout import PUSHED_MODES, STATUS_FILE, STATUS_MOVED_TRAILER, Branches
 from gitfleet.logs import log
 from gitfleet.model.loader import FLEET_FILE, Fleet, load_settings, sound_sections
 from gitfleet.model.statusshards import NO_SHARDS, StatusShards
@@ -34,6 +36,7 @@ from gitfleet.state.lastgood import last_good_settings
 from gitfleet.state.signing import TrustedKeys
 from gitfleet.state.statustrust import Choice, StatusTrust
 from gitfleet.state.urls import redact
+from gitfleet.state.writer import state_trailers
 from gitfleet.wire.status import ClusterStatus
 
 LOG = logging.getLogger("gitfleet.hub.status")
@@ -99,6 +102,7 @@ class StatusReader:
         self._labels: Mapping[str, Mapping[str, str]] | None = None
         self.assigned: dict[str, str] | None = None   # cluster -> its status repository
         self._read_at: dict[str, str] = {}            # cluster -> the place last read from
+        self._links: dict[str, str] = {}              # fleet repo status commit -> its link
         self.fetches = 0                  # status repository fetches (one per repository a read)
         self.parsed = 0                   # status.yaml files parsed (only of commits new here)
 
@@ -192,12 +196,17 @@ class StatusReader:
         tips: dict[str, str] = {}
         choices: dict[str, Choice] = {}
         where: dict[str, str] = {}
+        home: dict[str, Choice] = {}      # the fleet repo's (read first: it names the links)
         for place, place_tips in places.items():
             if place and self.assigned is not None:
                 place_tips = {name: tip for name, tip in place_tips.items()
                               if self.assigned.get(name, place) == place or
-                              self._read_at.get(name) == place}
-            for name, choice in self.trust.choose(place_tips).items():
+                              self._read_at.get(name) == place or
+                              self._linked(name, home.get(name)) == place}
+            chosen = self.trust.choose(place_tips)
+            if not place:
+                home = chosen
+            for name, choice in chosen.items():
                 if name in choices and not self._newer(choice, choices[name]):
                     continue
                 choices[name], tips[name] = choice, place_tips[name]
@@ -219,6 +228,23 @@ class StatusReader:
                     if (doc := self._parsed.get(sha)) is not None}
         return StatusView(tips=tips, heads=heads, choices=choices, statuses=statuses,
                           places=where, unreachable=unreachable)
+
+    def _linked(self, cluster: str, choice: Choice | None) -> str:
+        """The status repository the fleet repo's believed commit of `cluster` links to (a
+        move's link, written by its agent: where it writes now), "" when it is no link or
+        names no listed repository."""
+        if choice is None or choice.commit is None:
+            return ""
+        url = self._links.get(choice.commit)
+        if url is None:
+            if len(self._links) > 100_000:
+                self._links.clear()
+            url = self._links[choice.commit] = state_trailers(self.git, choice.commit).get(
+                STATUS_MOVED_TRAILER, "")
+        if not url:
+            return ""
+        return next((r.name for r in self.shards.repositories
+                     if url in (r.url, r.agent_url(cluster))), "")
 
     def _newer(self, one: Choice, other: Choice) -> bool:
         """Whether `one` is to be read rather than `other` (the same cluster in two places):

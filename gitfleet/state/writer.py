@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from itertools import islice, pairwise
 
 from gitfleet.clock import Clock, SystemClock
+from gitfleet.collector import collector_paused
 from gitfleet.filemap import LazyFiles
 from gitfleet.layout import DESCRIPTION_FILE, Branches
 from gitfleet.logs import log
@@ -182,6 +183,10 @@ class StateWriter:
         """Write `commit` and publish it: the cluster branches that moved first, then the
         state. Nothing changed -> nothing written. Raises RefConflict if its heads no longer
         hold."""
+        with collector_paused():      # (hundreds of thousands of objects, no cycles)
+            return self._write(commit)
+
+    def _write(self, commit: StateCommit) -> StateWrite:
         files, heads, source_commit = commit.files, commit.heads, commit.source_commit
         clusters, release = commit.clusters, commit.release
         started = time.perf_counter()

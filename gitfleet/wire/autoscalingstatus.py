@@ -13,12 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gitfleet import yamlio
 from gitfleet.autoscale.cron import Execution
 from gitfleet.errors import InputError
 from gitfleet.timestamps import isoformat, parse_iso
 from gitfleet.wire.emit import emit
-from gitfleet.wire.fields import items, known, mapping, required, text
+from gitfleet.wire.fields import document, flag, items, known, mapping, number, required, text
 
 API_VERSION = "gitfleet.io/v1alpha1"
 FHPA_KIND = "FederatedHPAStatus"
@@ -157,13 +156,6 @@ def status_files(hpas: Mapping[str, FederatedHpaStatus],
     return out
 
 
-def _int(doc: Mapping[str, Any], key: str, path: str, where: str) -> int:
-    value = required(doc, key, path, where)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise InputError(f"{where}: {key} must be a number, not {value!r}", path=path)
-    return value
-
-
 def _time(doc: Mapping[str, Any], key: str, path: str, where: str) -> float | None:
     value = text(doc, key)
     try:
@@ -180,10 +172,7 @@ def _name(doc: Mapping[str, Any], path: str, where: str) -> tuple[str, str]:
 def read_fhpa_status(data: bytes | str, path: str) -> FederatedHpaStatus:
     """A FederatedHPA's status file; InputError naming `path` and the field when it is not a
     file gitfleet wrote."""
-    doc = mapping(yamlio.load_one(data, path), path, FHPA_KIND)
-    if doc.get("kind") != FHPA_KIND:
-        raise InputError(f"not a {FHPA_KIND} (kind: {doc.get('kind')})", path=path)
-    known(doc, _FHPA_FIELDS, path, FHPA_KIND)
+    doc = document(data, path, FHPA_KIND, _FHPA_FIELDS)
     ns, name = _name(doc, path, FHPA_KIND)
     where = f"{FHPA_KIND} {ns}/{name}"
     conditions = []
@@ -195,19 +184,18 @@ def read_fhpa_status(data: bytes | str, path: str) -> FederatedHpaStatus:
                                           message=text(c, "message")))
     return FederatedHpaStatus(
         namespace=ns, name=name, target=text(doc, "target"),
-        min_replicas=_int(doc, "minReplicas", path, where),
-        max_replicas=_int(doc, "maxReplicas", path, where),
-        current=_int(doc, "currentReplicas", path, where),
-        desired=_int(doc, "desiredReplicas", path, where),
+        min_replicas=number(doc, "minReplicas", path, where),
+        max_replicas=number(doc, "maxReplicas", path, where),
+        current=number(doc, "currentReplicas", path, where),
+        desired=number(doc, "desiredReplicas", path, where),
         metrics=text(doc, "currentMetrics"), last_scale=_time(doc, "lastScaleTime", path, where),
-        clusters=_int(doc, "reportingClusters", path, where), conditions=tuple(conditions))
+        clusters=number(doc, "reportingClusters", path, where), conditions=tuple(conditions))
 
 
 def read_cron_status(data: bytes | str, path: str) -> CronFederatedHpaStatus:
     """A CronFederatedHPA's status file; InputError naming `path` and the field when it is not
     a file gitfleet wrote."""
-    doc = mapping(yamlio.load_one(data, path), path, CRON_KIND)
-    known(doc, _CRON_FIELDS, path, CRON_KIND)
+    doc = document(data, path, None, _CRON_FIELDS)     # an error file has no kind
     ns, name = _name(doc, path, CRON_KIND)
     where = f"{CRON_KIND} {ns}/{name}"
     if "error" in doc:
@@ -227,9 +215,7 @@ def _rule(value: Any, path: str, where: str) -> CronRuleStatus:
     rule = str(required(r, "ruleName", path, f"{where}: executionHistories[]"))
     here = f"{where}: rule {rule}"
     known(r, _RULE_FIELDS, path, here)
-    suspend = r.get("suspend", False)
-    if not isinstance(suspend, bool):
-        raise InputError(f"{here}: suspend must be true or false, not {suspend!r}", path=path)
+    suspend = flag(r, "suspend", path, here)
     runs: dict[str, tuple[Execution, ...]] = {}
     for key in ("successfulExecutions", "failedExecutions"):
         found = []

@@ -9,6 +9,7 @@ import difflib
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from gitfleet import yamlio
 from gitfleet.errors import InputError
 
 
@@ -57,3 +58,31 @@ def required(doc: Mapping[str, Any], key: str, path: str, where: str) -> Any:
     if key not in doc or doc[key] is None:
         raise InputError(f"{where}: {key} is missing", path=path)
     return doc[key]
+
+
+def document(data: bytes | str, path: str, kind: str | None, fields: Collection[str]
+             ) -> Mapping[str, Any]:
+    """A file gitfleet wrote, as a mapping of `kind` (None: any) with only `fields`;
+    InputError naming `path` and what is wrong otherwise."""
+    doc = mapping(yamlio.load_one(data, path), path, kind or path)
+    if kind is not None and doc.get("kind") != kind:
+        raise InputError(f"not a {kind} (kind: {doc.get('kind')})", path=path)
+    known(doc, fields, path, kind or path)
+    return doc
+
+
+def number(doc: Mapping[str, Any], key: str, path: str, where: str,
+           default: int | None = None) -> int:
+    """An integer field (absent: `default`, or an error when there is none)."""
+    value = required(doc, key, path, where) if default is None else doc.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InputError(f"{where}: {key} must be a number, not {value!r}", path=path)
+    return value
+
+
+def flag(doc: Mapping[str, Any], key: str, path: str, where: str) -> bool:
+    """A true/false field (absent: false)."""
+    value = doc.get(key, False)
+    if not isinstance(value, bool):
+        raise InputError(f"{where}: {key} must be true or false, not {value!r}", path=path)
+    return value

@@ -243,6 +243,21 @@ def test_without_its_settings_the_hook_refuses_and_says_why(served: Served) -> N
     assert "Traceback" not in done.stderr
 
 
+def test_a_misspelled_setting_refuses_pushes_and_names_the_field(served: Served) -> None:
+    """A hand-edited settings file with a typo (hubKey for hubKeys) would check hub branches
+    against no key at all if the field were skipped: the hook says so and lets nothing in."""
+    settings = served.bare / "hooks" / "gitfleet-hook.yaml"
+    doc = yaml.safe_load(settings.read_text())
+    doc["hubKey"] = doc.pop("hubKeys")
+    settings.write_text(yaml.safe_dump(doc))
+    ref = BRANCHES.status("a")
+    done = served.push(f"{served.commit(ref, STATUS, served.a)}:{ref}")
+    assert done.returncode != 0
+    assert "unknown field(s) hubKey (did you mean hubKeys?)" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert served.tip(ref) is None
+
+
 def test_install_never_replaces_a_hook_it_did_not_write(tmp_path: Path) -> None:
     bare = tmp_path / "repo.git"
     init_repo(bare, bare=True)

@@ -112,3 +112,26 @@ def test_an_unknown_field_is_an_error_naming_it_and_the_file(tmp_path: Path) -> 
     with pytest.raises(InputError) as err:
         read_fhpa_status(fhpa.replace(b"minReplicas: ", b"minReplicas: x"), "z.yaml")
     assert "minReplicas" in err.value.format()
+
+
+def test_get_names_a_status_file_it_cannot_read_instead_of_skipping_it(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from gitfleet.fleetview.autoscaling import fhpa_rows, read_autoscalers
+    from gitfleet.layout import Branches
+    from gitfleet.state.git import RefUpdate
+
+    g = Git(autoscaled_fleet(tmp_path / "fleet"))
+    head = g.resolve(FLEET_STATUS)
+    assert head is not None
+    path = "autoscaling/federatedhpas/web/web.yaml"
+    files = {p: g.read_objects([b])[b] for p, b in g.ls_tree(head, "autoscaling/").items()}
+    files[path] = files[path].replace(b"desiredReplicas:", b"desiredReplica:")
+    bad = g.commit(g.write_tree(files), [head], "a hand edit")
+    g.update_refs([RefUpdate(FLEET_STATUS, bad, head)])
+    found = read_autoscalers(g, Branches())
+    assert [(s.namespace, s.name) for s in found.fhpa] == [("shop", "cart")]
+    [(where, error)] = found.unreadable
+    assert where == path and "desiredReplica (did you mean desiredReplicas?)" in error
+    assert [getattr(r, "fields", {}).get("path") for r in caplog.records
+            if r.getMessage() == "autoscaler status unreadable"] == [path]
+    assert [r["name"] for r in fhpa_rows(found, now=0.0)] == ["cart"]
