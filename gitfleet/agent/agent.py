@@ -354,7 +354,7 @@ class Agent:
                 self._unknown_applied = (
                     f"the applied cluster commit {applied[:12]} is not in this agent's "
                     "repository and fetching it failed (retried with backoff); the last applied "
-                    "state is held until it is known")
+                    f"state is held until it is known{_v0_hint(exc)}")
                 log(LOG, logging.WARNING, "cannot fetch the applied cluster commit; nothing is "
                     "judged until it is known", cluster=self.settings.cluster,
                     applied=applied[:12], retry_in=f"{wait:.1f}s", error=str(exc))
@@ -792,12 +792,21 @@ class Agent:
 
 
 def _gone(exc: GitfleetError) -> bool:
-    """Whether a by-id fetch failed with Git's definite answer that the fleet repo will not
-    give that commit (it does not have it, or a protocol v0 server refuses ids it does not
-    advertise), not because the remote could not be asked: retrying would not change it."""
+    """Whether a by-id fetch failed because the fleet repo does not have that commit (a
+    definite answer), not because the remote could not be asked. A protocol v0 server's
+    refusal of an "unadvertised object" is not one: v0 refuses every id that is not a branch
+    tip, also the applied commit right after someone pushed the branch back to an older one."""
     return isinstance(exc, RemoteRefMissing) or (
-        isinstance(exc, GitError) and any(
-            words in exc.stderr.lower() for words in ("not our ref", "unadvertised object")))
+        isinstance(exc, GitError) and "not our ref" in exc.stderr.lower())
+
+
+def _v0_hint(exc: GitfleetError) -> str:
+    """What to change when the fleet repo's server speaks only protocol v0 (it refuses every
+    fetch by id, so the agent would hold until a person acts)."""
+    if isinstance(exc, GitError) and "unadvertised object" in exc.stderr.lower():
+        return ("; the fleet repo's Git server refuses fetches by id (protocol v0): serve "
+                "protocol v2 (git http-backend: pass the Git-Protocol header as GIT_PROTOCOL)")
+    return ""
 
 
 def _repair_line(result: ObjectResult, drift: DriftFound) -> str:

@@ -10,6 +10,7 @@ older commit (the node's volume), while the fleet's Git server is down."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -107,3 +108,23 @@ def test_an_applied_commit_gone_from_the_fleet_repo_is_judged_as_before(
     assert remote.git.read_objects([c.after]).get(c.after) is None
     restarted = c.restart_on_old_workdir()   # Git answers "not our ref": nothing to hold for
     assert not [e for e in restarted.last.errors if "not judged yet" in e], restarted.last.errors
+
+
+def test_a_replay_is_refused_over_protocol_v0_too(
+        flaky_remote: tuple[Remote, GitDaemon], kubesim: Callable[..., KubeSim],
+        make_agent: Callable[..., Agent], tmp_path: Path) -> None:
+    """Over protocol v0 Git refuses every fetch by an id that is not a branch tip ("unadvertised
+    object"), also of the applied commit the fleet repo still holds right after the branch was
+    pushed back. That refusal is not "gone": the replay is never applied, and the status says
+    what to change on the server. (Found by the audit: taking it as "gone" applied the replay.)
+    v0 is set in the agent's own repository, as a server or proxy that drops the Git-Protocol
+    header would force it."""
+    remote, _ = flaky_remote
+    c = Behind(remote, kubesim(), make_agent, tmp_path / "node-volume")
+    c.fleet.push_back(c.before)
+    subprocess.run(["git", "config", "--file", str(c.old / "config"), "protocol.version", "0"],
+                   check=True)
+    restarted = c.restart_on_old_workdir()   # has "1", lacks "2" (applied, in its record)
+    assert _data(c.sim) == {"v": "2"}, "the replay was applied over protocol v0"
+    said = [e for e in restarted.last.errors if "not judged yet" in e]
+    assert said and "serve protocol v2" in said[0], restarted.last.errors
