@@ -493,7 +493,9 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:
     except OSError:                     # (a kernel without pidfds, or the process reaped)
         return proc.wait(timeout=timeout)
     try:
-        if not select.select([fd], [], [], timeout)[0]:
+        poller = select.poll()          # (select.select refuses descriptors >= 1024)
+        poller.register(fd, select.POLLIN)
+        if not poller.poll(timeout * 1000):
             raise subprocess.TimeoutExpired(proc.args, timeout)
     finally:
         os.close(fd)
