@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from functools import lru_cache
@@ -14,7 +15,42 @@ _SUFFIX = {
     "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30), "Ti": Fraction(2**40),
     "Pi": Fraction(2**50), "Ei": Fraction(2**60),
 }
-_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)([numkMGTPE]i?|)$")
+# Kubernetes' grammar: <signed number><suffix>, the suffix binary (Ki..Ei), decimal (n..E) or
+# an exponent (e3). An exponent with a suffix as well (`1e3k`) is read too, as gitfleet always
+# has; `quantity_parts` says so, for the simulator, which stores such text as it is.
+_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))(?:[eE]([+-]?[0-9]+))?"
+                       r"([numkKMGTPE]i?|)$")
+
+
+@dataclass(frozen=True)
+class QuantityParts:
+    """A quantity's exact value and how it was written (Kubernetes keeps the form: a binary
+    suffix stays binary, an exponent stays an exponent)."""
+
+    value: Fraction
+    suffix: str                 # "", "m", "Ki", ...
+    exponent: int | None        # the `e<n>` part, None without one
+
+    @property
+    def binary(self) -> bool:
+        return self.suffix.endswith("i")
+
+
+@lru_cache(maxsize=4096)
+def quantity_parts(text: str) -> QuantityParts:
+    """The parts of quantity text; raises ValueError for text that is not one."""
+    m = _QUANTITY.match(text.strip())
+    if not m or m.group(3) not in _SUFFIX:
+        raise ValueError(f"not a quantity: {text!r}")
+    number, exponent, suffix = m.groups()
+    try:
+        value = Fraction(Decimal(number))
+    except InvalidOperation:
+        raise ValueError(f"not a quantity: {text!r}") from None
+    power = None if exponent is None else int(exponent)
+    if power is not None:
+        value *= Fraction(10) ** power
+    return QuantityParts(value * _SUFFIX[suffix], suffix, power)
 
 
 @lru_cache(maxsize=4096)
@@ -27,14 +63,7 @@ def parse_quantity(value: str | int | float) -> Fraction:
         return Fraction(value)
     if isinstance(value, float):
         return Fraction(Decimal(repr(value)))
-    m = _QUANTITY.match(value.strip())
-    if not m or (m.group(2).endswith("i") and m.group(2) not in _SUFFIX):
-        raise ValueError(f"not a quantity: {value!r}")
-    try:
-        number = Fraction(Decimal(m.group(1)))
-    except InvalidOperation:
-        raise ValueError(f"not a quantity: {value!r}") from None
-    return number * _SUFFIX[m.group(2)]
+    return quantity_parts(value).value
 
 
 def decimal_quantity(value: object) -> Decimal | None:

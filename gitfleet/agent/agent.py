@@ -43,7 +43,7 @@ from gitfleet.model.heartbeats import DEFAULT_JITTER, MIN_INTERVAL, default_tole
 from gitfleet.registration import applicant
 from gitfleet.registration.request import Answer, Request
 from gitfleet.secrets.keyring import AGE_KEY_SECRET, Keyring
-from gitfleet.state.git import Git, GitError, RemoteRefMissing, init_repo
+from gitfleet.state.git import Git, GitError, RemoteObjectMissing, init_repo
 from gitfleet.state.signing import SigningKey, TrustedKeys, Verdict
 from gitfleet.state.transport import GitTransport
 from gitfleet.wire.heartbeat import HeartbeatTiming
@@ -339,15 +339,16 @@ class Agent:
         """Fetch the applied cluster commit by id when this repository lacks it (a restarted
         agent with a new workdir, after the branch was pushed back): without it, an older
         commit cannot be told from an unrelated one. Gone from the fleet repo (Git says "not
-        our ref"): judged as before (logged), never a refusal of every commit on a status
-        record's word. Any other failure (the remote away, a 503) is retried with the Git
-        backoff, and False until it is known: the caller judges nothing meanwhile."""
+        our ref" over protocol v2): judged as before (logged), never a refusal of every commit
+        on a status record's word. Any other failure (the remote away, a 503, any answer over
+        protocol v0) is retried with the Git backoff, and False until it is known: the caller
+        judges nothing meanwhile."""
         if applied in self._sought or self.git.read_objects([applied]).get(applied) is not None:
             return True
         if not self._applied_retry.ready(now):
             return False
         try:
-            self.git.fetch(self.settings.repo_url, [applied])
+            self.git.fetch_object(self.settings.repo_url, applied)
         except GitfleetError as exc:
             if not _gone(exc):
                 wait = self._applied_retry.failed(now, self.rng)
@@ -793,19 +794,21 @@ class Agent:
 
 def _gone(exc: GitfleetError) -> bool:
     """Whether a by-id fetch failed because the fleet repo does not have that commit (a
-    definite answer), not because the remote could not be asked. A protocol v0 server's
-    refusal of an "unadvertised object" is not one: v0 refuses every id that is not a branch
-    tip, also the applied commit right after someone pushed the branch back to an older one."""
-    return isinstance(exc, RemoteRefMissing) or (
-        isinstance(exc, GitError) and "not our ref" in exc.stderr.lower())
+    definite answer: "not our ref" over protocol v2), not because the remote could not be
+    asked. Over protocol v0 neither "not our ref" (a server that allows reachable or tip ids)
+    nor "unadvertised object" is one: both also answer for the applied commit the repository
+    still holds right after someone pushed the branch back to an older commit."""
+    return isinstance(exc, RemoteObjectMissing)
 
 
 def _v0_hint(exc: GitfleetError) -> str:
-    """What to change when the fleet repo's server speaks only protocol v0 (it refuses every
-    fetch by id, so the agent would hold until a person acts)."""
-    if isinstance(exc, GitError) and "unadvertised object" in exc.stderr.lower():
-        return ("; the fleet repo's Git server refuses fetches by id (protocol v0): serve "
-                "protocol v2 (git http-backend: pass the Git-Protocol header as GIT_PROTOCOL)")
+    """What to change when the fleet repo's server speaks only protocol v0 (its refusal of a
+    fetch by id proves nothing, so the agent holds until a person acts)."""
+    if isinstance(exc, GitError) and any(
+            words in exc.stderr.lower() for words in ("unadvertised object", "not our ref")):
+        return ("; the fleet repo's Git server answered over protocol v0, where a refused "
+                "fetch by id cannot tell a missing commit from a hidden one: serve protocol v2 "
+                "(git http-backend: pass the Git-Protocol header as GIT_PROTOCOL)")
     return ""
 
 

@@ -30,79 +30,25 @@ restarted agent refuses a fetched commit older than these, whatever its status b
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gitfleet.wire.objectref import ObjectRef
+from gitfleet.wire.inventory import (
+    INVENTORY_KEY,
+    Intent,
+    InventoryEntry,
+    RecordDoc,
+    inline_text,
+    read_record,
+    record_of,
+)
+
+__all__ = ["INVENTORY_KEY", "INVENTORY_NAME", "INVENTORY_NAMESPACE", "Intent", "Inventory",
+           "InventoryEntry"]
 
 INVENTORY_NAMESPACE = "gitfleet-system"
 INVENTORY_NAME = "gitfleet-inventory"
-INVENTORY_KEY = "inventory.json"
-VERSION = 2
-
-
-@dataclass(frozen=True)
-class InventoryEntry:
-    ref: ObjectRef
-    description: str
-    hash: str
-    uid: str = ""
-    pending: bool = False
-    adopted: bool = False
-    release: bool = False
-    # A Helm hook deleted by its hook-delete-policy after that outcome ("succeeded" or
-    # "failed"): gone on purpose, not drift; it runs again only with a new hash.
-    hook_deleted: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "apiVersion": self.ref.api_version, "kind": self.ref.kind,
-            "namespace": self.ref.namespace, "name": self.ref.name,
-            "description": self.description, "hash": self.hash, "uid": self.uid}
-        for flag in ("pending", "adopted", "release"):
-            if getattr(self, flag):
-                out[flag] = True
-        if self.hook_deleted:
-            out["hookDeleted"] = self.hook_deleted
-        return out
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> InventoryEntry:
-        ref = ObjectRef(api_version=str(d["apiVersion"]), kind=str(d["kind"]),
-                        namespace=str(d.get("namespace") or ""), name=str(d["name"]))
-        return cls(ref=ref, description=str(d.get("description", "")),
-                   hash=str(d.get("hash", "")), uid=str(d.get("uid") or ""),
-                   pending=bool(d.get("pending", False)), adopted=bool(d.get("adopted", False)),
-                   release=bool(d.get("release", False)),
-                   hook_deleted=str(d.get("hookDeleted") or ""))
-
-    def as_pending(self) -> InventoryEntry:
-        return replace(self, pending=True)
-
-
-@dataclass(frozen=True)
-class Intent:
-    """The sync under way: which state commit, and how many objects it touches."""
-
-    state_commit: str
-    apply: int = 0
-    delete: int = 0
-    cluster_commit: str = ""   # the cluster commit being applied (rollback protection)
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"stateCommit": self.state_commit, "apply": self.apply,
-                               "delete": self.delete}
-        if self.cluster_commit:
-            out["clusterCommit"] = self.cluster_commit
-        return out
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Intent:
-        return cls(state_commit=str(d.get("stateCommit", "")), apply=int(d.get("apply", 0)),
-                   delete=int(d.get("delete", 0)),
-                   cluster_commit=str(d.get("clusterCommit") or ""))
 
 
 @dataclass(frozen=True)
@@ -157,22 +103,20 @@ class Inventory:
         return {e.ref.kind_key for e in self.entries.values()}
 
     def to_text(self) -> str:
-        items = [self.entries[k].to_dict() for k in sorted(self.entries)]
-        doc: dict[str, Any] = {"version": VERSION, "objects": items}
-        if self.intent is not None:
-            doc["intent"] = self.intent.to_dict()
-        if self.applied:
-            doc["applied"] = self.applied
-        return json.dumps(doc, separators=(",", ":"), indent=None)
+        """The record holding this inventory inline (`wire.inventory`)."""
+        return inline_text((self.entries[k] for k in sorted(self.entries)), self.intent,
+                           self.applied)
 
     @classmethod
     def from_text(cls, text: str) -> Inventory:
-        return cls.from_doc(json.loads(text) if text.strip() else {})
+        return cls.of(read_record(text))
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> Inventory:
-        entries = [InventoryEntry.from_dict(d) for d in doc.get("objects") or ()]
-        intent = doc.get("intent")
-        return cls({e.ref.key: e for e in entries},
-                   Intent.from_dict(intent) if isinstance(intent, Mapping) else None,
-                   applied=str(doc.get("applied") or ""))
+        return cls.of(record_of(doc))
+
+    @classmethod
+    def of(cls, record: RecordDoc) -> Inventory:
+        """The inventory of an inline record (an index's entries are in its shards)."""
+        return cls({e.ref.key: e for e in record.entries}, record.intent,
+                   applied=record.applied)

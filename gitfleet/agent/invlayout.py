@@ -16,14 +16,12 @@ change is one shard write too. Pure: `records` reads and writes the ConfigMaps.
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from gitfleet.agent.inventory import Intent, InventoryEntry
+from gitfleet.wire import inventory as wire
+from gitfleet.wire.inventory import Intent, InventoryEntry
 
-INDEX_VERSION = 3
 SHARD_BYTES = 256 * 1024   # a shard's size after (re)sharding: a quarter of the 1 MiB limit
 # What an entry journaled for a new object (pending, no hash, no uid) grows by once applied:
 # a layout chosen in the journal is sized for the record that follows it.
@@ -69,41 +67,21 @@ def growth(entries: Iterable[InventoryEntry]) -> int:
 
 def index_text(layout: Layout, *, entries: int, applied: str = "") -> str:
     """The index; `applied` (the cluster commit last applied, `inventory`) rides in it."""
-    doc: dict[str, Any] = {"version": INDEX_VERSION, "generation": layout.generation,
-                           "shards": layout.count, "objects": entries}
-    if applied:
-        doc["applied"] = applied
-    return json.dumps(doc, separators=(",", ":"))
-
-
-def index_layout(doc: Mapping[str, Any]) -> Layout | None:
-    """The layout an index document names, or None for an inline inventory (version 2)."""
-    if int(doc.get("version") or 0) < INDEX_VERSION:
-        return None
-    generation, count = int(doc["generation"]), int(doc["shards"])
-    if generation < 1 or count < 1:
-        raise ValueError(f"index names generation {generation} with {count} shards")
-    return Layout(generation, count)
+    return wire.index_text(layout.generation, layout.count, entries=entries, applied=applied)
 
 
 def shard_text(layout: Layout, index: int, entries: list[InventoryEntry],
                intent: Intent | None) -> str:
     """Shard `index` of `layout` holding `entries` (in key order); the intent rides along
     while the shard holds pending entries."""
-    doc: dict[str, Any] = {"version": INDEX_VERSION, "generation": layout.generation,
-                           "shard": index, "objects": [e.to_dict() for e in entries]}
-    if intent is not None and any(e.pending for e in entries):
-        doc["intent"] = intent.to_dict()
-    return json.dumps(doc, separators=(",", ":"))
+    pending = intent is not None and any(e.pending for e in entries)
+    return wire.shard_text(layout.generation, index, entries, intent if pending else None)
 
 
-def read_shard(text: str, layout: Layout, index: int
-               ) -> tuple[list[InventoryEntry], Intent | None]:
+def read_shard(text: str, layout: Layout, index: int) -> wire.ShardDoc:
     """A shard's entries and intent; ValueError when it is not the shard the index names."""
-    doc = json.loads(text)
-    if (doc.get("generation"), doc.get("shard")) != (layout.generation, index):
-        raise ValueError(f"holds generation {doc.get('generation')} shard {doc.get('shard')}, "
+    doc = wire.read_shard(text)
+    if (doc.generation, doc.shard) != (layout.generation, index):
+        raise ValueError(f"holds generation {doc.generation} shard {doc.shard}, "
                          f"not generation {layout.generation} shard {index}")
-    entries = [InventoryEntry.from_dict(d) for d in doc.get("objects") or ()]
-    intent = doc.get("intent")
-    return entries, Intent.from_dict(intent) if isinstance(intent, Mapping) else None
+    return doc

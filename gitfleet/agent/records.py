@@ -23,7 +23,6 @@ ever deleted.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -34,7 +33,6 @@ from gitfleet.agent.invlayout import (
     Layout,
     fit,
     growth,
-    index_layout,
     index_text,
     read_shard,
     shard_name,
@@ -45,6 +43,7 @@ from gitfleet.agent.kubeapi import ClusterApi
 from gitfleet.agent.marks import LABEL_CLUSTER, LABEL_DESCRIPTION
 from gitfleet.errors import TransientError
 from gitfleet.logs import log
+from gitfleet.wire.inventory import read_record
 
 LOG = logging.getLogger("gitfleet.agent.records")
 ANNOTATION_RECORD = "gitfleet.io/agent-record"
@@ -108,14 +107,15 @@ class InventoryRecord:
             self._check_record(cm)
             text = str((cm.get("data") or {}).get(INVENTORY_KEY, ""))
             try:
-                doc = json.loads(text) if text.strip() else {}
-                layout = index_layout(doc) or Layout()
-                applied = str(doc.get("applied") or "")
-                if not layout.count:
-                    inventory = Inventory.from_doc(doc)
+                record = read_record(text)
             except (ValueError, KeyError, TypeError) as exc:
                 raise RecordError(f"ConfigMap {self.namespace}/{self.name}: {INVENTORY_KEY} "
                                   f"does not read: {exc}") from None
+            _say_unknown(f"{self.namespace}/{self.name}", record.unknown)
+            layout = Layout(record.generation, record.shards)
+            applied = record.applied
+            if not layout.count:
+                inventory = Inventory.of(record)
         self._set_layout(layout)
         if layout.count:
             inventory = self._read_shards(layout, listed).with_applied(applied)
@@ -147,13 +147,14 @@ class InventoryRecord:
                     "the agent rebuilds that part of its inventory")
             text = str((cm.get("data") or {}).get(INVENTORY_KEY, ""))
             try:
-                found, shard_intent = read_shard(text, layout, i)
+                shard = read_shard(text, layout, i)
             except (ValueError, KeyError, TypeError) as exc:
                 raise RecordError(f"ConfigMap {self.namespace}/{name}: {INVENTORY_KEY} does "
                                   f"not read: {exc}") from None
-            intent = intent or shard_intent
+            _say_unknown(f"{self.namespace}/{name}", shard.unknown)
+            intent = intent or shard.intent
             self._sizes.append(len(text))
-            for entry in found:
+            for entry in shard.entries:
                 key = entry.ref.key
                 entries[key] = entry
                 self._where[key] = i
@@ -326,6 +327,15 @@ class InventoryRecord:
                          "annotations": {ANNOTATION_RECORD: mark}},
             "data": {INVENTORY_KEY: text},
         }, field_manager=RECORD_MANAGER)
+
+
+def _say_unknown(record: str, names: tuple[str, ...]) -> None:
+    """A record with fields this agent does not know (written by a newer agent): read past,
+    and said, because the agent's next write of it keeps only the fields it knows."""
+    if names:
+        log(LOG, logging.WARNING, "inventory record has fields this agent does not know "
+            "(written by a newer agent?); its next write keeps only the known ones",
+            record=record, fields=", ".join(names))
 
 
 def _managers(meta: Mapping[str, Any]) -> set[str]:

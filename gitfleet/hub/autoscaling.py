@@ -32,7 +32,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from gitfleet import yamlio
 from gitfleet.autoscale.cron import (
     FAILED,
     SUCCEEDED,
@@ -64,6 +63,7 @@ from gitfleet.wire.autoscalingstatus import (
     status_files,
 )
 from gitfleet.wire.metrics import ClusterMetrics
+from gitfleet.wire.workload import rendered_replicas
 
 LOG = logging.getLogger("gitfleet.hub.autoscaling")
 FHPA = "FederatedHPA"
@@ -463,11 +463,11 @@ class Autoscaling:
             found = {}
             for path in paths:
                 try:
-                    doc = yamlio.load_one(self._files[path], path)
-                    value = (doc.get("spec") or {}).get("replicas")
-                except (InputError, AttributeError):
+                    value = rendered_replicas(self._files[path], path)
+                except InputError as exc:   # the hub wrote it: say so, count the others
+                    self._unreadable(str(key), exc.format())
                     continue
-                if isinstance(value, int):
+                if value is not None:
                     cluster = path.split("/")[1]
                     found[cluster] = found.get(cluster, 0) + value
             self._rendered[1][key] = found
@@ -490,6 +490,14 @@ class Autoscaling:
         names = {f"{a.namespace}/{a.name}" for a in crons}
         st.crons = {k: v for k, v in st.crons.items() if k in names}
         self._memory = {k: v for k, v in self._memory.items() if k in hpas}
+
+    def _unreadable(self, target: str, text: str) -> None:
+        """A rendered workload file autoscaling could not read (its cluster's replicas are
+        left out of the division): a warning naming the file, once per text."""
+        if self._errors.get((target, text)) is None:
+            self._errors[(target, text)] = text
+            log(LOG, logging.WARNING, "rendered workload file not readable", target=target,
+                error=text)
 
     def _error(self, name: str, text: str) -> None:
         if self._errors.get((name, text)) is None:

@@ -7,9 +7,10 @@ source of false drift for a naive diff, so kubesim does the same for built-in ki
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 from typing import Any
+
+from gitfleet.quantity import quantity_parts
 
 # String-keyed maps (Go map types, omitempty): dropped when empty.
 MAP_FIELDS = frozenset({"labels", "annotations", "data", "binaryData", "stringData",
@@ -44,13 +45,9 @@ META_FIELDS = frozenset({"name", "generateName", "namespace", "selfLink", "uid",
                          "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
                          "annotations", "ownerReferences", "finalizers", "managedFields"})
 
-_QUANTITY = re.compile(r"^([+-]?[0-9]*\.?[0-9]*)(?:(Ki|Mi|Gi|Ti|Pi|Ei)|(n|u|m|k|M|G|T|P|E)|"
-                       r"[eE]([+-]?[0-9]+))?$")
-_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15,
-            "E": 18}
-_DECIMAL_BY_EXP = {v: k for k, v in _DECIMAL.items()}
-_BINARY_BY_POWER = {v: k for k, v in _BINARY.items()}
+_DECIMAL_BY_EXP = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P",
+                   18: "E"}
+_BINARY_BY_POWER = {1: "Ki", 2: "Mi", 3: "Gi", 4: "Ti", 5: "Pi", 6: "Ei"}
 
 
 def unknown_fields(kind: str, obj: dict[str, Any]) -> list[str]:
@@ -72,17 +69,16 @@ def drop_unknown(obj: dict[str, Any], paths: list[str]) -> None:
 
 
 def canonical_quantity(text: str) -> str:
-    """The canonical form the API server stores a resource quantity in."""
-    match = _QUANTITY.match(text.strip()) if isinstance(text, str) else None
-    if not match or match.group(1) in ("", "+", "-", "."):
-        return text
-    number, binary, decimal, exponent = match.groups()
+    """The canonical form the API server stores a resource quantity in (text that is not a
+    Kubernetes quantity is kept as it is)."""
     try:
-        value = Fraction(number)
-    except (ValueError, ZeroDivisionError):
+        parts = quantity_parts(text) if isinstance(text, str) else None
+    except ValueError:
         return text
-    if binary:
-        value *= 1024 ** _BINARY[binary]
+    if parts is None or (parts.exponent is not None and parts.suffix):
+        return text                     # `1e3k`: gitfleet reads it, Kubernetes has no such form
+    value = parts.value
+    if parts.binary:
         if value.denominator == 1 and abs(value) >= 1024:
             n = int(value)
             power = 0
@@ -92,11 +88,7 @@ def canonical_quantity(text: str) -> str:
             if power:
                 return f"{n}{_BINARY_BY_POWER[power]}"
         return _decimal(value, exponent_form=False)
-    if exponent is not None:
-        value *= Fraction(10) ** int(exponent)
-        return _decimal(value, exponent_form=True)
-    value *= Fraction(10) ** _DECIMAL[decimal or ""]
-    return _decimal(value, exponent_form=False)
+    return _decimal(value, exponent_form=parts.exponent is not None)
 
 
 def _decimal(value: Fraction, *, exponent_form: bool) -> str:

@@ -1,101 +1,38 @@
 """The ClusterRegistrationRequest document and its branch.
 
-One file, `registration.yaml`, on `<prefix>/registrations/<name>`: the agent writes `spec`, the
-hub adds `status` (result Approved | Denied | Pending, message, and the digest of the spec it
-judged, so a changed request is judged again).
+One file, `registration.yaml`, on `<prefix>/registrations/<name>`: its type, writer and typed
+reader are `wire.registration`; this module adds the JSON schema check (a model-layer schema,
+which gitfleet/wire may not import) and the `clusters/<name>.yaml` an approval writes.
 """
 
 from __future__ import annotations
-
-import hashlib
-from dataclasses import dataclass, field
-from typing import Any
 
 from gitfleet import yamlio
 from gitfleet.clock import isoformat
 from gitfleet.errors import InputError
 from gitfleet.model import schema
-from gitfleet.wire import emit
+from gitfleet.wire.registration import (
+    API_VERSION,
+    KIND,
+    REQUEST_FILE,
+    Answer,
+    Request,
+    document,
+    read,
+)
 
-REQUEST_FILE = "registration.yaml"
-API_VERSION = "gitfleet.io/v1alpha1"
-KIND = "ClusterRegistrationRequest"
-
-
-@dataclass(frozen=True)
-class Request:
-    """What an agent asks for: its cluster's identity and how it wants to be run."""
-
-    name: str
-    cluster_id: str
-    labels: dict[str, str] = field(default_factory=dict)
-    sync_mode: str = "Pull"
-    cluster_type: str = "StandardCluster"
-    kubernetes_version: str = ""
-    platform: str = ""
-    requested_at: str = ""
-    age_recipient: str = ""  # where `gitfleet seal` encrypts this cluster's Secrets to
-    signing_key: str = ""    # the agent's SSH public key: it signs status and registration
-
-    def spec(self) -> dict[str, Any]:
-        spec = {"clusterId": self.cluster_id, "clusterName": self.name,
-                "clusterType": self.cluster_type,
-                "clusterLabels": dict(sorted(self.labels.items())),
-                "syncMode": self.sync_mode, "kubernetesVersion": self.kubernetes_version,
-                "platform": self.platform, "requestedAt": self.requested_at}
-        if self.age_recipient:  # only when set: older requests keep their digest
-            spec["ageRecipient"] = self.age_recipient
-        if self.signing_key:
-            spec["signingKey"] = self.signing_key
-        return spec
-
-    def digest(self) -> str:
-        spec = self.spec()
-        spec.pop("requestedAt")
-        return hashlib.sha256(yamlio.canonical_json(spec).encode()).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class Answer:
-    result: str  # Approved | Denied | Pending
-    message: str
-    request_digest: str = ""
-    decided_at: str = ""
-
-
-def document(request: Request, answer: Answer | None = None) -> bytes:
-    data: dict[str, Any] = {"apiVersion": API_VERSION, "kind": KIND,
-                            "metadata": {"name": request.name}, "spec": request.spec()}
-    if answer is not None:
-        data["status"] = {"result": answer.result, "message": answer.message,
-                          "requestDigest": answer.request_digest,
-                          "decidedAt": answer.decided_at}
-    return emit.emit(data).encode()
+__all__ = ["API_VERSION", "KIND", "REQUEST_FILE", "Answer", "Request", "cluster_file",
+           "document", "now_text", "parse"]
 
 
 def parse(data: bytes, path: str = REQUEST_FILE) -> tuple[Request, Answer | None]:
-    """Read a registration file; InputError naming what is wrong."""
+    """Read a registration file: the model's JSON schema first (names, patterns, the result
+    values), then the typed reader of `wire.registration`; InputError naming what is wrong."""
     doc = yamlio.load_one(data, path)
     problems = schema.problems(KIND, doc)
     if problems:
         raise InputError("; ".join(problems), path=path, obj=KIND)
-    spec = doc["spec"]
-    request = Request(
-        name=spec["clusterName"], cluster_id=spec["clusterId"],
-        labels={str(k): str(v) for k, v in (spec.get("clusterLabels") or {}).items()},
-        sync_mode=spec.get("syncMode", "Pull"),
-        cluster_type=spec.get("clusterType", "StandardCluster"),
-        kubernetes_version=spec.get("kubernetesVersion", ""), platform=spec.get("platform", ""),
-        requested_at=spec.get("requestedAt", ""), age_recipient=spec.get("ageRecipient", ""),
-        signing_key=spec.get("signingKey", ""))
-    if request.name != doc["metadata"]["name"]:
-        raise InputError("metadata.name and spec.clusterName differ", path=path, obj=KIND)
-    status = doc.get("status")
-    answer = None
-    if status:
-        answer = Answer(status.get("result", "Pending"), status.get("message", ""),
-                        status.get("requestDigest", ""), status.get("decidedAt", ""))
-    return request, answer
+    return read(doc, path)
 
 
 def cluster_file(request: Request) -> bytes:

@@ -68,6 +68,17 @@ class RemoteRefMissing(TransientError):
     """A fetched branch does not exist on the remote (yet): retry later."""
 
 
+class RemoteObjectMissing(GitError):
+    """A commit fetched by id is not in the remote repository: Git's "not our ref", spoken
+    over protocol v2, where upload-pack serves every object it has. (Over v0 the same words
+    also answer for an object it has but no ref reaches, so they prove nothing there.)"""
+
+
+_PACKET_TRACE = re.compile(rb"^[0-9:.]+ +pkt-line\.c:[0-9]+ +packet: .*$\n?", re.MULTILINE)
+_SPOKE_V2 = re.compile(rb"^[0-9:.]+ +pkt-line\.c:[0-9]+ +packet: +[a-z-]+< version 2$",
+                       re.MULTILINE)
+
+
 @dataclass(frozen=True)
 class RefUpdate:
     """Move `ref` from `old` to `new`. old=None: the ref must not exist; new=None: delete it."""
@@ -119,9 +130,11 @@ class Git:
             raise _failure(args, proc.returncode, proc.stderr.decode(errors="replace"))
         return proc.stdout
 
-    def _exec(self, args: Sequence[str], input: bytes | None, *,
-              remote: bool = False) -> subprocess.CompletedProcess[bytes]:
+    def _exec(self, args: Sequence[str], input: bytes | None, *, remote: bool = False,
+              extra_env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
         env = {**self._env, **self.transport.remote_env()} if remote else self._env
+        if extra_env:
+            env = {**env, **extra_env}
         try:
             return subprocess.run(["git", *args], cwd=self.path, env=env, input=input,
                                   capture_output=True, timeout=self.settings.timeout)
@@ -426,6 +439,21 @@ class Git:
                 raise RemoteRefMissing(f"{redact(url)}: {redact(err).strip()}")
             raise _remote_failure(args, url, proc.returncode, err)
 
+    def fetch_object(self, url: str, sha: str) -> None:
+        """Fetch one commit by id. RemoteObjectMissing only when the remote said it does not
+        have it over protocol v2 (the packet trace of this one fetch says which protocol was
+        spoken); any other failure as `fetch`."""
+        args = ["-c", "fetch.unpackLimit=1", "fetch", "--quiet", "--no-tags",
+                "--no-write-fetch-head", "--", url, sha]
+        proc = self._exec(args, None, remote=True, extra_env={"GIT_TRACE_PACKET": "1"})
+        if proc.returncode == 0:
+            return
+        spoke_v2 = _SPOKE_V2.search(proc.stderr) is not None
+        err = _PACKET_TRACE.sub(b"", proc.stderr).decode(errors="replace")
+        if spoke_v2 and "not our ref" in err.lower():
+            raise RemoteObjectMissing(args, proc.returncode, redact(err))
+        raise _remote_failure(args, url, proc.returncode, err)
+
     def ls_remote(self, url: str, patterns: Sequence[str] = ()) -> dict[str, str]:
         """Refs of the remote at `url` (optionally matching `patterns`) -> object ids."""
         args = ("ls-remote", "--refs", "--", url, *patterns)
@@ -493,7 +521,9 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:
     except OSError:                     # (a kernel without pidfds, or the process reaped)
         return proc.wait(timeout=timeout)
     try:
-        if not select.select([fd], [], [], timeout)[0]:
+        poller = select.poll()          # (select.select refuses descriptors >= 1024)
+        poller.register(fd, select.POLLIN)
+        if not poller.poll(timeout * 1000):
             raise subprocess.TimeoutExpired(proc.args, timeout)
     finally:
         os.close(fd)

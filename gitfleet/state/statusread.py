@@ -23,7 +23,7 @@ this repository, so every reader of a status commit (metrics, history) finds it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from gitfleet.errors import GitfleetError, InputError
@@ -36,7 +36,7 @@ from gitfleet.state.lastgood import last_good_settings
 from gitfleet.state.signing import TrustedKeys
 from gitfleet.state.statustrust import Choice, StatusTrust
 from gitfleet.state.urls import redact
-from gitfleet.state.writer import state_trailers
+from gitfleet.state.writer import trailers_of
 from gitfleet.wire.status import ClusterStatus
 
 LOG = logging.getLogger("gitfleet.hub.status")
@@ -196,16 +196,28 @@ class StatusReader:
         tips: dict[str, str] = {}
         choices: dict[str, Choice] = {}
         where: dict[str, str] = {}
-        home: dict[str, Choice] = {}      # the fleet repo's (read first: it names the links)
+        # the fleet repo's first: its believed commits name the links. The commits this read
+        # needs (links, then the times of clusters found in two places) are read in one batch
+        # each, never one Git process per cluster.
+        home = self.trust.choose(places.get("", {}))
+        if self.assigned is not None:
+            self._learn(c.commit for place, place_tips in places.items() if place
+                        for name in place_tips if not self._may_be(name, place)
+                        and (c := home.get(name)) is not None and c.commit is not None)
+        chosen_at: dict[str, tuple[dict[str, str], dict[str, Choice]]] = {}
         for place, place_tips in places.items():
             if place and self.assigned is not None:
                 place_tips = {name: tip for name, tip in place_tips.items()
-                              if self.assigned.get(name, place) == place or
-                              self._read_at.get(name) == place or
+                              if self._may_be(name, place) or
                               self._linked(name, home.get(name)) == place}
-            chosen = self.trust.choose(place_tips)
-            if not place:
-                home = chosen
+            chosen_at[place] = (place_tips, self.trust.choose(place_tips) if place else home)
+        seen: dict[str, int] = {}
+        for _, chosen in chosen_at.values():
+            for name in chosen:
+                seen[name] = seen.get(name, 0) + 1
+        self._learn(c.commit for _, chosen in chosen_at.values()
+                    for name, c in chosen.items() if seen[name] > 1 and c.commit is not None)
+        for place, (place_tips, chosen) in chosen_at.items():
             for name, choice in chosen.items():
                 if name in choices and not self._newer(choice, choices[name]):
                     continue
@@ -229,18 +241,37 @@ class StatusReader:
         return StatusView(tips=tips, heads=heads, choices=choices, statuses=statuses,
                           places=where, unreachable=unreachable)
 
+    def _may_be(self, cluster: str, place: str) -> bool:
+        """Whether `place` is the cluster's assigned status repository or where it was last
+        read (its link aside)."""
+        assert self.assigned is not None
+        return self.assigned.get(cluster, place) == place or self._read_at.get(cluster) == place
+
+    def _learn(self, commits: Iterable[str]) -> None:
+        """Read the commits not known yet in one batch: their link (the moved-to trailer) and
+        their committer time."""
+        wanted = [c for c in dict.fromkeys(commits)
+                  if c not in self._links or c not in self._times]
+        if not wanted:
+            return
+        if len(self._links) > 100_000 or len(self._times) > 100_000:
+            self._links.clear()
+            self._times.clear()
+        bodies = self.git.read_objects(wanted)
+        for sha in wanted:
+            body = bodies.get(sha, b"")
+            self._links[sha] = trailers_of(body).get(STATUS_MOVED_TRAILER, "")
+            self._times[sha] = _committed(body)
+
     def _linked(self, cluster: str, choice: Choice | None) -> str:
         """The status repository the fleet repo's believed commit of `cluster` links to (a
         move's link, written by its agent: where it writes now), "" when it is no link or
         names no listed repository."""
         if choice is None or choice.commit is None:
             return ""
-        url = self._links.get(choice.commit)
-        if url is None:
-            if len(self._links) > 100_000:
-                self._links.clear()
-            url = self._links[choice.commit] = state_trailers(self.git, choice.commit).get(
-                STATUS_MOVED_TRAILER, "")
+        if choice.commit not in self._links:
+            self._learn([choice.commit])
+        url = self._links.get(choice.commit, "")
         if not url:
             return ""
         return next((r.name for r in self.shards.repositories
@@ -251,11 +282,7 @@ class StatusReader:
         a believed commit beats none, then the newer commit wins."""
         if one.commit is None or other.commit is None:
             return other.commit is None and one.commit is not None
-        wanted = [c for c in (one.commit, other.commit) if c not in self._times]
-        for sha, body in self.git.read_objects(wanted).items():
-            self._times[sha] = _committed(body)
-        if len(self._times) > 100_000:
-            self._times.clear()
+        self._learn([one.commit, other.commit])      # (read before, in one batch)
         return self._times.get(one.commit, 0) > self._times.get(other.commit, 0)
 
 

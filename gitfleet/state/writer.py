@@ -367,7 +367,12 @@ def _state_message(source_commit: str, summary: RenderSummary, status_input: str
 def state_trailers(git: Git, commit: str) -> dict[str, str]:
     """The trailers of a state commit (Source-Commit, Render-Summary, Status-Input,
     Renderer)."""
-    body = git.read_objects([commit]).get(commit, b"").decode(errors="replace")
+    return trailers_of(git.read_objects([commit]).get(commit, b""))
+
+
+def trailers_of(commit_body: bytes) -> dict[str, str]:
+    """The trailers of a commit object's body (its message's last paragraph)."""
+    body = commit_body.decode(errors="replace")
     message = body.partition("\n\n")[2]
     last = message.rstrip("\n").rpartition("\n\n")[2]
     out = {}

@@ -9,5 +9,8 @@ description.yaml: the render's text builder and the strict reader), the state's 
 `rolloutcontrol` (the source branch's rollouts/<policy>.yaml),
 `fields` (the strict field checks the readers share), `tips` (the signed tip
 documents agents poll instead of Git),
-`objectref` (a Kubernetes object's identity) and `emit` (the YAML emitter they are written with).
+`inventory` (the agent's in-cluster inventory record), `registration` (a cluster's
+registration request), `workload` (the replicas of a
+rendered workload file), `objectref` (a Kubernetes object's identity) and `emit` (the YAML
+emitter they are written with).
 """

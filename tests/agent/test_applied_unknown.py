@@ -14,6 +14,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from gitfleet.agent.agent import Agent
 from gitfleet.clock import FakeClock
 from gitfleet.kubesim import KubeSim
@@ -110,21 +112,33 @@ def test_an_applied_commit_gone_from_the_fleet_repo_is_judged_as_before(
     assert not [e for e in restarted.last.errors if "not judged yet" in e], restarted.last.errors
 
 
-def test_a_replay_is_refused_over_protocol_v0_too(
-        flaky_remote: tuple[Remote, GitDaemon], kubesim: Callable[..., KubeSim],
-        make_agent: Callable[..., Agent], tmp_path: Path) -> None:
-    """Over protocol v0 Git refuses every fetch by an id that is not a branch tip ("unadvertised
-    object"), also of the applied commit the fleet repo still holds right after the branch was
-    pushed back. That refusal is not "gone": the replay is never applied, and the status says
-    what to change on the server. (Found by the audit: taking it as "gone" applied the replay.)
-    v0 is set in the agent's own repository, as a server or proxy that drops the Git-Protocol
-    header would force it."""
+@pytest.mark.parametrize(("version", "allow"), [
+    ("2", ""), ("0", ""), ("0", "uploadpack.allowReachableSHA1InWant"),
+    ("0", "uploadpack.allowTipSHA1InWant")])
+def test_a_replay_is_refused_whatever_protocol_the_fleet_repo_speaks(
+        version: str, allow: str, flaky_remote: tuple[Remote, GitDaemon],
+        kubesim: Callable[..., KubeSim], make_agent: Callable[..., Agent],
+        tmp_path: Path) -> None:
+    """Over protocol v0 Git refuses a fetch by an id no branch tip names ("unadvertised
+    object"), or, on a server that lets clients ask for ids (allowReachable/allowTipSHA1InWant,
+    as hosted Git may), says "not our ref" for a commit it holds but no ref reaches: exactly
+    the applied commit right after the branch was pushed back. Neither proves the commit gone,
+    so the replay is never applied, and the status says what to change on the server. Over v2
+    the commit is fetched and the replay refused. (Found by the audit: taking either answer as
+    "gone" applied the replay.) v0 is set in the agent's own repository, as a server or proxy
+    that drops the Git-Protocol header forces it."""
     remote, _ = flaky_remote
-    c = Behind(remote, kubesim(), make_agent, tmp_path / "node-volume")
-    c.fleet.push_back(c.before)
-    subprocess.run(["git", "config", "--file", str(c.old / "config"), "protocol.version", "0"],
-                   check=True)
+    c = Behind(remote, kubesim(), make_agent, tmp_path / "node-volume")   # applied "2"
+    c.fleet.push_back(c.before)                                            # branch back at "1"
+    if allow:
+        remote.git.run("config", allow, "true")
+    subprocess.run(["git", "config", "--file", str(c.old / "config"), "protocol.version",
+                    version], check=True)
     restarted = c.restart_on_old_workdir()   # has "1", lacks "2" (applied, in its record)
-    assert _data(c.sim) == {"v": "2"}, "the replay was applied over protocol v0"
-    said = [e for e in restarted.last.errors if "not judged yet" in e]
-    assert said and "serve protocol v2" in said[0], restarted.last.errors
+    assert _data(c.sim) == {"v": "2"}, f"the replay was applied (protocol v{version} {allow})"
+    if version == "2":
+        assert restarted.last.refused and "older than the applied commit" in \
+            restarted.last.refused
+    else:
+        said = [e for e in restarted.last.errors if "not judged yet" in e]
+        assert said and "serve protocol v2" in said[0], restarted.last.errors
