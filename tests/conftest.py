@@ -45,6 +45,27 @@ def _cache_bytecode() -> None:
 
 _cache_bytecode()
 
+
+def _temp_in_memory(root: str = "/dev/shm", need: int = 4 << 30) -> None:
+    """The tests' temporary folders (pytest's basetemp, hence each test's TMPDIR) in memory
+    where the machine has a tmpfs with room: the suite makes tens of thousands of files (Git
+    repositories, locks, logs), and on a disk folder everyone churns, such as /tmp, each create
+    costs 0.1-0.6 ms of kernel time against ~0.01 ms on tmpfs (measured: 9.2 -> 6.4 s system
+    time over tests/hooks, tests/state and render's CLI tests). A run keeps ~150 MB there, and
+    pytest keeps the last three runs. PYTEST_DEBUG_TEMPROOT or --basetemp, when given, win."""
+    if "PYTEST_DEBUG_TEMPROOT" in os.environ:
+        return
+    try:
+        fs = os.statvfs(root)
+    except OSError:
+        return
+    if fs.f_bavail * fs.f_frsize >= need and os.access(root, os.W_OK | os.X_OK):
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = root
+
+
+_temp_in_memory()
+
+from tests import schedule  # noqa: E402
 from tests.harness import (  # noqa: E402, F401  (fixtures for every test)
     flaky_remote,
     kubesim,
@@ -157,10 +178,15 @@ class _Reach:
         return False
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:     # pytest-xdist, on the controller
+    schedule.tell_worker(node)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # the tests marked `slow` (seconds each) run first, so that in a parallel run (pytest-xdist)
-    # no long test starts last and keeps one worker busy while the others idle
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    # the long tests first, dealt out over the workers of a parallel run (tests/schedule.py), so
+    # that no long test starts last and keeps one worker busy while the others idle
+    schedule.order(config, items)
     if CONFORMANCE.is_dir():
         return
     reach = _Reach()
