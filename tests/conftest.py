@@ -9,6 +9,7 @@ error there, so a green CI never means "skipped".
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 import sys
 import tempfile
@@ -223,6 +224,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if _reads_a_missing_example(call.excinfo.value):
         report.outcome = "skipped"
         report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {MISSING_REASON}")
+
+
+@pytest.fixture(autouse=True)
+def _gitfleet_loggers_as_new() -> None:
+    """Each test starts with gitfleet's loggers as a fresh process has them: propagating to the
+    root (where caplog listens), no handler of their own, none disabled. A command run
+    in-process (`setup_logging`: its own stderr handler, not propagating) or a library
+    configuring logging leaves them changed for the next test on the same worker; with the
+    order of tests/schedule.py, two caplog tests then saw no record (tests/tips/test_safety.py,
+    tests/heartbeat/test_reach_agent.py; which test leaked is not known)."""
+    root = logging.getLogger("gitfleet")
+    root.handlers[:] = []
+    root.setLevel(logging.NOTSET)
+    root.propagate = True
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        if isinstance(logger, logging.Logger) and (name == "gitfleet"
+                                                   or name.startswith("gitfleet.")):
+            logger.disabled = False
 
 
 @pytest.fixture(autouse=True)
