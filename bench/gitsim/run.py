@@ -227,8 +227,18 @@ def _refs_of(kind: str, n: int, args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _args(argv)
+    """The harness; the simulated agents' warnings are silenced for the run only, so an
+    in-process caller (tests/gitsim) gets its logging back as it was."""
+    previous = logging.root.manager.disable
     logging.disable(logging.WARNING)
+    try:
+        return _run(argv)
+    finally:
+        logging.disable(previous)
+
+
+def _run(argv: list[str] | None) -> int:
+    args = _args(argv)
     rng = random.Random(args.seed)
     sizes = [int(x) for x in args.clusters.split(",") if x]
     kinds = [k for k in args.servers.split(",") if k]
