@@ -16,9 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gitfleet.agent.desired import DesiredState, commit_trailers, parse_cluster_tree
+from gitfleet.agent.desired import DesiredState, parse_cluster_tree
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RemoteRefMissing
+from gitfleet.state.objects import trailers_of
 from gitfleet.state.signing import TrustedKeys, Verdict
 
 
@@ -78,8 +79,7 @@ class ClusterBranch:
         """The DesiredState of one commit of the branch (parsed once, then cached)."""
         if self._parsed is not None and self._parsed.cluster_commit == commit:
             return self._parsed
-        message = self.git.run("cat-file", "commit", commit).decode(errors="replace")
-        trailers = commit_trailers(message.split("\n\n", 1)[1] if "\n\n" in message else "")
+        trailers = trailers_of(self.git.run("cat-file", "commit", commit))
         files = self.git.read_files(commit)
         state = parse_cluster_tree(files, cluster_commit=commit,
                                    state_commit=trailers.get("State-Commit", ""),

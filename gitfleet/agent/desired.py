@@ -243,16 +243,3 @@ def _open_sops(data: bytes, path: str, identities: Sequence[Any], *,
     from gitfleet.secrets.sops import open_file
 
     return open_file(data, path=path, identities=identities, namespace=namespace or None)
-
-
-def commit_trailers(message: str) -> dict[str, str]:
-    """`Key: value` lines of a commit message's last paragraph."""
-    paragraphs = [p for p in message.strip().split("\n\n") if p.strip()]
-    if not paragraphs:
-        return {}
-    out: dict[str, str] = {}
-    for line in paragraphs[-1].splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key and " " not in key.strip():
-            out[key.strip()] = value.strip()
-    return out

@@ -27,12 +27,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gitfleet import yamlio
-from gitfleet.agent.desired import commit_trailers
 from gitfleet.agent.statusmessage import HEARTBEAT_TRAILER, Message, Write, decide, describe
 from gitfleet.errors import InputError, RefConflict, TransientError
 from gitfleet.layout import METRICS_FILE, STATUS_FILE, STATUS_MOVED_TRAILER, Branches
 from gitfleet.logs import log
 from gitfleet.state.git import Git, RefUpdate, RemoteRefMissing
+from gitfleet.state.objects import trailers_of
 from gitfleet.state.signing import TrustedKeys, verify_commit_body
 from gitfleet.state.urls import redact
 from gitfleet.wire.status import ClusterStatus
@@ -209,8 +209,7 @@ class StatusBranch:
         return verdict.ok
 
     def _trailers(self, commit: str) -> dict[str, str]:
-        message = self.git.run("cat-file", "commit", commit).decode(errors="replace")
-        return commit_trailers(message.split("\n\n", 1)[1] if "\n\n" in message else "")
+        return trailers_of(self.git.run("cat-file", "commit", commit))
 
     def _heartbeat_only(self, commit: str) -> bool:
         return self._trailers(commit).get(HEARTBEAT_TRAILER) == "true"

@@ -74,6 +74,8 @@ class RemoteObjectMissing(GitError):
     also answer for an object it has but no ref reaches, so they prove nothing there.)"""
 
 
+# every fetch: objects kept in a pack (no loose objects), nothing but the refspecs written
+_FETCH = ("-c", "fetch.unpackLimit=1", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head")
 _PACKET_TRACE = re.compile(rb"^[0-9:.]+ +pkt-line\.c:[0-9]+ +packet: .*$\n?", re.MULTILINE)
 _SPOKE_V2 = re.compile(rb"^[0-9:.]+ +pkt-line\.c:[0-9]+ +packet: +[a-z-]+< version 2$",
                        re.MULTILINE)
@@ -425,8 +427,7 @@ class Git:
         With `prune`, local refs matching a refspec's destination that the remote no longer
         has are deleted (a mirror).
         """
-        args = ["-c", "fetch.unpackLimit=1", "fetch", "--quiet", "--no-tags",
-                "--no-write-fetch-head"]
+        args = list(_FETCH)
         if prune:
             args.append("--prune")
         if depth is not None:
@@ -443,8 +444,7 @@ class Git:
         """Fetch one commit by id. RemoteObjectMissing only when the remote said it does not
         have it over protocol v2 (the packet trace of this one fetch says which protocol was
         spoken); any other failure as `fetch`."""
-        args = ["-c", "fetch.unpackLimit=1", "fetch", "--quiet", "--no-tags",
-                "--no-write-fetch-head", "--", url, sha]
+        args = [*_FETCH, "--", url, sha]
         proc = self._exec(args, None, remote=True, extra_env={"GIT_TRACE_PACKET": "1"})
         if proc.returncode == 0:
             return

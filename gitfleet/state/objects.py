@@ -735,3 +735,19 @@ def pack_chunks(items: Sequence[tuple[int, bytes]], *, level: int = 1,
     block = b"".join(parts)
     digest.update(block)
     yield block + digest.digest()
+
+
+def trailers_of(commit_body: bytes) -> dict[str, str]:
+    """The `Key: value` trailers of a commit object (its message's last paragraph): the one
+    reader of the trailers gitfleet writes (State-Commit, Source-Commit, heartbeat and move
+    marks, the render summary)."""
+    message = commit_body.decode(errors="replace").partition("\n\n")[2]
+    paragraphs = [p for p in message.strip().split("\n\n") if p.strip()]
+    if not paragraphs:
+        return {}
+    out: dict[str, str] = {}
+    for line in paragraphs[-1].splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key and " " not in key.strip():
+            out[key.strip()] = value.strip()
+    return out

@@ -33,10 +33,10 @@ from gitfleet.model.loader import FLEET_FILE, Fleet, load_settings, sound_sectio
 from gitfleet.model.statusshards import NO_SHARDS, StatusShards
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.lastgood import last_good_settings
+from gitfleet.state.objects import trailers_of
 from gitfleet.state.signing import TrustedKeys
 from gitfleet.state.statustrust import Choice, StatusTrust
 from gitfleet.state.urls import redact
-from gitfleet.state.writer import trailers_of
 from gitfleet.wire.status import ClusterStatus
 
 LOG = logging.getLogger("gitfleet.hub.status")

@@ -35,6 +35,7 @@ from gitfleet.state.objects import (
     OBJ_TREE,
     TreeBuild,
     TreeIndex,
+    trailers_of,
     tree_entries,
 )
 
@@ -368,19 +369,6 @@ def state_trailers(git: Git, commit: str) -> dict[str, str]:
     """The trailers of a state commit (Source-Commit, Render-Summary, Status-Input,
     Renderer)."""
     return trailers_of(git.read_objects([commit]).get(commit, b""))
-
-
-def trailers_of(commit_body: bytes) -> dict[str, str]:
-    """The trailers of a commit object's body (its message's last paragraph)."""
-    body = commit_body.decode(errors="replace")
-    message = body.partition("\n\n")[2]
-    last = message.rstrip("\n").rpartition("\n\n")[2]
-    out = {}
-    for line in last.splitlines():
-        key, sep, value = line.partition(": ")
-        if sep and key and " " not in key:
-            out[key] = value.strip()
-    return out
 
 
 def summary_totals(trailers: Mapping[str, str]) -> tuple[int, int] | None:
