@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from gitfleet.kubesim import conversion, knownfields, reviews
+from gitfleet.kubesim import conversion, knownfields, protobuf, reviews
 from gitfleet.kubesim import status as st
 from gitfleet.kubesim.catalog import METRICS_GROUP, REVIEW_KINDS, Catalog, ResourceType
 from gitfleet.kubesim.defaults import INITIAL_STATUS, apply_defaults
@@ -109,6 +109,8 @@ class Request:
 def _load(body: bytes, content_type: str) -> Any:
     if not body:
         raise st.bad_request("the request body is empty")
+    if protobuf.is_protobuf(content_type):
+        return _load_protobuf(body)
     try:
         return json.loads(body)
     except ValueError:
@@ -118,6 +120,19 @@ def _load(body: bytes, content_type: str) -> Any:
         return yaml.load(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         raise st.bad_request(f"error decoding YAML: {exc}") from None
+
+
+def _load_protobuf(body: bytes) -> Any:
+    try:
+        return protobuf.decode(body)
+    except protobuf.Unsupported as exc:
+        raise st.ApiError(415, "UnsupportedMediaType", "the body of the request was in an "
+                          "unknown format - accepted media types include: application/json, "
+                          f"application/yaml (kubesim reads protobuf only for "
+                          f"{protobuf.READABLE}, not {exc})") from None
+    except (protobuf.ProtobufError, UnicodeDecodeError) as exc:
+        raise st.bad_request(f"the body of the request could not be decoded as protobuf: "
+                             f"{exc}") from None
 
 
 def _load_noting_duplicates(req: Request, content_type: str) -> Any:
@@ -135,6 +150,8 @@ def _load_noting_duplicates(req: Request, content_type: str) -> Any:
 
     if not req.body:
         raise st.bad_request("the request body is empty")
+    if protobuf.is_protobuf(content_type):
+        return _load_protobuf(req.body)
     try:
         loaded = json.loads(req.body, object_pairs_hook=pairs)
     except ValueError:
@@ -755,7 +772,9 @@ class ApiServer:
             raise st.method_not_allowed("delete")
         old = self._existing(rt, req.namespace, req.name)
         options: Obj = {}
-        if req.body:
+        if req.body and protobuf.is_protobuf(req.content_type):
+            options = _load_protobuf(req.body)  # client-go's typed clients (Helm's releases)
+        elif req.body:
             try:
                 loaded = json.loads(req.body)
                 options = loaded if isinstance(loaded, dict) else {}
