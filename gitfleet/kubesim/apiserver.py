@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from gitfleet.kubesim import conversion, knownfields, protobuf, reviews
+from gitfleet.kubesim import conversion, knownfields, leases, protobuf, reviews
 from gitfleet.kubesim import status as st
 from gitfleet.kubesim.catalog import METRICS_GROUP, REVIEW_KINDS, Catalog, ResourceType
 from gitfleet.kubesim.defaults import INITIAL_STATUS, apply_defaults
@@ -640,6 +640,8 @@ class ApiServer:
                 new.pop("status", None)
         if rt.kind == "Secret":
             _fold_string_data(new)
+        elif rt.kind == "Lease" and rt.group == "coordination.k8s.io":
+            leases.decode(new)
         if not req.system and operation != "Apply":
             self._unknown_fields(req, new)
         if not rt.custom and rt.kind != "CustomResourceDefinition":
