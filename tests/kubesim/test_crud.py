@@ -8,7 +8,7 @@ import pytest
 from kubernetes import client, dynamic
 from kubernetes.client.rest import ApiException
 
-from tests.kubesim.conftest import configmap, deployment
+from tests.kubesim.conftest import configmap, deployment, ours
 
 
 def _status(exc: ApiException) -> dict:
@@ -79,11 +79,11 @@ def test_list_pages_with_limit_and_continue(core: client.CoreV1Api, ns: str) -> 
     for i in range(5):
         core.create_namespaced_config_map(ns, configmap(f"cm-{i}"))
     page = core.list_namespaced_config_map(ns, limit=2)
-    seen = [i.metadata.name for i in page.items]
+    seen = [i.metadata.name for i in ours(page.items)]
     core.delete_namespaced_config_map(seen[0], ns)  # a deletion between pages skips nothing
     while page.metadata._continue:
         page = core.list_namespaced_config_map(ns, limit=2, _continue=page.metadata._continue)
-        seen += [i.metadata.name for i in page.items]
+        seen += [i.metadata.name for i in ours(page.items)]
     assert sorted(seen) == [f"cm-{i}" for i in range(5)]
 
 
@@ -110,7 +110,7 @@ def test_missing_required_fields_are_422(dyn: dynamic.DynamicClient, ns: str) ->
 def test_dry_run_stores_nothing(core: client.CoreV1Api, ns: str) -> None:
     out = core.create_namespaced_config_map(ns, configmap(a="1"), dry_run="All")
     assert out.metadata.uid
-    assert core.list_namespaced_config_map(ns).items == []
+    assert ours(core.list_namespaced_config_map(ns).items) == []
 
 
 def test_delete_and_cluster_scoped_objects(dyn: dynamic.DynamicClient) -> None:
