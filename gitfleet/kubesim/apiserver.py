@@ -196,6 +196,8 @@ class ApiServer:
         self._lock = threading.Lock()
         self.metrics = Metrics(store, lambda: rfc3339(self.now()))
         self.schemas: dict[tuple[str, str, str], dict[str, Any]] = {}
+        # a CRD version's additionalPrinterColumns, by (group, version, plural)
+        self.printer_columns: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         self.write_hooks: list[Callable[[ResourceType, Event], None]] = []
         # unknown fields of applied configurations, by type, schema and request body
         self._checked: dict[tuple[str, str, str, int, bytes], list[knownfields.Unknown]] = {}

@@ -371,7 +371,8 @@ class Handler(BaseHTTPRequestHandler):
             if wants_table(accept) and "Table" not in str(obj.get("kind")):
                 obj = table([obj], kind=req.rt.kind,
                             resource_version=obj["metadata"].get("resourceVersion", ""),
-                            now=api.now(), include=query.get("includeObject", "Metadata"))
+                            now=api.now(), include=query.get("includeObject", "Metadata"),
+                            printer_columns=self._printer_columns(req))
             self._send_json(200, obj)
             return
         if verb == "list":
@@ -381,7 +382,8 @@ class Handler(BaseHTTPRequestHandler):
                               for o in result["items"]]
                 tab = table(with_kinds, kind=req.rt.kind,
                             resource_version=result["metadata"]["resourceVersion"],
-                            now=api.now(), include=query.get("includeObject", "Metadata"))
+                            now=api.now(), include=query.get("includeObject", "Metadata"),
+                            printer_columns=self._printer_columns(req))
                 if "continue" in result["metadata"]:
                     tab["metadata"]["continue"] = result["metadata"]["continue"]
                 result = tab
@@ -395,6 +397,13 @@ class Handler(BaseHTTPRequestHandler):
             code, obj = handlers[verb](req)
         obj = conversion.present(view, obj)
         self._send(code, _dumps(obj), extra="".join(_warning(w) for w in req.warnings))
+
+    def _printer_columns(self, req: Request) -> list[dict[str, Any]] | None:
+        """A custom resource's additionalPrinterColumns (None: the built-in printers)."""
+        if not req.rt.custom:
+            return None
+        return self.ctx.api.printer_columns.get((req.rt.group, req.rt.version, req.rt.plural),
+                                                [])
 
     # ---- watch ---------------------------------------------------------------------------
 
@@ -419,7 +428,7 @@ class Handler(BaseHTTPRequestHandler):
                 obj = table([obj], kind=req.rt.kind,
                             resource_version=obj["metadata"].get("resourceVersion", ""),
                             now=api.now(), include=req.query.get("includeObject", "Metadata"),
-                            columns=first[0])
+                            columns=first[0], printer_columns=self._printer_columns(req))
                 first[0] = False
             data = _dumps({"type": kind, "object": obj}) + b"\n"
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))

@@ -363,6 +363,9 @@ class KubeSim:
             schema = (version.get("schema") or {}).get("openAPIV3Schema")
             if isinstance(schema, dict):
                 self.api.schemas[(group, version["name"], plural)] = schema
+            columns = version.get("additionalPrinterColumns")
+            if isinstance(columns, list):
+                self.api.printer_columns[(group, version["name"], plural)] = columns
             self.catalog.add(ResourceType(
                 group, version["name"], names.get("kind", ""), plural,
                 spec.get("scope") == "Namespaced", short_names=tuple(names.get("shortNames") or ()),
@@ -377,6 +380,8 @@ class KubeSim:
         gone = self.catalog.remove(group, plural)
         for key in [k for k in self.api.schemas if k[0] == group and k[2] == plural]:
             del self.api.schemas[key]
+        for key in [k for k in self.api.printer_columns if k[0] == group and k[2] == plural]:
+            del self.api.printer_columns[key]
         if gone:
             rt = gone[0]
             for obj in self.store.items((group, plural)):
