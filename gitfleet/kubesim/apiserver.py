@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from gitfleet.kubesim import conversion, knownfields, leases, protobuf, reviews
+from gitfleet.kubesim import conversion, knownfields, lastapplied, leases, protobuf, reviews
 from gitfleet.kubesim import status as st
 from gitfleet.kubesim.catalog import METRICS_GROUP, REVIEW_KINDS, Catalog, ResourceType
 from gitfleet.kubesim.defaults import INITIAL_STATUS, apply_defaults
@@ -518,11 +518,18 @@ class ApiServer:
         merged = apply_merge(rt.kind, base, config)
         live_flat = flatten(rt.kind, live, drop_status=False) if live else {}
         merged_flat = flatten(rt.kind, merged, drop_status=False)
+        forgiven = lastapplied.allowed_conflicts(
+            rt.kind, live, rt.api_version, builtin=not rt.custom) \
+            if manager == lastapplied.MANAGER else frozenset()
         result = apply_ownership(
             rt.kind, merged, entries, manager=manager, api_version=rt.api_version,
             now=rfc3339(self.now()), subresource=req.subresource, force=_true(
                 req.query.get("force")), applied=applied, live_flat=live_flat,
-            merged_flat=merged_flat)
+            merged_flat=merged_flat, forgiven=forgiven)
+        if manager == lastapplied.MANAGER and lastapplied.has_annotation(result.obj):
+            sent = _load(req.body, APPLY)  # the configuration as kubectl sent it
+            result.obj["metadata"].setdefault("annotations", {})[lastapplied.ANNOTATION] = \
+                lastapplied.annotation_value(sent)
         obj = self._commit(req, live, result.obj, operation="Apply", entries=result.entries)
         return (201 if live is None else 200), obj
 
