@@ -48,8 +48,7 @@ def chart(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture
-def helm(sim: KubeSim, tmp_path: Path) -> Helm:
+def _helm_for(sim: KubeSim, tmp_path: Path) -> Helm:
     config = sim.write_kubeconfig(tmp_path / "kubeconfig")
     home = tmp_path / "home"
 
@@ -64,6 +63,11 @@ def helm(sim: KubeSim, tmp_path: Path) -> Helm:
         return proc
 
     return run
+
+
+@pytest.fixture
+def helm(sim: KubeSim, tmp_path: Path) -> Helm:
+    return _helm_for(sim, tmp_path)
 
 
 def _message(core: client.CoreV1Api, ns: str) -> str:
@@ -120,3 +124,53 @@ def test_a_protobuf_body_kubesim_cannot_read_is_refused_by_media_type(sim: KubeS
     assert refused.value.code == 415
     assert "application/json" in json.loads(refused.value.read())["message"]
     refused.value.close()
+
+
+WORKLOAD = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-web
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "nginx:{{ .Values.tag }}"}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Release.Name }}-migrate
+  annotations:
+    helm.sh/hook: post-install,post-upgrade
+    helm.sh/hook-delete-policy: hook-succeeded
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: migrate, image: busybox}]
+"""
+
+
+def test_wait_and_hooks_with_running_pods(chart: Path, tmp_path: Path) -> None:
+    """`--wait` reads a Deployment's newest ReplicaSet and a hook Job's completion: kubesim
+    runs them with `pods=True`."""
+    (chart / "templates" / "workload.yaml").write_text(WORKLOAD)
+    (chart / "values.yaml").write_text("message: hello\ntag: '1.25'\n")
+    with KubeSim(pods=True, controller_delay=0.05) as sim:
+        helm = _helm_for(sim, tmp_path)
+        helm("install", "shop", str(chart), "--wait", "--timeout", "60s")
+        helm("upgrade", "shop", str(chart), "--wait", "--atomic", "--timeout", "60s",
+             "--set", "tag=1.27")
+        api = sim.api_client()
+        try:
+            image = client.AppsV1Api(api).read_namespaced_deployment(
+                "shop-web", "default").spec.template.spec.containers[0].image
+        finally:
+            api.close()
+        assert image == "nginx:1.27"
+        statuses = [h["status"] for h in json.loads(helm("history", "shop", "-o",
+                                                         "json").stdout)]
+        assert statuses == ["superseded", "deployed"]
