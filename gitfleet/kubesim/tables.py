@@ -191,7 +191,12 @@ def _hpa_targets(obj: Obj) -> str:
 
 def _job_status(obj: Obj) -> str:
     conditions = {c.get("type"): c.get("status") for c in _status(obj).get("conditions") or []}
-    for kind in ("Failed", "Complete", "FailureTarget", "SuccessCriteriaMet", "Suspended"):
+    for kind in ("Complete", "Failed"):
+        if conditions.get(kind) == "True":
+            return kind
+    if (obj.get("metadata") or {}).get("deletionTimestamp"):
+        return "Terminating"
+    for kind in ("Suspended", "FailureTarget", "SuccessCriteriaMet"):
         if conditions.get(kind) == "True":
             return kind
     return "Running"
