@@ -45,6 +45,11 @@ def _warning(text: str) -> str:
     return f'Warning: 299 - "{quoted}"\r\n'
 
 
+def _deprecation(req: Request) -> str:
+    """The `Warning` a real server adds to every answer about a deprecated version."""
+    return _warning(req.rt.deprecation) if req.rt.deprecation else ""
+
+
 def _dumps(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
@@ -373,7 +378,7 @@ class Handler(BaseHTTPRequestHandler):
                             resource_version=obj["metadata"].get("resourceVersion", ""),
                             now=api.now(), include=query.get("includeObject", "Metadata"),
                             printer_columns=self._printer_columns(req))
-            self._send_json(200, obj)
+            self._send(200, _dumps(obj), extra=_deprecation(req))
             return
         if verb == "list":
             result = api.list_items(req)
@@ -387,7 +392,7 @@ class Handler(BaseHTTPRequestHandler):
                 if "continue" in result["metadata"]:
                     tab["metadata"]["continue"] = result["metadata"]["continue"]
                 result = tab
-            self._send_json(200, result)
+            self._send(200, _dumps(result), extra=_deprecation(req))
             return
         handlers: dict[str, Callable[[Request], tuple[int, dict[str, Any]]]] = {
             "create": api.create, "update": api.update, "patch": api.patch,
@@ -396,7 +401,8 @@ class Handler(BaseHTTPRequestHandler):
         with api.store.lock:
             code, obj = handlers[verb](req)
         obj = conversion.present(view, obj)
-        self._send(code, _dumps(obj), extra="".join(_warning(w) for w in req.warnings))
+        self._send(code, _dumps(obj), extra=_deprecation(req) + "".join(
+            _warning(w) for w in req.warnings))
 
     def _printer_columns(self, req: Request) -> list[dict[str, Any]] | None:
         """A custom resource's additionalPrinterColumns (None: the built-in printers)."""

@@ -364,6 +364,17 @@ def _columns(kind: str, now: float) -> Columns:
                 ("Max Unavailable", 0, lambda o: _spec(o).get("maxUnavailable", "N/A")),
                 ("Allowed Disruptions", 0, lambda o: _status(o).get("disruptionsAllowed", 0)),
                 ("Age", 0, age)]
+    if kind == "ComponentStatus":
+        def health(o: Obj, key: str) -> str:
+            for c in o.get("conditions") or []:
+                if c.get("type") == "Healthy":
+                    if key == "status":
+                        return "Healthy" if c.get("status") == "True" else "Unhealthy"
+                    return str(c.get(key) or "")
+            return "Unknown" if key == "status" else ""
+        return [("Status", 0, lambda o: health(o, "status")),
+                ("Message", 0, lambda o: health(o, "message")),
+                ("Error", 0, lambda o: health(o, "error"))]
     if kind == "Lease":
         return [("Holder", 0, lambda o: _spec(o).get("holderIdentity", "")), ("Age", 0, age)]
     if kind == "NetworkPolicy":

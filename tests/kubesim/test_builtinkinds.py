@@ -109,3 +109,12 @@ def test_reviews_answer_as_for_an_admin(kubectl: Callable[..., CompletedProcess[
     assert kubectl("auth", "can-i", "delete", "validatingwebhookconfigurations").stdout \
         .strip() == "yes"
     assert "kubernetes-admin" in kubectl("auth", "whoami").stdout
+
+
+def test_a_deprecated_version_warns_as_a_real_server_does(
+        kubectl: Callable[..., CompletedProcess[str]]) -> None:
+    old = kubectl("get", "flowschemas.v1beta3.flowcontrol.apiserver.k8s.io")
+    assert "Warning: flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema is deprecated in " \
+           "v1.29+, unavailable in v1.32+; use flowcontrol.apiserver.k8s.io/v1 FlowSchema" \
+           in old.stderr
+    assert "Warning" not in kubectl("get", "flowschemas").stderr

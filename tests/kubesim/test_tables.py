@@ -79,6 +79,16 @@ def test_service_and_node_columns(kubectl: Kubectl, sim: KubeSim) -> None:
     assert rows[1][1:3] == ["Ready", "<none>"] and rows[1][4:6] == ["v1.31.0", "172.18.0.2"]
 
 
+def test_component_statuses(kubectl: Kubectl) -> None:
+    shown = kubectl("get", "componentstatuses")
+    assert "Warning: v1 ComponentStatus is deprecated in v1.19+" in shown.stderr
+    rows = [line.split() for line in shown.stdout.splitlines()]
+    assert rows[0] == ["NAME", "STATUS", "MESSAGE", "ERROR"]
+    assert [row[:3] for row in rows[1:]] == [["controller-manager", "Healthy", "ok"],
+                                             ["etcd-0", "Healthy", "ok"],
+                                             ["scheduler", "Healthy", "ok"]]
+
+
 def test_custom_resources_print_their_crd_columns(kubectl: Kubectl, sim: KubeSim) -> None:
     _apply(kubectl, CRD)
     assert sim.settle()
