@@ -342,8 +342,7 @@ class ApiServer:
             return 201, reviews.answer(req.rt.kind, obj)
         meta = obj["metadata"]
         if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = meta["generateName"] + "".join(
-                random.choice(_NAME_CHARS) for _ in range(5))
+            meta["name"] = self._generated_name(req, str(meta["generateName"]))
         name = meta.get("name") or ""
         if name and self.store.get(_tkey(req.rt), req.namespace, name) is not None:
             self._ns_check(req.rt, req.namespace, name, creating=True)
@@ -354,6 +353,16 @@ class ApiServer:
                                      "created")
             del meta["resourceVersion"]
         return 201, self._commit(req, None, obj, operation="Update")
+
+    def _generated_name(self, req: Request, prefix: str) -> str:
+        """generateName as a real server fills it in: the prefix cut to 58 characters, five
+        random ones after it, drawn again (up to 8 times, RetryGenerateName) while taken."""
+        base = prefix[:58]
+        for _ in range(8):
+            name = base + "".join(random.choice(_NAME_CHARS) for _ in range(5))
+            if self.store.get(_tkey(req.rt), req.namespace, name) is None:
+                break
+        return name
 
     def update(self, req: Request) -> tuple[int, Obj]:
         old = self._existing(req.rt, req.namespace, req.name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from kubernetes import client, dynamic
@@ -159,3 +160,19 @@ def test_names_follow_each_kinds_rule(dyn: dynamic.DynamicClient, ns: str, kind:
     with pytest.raises(dynamic.exceptions.UnprocessibleEntityError) as err:
         resource.create(body=body, namespace=ns if kind != "Namespace" else None)
     assert json.loads(err.value.body)["details"]["causes"][0]["field"] == "metadata.name"
+
+
+def test_generate_name_as_a_real_server_fills_it(api: client.ApiClient, ns: str) -> None:
+    """Argo CD and Helm create hook Jobs with generateName (POST, never apply)."""
+    jobs = client.BatchV1Api(api)
+    body = {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"generateName": "presync-migrate-"},
+            "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+                {"name": "migrate", "image": "busybox:1.36"}]}}}}
+    names = {jobs.create_namespaced_job(ns, body).metadata.name for _ in range(3)}
+    assert len(names) == 3
+    assert all(re.fullmatch(r"presync-migrate-[bcdfghjklmnpqrstvwxz2456789]{5}", n)
+               for n in names)
+    long = dict(body, metadata={"generateName": "x" * 70})
+    name = jobs.create_namespaced_job(ns, long).metadata.name
+    assert len(name) == 63 and name.startswith("x" * 58)
