@@ -161,7 +161,7 @@ def _load_noting_duplicates(req: Request, content_type: str) -> Any:
 
 
 def _tkey(rt: ResourceType) -> TypeKey:
-    return (rt.group, rt.plural)
+    return conversion.store_key(rt)
 
 
 def _strip_times(entries: Any) -> Any:

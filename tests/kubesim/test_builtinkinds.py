@@ -118,3 +118,25 @@ def test_a_deprecated_version_warns_as_a_real_server_does(
            "v1.29+, unavailable in v1.32+; use flowcontrol.apiserver.k8s.io/v1 FlowSchema" \
            in old.stderr
     assert "Warning" not in kubectl("get", "flowschemas").stderr
+
+
+def test_an_event_is_one_object_in_both_groups(api: client.ApiClient, ns: str) -> None:
+    core = client.CoreV1Api(api)
+    events = client.EventsV1Api(api)
+    core.create_namespaced_event(ns, {
+        "metadata": {"name": "web.1"},
+        "involvedObject": {"kind": "Deployment", "namespace": ns, "name": "web"},
+        "reason": "ScalingReplicaSet", "message": "Scaled up to 2", "type": "Normal",
+        "source": {"component": "deployment-controller"}, "count": 1,
+        # the client's events.k8s.io model requires an eventTime (a real server answers null
+        # for an Event written without one, which the client cannot read either)
+        "eventTime": "2026-12-07T06:00:00.000000Z", "reportingComponent": "deployment-controller",
+        "reportingInstance": "kubesim"})
+    read = events.read_namespaced_event("web.1", ns)
+    assert (read.regarding.name, read.note, read.deprecated_source.component,
+            read.deprecated_count) == ("web", "Scaled up to 2", "deployment-controller", 1)
+    events.patch_namespaced_event("web.1", ns, {"note": "Scaled up to 3"})
+    assert core.read_namespaced_event("web.1", ns).message == "Scaled up to 3"
+    assert [e.metadata.name for e in events.list_namespaced_event(ns).items] == ["web.1"]
+    events.delete_namespaced_event("web.1", ns)
+    assert core.list_namespaced_event(ns).items == []
