@@ -364,6 +364,8 @@ def _columns(kind: str, now: float) -> Columns:
                 ("Max Unavailable", 0, lambda o: _spec(o).get("maxUnavailable", "N/A")),
                 ("Allowed Disruptions", 0, lambda o: _status(o).get("disruptionsAllowed", 0)),
                 ("Age", 0, age)]
+    if kind == "Event":
+        return _event_columns(now)
     if kind == "ComponentStatus":
         def health(o: Obj, key: str) -> str:
             for c in o.get("conditions") or []:
@@ -406,6 +408,46 @@ def _columns(kind: str, now: float) -> Columns:
                 ("PreemptionPolicy", 0, lambda o: o.get("preemptionPolicy",
                                                         "PreemptLowerPriority"))]
     return [("Age", 0, age)]
+
+
+def _event_columns(now: float) -> Columns:
+    """An Event's row (read as core or as events.k8s.io/v1, which renames fields): no leading
+    Name - it is the last, wide column."""
+    def field(o: Obj, core: str, events: str) -> Any:
+        return o.get(core) if o.get(core) is not None else o.get(events)
+
+    def last_seen(o: Obj) -> str:
+        series = o.get("series") or {}
+        stamp = series.get("lastObservedTime") or field(
+            o, "lastTimestamp", "deprecatedLastTimestamp") or o.get("eventTime")
+        return _since(stamp, now) if stamp else "<unknown>"
+
+    def first_seen(o: Obj) -> str:
+        stamp = field(o, "firstTimestamp", "deprecatedFirstTimestamp") or o.get("eventTime")
+        return _since(stamp, now) if stamp else "<unknown>"
+
+    def source(o: Obj) -> str:
+        src = field(o, "source", "deprecatedSource") or {}
+        if src.get("component") or src.get("host"):
+            return ", ".join(str(v) for v in (src.get("component"), src.get("host")) if v)
+        return str(field(o, "reportingComponent", "reportingController") or "")
+
+    def involved(o: Obj) -> Obj:
+        return field(o, "involvedObject", "regarding") or {}
+
+    def count(o: Obj) -> Any:
+        return (o.get("series") or {}).get("count") or field(o, "count", "deprecatedCount") \
+            or 1
+
+    return [("Last Seen", 0, last_seen), ("Type", 0, lambda o: o.get("type", "")),
+            ("Reason", 0, lambda o: o.get("reason", "")),
+            ("Object", 0, lambda o: f"{str(involved(o).get('kind', '')).lower()}/"
+                                    f"{involved(o).get('name', '')}"),
+            ("Subobject", 1, lambda o: involved(o).get("fieldPath", "")),
+            ("Source", 1, source),
+            ("Message", 0, lambda o: field(o, "message", "note") or ""),
+            ("First Seen", 1, first_seen), ("Count", 1, count),
+            ("Name", 1, lambda o: (o.get("metadata") or {}).get("name", ""))]
 
 
 def _subjects(kind: str) -> Cell:
@@ -456,12 +498,15 @@ def table(objs: list[Obj], *, kind: str, resource_version: str, now: float,
     spec = columns_of(kind, now, printer_columns or None)
     out: Obj = {"kind": "Table", "apiVersion": "meta.k8s.io/v1",
                 "metadata": {"resourceVersion": resource_version}}
-    out["columnDefinitions"] = [_NAME, *[_definition(name, priority, printer_columns)
+    named = kind != "Event"  # an Event's printer shows its name last, under -o wide
+    head = [_NAME] if named else []
+    out["columnDefinitions"] = [*head, *[_definition(name, priority, printer_columns)
                                          for name, priority, _ in spec]] if columns else None
     rows = []
     for obj in objs:
         meta = obj.get("metadata") or {}
-        row: Obj = {"cells": [meta.get("name", ""), *[cell(obj) for _, _, cell in spec]]}
+        cells = [cell(obj) for _, _, cell in spec]
+        row: Obj = {"cells": [meta.get("name", ""), *cells] if named else cells}
         if include == "Object":
             row["object"] = obj
         elif include != "None":
@@ -475,6 +520,8 @@ def table(objs: list[Obj], *, kind: str, resource_version: str, now: float,
 def _definition(name: str, priority: int, printer_columns: list[Obj] | None) -> Obj:
     if name == "Age":
         return _AGE
+    if name == "Name":
+        return dict(_NAME, priority=priority)
     kind = _TYPES.get(name, "string")
     for spec in printer_columns or []:
         if spec.get("name") == name:

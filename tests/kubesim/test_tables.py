@@ -8,6 +8,7 @@ from subprocess import CompletedProcess
 
 import pytest
 import yaml
+from kubernetes import client
 
 from gitfleet.kubesim import KubeSim
 from gitfleet.kubesim.tables import human_duration
@@ -77,6 +78,24 @@ def test_service_and_node_columns(kubectl: Kubectl, sim: KubeSim) -> None:
     rows = _table(kubectl, "nodes", "-o", "wide")
     assert rows[0][:6] == ["NAME", "STATUS", "ROLES", "AGE", "VERSION", "INTERNAL-IP"]
     assert rows[1][1:3] == ["Ready", "<none>"] and rows[1][4:6] == ["v1.31.0", "172.18.0.2"]
+
+
+def test_events_print_as_kubectl_get_events_shows_them(kubectl: Kubectl,
+                                                       core: client.CoreV1Api) -> None:
+    core.create_namespaced_event("default", {
+        "metadata": {"name": "web.17f"},
+        "involvedObject": {"kind": "Deployment", "namespace": "default", "name": "web"},
+        "reason": "ScalingReplicaSet", "message": "Scaled up replica set web-5d to 2",
+        "type": "Normal", "source": {"component": "deployment-controller"}, "count": 3,
+        "firstTimestamp": "2026-12-07T05:00:00Z", "lastTimestamp": "2026-12-07T05:00:00Z"})
+    rows = _table(kubectl, "events", "-n", "default")
+    assert rows[0] == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert rows[1][1:] == ["Normal", "ScalingReplicaSet", "deployment/web", "Scaled", "up",
+                           "replica", "set", "web-5d", "to", "2"]
+    wide = _table(kubectl, "events", "-n", "default", "-o", "wide")
+    assert wide[0] == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "SUBOBJECT", "SOURCE",
+                       "MESSAGE", "FIRST", "SEEN", "COUNT", "NAME"]
+    assert wide[1][-2:] == ["3", "web.17f"]
 
 
 def test_component_statuses(kubectl: Kubectl) -> None:
