@@ -333,6 +333,12 @@ class ApiServer:
     # ---- writes --------------------------------------------------------------------------
 
     def create(self, req: Request) -> tuple[int, Obj]:
+        if req.subresource == "token":
+            self._existing(req.rt, req.namespace, req.name)
+            body = _load(req.body, req.content_type)
+            return 201, reviews.token_request(body if isinstance(body, dict) else {},
+                                              namespace=req.namespace, name=req.name,
+                                              now=self.now())
         if req.subresource:
             raise st.method_not_allowed("create")
         obj = self._body_object(req)

@@ -322,8 +322,12 @@ class Handler(BaseHTTPRequestHandler):
             raise st.page_not_found()
         name = rest[1] if len(rest) > 1 else ""
         sub = rest[2] if len(rest) > 2 else ""
-        if sub and not ((sub == "status" and rt.status) or (sub == "scale" and rt.scale)):
+        token = sub == "token" and rt.kind == "ServiceAccount" and not rt.group
+        if sub and not ((sub == "status" and rt.status) or (sub == "scale" and rt.scale)
+                        or token):
             raise st.page_not_found()
+        if token and method != "POST":
+            raise st.method_not_allowed(method.lower())
         if method == "GET":
             verb = "get" if name else ("watch" if query.get("watch") in ("true", "1")
                                        else "list")
@@ -335,7 +339,7 @@ class Handler(BaseHTTPRequestHandler):
             verb = "patch"
         else:
             verb = "delete" if name else "deletecollection"
-        if verb in ("create", "deletecollection") and name:
+        if verb in ("create", "deletecollection") and name and not token:
             raise st.method_not_allowed(verb)
         if verb in ("update", "patch") and not name:
             raise st.method_not_allowed(verb)

@@ -3,14 +3,18 @@ a real kubectl know it (the list is derived from the client: `clientkinds`)."""
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
 
+import pytest
 import yaml
 from kubernetes import client, dynamic
 
 from gitfleet.kubesim import builtinkinds
+from tests.harness import wait_for
 from tests.kubesim import clientkinds
 
 SERVED = clientkinds.served()
@@ -140,3 +144,19 @@ def test_an_event_is_one_object_in_both_groups(api: client.ApiClient, ns: str) -
     assert [e.metadata.name for e in events.list_namespaced_event(ns).items] == ["web.1"]
     events.delete_namespaced_event("web.1", ns)
     assert core.list_namespaced_event(ns).items == []
+
+
+def test_service_account_tokens(api: client.ApiClient, ns: str,
+                                kubectl: Callable[..., CompletedProcess[str]]) -> None:
+    core = client.CoreV1Api(api)
+    wait_for(lambda: core.list_namespaced_service_account(ns).items)
+    answer = core.create_namespaced_service_account_token("default", ns, {
+        "spec": {"audiences": ["gitfleet"], "expirationSeconds": 600}})
+    claims = json.loads(base64.urlsafe_b64decode(answer.status.token.split(".")[1] + "=="))
+    assert (claims["sub"], claims["aud"], claims["exp"] - claims["iat"]) == (
+        f"system:serviceaccount:{ns}:default", ["gitfleet"], 600)
+    printed = kubectl("create", "token", "default", "-n", ns).stdout.strip()
+    assert printed.count(".") == 2
+    with pytest.raises(client.ApiException) as missing:
+        core.create_namespaced_service_account_token("nobody", ns, {"spec": {}})
+    assert missing.value.status == 404
