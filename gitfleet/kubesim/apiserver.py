@@ -20,9 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from gitfleet.kubesim import conversion, knownfields, lastapplied, leases, protobuf, reviews
+from gitfleet.kubesim import bodies, conversion, knownfields, lastapplied, leases, reviews
 from gitfleet.kubesim import status as st
 from gitfleet.kubesim.catalog import METRICS_GROUP, REVIEW_KINDS, Catalog, ResourceType
 from gitfleet.kubesim.defaults import INITIAL_STATUS, apply_defaults
@@ -106,60 +104,6 @@ class Request:
         return (self.user_agent.split("/", 1)[0] or "unknown") if self.user_agent else "unknown"
 
 
-def _load(body: bytes, content_type: str) -> Any:
-    if not body:
-        raise st.bad_request("the request body is empty")
-    if protobuf.is_protobuf(content_type):
-        return _load_protobuf(body)
-    try:
-        return json.loads(body)
-    except ValueError:
-        if "yaml" not in content_type:
-            raise st.bad_request("the body of the request could not be decoded as JSON") from None
-    try:
-        return yaml.load(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        raise st.bad_request(f"error decoding YAML: {exc}") from None
-
-
-def _load_protobuf(body: bytes) -> Any:
-    try:
-        return protobuf.decode(body)
-    except protobuf.Unsupported as exc:
-        raise st.ApiError(415, "UnsupportedMediaType", "the body of the request was in an "
-                          "unknown format - accepted media types include: application/json, "
-                          f"application/yaml (kubesim reads protobuf only for "
-                          f"{protobuf.READABLE}, not {exc})") from None
-    except (protobuf.ProtobufError, UnicodeDecodeError) as exc:
-        raise st.bad_request(f"the body of the request could not be decoded as protobuf: "
-                             f"{exc}") from None
-
-
-def _load_noting_duplicates(req: Request, content_type: str) -> Any:
-    """The body, with the fields a JSON body repeats noted on the request (a real server's
-    strict decoder reports them; the last one wins, as in Go)."""
-    repeated: list[str] = []
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in items:
-            if key in out:
-                repeated.append(key)
-            out[key] = value
-        return out
-
-    if not req.body:
-        raise st.bad_request("the request body is empty")
-    if protobuf.is_protobuf(content_type):
-        return _load_protobuf(req.body)
-    try:
-        loaded = json.loads(req.body, object_pairs_hook=pairs)
-    except ValueError:
-        return _load(req.body, content_type)
-    req.duplicates = repeated
-    return loaded
-
-
 def _tkey(rt: ResourceType) -> TypeKey:
     return conversion.store_key(rt)
 
@@ -236,7 +180,7 @@ class ApiServer:
         return obj
 
     def _body_object(self, req: Request) -> Obj:
-        obj = _load_noting_duplicates(req, req.content_type)
+        obj, req.duplicates = bodies.load_noting_duplicates(req.body, req.content_type)
         if not isinstance(obj, dict):
             raise st.bad_request("the body of the request is not an object")
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
@@ -335,7 +279,7 @@ class ApiServer:
     def create(self, req: Request) -> tuple[int, Obj]:
         if req.subresource == "token":
             self._existing(req.rt, req.namespace, req.name)
-            body = _load(req.body, req.content_type)
+            body = bodies.load(req.body, req.content_type)
             return 201, reviews.token_request(body if isinstance(body, dict) else {},
                                               namespace=req.namespace, name=req.name,
                                               now=self.now())
@@ -373,7 +317,7 @@ class ApiServer:
     def update(self, req: Request) -> tuple[int, Obj]:
         old = self._existing(req.rt, req.namespace, req.name)
         if req.subresource == "scale":
-            scale = _load(req.body, req.content_type)
+            scale = bodies.load(req.body, req.content_type)
             if not isinstance(scale, dict) or scale.get("kind") not in (None, "Scale"):
                 raise st.bad_request("the body of a scale update must be a Scale")
             return 200, self._write_scale(req, old, scale)
@@ -396,7 +340,7 @@ class ApiServer:
         old = self._existing(req.rt, req.namespace, req.name)
         if ctype == STRATEGIC and req.rt.custom:
             raise st.unsupported_media(ctype)
-        patch = _load_noting_duplicates(req, ctype)
+        patch, req.duplicates = bodies.load_noting_duplicates(req.body, ctype)
         if req.subresource == "scale":
             target: Obj = self._scale_of(req.rt, old)
         else:
@@ -459,7 +403,7 @@ class ApiServer:
                                    "field": "fieldManager"}]})
         if req.subresource == "scale":
             raise st.unsupported_media(APPLY)
-        config = _load(req.body, APPLY)
+        config = bodies.load(req.body, APPLY)
         if not isinstance(config, dict):
             raise st.bad_request("the applied configuration must be an object")
         if config.get("apiVersion") != rt.api_version or config.get("kind") != rt.kind:
@@ -542,7 +486,7 @@ class ApiServer:
                 req.query.get("force")), applied=applied, live_flat=live_flat,
             merged_flat=merged_flat, forgiven=forgiven)
         if manager == lastapplied.MANAGER and lastapplied.has_annotation(result.obj):
-            sent = _load(req.body, APPLY)  # the configuration as kubectl sent it
+            sent = bodies.load(req.body, APPLY)  # the configuration as kubectl sent it
             result.obj["metadata"].setdefault("annotations", {})[lastapplied.ANNOTATION] = \
                 lastapplied.annotation_value(sent)
         obj = self._commit(req, live, result.obj, operation="Apply", entries=result.entries)
@@ -588,7 +532,7 @@ class ApiServer:
             raise st.bad_request(f'{kind} in version "{req.rt.version}" cannot be handled as '
                                  f"a {kind}: {strict}")
         if req.content_type.split(";")[0].strip() == STRATEGIC:
-            shown = _go_map(_load(req.body, STRATEGIC))
+            shown = _go_map(bodies.load(req.body, STRATEGIC))
             raise st.ApiError(422, "Invalid", f' "" is invalid: patch: Invalid value: '
                               f'"{shown}": {strict}', {"causes": [{
                                   "reason": "FieldValueInvalid", "field": "patch",
@@ -797,15 +741,7 @@ class ApiServer:
         if req.subresource:
             raise st.method_not_allowed("delete")
         old = self._existing(rt, req.namespace, req.name)
-        options: Obj = {}
-        if req.body and protobuf.is_protobuf(req.content_type):
-            options = _load_protobuf(req.body)  # client-go's typed clients (Helm's releases)
-        elif req.body:
-            try:
-                loaded = json.loads(req.body)
-                options = loaded if isinstance(loaded, dict) else {}
-            except ValueError:
-                raise st.bad_request("could not decode DeleteOptions") from None
+        options = bodies.delete_options(req.body, req.content_type)
         pre = options.get("preconditions") or {}
         meta = old["metadata"]
         if pre.get("uid") and pre["uid"] != meta["uid"]:
