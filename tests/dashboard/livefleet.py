@@ -24,7 +24,9 @@ from gitfleet.demo.processes import Supervisor, wait_listening
 from gitfleet.kubesim import KubeSim
 from tests.gitserver import free_port
 
-HEARTBEAT = "2s"    # Unknown after 3 intervals without one (the hub's HEARTBEAT_GRACE)
+# Unknown after 3 intervals without one (the hub's HEARTBEAT_GRACE): at 2 s (6 s of silence) a
+# loaded machine let heartbeats lapse and the whole grid read Unknown for a moment
+HEARTBEAT = "5s"
 
 
 def git(cwd: Path, *args: str) -> str:
