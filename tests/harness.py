@@ -270,7 +270,7 @@ def running(agent: Agent) -> Iterator[Agent]:
         yield agent
     finally:
         agent.stop()
-        thread.join(10)
+        thread.join(60)     # a round under way ends first: a fetch or an apply on a busy machine
         assert not thread.is_alive(), "agent loop did not stop"
 
 
