@@ -11,10 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from gitfleet.health import apis, autoscaling, batch, network, pods, policy, storage, workloads
+from gitfleet.health import (
+    apis,
+    autoscaling,
+    batch,
+    network,
+    pods,
+    policy,
+    storage,
+    workflows,
+    workloads,
+)
 from gitfleet.health.conventions import judge_by_conventions
 from gitfleet.health.rules import NO_RULES, HealthRules, judge_by_rule
-from gitfleet.health.verdict import Obj, Verdict, progressing
+from gitfleet.health.verdict import Obj, Verdict, degraded, progressing, said
 
 Judge = Callable[[Obj, float | None], Verdict]
 
@@ -34,6 +44,7 @@ BUILT_IN: dict[tuple[str, str], Judge] = {
     ("policy", "PodDisruptionBudget"): policy.pdb,
     ("apiregistration.k8s.io", "APIService"): apis.apiservice,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): apis.crd,
+    ("argoproj.io", "Workflow"): workflows.workflow,
 }
 
 
@@ -67,5 +78,21 @@ def judge(live: Obj, *, rules: HealthRules = NO_RULES, now: float | None = None)
         return judge_by_rule(rule, live)
     built_in = BUILT_IN.get(key)
     if built_in is not None:
-        return built_in(live, now)
+        return _standard_conditions(live) or built_in(live, now)
     return judge_by_conventions(live, now, rules.progress_timeout)
+
+
+def _standard_conditions(live: Obj) -> Verdict | None:
+    """kstatus reads `Stalled=True` (Failed) and `Reconciling=True` (InProgress) on every kind
+    before the kind's own rules: a controller or a person that set them meant them."""
+    status = live.get("status")
+    if type(status) is not dict:
+        return None
+    for c in status.get("conditions") or ():
+        if type(c) is dict and c.get("status") == "True":
+            kind = c.get("type")
+            if kind == "Stalled":
+                return degraded(f"stalled: {said(c, 'no reason given')}")
+            if kind == "Reconciling":
+                return progressing(f"reconciling: {said(c, 'no reason given')}")
+    return None
