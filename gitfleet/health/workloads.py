@@ -4,9 +4,10 @@ As gitops-engine and kstatus judge them: a rollout is followed until the control
 observed the spec, every replica runs the new template, no old replica is left and the new ones
 are ready and available (a counter or condition either peer waits on is waited on: a rollout
 gate must never pass a half-rolled-out workload). A paused Deployment is Suspended
-(gitops-engine); a missed progress deadline is Degraded. `OnDelete` replaces nothing on its own, so it waits for readiness only; a partition
-waits for the replicas above it only. A counter the controller did not report is unknown,
-never 0: it is waited for where readiness needs it and skipped where the revisions tell.
+(gitops-engine); a missed progress deadline is Degraded. `OnDelete` replaces nothing on its
+own, so it waits for readiness only; a partition waits for the replicas above it only. A
+counter the controller did not report is unknown, never 0: it is waited for where readiness
+needs it and skipped where the revisions tell.
 """
 
 from __future__ import annotations
