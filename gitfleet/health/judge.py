@@ -10,6 +10,7 @@ verdict out.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from gitfleet.health import (
     apis,
@@ -49,6 +50,7 @@ BUILT_IN: dict[tuple[str, str], Judge] = {
 
 
 _GROUPS: dict[str, str] = {}
+_STANDARD = frozenset({"Stalled", "Reconciling"})
 
 
 def group_of(api_version: object) -> str:
@@ -78,18 +80,22 @@ def judge(live: Obj, *, rules: HealthRules = NO_RULES, now: float | None = None)
         return judge_by_rule(rule, live)
     built_in = BUILT_IN.get(key)
     if built_in is not None:
-        return _standard_conditions(live) or built_in(live, now)
+        status = live.get("status")
+        if type(status) is dict and status.get("conditions"):
+            said_so = _standard_conditions(status["conditions"])
+            if said_so is not None:
+                return said_so
+        return built_in(live, now)
     return judge_by_conventions(live, now, rules.progress_timeout)
 
 
-def _standard_conditions(live: Obj) -> Verdict | None:
+def _standard_conditions(found: Any) -> Verdict | None:
     """kstatus reads `Stalled=True` (Failed) and `Reconciling=True` (InProgress) on every kind
     before the kind's own rules: a controller or a person that set them meant them."""
-    status = live.get("status")
-    if type(status) is not dict:
+    if type(found) is not list:
         return None
-    for c in status.get("conditions") or ():
-        if type(c) is dict and c.get("status") == "True":
+    for c in found:
+        if type(c) is dict and c.get("type") in _STANDARD and c.get("status") == "True":
             kind = c.get("type")
             if kind == "Stalled":
                 return degraded(f"stalled: {said(c, 'no reason given')}")

@@ -72,12 +72,15 @@ class HealthRules:
     _by_kind: Mapping[tuple[str, str], HealthRule] = field(
         default_factory=dict, compare=False, repr=False)
 
+    _groups: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_kind", {(r.group, r.kind): r for r in self.rules})
+        object.__setattr__(self, "_groups", frozenset(r.group for r in self.rules))
 
     def for_kind(self, group: str, kind: str) -> HealthRule | None:
         """The rule for exactly this kind, else its group's rule (an entry without `kind`)."""
-        if not self._by_kind:
+        if group not in self._groups:  # most objects: one set look-up
             return None
         return self._by_kind.get((group, kind)) or self._by_kind.get((group, ""))
 
