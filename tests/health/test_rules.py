@@ -129,8 +129,13 @@ def test_one_broken_rule_is_an_error_at_its_line_and_the_others_still_judge() ->
     from gitfleet import yamlio
     from gitfleet.render.core import render
 
-    shipped = yamlio.load_one(render(fleet).files["clusters/east/cluster.yaml"], "cluster.yaml")
-    assert len(shipped["healthRules"]) == 11
+    files = {"cluster.yaml": render(fleet).files["clusters/east/cluster.yaml"]}
+    assert len(yamlio.load_one(files["cluster.yaml"], "cluster.yaml")["healthRules"]) == 11
+    desired = parse_cluster_tree(files, cluster_commit="0" * 40)
+    assert desired.health_rules == rules and desired.errors == ()
+    issuer = _live("cert-manager.io/v1", "ClusterIssuer", _ready("True"))
+    assert judge(issuer, rules=desired.health_rules).message == \
+        "health rule cert-manager.io/*: current holds"
 
 
 def test_the_last_good_rule_of_a_broken_kind_stays_in_force(tmp_path: Path) -> None:
