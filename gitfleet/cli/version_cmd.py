@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "text":
         print(version_line(commit))
         return 0
-    from gitfleet.fleetview.tables import print_data   # the table machinery: only for -o
+    from gitfleet.fleetview.tables import print_data  # the table machinery: only for -o
 
     print_data({"gitfleet": __version__, "commit": commit,
                 "python": platform.python_version()}, args.output)
