@@ -47,13 +47,18 @@ def _fleet() -> dict[str, str | None]:
         "clusters/c2.yaml": managed_cluster("c2", "22222222-2222-4222-8222-222222222222")}
     for folder in sorted(p for p in APPS.iterdir() if p.is_dir()):
         feeds = []
+        kustomization = folder / "kustomization.yaml"   # built by the hub (namePrefix, ns)
+        build = yaml.safe_load(kustomization.read_text()) if kustomization.exists() else {}
         for path in sorted(folder.glob("*.yaml")):
             text = path.read_text()
             files[f"templates/{folder.name}/{path.name}"] = text
+            if path == kustomization:
+                continue
             for doc in yaml.safe_load_all(text):
                 meta = doc["metadata"]
-                feeds.append(feed(doc["kind"], meta.get("name") or meta["generateName"],
-                                  api_version=doc["apiVersion"], namespace=meta["namespace"]))
+                name = build.get("namePrefix", "") + (meta.get("name") or meta["generateName"])
+                feeds.append(feed(doc["kind"], name, api_version=doc["apiVersion"],
+                                  namespace=build.get("namespace") or meta["namespace"]))
         files[f"policies/{folder.name}.yaml"] = _subscription(folder.name, feeds)
     return files
 
@@ -66,7 +71,7 @@ def _names(sim: Any, namespace: str) -> set[str]:
 
 def _success(remote: Remote, cluster: str) -> bool:
     status = status_of(remote, cluster)
-    return bool(status and len(status.descriptions) == 4
+    return bool(status and len(status.descriptions) == 5
                 and all(d.phase is Phase.SUCCESS for d in status.descriptions))
 
 
@@ -85,7 +90,8 @@ def test_argo_example_apps_deploy_in_argo_order_to_two_clusters(
     work = clone(remote.git.path, tmp_path / "work")
     push(work, "fleet: Argo CD's example apps on every test cluster", _fleet())
     sims = {"c1": kubesim(), "c2": kubesim()}
-    namespaces = ("guestbook", "sync-waves", "pre-post-sync", "helm-hooks")
+    namespaces = ("guestbook", "kustomize-guestbook", "sync-waves", "pre-post-sync",
+                  "helm-hooks")
     seen: dict[str, dict[str, dict[str, int]]] = {c: {ns: {} for ns in namespaces}
                                                  for c in sims}
     with hub_process("--repo", str(remote.git.path), "--interval", "1s",
@@ -124,6 +130,7 @@ def test_argo_example_apps_deploy_in_argo_order_to_two_clusters(
 
         live = {ns: _names(sim, ns) for ns in namespaces}
         assert live["guestbook"] == {"guestbook-web"}
+        assert live["kustomize-guestbook"] == {"kustomize-guestbook-web"}
         assert live["pre-post-sync"] == {"board"}                # HookSucceeded: both gone
         runs = {n for n in live["sync-waves"] if n.startswith("migrate-schema-")}
         assert len(runs) == 1 and live["sync-waves"] == runs | {
