@@ -118,7 +118,8 @@ class Engine:
                 raise
 
     def _sync(self, desired: DesiredState) -> SyncReport:
-        inventory = self.inventory
+        # an older agent's entries as they meant (the next write records them so)
+        inventory = self.inventory.as_meant(desired.hook_keys)
         if inventory.interrupted:
             log(LOG, logging.WARNING, "resuming an interrupted sync", cluster=self.owner.cluster,
                 interrupted_commit=inventory.intent.state_commit if inventory.intent else "",
