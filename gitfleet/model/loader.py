@@ -351,7 +351,7 @@ class _Builder:
         except AnnotationError as exc:
             self.error(origin, who, str(exc))
             return None
-        if hook is None or not hook.runs:
+        if hook is None:
             self.error(origin, who, "metadata.generateName is allowed on hook objects only "
                        f"({ARGO_HOOK} or {HELM_HOOK}): gitfleet "
                        "applies every other object by its name; give it metadata.name")
