@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitfleet import yamlio
@@ -199,6 +199,11 @@ def without_nulls(value: Any) -> Any:
     return value
 
 
+# input generation is the slow part on a loaded machine (load 8), never the code under test
+UNHURRIED = settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
+
+
+@UNHURRIED
 @given(json_data, json_data)
 def test_merge_patch_never_mutates_and_shares_nothing(target: Any, patch: Any) -> None:
     target_before, patch_before = json.dumps(target), json.dumps(patch)
@@ -217,6 +222,7 @@ def test_merge_patch_never_mutates_and_shares_nothing(target: Any, patch: Any) -
     assert deep_copy(result) == result
 
 
+@UNHURRIED
 @given(st.dictionaries(st.text(max_size=2), json_data, max_size=4))
 def test_merge_patch_of_a_document_onto_nothing_is_the_document_without_nulls(
         patch: dict[str, Any]) -> None:
@@ -470,6 +476,7 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(m
                            max_leaves=12)
 
 
+@UNHURRIED
 @given(st.dictionaries(st.text(max_size=2), json_values, max_size=4),
        st.dictionaries(st.text(max_size=2), json_values, max_size=4))
 def test_helm_merge_is_helms_values_file_merge(base: dict[str, Any],
