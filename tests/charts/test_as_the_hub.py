@@ -202,6 +202,8 @@ def test_render_diff_and_the_hub_agree_with_each_cluster_and_with_helm(
     assert done.returncode == 0, done.stdout + done.stderr
     shown = json.loads(done.stdout)
     assert shown["capabilities"] == report
+    done = gitfleet("diff", base, head, "--repo", str(review), "--no-diffs", *cache)
+    assert line in done.stdout.splitlines()[:3], done.stdout
     assert [c["name"] for c in shown["clusters"] if c["affected"]] == ["new"]
     # the hub renders HEAD: each cluster branch changes exactly as diff showed (the values
     # digest in every description.yaml; the two objects in `new` only)
