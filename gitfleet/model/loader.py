@@ -38,6 +38,8 @@ from gitfleet.model.annotations import (
 )
 from gitfleet.model.heartbeats import HeartbeatSettings
 from gitfleet.model.objects import (
+    CLUSTER_ID_LABEL,
+    CLUSTER_NAME_LABEL,
     CLUSTER_SCOPED_KINDS,
     CLUSTERNET_APPS,
     CLUSTERNET_CLUSTERS,
@@ -58,6 +60,7 @@ from gitfleet.model.objects import (
     Subscription,
     Taint,
     Template,
+    builtin_cluster_labels,
     group_of,
 )
 from gitfleet.model.problems import Problem
@@ -436,11 +439,13 @@ class _Builder:
                            f"{self.clusters[name].origin.path}")
                 continue
             spec = doc.data.get("spec") or {}
+            labels = self.cluster_labels(doc.data, name, origin, who)
+            if labels is None:
+                continue
             taints = tuple(Taint(t["key"], str(t.get("value", "")), t["effect"])
                            for t in spec.get("taints") or [])
             self.clusters[name] = Cluster(
-                name=name, namespace=namespace or f"gitfleet-{name}",
-                labels=dict(doc.data["metadata"].get("labels") or {}),
+                name=name, namespace=namespace or f"gitfleet-{name}", labels=labels,
                 cluster_id=spec.get("clusterId", ""), sync_mode=spec.get("syncMode", "Pull"),
                 cluster_type=spec.get("clusterType", "StandardCluster"), taints=taints,
                 provider=spec.get("provider", ""), region=spec.get("region", ""),
@@ -448,6 +453,30 @@ class _Builder:
                 signing_key=spec.get("signingKey", ""))
         if len(self.errors) > before and DNS_LABEL.match(stem):
             self.broken_clusters.add(stem)
+
+    def cluster_labels(self, data: dict[str, Any], name: str, origin: Origin,
+                       who: str) -> dict[str, str] | None:
+        """The file's labels plus the built-in ones (None after an error): a file may repeat a
+        built-in label with its value, never give it another one."""
+        labels = dict(data["metadata"].get("labels") or {})
+        cluster_id = (data.get("spec") or {}).get("clusterId", "")
+        builtin = builtin_cluster_labels(name, cluster_id)
+        ok = True
+        for key in (CLUSTER_ID_LABEL, CLUSTER_NAME_LABEL):
+            if key not in labels or labels[key] == builtin.get(key):
+                continue
+            source, index = self.source
+            at = Origin(origin.path, yamlio.line_of(source, index, ("metadata", "labels", key))
+                        or origin.line)
+            if key == CLUSTER_NAME_LABEL:
+                fix = f"it is the cluster's name, {name!r}; remove the label"
+            elif cluster_id:
+                fix = f"it is spec.clusterId, {cluster_id!r}; remove the label"
+            else:
+                fix = "it is spec.clusterId; set spec.clusterId instead of the label"
+            self.error(at, who, f"metadata.labels: {key} is set by gitfleet ({fix})")
+            ok = False
+        return {**labels, **builtin} if ok else None
 
     # -- policies and templates ------------------------------------------------------------
 
