@@ -10,12 +10,15 @@ configures it (trusted only when signed by the cluster's `spec.signingKey`, each
 its status repository when fleet.yaml shards them), and turns them into the render's
 `StatusSnapshot` with the hub's own conversions (`reported_capabilities`, `reported_capacity`).
 A cluster that has not reported renders with `fleet.yaml: kubernetesVersion`, as at the hub.
+Workloads a FederatedHPA or CronFederatedHPA scales render with the total the hub's autoscalers
+last set (the state branch's `autoscaling.yaml`), as the hub renders them until its next
+decision.
 
-Status branches are found where a fleet repo holds them: `refs/heads/<prefix>/status/*` (the
-repository the hub writes to, a mirror, or the temporary clone `diff --repo URL` makes), else a
-clone's remote-tracking branches as last fetched (`refs/remotes/<remote>/<prefix>/status/*`),
-read through a temporary repository that borrows the clone's objects (nothing is written into
-the clone).
+Status branches (and the state branch) are found where a fleet repo holds them:
+`refs/heads/<prefix>/...` (the repository the hub writes to, a mirror, or the temporary clone
+`diff --repo URL` makes), else a clone's remote-tracking branches as last fetched
+(`refs/remotes/<remote>/<prefix>/...`), read through a temporary repository that borrows the
+clone's objects (nothing is written into the clone).
 
 This module sits beside the chart renderer because capabilities are what charts render with;
 it is the one place the CLI asks for "the hub's render of REV".
@@ -34,8 +37,10 @@ from typing import Any
 from gitfleet.charts import folders
 from gitfleet.charts.capabilities import reported_capabilities
 from gitfleet.charts.renderer import Charts
+from gitfleet.errors import InputError
 from gitfleet.layout import Branches
 from gitfleet.model.loader import Fleet
+from gitfleet.model.objects import ObjectKey
 from gitfleet.render.charts import ChartRenderer
 from gitfleet.render.core import RenderResult, render
 from gitfleet.render.status import StatusSnapshot, reported_capacity
@@ -44,6 +49,7 @@ from gitfleet.state.git import Git, RefUpdate, init_repo
 from gitfleet.state.lastgood import load_keeping
 from gitfleet.state.snapshot import read_revision
 from gitfleet.state.statusread import StatusReader
+from gitfleet.wire.autoscaling import AUTOSCALING_FILE, read_autoscaling
 from gitfleet.wire.status import ClusterStatus
 
 STATUS = "status"
@@ -58,13 +64,15 @@ class StatusInput:
     `snapshot`: the render's status input (capabilities, capacity). `where`: the refs read
     ("" when the repository holds no status branches). `versions`: per cluster of the fleet,
     the Kubernetes version its charts render with; `reported`: those whose version comes from
-    their status (the others use `fleet.yaml: kubernetesVersion`, `fallback`)."""
+    their status (the others use `fleet.yaml: kubernetesVersion`, `fallback`); `state`: where
+    the autoscaled replica totals (`snapshot.replicas`) were read."""
 
     snapshot: StatusSnapshot = field(default_factory=StatusSnapshot)
     where: str = ""
     versions: Mapping[str, str] = field(default_factory=dict)
     reported: frozenset[str] = frozenset()
     fallback: str = ""
+    state: str = ""            # the state branch the autoscaled totals were read from
 
     @property
     def source(self) -> str:
@@ -78,7 +86,7 @@ class StatusInput:
         if not self.reported:
             why = "no status branches in this repository" if not self.where else \
                 f"no cluster of the fleet has reported in {self.where}"
-            return f"capabilities: {fallback} for every cluster ({why})"
+            return f"capabilities: {fallback} for every cluster ({why}){self._autoscaled()}"
         by_version: dict[str, list[str]] = {}
         for name in sorted(self.reported):
             by_version.setdefault(self.versions[name], []).append(name)
@@ -93,13 +101,23 @@ class StatusInput:
             shown = ", ".join(missing[:_NAMES_SHOWN])
             more = f" +{len(missing) - _NAMES_SHOWN}" if len(missing) > _NAMES_SHOWN else ""
             text += f"; {fallback} for {shown}{more} (no heartbeat)"
-        return text
+        return text + self._autoscaled()
+
+    def _autoscaled(self) -> str:
+        n = len(self.snapshot.replicas)
+        if not n:
+            return ""
+        return f"; replicas of {n} autoscaled workload{'s' if n != 1 else ''} as the hub " \
+               f"last set them ({self.state})"
 
     def to_dict(self) -> dict[str, Any]:
         caps = self.snapshot.capabilities
         return {
             "source": self.source, "summary": self.line(), "refs": self.where,
             "fallbackVersion": self.fallback,
+            "autoscaled": {"state": self.state, "workloads": [
+                {"kind": k.kind, "namespace": k.namespace, "name": k.name, "replicas": n}
+                for k, n in sorted(self.snapshot.replicas.items())]},
             "clusters": {name: {"from": STATUS if name in self.reported else FALLBACK,
                                 "kubernetesVersion": version,
                                 "apiVersions": list(caps[name].api_versions)
@@ -108,64 +126,95 @@ class StatusInput:
         }
 
 
-def status_input(statuses: Mapping[str, ClusterStatus], fleet: Fleet, *,
-                 where: str) -> StatusInput:
-    """The render's status input from the statuses the hub's reader believed (the hub's
-    conversions: the same snapshot fields the hub's planners give its render)."""
+def status_input(statuses: Mapping[str, ClusterStatus], fleet: Fleet, *, where: str,
+                 autoscaling: bytes | None = None, state: str = "") -> StatusInput:
+    """The render's status input from the statuses the hub's reader believed and the state's
+    `autoscaling.yaml` (the hub's conversions: the same snapshot fields the hub's planners
+    give its render)."""
     caps = reported_capabilities(statuses)
     fallback = fleet.settings.kubernetes_version
     versions = {name: caps[name].kube_version if name in caps else fallback
                 for name in fleet.clusters}
-    return StatusInput(StatusSnapshot(capacity=reported_capacity(statuses), capabilities=caps),
+    replicas = autoscaled_totals(autoscaling, fleet)
+    return StatusInput(StatusSnapshot(capacity=reported_capacity(statuses), capabilities=caps,
+                                      replicas=replicas),
                        where, versions, frozenset(n for n in fleet.clusters if n in caps),
-                       fallback)
+                       fallback, state if replicas else "")
+
+
+def autoscaled_totals(data: bytes | None, fleet: Fleet) -> dict[ObjectKey, int]:
+    """The replica totals in a state's `autoscaling.yaml`, of the workloads an autoscaler of
+    `fleet` still targets (the hub forgets the others: they return to the template's
+    replicas). An unreadable file counts as none, as the hub starts afresh from it."""
+    if data is None:
+        return {}
+    try:
+        found = read_autoscaling(data)
+    except InputError:
+        return {}
+    targets = {t[0] for a in fleet.autoscalers if (t := a.target) is not None}
+    totals = {ObjectKey(r.api_version.rpartition("/")[0], r.kind, r.namespace, r.name):
+              r.replicas for r in found.replicas}
+    return {key: n for key, n in sorted(totals.items()) if key in targets}
 
 
 def read_status_input(repo: str | os.PathLike[str] | None, fleet: Fleet) -> StatusInput:
-    """The status input of the hub's render of `fleet`, from the status branches of the Git
-    repository at `repo` (None, or no repository: nobody has reported)."""
+    """The status input of the hub's render of `fleet`, from the status branches and the
+    state branch of the Git repository at `repo` (None, or no repository: nobody has
+    reported, nothing was autoscaled)."""
     git = Git(repo) if repo is not None else None
     if git is None or not git.is_repository():
         return status_input({}, fleet, where="")
     branches = Branches(fleet.settings.branch_prefix)
-    with _status_refs(git, branches) as (found, where):
+    with _hub_refs(git, branches) as (found, where, state):
         if found is None:
             return status_input({}, fleet, where="")
+        autoscaling = found.read_blob(branches.state, AUTOSCALING_FILE) if state else None
+        if not where:
+            return status_input({}, fleet, where="", autoscaling=autoscaling, state=state)
         reader = StatusReader(found, branches=branches)
         reader.trust_keys(fleet)
         reader.use_shards(fleet.settings.status, {n: c.labels for n, c in fleet.clusters.items()})
         view = reader.read()
-    return status_input(view.statuses, fleet, where=where)
+    return status_input(view.statuses, fleet, where=where, autoscaling=autoscaling, state=state)
 
 
 @contextmanager
-def _status_refs(git: Git, branches: Branches) -> Iterator[tuple[Git | None, str]]:
-    """A repository whose `refs/heads/<prefix>/status/*` are the status branches to read, and
-    a name for them: `git` itself, or a temporary one holding a clone's remote-tracking status
-    branches (origin's first) over the clone's objects."""
-    local = branches.status("")
-    if git.refs(local):
-        yield git, f"{local}*"
+def _hub_refs(git: Git, branches: Branches) -> Iterator[tuple[Git | None, str, str]]:
+    """A repository whose `refs/heads/<prefix>/status/*` and `<prefix>/state` are those to
+    read, and names for them ("" where there are none): `git` itself, or a temporary one
+    holding a clone's remote-tracking branches (origin's first) over the clone's objects."""
+    status, state = branches.status(""), branches.state
+    local = git.refs(status)
+    local_state = git.resolve(state)
+    if local or local_state:
+        yield git, f"{status}*" if local else "", state if local_state else ""
         return
-    tail = local.removeprefix("refs/heads/")
+    status_tail = status.removeprefix("refs/heads/")
+    state_tail = state.removeprefix("refs/heads/")
     remotes: dict[str, dict[str, str]] = {}
     for ref, sha in git.refs("refs/remotes/").items():
         remote, _, rest = ref.removeprefix("refs/remotes/").partition("/")
-        if rest.startswith(tail) and rest != tail:
-            remotes.setdefault(remote, {})[rest.removeprefix(tail)] = sha
+        if (rest.startswith(status_tail) and rest != status_tail) or rest == state_tail:
+            remotes.setdefault(remote, {})[rest] = sha
     if not remotes:
-        yield None, ""
+        yield None, "", ""
         return
     remote = "origin" if "origin" in remotes else sorted(remotes)[0]
+    found = remotes[remote]
     objects = git.run("rev-parse", "--git-path", "objects").decode().strip()
     with tempfile.TemporaryDirectory(prefix="gitfleet-status-") as tmp:
         view = init_repo(Path(tmp) / "status.git", bare=True)
         alternates = view.path / "objects" / "info" / "alternates"
         alternates.parent.mkdir(parents=True, exist_ok=True)
         alternates.write_text(str((git.path / objects).resolve()) + "\n")
-        view.update_refs([RefUpdate(branches.status(name), sha, None)
-                          for name, sha in sorted(remotes[remote].items())])
-        yield view, f"refs/remotes/{remote}/{tail}* as last fetched"
+        view.update_refs([RefUpdate(f"refs/heads/{rest}", sha, None)
+                          for rest, sha in sorted(found.items())])
+        tracked = f"refs/remotes/{remote}/"
+        yield (view,
+               f"{tracked}{status_tail}* as last fetched"
+               if any(r != state_tail for r in found) else "",
+               f"{tracked}{state_tail} as last fetched" if state_tail in found else "")
 
 
 @dataclass(frozen=True)

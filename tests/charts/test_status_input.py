@@ -7,16 +7,25 @@ import time
 from pathlib import Path
 
 from gitfleet.agent.statusbranch import StatusBranch
-from gitfleet.charts.hubrender import read_status_input
+from gitfleet.charts.hubrender import read_status_input, render_revision
+from gitfleet.charts.renderer import Charts
 from gitfleet.clock import isoformat
 from gitfleet.layout import Branches
 from gitfleet.model.loader import load_fleet
+from gitfleet.model.objects import ObjectKey
 from gitfleet.render.charts import Capabilities
+from gitfleet.render.core import RenderResult
 from gitfleet.render.status import ClusterCapacity
 from gitfleet.state.git import init_repo
+from gitfleet.wire.autoscaling import (
+    AUTOSCALING_FILE,
+    AutoscalingFile,
+    ReplicaTotal,
+    autoscaling_file,
+)
 from gitfleet.wire.status import ClusterStatus, Heartbeat
-from tests.harness import Remote, clone, git
-from tests.render.conftest import cluster, doc
+from tests.harness import Remote, clone, example_repo, git
+from tests.render.conftest import cluster, doc, objects_in
 
 SETTINGS = doc({"apiVersion": "gitfleet.io/v1alpha1", "kind": "FleetSettings",
                 "kubernetesVersion": "1.31"})
@@ -72,3 +81,31 @@ def test_status_branches_of_the_repository_and_of_a_clone(remote: Remote,
     assert in_clone.snapshot == found.snapshot
     assert in_clone.where == "refs/remotes/origin/gitfleet/status/* as last fetched"
     assert git(work, "for-each-ref") == refs_before
+
+
+def _cart_total(result: RenderResult) -> int:
+    return sum(body["spec"]["replicas"] for c in result.clusters
+               for key, body in objects_in(result, c.name).items()
+               if key == "Deployment/shop/cart")
+
+
+def test_autoscaled_workloads_render_with_the_total_the_hub_last_set(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path / "fleet")       # shop/cart: a FederatedHPA, 2 replicas
+    charts = Charts(tmp_path / "charts")
+    before = render_revision(repo, "main", charts=charts)
+    assert _cart_total(before.result) == 2 and before.status.snapshot.replicas == {}
+    # the hub's autoscalers set cart to 7 (and once scaled a workload no autoscaler targets
+    # any more: the hub forgets that total, so does render)
+    data = autoscaling_file(AutoscalingFile(replicas=(
+        ReplicaTotal("apps/v1", "Deployment", "shop", "cart", 7),
+        ReplicaTotal("apps/v1", "Deployment", "shop", "retired", 9))))
+    assert data is not None
+    blob = git(repo, "hash-object", "-w", "--stdin", input=data.decode()).strip()
+    tree = git(repo, "mktree", input=f"100644 blob {blob}\t{AUTOSCALING_FILE}\n").strip()
+    state = git(repo, "commit-tree", tree, "-m", "state").strip()
+    git(repo, "update-ref", Branches().state, state)
+    after = render_revision(repo, "main", charts=charts)
+    assert _cart_total(after.result) == 7
+    assert after.status.snapshot.replicas == {ObjectKey("apps", "Deployment", "shop", "cart"): 7}
+    assert after.status.line().endswith(
+        "; replicas of 1 autoscaled workload as the hub last set them (refs/heads/gitfleet/state)")
