@@ -45,7 +45,7 @@ from gitfleet.render.charts import ChartRenderer
 from gitfleet.render.core import RenderResult, render
 from gitfleet.render.status import StatusSnapshot, reported_capacity
 from gitfleet.source import read_worktree
-from gitfleet.state.git import Git, RefUpdate, init_repo
+from gitfleet.state.git import Git, GitError, RefUpdate, init_repo
 from gitfleet.state.lastgood import load_keeping
 from gitfleet.state.snapshot import read_revision
 from gitfleet.state.statusread import StatusReader
@@ -162,11 +162,15 @@ def read_status_input(repo: str | os.PathLike[str] | None, fleet: Fleet) -> Stat
     """The status input of the hub's render of `fleet`, from the status branches and the
     state branch of the Git repository at `repo` (None, or no repository: nobody has
     reported, nothing was autoscaled)."""
-    git = Git(repo) if repo is not None else None
-    if git is None or not git.is_repository():
+    if repo is None or not Path(repo).is_dir():
+        return status_input({}, fleet, where="")
+    git = Git(repo)
+    try:
+        refs = git.refs("refs/")       # one `git` for the common case: no status branches
+    except GitError:                   # not a repository (a plain folder of fleet files)
         return status_input({}, fleet, where="")
     branches = Branches(fleet.settings.branch_prefix)
-    with _hub_refs(git, branches) as (found, where, state):
+    with _hub_refs(git, refs, branches) as (found, where, state):
         if found is None:
             return status_input({}, fleet, where="")
         autoscaling = found.read_blob(branches.state, AUTOSCALING_FILE) if state else None
@@ -180,20 +184,23 @@ def read_status_input(repo: str | os.PathLike[str] | None, fleet: Fleet) -> Stat
 
 
 @contextmanager
-def _hub_refs(git: Git, branches: Branches) -> Iterator[tuple[Git | None, str, str]]:
+def _hub_refs(git: Git, refs: Mapping[str, str], branches: Branches
+              ) -> Iterator[tuple[Git | None, str, str]]:
     """A repository whose `refs/heads/<prefix>/status/*` and `<prefix>/state` are those to
-    read, and names for them ("" where there are none): `git` itself, or a temporary one
-    holding a clone's remote-tracking branches (origin's first) over the clone's objects."""
+    read, and names for them ("" where there are none): `git` itself (its `refs`), or a
+    temporary one holding a clone's remote-tracking branches (origin's first) over the
+    clone's objects."""
     status, state = branches.status(""), branches.state
-    local = git.refs(status)
-    local_state = git.resolve(state)
-    if local or local_state:
-        yield git, f"{status}*" if local else "", state if local_state else ""
+    local = any(ref.startswith(status) for ref in refs)
+    if local or state in refs:
+        yield git, f"{status}*" if local else "", state if state in refs else ""
         return
     status_tail = status.removeprefix("refs/heads/")
     state_tail = state.removeprefix("refs/heads/")
     remotes: dict[str, dict[str, str]] = {}
-    for ref, sha in git.refs("refs/remotes/").items():
+    for ref, sha in refs.items():
+        if not ref.startswith("refs/remotes/"):
+            continue
         remote, _, rest = ref.removeprefix("refs/remotes/").partition("/")
         if (rest.startswith(status_tail) and rest != status_tail) or rest == state_tail:
             remotes.setdefault(remote, {})[rest] = sha
