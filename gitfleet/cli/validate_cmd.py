@@ -3,11 +3,12 @@
 
 HelmChart feeds are rendered as the hub renders them: with each cluster's capabilities from its
 status branch when the repository has status branches, else fleet.yaml's kubernetesVersion
-(one line says which)."""
+(one line on stderr says which)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from gitfleet.charts.cli import add_flags as add_chart_flags
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{p.format()}")
     for p in result.warnings:
         print(f"warning: {p.format()}")
-    print(rendered.status.line())
+    print(rendered.status.line(), file=sys.stderr)
     n_obj = len(fleet.templates)
     print(f"{len(files)} files, {len(fleet.clusters)} clusters, {len(fleet.subscriptions)} "
           f"Subscriptions, {len(fleet.propagations)} propagation policies, {n_obj} templates: "

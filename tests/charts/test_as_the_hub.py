@@ -186,7 +186,7 @@ def test_render_diff_and_the_hub_agree_with_each_cluster_and_with_helm(
                     *cache)
     assert done.returncode == 0 and line + "\n" in done.stderr, done.stderr
     done = gitfleet("validate", str(review), *cache)
-    assert done.returncode == 0 and line in done.stdout.splitlines(), done.stdout
+    assert done.returncode == 0 and line + "\n" in done.stderr, done.stdout + done.stderr
 
     # a change that matters only at >= 1.33 (the traffic distribution argument) and only where
     # autoscaling.k8s.io/v1 is served (the VPA): diff shows one cluster affected
