@@ -62,11 +62,11 @@ def _clean(proc: subprocess.CompletedProcess[str]) -> str:
 @pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
 def test_diff_shows_keys_and_hashes_never_values(repo: Path, fmt: str) -> None:
     changed = _clean(gitfleet("diff", "HEAD~1", "HEAD", "--format", fmt, cwd=repo))
-    assert "stringData.DATABASE_URL: changed (sha256:" in changed
-    assert "data.TOKEN: changed (sha256:" in changed
+    assert "stringData.DATABASE_URL: changed (<hidden hmac:" in changed
+    assert "data.TOKEN: changed (<hidden hmac:" in changed
     assert "stringData.USER: changed" not in changed  # an unchanged key is not listed
     added = _clean(gitfleet("diff", "HEAD~2", "HEAD", "--format", fmt, cwd=repo))
-    assert "stringData.DATABASE_URL: added (sha256:" in added
+    assert "stringData.DATABASE_URL: added (<hidden hmac:" in added
 
 
 @pytest.mark.slow
