@@ -151,11 +151,14 @@ def hide_secret_data(*versions: Mapping[str, Any] | None, key: bytes | None = No
                      ) -> tuple[Mapping[str, Any] | None, ...]:
     """The versions of one object with every Secret value replaced by a placeholder.
 
-    Non-Secrets come back as they are. Equal values (per key, across the versions and the
-    copies in their annotations) share a placeholder: ordinals without `key`, keyed hashes with
-    it (pass `PROCESS_KEY` where values must be matched across objects)."""
-    marks = _Marks(key)
-    return tuple(_hide(v, marks) if v is not None and is_secret(v) else v for v in versions)
+    Non-Secrets come back as they are; when any version is a Secret, all are hidden. Equal
+    values (per key, across the versions and the copies in their annotations) share a
+    placeholder: ordinals without `key`, keyed hashes with it (pass `PROCESS_KEY` where values
+    must be matched across objects)."""
+    if not any(is_secret(v) for v in versions):
+        return versions
+    marks = _Marks(key)   # one Secret: a version without its `kind` (a watch event) too
+    return tuple(_hide(v, marks) if v is not None else None for v in versions)
 
 
 def hide_drift_values(path: str, desired: Any, live: Any) -> tuple[Any, Any]:

@@ -177,3 +177,14 @@ def test_a_status_an_older_agent_wrote_is_shown_without_its_values() -> None:
         "c1: drift on Secret shop/db: values hidden (written by an older agent)"
     assert hide_old_words("c1: drift on Secret shop/db: data.token: value differs (hidden)") \
         == "c1: drift on Secret shop/db: data.token: value differs (hidden)"
+
+
+def test_a_version_without_its_kind_is_hidden_with_the_secret_it_is_compared_to() -> None:
+    from gitfleet.agent.drift import compare
+
+    desired = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+               "data": {"password": "aHVudGVyMg=="}}
+    live = {"metadata": {"name": "s"}, "data": {"password": "b3RoZXI="}}
+    (drift,) = compare(desired, live)
+    assert (drift.path, drift.desired, drift.live) == ("data.password", "<hidden 1>",
+                                                       "<hidden 2>")
