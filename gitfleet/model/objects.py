@@ -27,6 +27,21 @@ CLUSTER_SCOPED_KINDS = frozenset({
     "Globalization", "ManagedCluster",
 })
 
+# The labels Clusternet puts on every ManagedCluster (its approver), which its examples select
+# on; gitfleet gives every cluster the same (SEMANTICS "Clusters").
+CLUSTER_ID_LABEL = "clusters.clusternet.io/cluster-id"
+CLUSTER_NAME_LABEL = "clusters.clusternet.io/cluster-name"
+
+
+def builtin_cluster_labels(name: str, cluster_id: str) -> dict[str, str]:
+    """The labels every cluster carries whatever its file says: its name, and its clusterId
+    (the UID of its `kube-system` namespace, from the registration) when it has one."""
+    labels = {CLUSTER_NAME_LABEL: name}
+    if cluster_id:
+        labels[CLUSTER_ID_LABEL] = cluster_id
+    return labels
+
+
 # Kinds whose replicas live at /spec/replicas.
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet"})
 REPLICAS_PATH_ANNOTATION = "gitfleet.io/replicas-path"

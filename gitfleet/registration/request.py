@@ -11,6 +11,7 @@ from gitfleet import yamlio
 from gitfleet.clock import isoformat
 from gitfleet.errors import InputError
 from gitfleet.model import schema
+from gitfleet.model.objects import builtin_cluster_labels
 from gitfleet.wire.registration import (
     API_VERSION,
     KIND,
@@ -36,11 +37,13 @@ def parse(data: bytes, path: str = REQUEST_FILE) -> tuple[Request, Answer | None
 
 
 def cluster_file(request: Request) -> bytes:
-    """The `clusters/<name>.yaml` an approval adds to the source branch."""
+    """The `clusters/<name>.yaml` an approval adds to the source branch, with the labels
+    Clusternet's approver puts on every cluster (its id and name, whatever the agent asked)."""
     return yamlio.dump({
         "apiVersion": "clusters.clusternet.io/v1beta1", "kind": "ManagedCluster",
         "metadata": {"name": request.name, "namespace": f"gitfleet-{request.name}",
-                     "labels": dict(sorted(request.labels.items()))},
+                     "labels": dict(sorted({**request.labels, **builtin_cluster_labels(
+                         request.name, request.cluster_id)}.items()))},
         "spec": {"clusterId": request.cluster_id, "clusterType": request.cluster_type,
                  "syncMode": request.sync_mode,
                  **({"ageRecipient": request.age_recipient} if request.age_recipient else {}),

@@ -155,7 +155,8 @@ def test_cluster_fields_are_read() -> None:
     assert (c.cluster_id, c.sync_mode, c.cluster_type, c.provider, c.region, c.zone) == (
         "u-1", "Dual", "EdgeCluster", "aws", "eu-west-1", "eu-west-1a")
     assert [(t.key, t.value, t.effect) for t in c.taints] == [("gpu", "yes", "NoSchedule")]
-    assert c.labels == {"env": "edge"}
+    assert c.labels == {"env": "edge", "clusters.clusternet.io/cluster-id": "u-1",
+                        "clusters.clusternet.io/cluster-name": "edge"}
 
 
 def test_broken_cluster_file_is_recorded_by_name() -> None:

@@ -75,7 +75,11 @@ def test_auto_approval_adds_the_cluster_file_and_answers_approved(remote, tmp_pa
     with git_daemon(base) as prefix:
         url = f"{prefix}/fleet.git"
         agent = _agent(tmp_path / "agent")
-        req = Request("edge-1", "22222222-bbbb", {"env": "edge"}, kubernetes_version="v1.30.0")
+        # an agent cannot choose the labels Clusternet's approver sets: id and name are the
+        # registration's own
+        req = Request("edge-1", "22222222-bbbb",
+                      {"env": "edge", "clusters.clusternet.io/cluster-id": "forged"},
+                      kubernetes_version="v1.30.0")
         assert applicant.submit(agent, url, req, branches=BRANCHES, now=1_800_000_000)
         assert not applicant.submit(agent, url, req, branches=BRANCHES, now=1_800_000_100)
         assert applicant.answer(agent, url, "edge-1", branches=BRANCHES) is None
@@ -84,7 +88,13 @@ def test_auto_approval_adds_the_cluster_file_and_answers_approved(remote, tmp_pa
         files = _main_files(url, tmp_path / "check")
         cluster = yaml.safe_load(files["clusters/edge-1.yaml"])
         assert cluster["spec"]["clusterId"] == "22222222-bbbb"
-        assert cluster["metadata"]["labels"] == {"env": "edge"}
+        assert cluster["metadata"]["labels"] == {
+            "env": "edge", "clusters.clusternet.io/cluster-id": "22222222-bbbb",
+            "clusters.clusternet.io/cluster-name": "edge-1"}
+        fleet = load_fleet(files)
+        assert fleet.errors == ()
+        assert fleet.clusters["edge-1"].labels["clusters.clusternet.io/cluster-id"] == \
+            "22222222-bbbb"
         answer = applicant.answer(agent, url, "edge-1", branches=BRANCHES)
         assert answer is not None and answer.result == "Approved"
         assert _hub_round(url, tmp_path / "cache") == []  # answered: nothing more to do
@@ -106,7 +116,11 @@ def test_manual_approval_waits_for_review_then_gitfleet_approve(remote, tmp_path
         out = subprocess.run([sys.executable, "-m", "gitfleet", "approve", "edge-2", "--repo", url],
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
-        assert "clusters/edge-2.yaml" in _main_files(url, tmp_path / "c2")
+        approved = yaml.safe_load(_main_files(url, tmp_path / "c2")["clusters/edge-2.yaml"])
+        assert approved["spec"]["clusterId"] == "33333333-cccc"
+        assert approved["metadata"]["labels"] == {
+            "clusters.clusternet.io/cluster-id": "33333333-cccc",
+            "clusters.clusternet.io/cluster-name": "edge-2"}
         answer = applicant.answer(agent, url, "edge-2", branches=BRANCHES)
         assert answer is not None and answer.result == "Approved"
         refs = Git(tmp_path / "agent").ls_remote(url)

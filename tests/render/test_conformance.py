@@ -57,13 +57,17 @@ def example_files(folder: str, *, skip: tuple[str, ...] = ()) -> dict[str, bytes
     return files
 
 
-def managed_cluster(name: str, labels: dict[str, str] | None = None,
+def managed_cluster(name: str, labels: dict[str, str] | None = None, *, cluster_id: str = "",
                     namespace: str = "") -> tuple[str, bytes]:
+    """A cluster file as registration writes it: `spec.clusterId` (which gitfleet turns into
+    the `cluster-id` label, as Clusternet's approver does) and only the cluster's own labels;
+    the `cluster-name` label is its name."""
     meta: dict[str, Any] = {"name": name, "labels": labels or {}}
     if namespace:
         meta["namespace"] = namespace
+    spec = {"syncMode": "Pull", **({"clusterId": cluster_id} if cluster_id else {})}
     body = {"apiVersion": "clusters.clusternet.io/v1beta1", "kind": "ManagedCluster",
-            "metadata": meta, "spec": {"syncMode": "Pull"}}
+            "metadata": meta, "spec": spec}
     return f"clusters/{name}.yaml", yaml.safe_dump(body, sort_keys=False).encode()
 
 
@@ -168,9 +172,9 @@ def check_dynamic_dividing(r: Rendered) -> None:
 
 def check_replication(r: Rendered) -> None:
     # Only the cluster with the subscribed cluster-id is bound.
-    assert r.folders("area2") == set()
-    assert r.folders("area1") == {"default/app-demo", "default/app-demo@helm"}
-    objs = r.objects("area1", "default/app-demo")
+    assert r.folders("area2-cluster") == set()
+    assert r.folders("area1-cluster") == {"default/app-demo", "default/app-demo@helm"}
+    objs = r.objects("area1-cluster", "default/app-demo")
     assert set(objs) == {"Namespace//foo", "Service/foo/my-nginx-svc", "Deployment/foo/my-nginx"}
     nginx = objs["Deployment/foo/my-nginx"]
     # Globalization (area1-cluster matches): add two labels, then remove another-label.
@@ -184,19 +188,19 @@ def check_replication(r: Rendered) -> None:
     containers = nginx["spec"]["template"]["spec"]["containers"]
     assert [(c["name"], c["image"]) for c in containers] == [
         ("nginx-container", "nginx:1.14.0-alpine"), ("redis-container", "redis:6.2.5")]
-    desc = r.description("area1", "default/app-demo")["spec"]
+    desc = r.description("area1-cluster", "default/app-demo")["spec"]
     assert desc["deployer"] == "generic"
     assert [o["name"] for o in desc["overrides"]] == [
         "nginx-global-overrides-demo", "nginx-local-overrides-demo-higher-priority",
         "nginx-local-overrides-demo-lower-priority"]
     # The HelmChart feed: rendered (by the chart renderer) with the Globalization's and then
     # the Localization's values merged, and chart overrides where the Localization comes last.
-    helm = r.description("area1", "default/app-demo@helm")["spec"]
+    helm = r.description("area1-cluster", "default/app-demo@helm")["spec"]
     assert helm["deployer"] == "generic"
     assert [(c["chart"], c["version"]) for c in helm["charts"]] == [("mysql", "9.1.8")]
-    assert set(r.objects("area1", "default/app-demo@helm")) == {
+    assert set(r.objects("area1-cluster", "default/app-demo@helm")) == {
         "Namespace//abc", "ConfigMap/abc/mysql-rendered"}
-    chart = asked(r, "area1", "default/app-demo@helm", "abc/mysql-rendered")
+    chart = asked(r, "area1-cluster", "default/app-demo@helm", "abc/mysql-rendered")
     assert chart["values"] == {
         "commonLabels": {"clusternet.io/override-by": "clusternet-hub",
                          "some-label": "some-value"},
@@ -209,10 +213,10 @@ def check_replication(r: Rendered) -> None:
 
 def check_replication_without_localization_cluster(r: Rendered) -> None:
     # The Globalization alone (area2 is bound here, not area1's namespace): version 9.1.0.
-    chart = asked(r, "area2", "default/app-demo@helm", "abc/mysql-rendered")
+    chart = asked(r, "area2-cluster", "default/app-demo@helm", "abc/mysql-rendered")
     assert chart["version"] == "9.1.0"
     assert "image" not in chart["values"]
-    nginx = r.obj("area2", "default/app-demo", "Deployment/foo/my-nginx")
+    nginx = r.obj("area2-cluster", "default/app-demo", "Deployment/foo/my-nginx")
     assert nginx["spec"]["replicas"] == 3
     assert nginx["metadata"]["labels"] == {"clusternet-app": "multi-cluster-nginx",
                                            "some-label": "some-value"}
@@ -360,30 +364,28 @@ GROUP_CLUSTERS = [managed_cluster("sh-1", {"region": "ap-shanghai"}),
 
 EXAMPLES = [
     Example("static-dividing", "clusternet/static-dividing-scheduling", [
-        managed_cluster("weight-one", {CLUSTER_ID: ID_1}),
-        managed_cluster("weight-two", {CLUSTER_ID: ID_2}),
-        managed_cluster("unselected", {CLUSTER_ID: "00000000-0000-0000-0000-000000000000"}),
+        managed_cluster("weight-one", cluster_id=ID_1),
+        managed_cluster("weight-two", cluster_id=ID_2),
+        managed_cluster("unselected", cluster_id="00000000-0000-0000-0000-000000000000"),
     ], check_static_dividing),
     Example("dynamic-dividing", "clusternet/dynamic-dividing-scheduling", [
-        managed_cluster("big", {CLUSTER_ID: ID_1}),
-        managed_cluster("small", {CLUSTER_ID: ID_2}),
+        managed_cluster("big", cluster_id=ID_1),
+        managed_cluster("small", cluster_id=ID_2),
         managed_cluster("no-id", {"env": "dev"}),
     ], check_dynamic_dividing,
         status=StatusSnapshot(capacity={"big": capacity("6", cpu_used="2"),
                                         "small": capacity("2"), "no-id": capacity("64")})),
     Example("replication", "clusternet/replication-scheduling", [
-        managed_cluster("area1", {CLUSTER_ID: ID_1, CLUSTER_NAME: "area1-cluster"},
-                        namespace="clusternet-5l82l"),
-        managed_cluster("area2", {CLUSTER_ID: ID_2, CLUSTER_NAME: "area2-cluster"}),
+        managed_cluster("area1-cluster", cluster_id=ID_1, namespace="clusternet-5l82l"),
+        managed_cluster("area2-cluster", cluster_id=ID_2),
     ], check_replication),
     Example("replication-globalization-only", "clusternet/replication-scheduling", [
-        managed_cluster("area1", {CLUSTER_ID: ID_2, CLUSTER_NAME: "area1-cluster"},
-                        namespace="clusternet-5l82l"),
-        managed_cluster("area2", {CLUSTER_ID: ID_1, CLUSTER_NAME: "area2-cluster"}),
+        managed_cluster("area1-cluster", cluster_id=ID_2, namespace="clusternet-5l82l"),
+        managed_cluster("area2-cluster", cluster_id=ID_1),
     ], check_replication_without_localization_cluster),
     Example("fieldpatch", "clusternet/fieldpatch", [
-        managed_cluster("us-west", {CLUSTER_NAME: "us-west"}),
-        managed_cluster("us-east", {CLUSTER_NAME: "us-east"}),
+        managed_cluster("us-west"),
+        managed_cluster("us-east"),
     ], check_fieldpatch, extra={"templates/gitfleet-test/my-server.yaml": _my_server},
         status=StatusSnapshot(capacity={"us-west": capacity("4"), "us-east": capacity("4")})),
     Example("scheduling-group-replication", "clusternet/scheduling-group",
@@ -396,15 +398,15 @@ EXAMPLES = [
             check_scheduling_group_dynamic, skip=_only("subscription-dynamic-dividing.yaml"),
             status=StatusSnapshot(capacity={"sh-1": capacity("2"), "bj-1": capacity("4")})),
     Example("mcs-api", "clusternet/scheduling-with-mcs-api", [
-        managed_cluster("weight-one", {CLUSTER_ID: ID_1}),
-        managed_cluster("weight-two", {CLUSTER_ID: ID_2}),
+        managed_cluster("weight-one", cluster_id=ID_1),
+        managed_cluster("weight-two", cluster_id=ID_2),
     ], check_mcs),
     Example("nfd", "clusternet/scheduling-with-nfd", [
-        managed_cluster("nfd-child", {CLUSTER_ID: ID_NFD, NFD_LABEL: "sample-value"}),
+        managed_cluster("nfd-child", {NFD_LABEL: "sample-value"}, cluster_id=ID_NFD),
         managed_cluster("labelled", {NFD_LABEL: "sample-value"}),
-        managed_cluster("plain", {CLUSTER_ID: ID_1}),
+        managed_cluster("plain", cluster_id=ID_1),
     ], check_nfd),
-    Example("oci", "clusternet/oci", [managed_cluster("c1", {CLUSTER_ID: ID_1})], check_oci),
+    Example("oci", "clusternet/oci", [managed_cluster("c1", cluster_id=ID_1)], check_oci),
     Example("karmada-nginx", "karmada/nginx", [
         managed_cluster("member1"), managed_cluster("member2"), managed_cluster("member3"),
     ], check_karmada_nginx),
