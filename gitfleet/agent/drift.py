@@ -124,9 +124,19 @@ def compare(desired: Mapping[str, Any], live: Mapping[str, Any]) -> list[FieldDr
     """Every field set in `desired` whose value in `live` differs, with both values (a
     Secret's as placeholders: `<hidden 1>` desired, `<hidden 2>` live)."""
     desired = _secret_as_data(desired)
-    if is_secret(desired):
+    out = _fields(desired, live)
+    if out and (is_secret(desired) or is_secret(live)):
+        # Hidden only when something differs: a no-op sync of many Secrets pays nothing.
+        # Placeholders are equal exactly where the texts are, so the hidden comparison finds
+        # the same fields (a quantity written two ways, `1` and `1.0`, is the one exception:
+        # kept out by taking only the paths the real comparison found).
+        found = {f.path for f in out}
         hidden = hide_secret_data(desired, live)
-        desired, live = hidden[0] or {}, hidden[1] or {}
+        out = [f for f in _fields(hidden[0] or {}, hidden[1] or {}) if f.path in found]
+    return out
+
+
+def _fields(desired: Mapping[str, Any], live: Mapping[str, Any]) -> list[FieldDrift]:
     out: list[FieldDrift] = []
     d_meta = desired.get("metadata") or {}
     l_meta = live.get("metadata") or {}
