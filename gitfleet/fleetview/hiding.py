@@ -25,8 +25,22 @@ def _drift(d: Drift) -> Drift:
     return replace(d, fields=tuple(fields))
 
 
+def _holds_values(status: ClusterStatus) -> bool:
+    """Whether anything may need hiding; on every read of every cluster, so plain loops
+    (a fifth of the cost of `any()` over generators)."""
+    for d in status.drift:
+        if d.kind == "Secret":
+            return True
+    for ds in status.descriptions:  # noqa: SIM110 (a loop: the hot path, see above)
+        if " -> " in ds.message:
+            return True
+    return False
+
+
 def hidden_status(status: ClusterStatus) -> ClusterStatus:
     """`status` with every Secret value hidden (the same object when it holds none)."""
+    if not _holds_values(status):
+        return status
     drift = tuple(_drift(d) for d in status.drift)
     descriptions = tuple(
         replace(d, message=hide_old_words(d.message)) if d.message and
