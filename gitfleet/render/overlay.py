@@ -2,7 +2,8 @@
 
 Clusternet: every matching Globalization by priority ascending, then every Localization of the
 cluster's dedicated namespace by priority ascending (replica division sits among them as a
-Localization of priority 500 that sorts first among equals); equal priorities by name. Karmada:
+Localization of priority 1000, upstream's, that sorts last among equals: the split is above
+every user override); equal priorities by name. Karmada:
 cluster-wide policies before namespaced ones, each by match strength ascending, then by name;
 rules in list order. Later wins, and Karmada comes after Clusternet.
 """
@@ -18,7 +19,7 @@ from gitfleet.render.plans import best_strength, resolve_feed
 from gitfleet.render.selection import matches_affinity, matches_selector
 from gitfleet.render.variants import ClusternetStep, KarmadaStep, SetReplicas, Step
 
-DIVISION_PRIORITY = 500
+DIVISION_PRIORITY = 1000
 
 
 @dataclass(frozen=True)
@@ -132,12 +133,12 @@ def ordered_steps(sets: tuple[OverrideSet, ...], division: SetReplicas | None,
     globs = sorted((s for s in sets if s.kind == "Globalization"),
                    key=lambda s: (s.priority, s.name))
     steps.extend(ClusternetStep(g) for g in globs)
-    locs: list[tuple[int, str, Step]] = [(s.priority, s.name, ClusternetStep(s))
-                                         for s in sets if s.kind == "Localization"]
+    locs: list[tuple[int, bool, str, Step]] = [(s.priority, False, s.name, ClusternetStep(s))
+                                               for s in sets if s.kind == "Localization"]
     if division is not None and not replicas_first:
-        locs.append((DIVISION_PRIORITY, "", division))
-    locs.sort(key=lambda x: (x[0], x[1]))
-    steps.extend(x[2] for x in locs)
+        locs.append((DIVISION_PRIORITY, True, "", division))
+    locs.sort(key=lambda x: (x[0], x[1], x[2]))
+    steps.extend(x[3] for x in locs)
     for policy in karmada:
         for i, (target, _) in enumerate(policy.rules):
             if target is None or matches_affinity(target, cluster):

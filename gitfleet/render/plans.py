@@ -211,10 +211,12 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
                 plan.rebalance = sub.rebalance
                 counts[t.key] = _clusternet_dynamic(t, path, total, list(left), status,
                                                     previous, plan, drain=drain)
-            elif left:
+            elif any(left.values()):
                 counts[t.key] = division.divide_static(total, left)
-            else:
+            elif not left:
                 counts[t.key] = {}
+            # every weight 0 (no weights given): nothing is divided, each cluster runs the
+            # template's replicas (upstream's StaticDivideReplicas returns early)
     # what each feed's placement takes from the template, looked up once, not per cluster
     dynamic = sub.dividing_type == "Dynamic"
     per_feed: list[tuple[Template, UnitPlan, dict[str, int] | None, str,

@@ -247,7 +247,9 @@ def test_default_priority_is_500():
     assert values["a"] == "d"
 
 
-def test_division_acts_as_a_priority_500_localization():
+def test_division_acts_as_a_priority_1000_localization_above_every_user_override():
+    # upstream's deployer writes the split as a Localization of priority 1000, "the highest"
+    # (clusternet pkg/controllermanager/deployer/utils.go, commit 19245baa3558)
     entries = [cluster("a", {"env": "prod"}, namespace="ns-a"),
                cluster("b", {"env": "prod"}, namespace="ns-b"),
                ("templates/d.yaml", deployment("web", replicas=6)),
@@ -257,12 +259,41 @@ def test_division_acts_as_a_priority_500_localization():
     scale = [{"name": "r", "type": "JSONPatch",
               "value": '[{"op": "replace", "path": "/spec/replicas", "value": 9}]'}]
     target = feed("Deployment", "web", namespace="apps")
-    below = run(*entries, ("policies/l.yaml", override_set(
-        "Localization", "l", target, scale, namespace="ns-a", priority=499)))
-    above = run(*entries, ("policies/l.yaml", override_set(
-        "Localization", "l", target, scale, namespace="ns-a", priority=501)))
-    assert replicas(below, "a", "web") == 3  # division (500) wins over priority 499
-    assert replicas(above, "a", "web") == 9
+    for priority in (499, 501, 999, 1000):
+        local = run(*entries, ("policies/l.yaml", override_set(
+            "Localization", "l", target, scale, namespace="ns-a", priority=priority)))
+        assert list(local.errors) == []
+        assert replicas(local, "a", "web") == 3, priority   # the split wins
+        glob = run(*entries, ("policies/g.yaml", override_set(
+            "Globalization", "g", target, scale, priority=priority)))
+        assert replicas(glob, "a", "web") == 3, priority
+
+
+def test_static_dividing_without_weights_runs_the_templates_replicas_everywhere():
+    # upstream's StaticDivideReplicas returns early when the weights sum to 0 and the
+    # deployer writes no split (the nfd day1 example: no weights, each cluster runs them all)
+    entries = [cluster("a", {"env": "prod"}), cluster("b", {"env": "prod"}),
+               ("templates/d.yaml", deployment("web", replicas=6)),
+               ("templates/c.yaml", configmap("conf", v="1"))]
+    unweighted = run(*entries, ("policies/s.yaml", subscription(
+        "s", [feed("Deployment", "web"), feed("ConfigMap", "conf")],
+        [{"clusterAffinity": PROD}], schedulingStrategy="Dividing",
+        dividingScheduling={"type": "Static"})))
+    assert list(unweighted.errors) == [] and list(unweighted.warnings) == []
+    assert (replicas(unweighted, "a", "web"), replicas(unweighted, "b", "web")) == (6, 6)
+    zero = run(*entries, ("policies/s.yaml", subscription(
+        "s", [feed("Deployment", "web")], [{"clusterAffinity": PROD, "weight": 0}],
+        schedulingStrategy="Dividing")))
+    assert (replicas(zero, "a", "web"), replicas(zero, "b", "web")) == (6, 6)
+    # one positive weight divides: the weight-0 cluster stays bound with 0
+    one = run(*entries, ("policies/s.yaml", subscription(
+        "s", [feed("Deployment", "web")],
+        [{"clusterAffinity": {"matchLabels": {"env": "prod"}}, "weight": 0},
+         {"clusterAffinity": {"matchExpressions": [
+             {"key": "clusters.clusternet.io/cluster-name", "operator": "In",
+              "values": ["a"]}]}, "weight": 1}],
+        schedulingStrategy="Dividing")))
+    assert (replicas(one, "a", "web"), replicas(one, "b", "web")) == (6, 0)
 
 
 def test_json_patch_to_a_missing_path_warns_and_leaves_the_object_unpatched():

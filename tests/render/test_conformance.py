@@ -301,6 +301,11 @@ def check_nfd(r: Rendered) -> None:
     assert r.folders("labelled") == {"default/scheduling-with-nfd-demo"}
     assert set(r.objects("labelled", "default/scheduling-with-nfd-demo")) == {
         "Namespace//nfd-app-ns", "Deployment/nfd-app-ns/my-nginx-nfd"}
+    # Static dividing without any weight: upstream divides nothing (StaticDivideReplicas
+    # returns early), so each cluster runs the template's 6 replicas.
+    app = r.obj("labelled", "default/scheduling-with-nfd-demo",
+                "Deployment/nfd-app-ns/my-nginx-nfd")
+    assert app["spec"]["replicas"] == 6
     assert r.folders("plain") == set()
 
 

@@ -192,19 +192,20 @@ def test_a_token_that_needs_quoting_is_remembered_exactly() -> None:
     assert settled.files == fresh.files
 
 
-def test_an_override_of_replicas_is_not_read_back_as_the_placement() -> None:
-    # A Localization above division's priority 500 sets cluster a's replicas to 10; the
-    # Description records what division gave a (2), so the next render keeps b and c at 2.
+def test_a_localization_of_replicas_sits_below_the_split() -> None:
+    # Division is a Localization of priority 1000 that comes after every user override (as
+    # upstream's): a Localization setting cluster a's replicas changes nothing, and the next
+    # render keeps the placement.
     local = override_set("Localization", "more-on-a", {**DEPLOY, "namespace": "apps"},
                          [merge("replicas", {"spec": {"replicas": 10}})],
-                         namespace="gitfleet-a", priority=600)
+                         namespace="gitfleet-a", priority=1000)
     sub = subscription("s", [feed("Deployment", "web")], [{"clusterAffinity": PROD}],
                        schedulingStrategy="Dividing", dividingScheduling={"type": "Dynamic"})
     fleet = fleet_of(*(cluster(n, {"env": "prod"}) for n in NAMES),
                      ("templates/d.yaml", deployment("web", replicas=6, cpu="1")),
                      ("policies/s.yaml", sub), ("policies/l.yaml", local))
     first = render(fleet, status=cpu_room(a=10, b=10, c=10))
-    assert placed(first) == {"a": 10, "b": 2, "c": 2}
+    assert placed(first) == {"a": 2, "b": 2, "c": 2}
     description = yaml.safe_load(first.files["clusters/a/apps/s/description.yaml"])
     assert description["spec"]["resources"][0]["divided"] == 2
     later = again(fleet, first, cpu_room(a=0, b=0, c=0))
