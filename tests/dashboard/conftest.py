@@ -13,10 +13,13 @@ import pytest
 from tests.dashboard.livefleet import LiveFleet, live_fleet
 
 CHROMIUM = Path("/usr/bin/chromium")
+ATTACKER = "attacker.example"
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / ".tools" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        # the DNS of a rebinding attack: attacker.example resolves to this machine
+        f"--host-resolver-rules=MAP {ATTACKER} 127.0.0.1"]
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from gitfleet.clock import parse_iso
-from tests.dashboard.conftest import AXE, shot
+from tests.dashboard.conftest import ATTACKER, AXE, shot
 from tests.dashboard.livefleet import LiveFleet, git
 from tests.harness import wait_for
 
@@ -163,6 +163,23 @@ def test_a_stopped_agent_turns_its_cluster_unknown(fleet: LiveFleet, page: Any) 
         assert words(page, '#grid tr[data-cluster="prod-east"] td:nth-child(2) .b') == ["Ready"]
     finally:
         fleet.start_agent("prod-west")
+
+
+def test_a_dns_rebinding_page_reads_nothing_from_the_hub(fleet: LiveFleet, page: Any) -> None:
+    """A page from attacker.example whose name then resolves to 127.0.0.1 (the browser's
+    resolver plays the rebinding DNS server) is same-origin with the hub's dashboard: what it
+    fetches says `Host: attacker.example`, and gets 403 and no fleet data."""
+    port = fleet.url.rstrip("/").rsplit(":", 1)[1]
+    wait_for(lambda: fleet.api("version"), what="the dashboard answering")
+    response = page.goto(f"http://{ATTACKER}:{port}/")
+    assert response is not None and response.status == 403
+    status, body = page.evaluate("""async () => {
+        const r = await fetch('/api/fleet?limit=500');
+        return [r.status, await r.text()]; }""")
+    assert status == 403 and "prod-east" not in body and "clusters" not in body
+    assert "prod-east" not in page.content()
+    page.goto(fleet.url + "#/fleet")                       # by its own name it answers
+    page.wait_for_selector('#grid tr[data-cluster="prod-east"]')
 
 
 SERIOUS = """() => axe.run(document, {resultTypes: ['violations']}).then(r => r.violations
