@@ -9,19 +9,14 @@ from __future__ import annotations
 import hashlib
 
 from gitfleet.hub.round import Contribution, RoundInputs
-from gitfleet.render.status import ClusterCapacity
+from gitfleet.render.status import reported_capacity
 
 
 class Capacity:
     """Each cluster's allocatable and requested resources, from its heartbeat."""
 
     def plan(self, inputs: RoundInputs) -> Contribution:
-        capacity = {}
-        for name, status in sorted(inputs.status.statuses.items()):
-            hb = status.heartbeat
-            if hb is not None and hb.allocatable:
-                capacity[name] = ClusterCapacity(allocatable=dict(hb.allocatable),
-                                                 requested=dict(hb.requested))
+        capacity = reported_capacity(inputs.status.statuses)   # as `render` and `diff` read it
         digest = hashlib.sha1(repr(sorted(
             (n, sorted(c.allocatable.items()), sorted(c.requested.items()))
             for n, c in capacity.items())).encode()).hexdigest()
