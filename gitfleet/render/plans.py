@@ -186,7 +186,7 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
         p.trigger = trigger
     if missing:
         for p in plans:
-            p.error = "feed not found: " + ", ".join(missing)
+            p.error = "feed not found: " + ", ".join(missing) + unreadable_templates(fleet)
         return plans
     no_min = selection.missing_min_clusters(sub)
     if no_min:
@@ -253,6 +253,21 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
                 assert found is not None
             plan.clusters.setdefault(cluster, []).append(found)
     return plans
+
+
+def unreadable_templates(fleet: Fleet) -> str:
+    """Why a feed may be missing: the template files and kustomize folders under templates/
+    that could not be read, each with its first error (a missing feed names them, so that
+    "feed not found" says where to look)."""
+    broken = sorted(p for p in fleet.broken_paths if p.startswith("templates/"))
+    if not broken:
+        return ""
+    first = {}
+    for e in fleet.errors:
+        first.setdefault(e.path, e.message)
+    said = [f"{p} ({first[p]})" if p in first else p for p in broken[:3]]
+    more = f" and {len(broken) - 3} more" if len(broken) > 3 else ""
+    return "; it may be in a template that could not be read: " + "; ".join(said) + more
 
 
 def keeps_placement(fleet: Fleet) -> bool:
