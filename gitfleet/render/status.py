@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 from gitfleet.model.objects import ObjectKey, Taint, Template
@@ -17,11 +18,31 @@ from gitfleet.render.charts import Capabilities
 
 
 @dataclass(frozen=True)
+class NodeRoom:
+    """Free room of `nodes` identical schedulable nodes (quantities as reported)."""
+
+    nodes: int
+    free: Mapping[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def amounts(self) -> dict[str, Fraction]:
+        out = {}
+        for resource, text in self.free.items():
+            try:
+                out[resource] = max(Fraction(0), parse_quantity(text))
+            except (ValueError, TypeError):
+                continue     # unreadable: as if not reported
+        return out
+
+
+@dataclass(frozen=True)
 class ClusterCapacity:
-    """Sums over a cluster's nodes and pods, as its agent reported them."""
+    """Sums over a cluster's nodes and pods, as its agent reported them, and (from newer
+    agents) the free room of each group of identical schedulable nodes."""
 
     allocatable: Mapping[str, str] = field(default_factory=dict)  # cpu, memory, pods
     requested: Mapping[str, str] = field(default_factory=dict)  # sums of pod requests
+    nodes: tuple[NodeRoom, ...] | None = None   # None: an older agent (room from the sums)
 
     def free(self, resource: str) -> Fraction | None:
         if resource not in self.allocatable:
@@ -90,6 +111,8 @@ def room_for(requests: Mapping[str, Fraction], capacity: ClusterCapacity | None)
     compared with every bound cluster)."""
     if capacity is None:
         return 0 if requests else None
+    if capacity.nodes is not None:
+        return _room_per_node(requests, capacity.nodes)
     fits: list[int] = []
     for res, need in requests.items():
         free = capacity.free(res)
@@ -102,3 +125,25 @@ def room_for(requests: Mapping[str, Fraction], capacity: ClusterCapacity | None)
     if pods is not None:
         fits.append(int(pods))
     return min(fits) if fits else None
+
+
+def _room_per_node(requests: Mapping[str, Fraction], groups: tuple[NodeRoom, ...]) -> int | None:
+    """Room counted node by node and summed, as upstream's predictors count it: a replica
+    counts only on a node it fits on (two nodes with 750m free hold one 500m replica each,
+    not three between them). None = no limit known on some node."""
+    total = 0
+    for group in groups:
+        free = group.amounts
+        fits: list[int] = []
+        for res, need in requests.items():
+            if res not in free:
+                if _limits_room(res):
+                    fits.append(0)
+                continue
+            fits.append(int(free[res] // need))
+        if "pods" in free:
+            fits.append(int(free["pods"]))
+        if not fits:
+            return None
+        total += group.nodes * min(fits)
+    return total
