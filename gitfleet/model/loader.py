@@ -81,6 +81,9 @@ POLICY_KINDS = {
     (KARMADA_AUTOSCALING, "FederatedHPA"), (KARMADA_AUTOSCALING, "CronFederatedHPA"),
 }
 CLUSTER_GROUPS = {CLUSTERNET_CLUSTERS, GITFLEET}
+# groups whose kinds' scopes gitfleet knows (their cluster-scoped ones are CLUSTER_SCOPED_KINDS)
+UPSTREAM_GROUPS = frozenset({CLUSTERNET_APPS, CLUSTERNET_CLUSTERS, KARMADA_POLICY,
+                             KARMADA_AUTOSCALING, GITFLEET})
 # Clusternet's own kinds of apps.clusternet.io that gitfleet does not read as policies: under
 # templates/ they stay resource templates (and are no typo of a kind it reads).
 CLUSTERNET_OTHER_KINDS = frozenset({"Base", "Description", "FeedInventory", "HelmRelease",
@@ -756,7 +759,8 @@ class _Builder:
             known: str | None = crd
         elif key.kind in CLUSTER_SCOPED_KINDS:
             known = "Cluster"
-        elif kubeschema.is_builtin_group(key.group, self.settings.kubernetes_version):
+        elif key.group in UPSTREAM_GROUPS or \
+                kubeschema.is_builtin_group(key.group, self.settings.kubernetes_version):
             known = "Namespaced"
         else:
             known = None

@@ -112,3 +112,13 @@ def test_a_wrong_scope_annotation_is_an_error() -> None:
     assert [p.message for p in contradicts.errors] == [
         "metadata.annotations: gitfleet.io/scope: Cluster contradicts the kind, which is "
         "Namespaced"]
+
+
+def test_a_helmchart_without_namespace_is_no_guess() -> None:
+    chart = {"apiVersion": "apps.clusternet.io/v1alpha1", "kind": "HelmChart",
+             "metadata": {"name": "db"},
+             "spec": {"repo": "https://charts.example.com", "chart": "db", "version": "1.0.0",
+                      "targetNamespace": "db"}}
+    fleet = fleet_of(("templates/db.yaml", chart))
+    assert fleet.warnings == () and fleet.errors == ()
+    assert {t.namespace for t in fleet.templates.values()} == {"default"}
