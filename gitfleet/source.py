@@ -257,7 +257,8 @@ def _base_depths(users: Mapping[str, set[str]]) -> dict[str, int]:
 
 def _documents(output: bytes) -> list[bytes]:
     """The documents of a build's output (kustomize separates them with `---` lines)."""
-    docs, current = [], []
+    docs: list[bytes] = []
+    current: list[bytes] = []
     for line in output.splitlines(keepends=True):
         if line.rstrip() == b"---":
             docs.append(b"".join(current))

@@ -257,8 +257,9 @@ def subscription_rows(view: View) -> list[dict[str, Any]]:
             "changed": rfc3339(changed),
             "ageSeconds": view.seconds(changed),
         })
-    return sorted(rows + _failed_units(view, {(r["namespace"], r["name"]) for r in rows}),
-                  key=lambda r: (r["namespace"], r["name"]))
+    listed = {(str(r["namespace"]), str(r["name"])) for r in rows}
+    return sorted(rows + _failed_units(view, listed),
+                  key=lambda r: (str(r["namespace"]), str(r["name"])))
 
 
 UNIT_KINDS = ("Subscription", "PropagationPolicy", "ClusterPropagationPolicy")

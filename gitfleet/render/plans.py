@@ -288,7 +288,7 @@ def unreadable_templates(fleet: Fleet) -> str:
     broken = sorted(p for p in fleet.broken_paths if p.startswith("templates/"))
     if not broken:
         return ""
-    first = {}
+    first: dict[str, str] = {}
     for e in fleet.errors:
         first.setdefault(e.path, e.message)
     said = [f"{p} ({first[p]})" if p in first else p for p in broken[:3]]
