@@ -29,7 +29,9 @@ from gitfleet.agent.ignore import Ignores
 from gitfleet.agent.inventory import (
     INVENTORY_NAME,
     INVENTORY_NAMESPACE,
+    Intent,
     Inventory,
+    InventoryEntry,
 )
 from gitfleet.agent.invlayout import SHARD_BYTES
 from gitfleet.agent.kubeapi import ClusterApi
@@ -133,11 +135,14 @@ class Engine:
         journal = p.journal(desired.state_commit).applying(desired.cluster_commit)
         writes = int(bool(p.touches) and self.record.write(journal))
         results = dict(p.settled)
-        gate = Gate(desired, p.actions)
+        gate = Gate(desired, p.actions, p.standby)
         with Applier(self.kube, owner=self.owner, desired=desired, ignores=self._ignores,
                      clock=self.clock, create_namespaces=s.create_namespaces,
                      workers=s.apply_workers) as applier:
             while batch := gate.ready({**results, **applier.outcome.results}):
+                if failing := [a for a in batch if gate.released(a)]:   # journaled first
+                    journal = _journaled(journal, failing, desired)
+                    writes += self.record.write(journal)
                 applier.apply(batch)
         done = applier.outcome
         results.update(done.results)
@@ -225,6 +230,17 @@ class Engine:
             if done.entry is not None:
                 self.record.write(self.known_inventory.with_entries([done.entry]))
             return done.result
+
+
+def _journaled(journal: Inventory, actions: list[Action], desired: DesiredState) -> Inventory:
+    """The journal with SyncFail hooks the failed sync now writes, pending."""
+    pending = journal.with_entries(
+        (a.entry or InventoryEntry(ref=a.obj.ref, description=a.obj.description, hash=""))
+        .as_pending() for a in actions)
+    if pending.intent is None:
+        pending = pending.with_intent(Intent(desired.state_commit, apply=len(actions),
+                                             delete=0)).applying(desired.cluster_commit)
+    return pending
 
 
 def watch_kinds(engine: Engine) -> set[tuple[str, str]]:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from gitfleet.agent.changes import Hold, ObjectResult
 from gitfleet.agent.desired import DesiredObject, DesiredState
-from gitfleet.agent.ordering import BAND_FIRST, Step, describe_step, unit_of
+from gitfleet.agent.ordering import BAND_FAIL, BAND_FIRST, Step, describe_step, unit_of
 from gitfleet.agent.plan import Action
 from gitfleet.health import judge
 from gitfleet.wire.status import Change, Health, Phase
@@ -28,8 +28,13 @@ def _healthy(result: ObjectResult | None) -> bool:
 
 
 class Gate:
-    def __init__(self, desired: DesiredState, actions: tuple[Action, ...]) -> None:
+    def __init__(self, desired: DesiredState, actions: tuple[Action, ...],
+                 standby: tuple[Action, ...] = ()) -> None:
         self.desired = desired
+        # SyncFail hooks: released only once their Description's sync has failed.
+        self._standby: dict[str, list[Action]] = defaultdict(list)
+        for action in standby:
+            self._standby[action.obj.description].append(action)
         self._pending: dict[str, dict[Step, list[Action]]] = defaultdict(dict)
         for action in actions:
             obj = action.obj
@@ -37,7 +42,7 @@ class Gate:
             self._pending[obj.description].setdefault(step, []).append(action)
         self._members: dict[str, dict[Step, list[DesiredObject]]] = defaultdict(dict)
         self._units: dict[str, list[str]] = defaultdict(list)
-        if not actions:   # nothing to write: nothing to order (a no-op sync)
+        if not actions and not standby:   # nothing to write: nothing to order (a no-op sync)
             return
         for obj in desired.objects.values():
             if obj.step is not None:
@@ -48,6 +53,9 @@ class Gate:
     def ready(self, results: Results) -> list[Action]:
         """The writes whose turn has come; they are no longer pending."""
         out: list[Action] = []
+        for description in sorted(self._standby):
+            if self._standby[description] and self._failed(description, results):
+                out.extend(self._standby.pop(description))
         for description in sorted(self._pending):
             steps = self._pending[description]
             if not steps or self._waits_for(description, results):
@@ -102,6 +110,23 @@ class Gate:
             else:
                 out[description] = Hold(Phase.PROGRESSING, f"{describe_step(first)} waits")
         return out
+
+    def released(self, action: Action) -> bool:
+        """Whether `action` was a SyncFail hook on standby (not journaled with the plan)."""
+        return action.obj.step is not None and action.obj.step[0] == BAND_FAIL
+
+    def _failed(self, description: str, results: Results) -> bool:
+        """The sync of a Description failed: a write of it was refused, or a hook of it (a
+        Job) failed (gitops-engine: a task completed unsuccessfully)."""
+        for step, objs in self._members[description].items():
+            if step[0] == BAND_FAIL:
+                continue
+            for obj in objs:
+                result = results.get(obj.ref.key)
+                if result is not None and (result.error or (
+                        obj.hook is not None and result.health is Health.DEGRADED)):
+                    return True
+        return False
 
     def _blocker(self, description: str, step: Step, results: Results) -> ObjectResult | None:
         """The first object of the step that is not Healthy (its result), or None."""

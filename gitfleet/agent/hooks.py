@@ -1,9 +1,9 @@
-"""Helm hooks after their run: `hook-succeeded` and `hook-failed` delete the hook object once
-it has that outcome (a Job Complete, or Failed).
+"""Hooks after their run: `HookSucceeded` and `HookFailed` (Helm's `hook-succeeded`,
+`hook-failed`) delete the hook object once it has that outcome (a Job Complete, or Failed).
 
 The inventory records the deletion (`hookDeleted`) before the object is deleted, so a hook
 deleted by its policy is not drift and not run again until its Description's content changes,
-and a crash between the two deletes it at the next sync. `before-hook-creation` is the other
+and a crash between the two deletes it at the next sync. `BeforeHookCreation` is the other
 half of the policy and happens at apply (`apply`).
 """
 
@@ -17,14 +17,14 @@ from gitfleet.agent.changes import ObjectResult
 from gitfleet.agent.desired import DesiredState
 from gitfleet.agent.inventory import Inventory, InventoryEntry
 from gitfleet.agent.kubeapi import ClusterApi
-from gitfleet.agent.ordering import HOOK_FAILED, HOOK_SUCCEEDED
+from gitfleet.agent.ordering import DeletePolicy
 from gitfleet.kube.errors import ApiError
 from gitfleet.logs import log
 from gitfleet.wire.status import Change, Health
 
 LOG = logging.getLogger("gitfleet.agent.hooks")
-_OUTCOME = {Health.HEALTHY: (HOOK_SUCCEEDED, "succeeded"),
-            Health.DEGRADED: (HOOK_FAILED, "failed")}
+_OUTCOME = {Health.HEALTHY: (DeletePolicy.HOOK_SUCCEEDED, "succeeded"),
+            Health.DEGRADED: (DeletePolicy.HOOK_FAILED, "failed")}
 
 
 def finished(desired: DesiredState, results: Mapping[str, ObjectResult],

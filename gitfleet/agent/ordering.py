@@ -1,119 +1,53 @@
 """The one ordering mechanism of the agent (SEMANTICS "Ordering in a cluster"): in what steps a
 Description's objects are applied, each step once every object of the steps before is Healthy.
 
-A Description's steps, in order: its CRDs and Namespaces; its Helm `pre-install`/`pre-upgrade`
-hooks, one step per `helm.sh/hook-weight`; its sync waves (`gitfleet.io/sync-wave`, or Argo CD's
-`argocd.argoproj.io/sync-wave`, default 0, negative allowed); its `post-install`/`post-upgrade`
-hooks by weight. Inside a step the kind stages of `stages` still hold. Hooks of other events
-(delete, rollback) are never applied. A Description with `dependsOn` waits, as a whole, until
-every Description of those units in the cluster is Success. Pure: annotations in, order out.
+A Description's steps, in order (gitops-engine's phases and waves): its CRDs and Namespaces;
+its PreSync hooks (Argo CD's, and Helm's `pre-install`/`pre-upgrade`), one step per wave; its
+Sync phase (every other object, and Argo `Sync` hooks), one step per wave; its PostSync hooks
+by wave, once every Sync object is Healthy; its SyncFail hooks, only when the sync failed.
+What each annotation means is read in `gitfleet.model.annotations`; this module turns that
+into steps. Inside a step the kind stages of `stages` still hold. A Description with
+`dependsOn` waits, as a whole, until every Description of those units in the cluster is
+Success. Pure: annotations in, order out.
 """
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from gitfleet.agent.stages import STAGE_CRDS_AND_NAMESPACES, stage_of
+from gitfleet.model.annotations import AnnotationError, DeletePolicy, Hook, HookPhase, hook_of
+from gitfleet.model.annotations import wave_of as wave_of
 
-SYNC_WAVE = "gitfleet.io/sync-wave"
-ARGO_SYNC_WAVE = "argocd.argoproj.io/sync-wave"
-HOOK = "helm.sh/hook"
-HOOK_WEIGHT = "helm.sh/hook-weight"
-HOOK_DELETE_POLICY = "helm.sh/hook-delete-policy"
+__all__ = ["BAND_FAIL", "BAND_FIRST", "BAND_POST", "BAND_PRE", "BAND_WAVES", "DeletePolicy",
+           "Hook", "HookPhase", "OrderingError", "Step", "describe_step", "hook_hash",
+           "hook_of", "revision_of", "step_of", "unit_of", "wave_of"]
 
-BEFORE_HOOK_CREATION = "before-hook-creation"
-HOOK_SUCCEEDED = "hook-succeeded"
-HOOK_FAILED = "hook-failed"
-_POLICIES = (BEFORE_HOOK_CREATION, HOOK_SUCCEEDED, HOOK_FAILED)
-_PRE = ("pre-install", "pre-upgrade")
-_POST = ("post-install", "post-upgrade")
-_NOT_RUN = ("pre-delete", "post-delete", "pre-rollback", "post-rollback", "test",
-            "test-success", "test-failure")
+OrderingError = AnnotationError   # an ordering annotation that does not read
 
-# Bands of steps, in order; the second number of a step is the weight or the wave.
+# Bands of steps, in order; the second number of a step is the wave.
 BAND_FIRST = 0     # CRDs and Namespaces without a wave of their own
-BAND_PRE = 1
-BAND_WAVES = 2
-BAND_POST = 3
+BAND_PRE = 1       # PreSync hooks
+BAND_WAVES = 2     # the Sync phase
+BAND_POST = 3      # PostSync hooks
+BAND_FAIL = 4      # SyncFail hooks: only when the sync failed
 
 Step = tuple[int, int]
-
-
-class OrderingError(ValueError):
-    """An ordering annotation that does not read; the object's file is reported broken."""
-
-
-@dataclass(frozen=True)
-class Hook:
-    """A Helm hook as the agent runs it. `phase` is "pre", "post", or "" (never applied)."""
-
-    events: tuple[str, ...]
-    phase: str
-    weight: int
-    policies: frozenset[str]
-
-    @property
-    def runs(self) -> bool:
-        return bool(self.phase)
-
-
-def _annotations(body: Mapping[str, Any]) -> Mapping[str, Any]:
-    return (body.get("metadata") or {}).get("annotations") or {}
-
-
-def _integer(value: Any, what: str) -> int:
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        raise OrderingError(f"{what} {value!r} is not an integer") from None
-
-
-def _known(value: str, known: tuple[str, ...], what: str) -> str:
-    if value in known:
-        return value
-    close = difflib.get_close_matches(value, known, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise OrderingError(f"{what} {value!r} is not one of {', '.join(known)}{hint}")
-
-
-def hook_of(body: Mapping[str, Any]) -> Hook | None:
-    """The object's Helm hook, or None for an ordinary object."""
-    annotations = _annotations(body)
-    if HOOK not in annotations:
-        return None
-    events = tuple(_known(e.strip(), (*_PRE, *_POST, *_NOT_RUN), HOOK)
-                   for e in str(annotations[HOOK]).split(",") if e.strip())
-    phase = "pre" if any(e in _PRE for e in events) else \
-        "post" if any(e in _POST for e in events) else ""
-    weight = _integer(annotations.get(HOOK_WEIGHT, 0), HOOK_WEIGHT)
-    policies = frozenset(_known(p.strip(), _POLICIES, HOOK_DELETE_POLICY)
-                         for p in str(annotations.get(HOOK_DELETE_POLICY, "")).split(",")
-                         if p.strip())
-    # Helm: with no policy given, before-hook-creation applies.
-    return Hook(events=events, phase=phase, weight=weight,
-                policies=policies or frozenset({BEFORE_HOOK_CREATION}))
-
-
-def wave_of(body: Mapping[str, Any]) -> int | None:
-    """The object's sync wave (gitfleet's annotation wins over Argo CD's); None when unset."""
-    annotations = _annotations(body)
-    for key in (SYNC_WAVE, ARGO_SYNC_WAVE):
-        if key in annotations:
-            return _integer(annotations[key], key)
-    return None
+_BAND_OF = {HookPhase.PRE_SYNC: BAND_PRE, HookPhase.SYNC: BAND_WAVES,
+            HookPhase.POST_SYNC: BAND_POST, HookPhase.SYNC_FAIL: BAND_FAIL}
+_BAND_NAME = {BAND_PRE: "PreSync hooks", BAND_POST: "PostSync hooks",
+              BAND_FAIL: "SyncFail hooks"}
 
 
 def step_of(kind: str, body: Mapping[str, Any], hook: Hook | None) -> Step | None:
     """The step the object is applied in; None for a hook that is never applied."""
-    if hook is not None:
-        if not hook.runs:
-            return None
-        return (BAND_PRE if hook.phase == "pre" else BAND_POST, hook.weight)
     wave = wave_of(body)
+    if hook is not None:
+        if hook.phase is None:
+            return None
+        return (_BAND_OF[hook.phase], wave or 0)
     if wave is None and stage_of(kind) == STAGE_CRDS_AND_NAMESPACES:
         return (BAND_FIRST, 0)
     return (BAND_WAVES, wave or 0)
@@ -123,10 +57,8 @@ def describe_step(step: Step) -> str:
     band, number = step
     if band == BAND_FIRST:
         return "CRDs and Namespaces"
-    if band == BAND_PRE:
-        return f"pre-install/upgrade hooks of weight {number}"
-    if band == BAND_POST:
-        return f"post-install/upgrade hooks of weight {number}"
+    if band in _BAND_NAME:
+        return f"{_BAND_NAME[band]} of wave {number}"
     return f"sync wave {number}"
 
 

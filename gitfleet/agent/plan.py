@@ -27,6 +27,7 @@ from gitfleet.agent.marks import (
     uid_of,
     written_by_gitfleet,
 )
+from gitfleet.agent.ordering import BAND_FAIL, DeletePolicy
 from gitfleet.agent.prune import PrunePlan, plan_prune
 from gitfleet.health import NO_RULES, HealthRules, judge, replica_status
 from gitfleet.layout import AGENT_NAMESPACE, RESERVED_NAME_PREFIX, is_reserved_object
@@ -63,7 +64,8 @@ class Action:
         """A hook run again over its previous object: before-hook-creation deletes that first
         (a Job is immutable)."""
         hook = self.obj.hook
-        return bool(hook and self.live is not None and "before-hook-creation" in hook.policies
+        return bool(hook and self.live is not None
+                    and DeletePolicy.BEFORE_HOOK_CREATION in hook.policies
                     and self.reason == "changed")
 
 
@@ -76,6 +78,7 @@ class Plan:
     prune: PrunePlan = field(default_factory=PrunePlan)
     foreign: frozenset[str] = frozenset()   # keys left alone as someone else's
     finish_hooks: tuple[InventoryEntry, ...] = ()   # hook objects whose policy deletes them
+    standby: tuple[Action, ...] = ()   # SyncFail hooks: written only if the sync fails
 
     @property
     def touches(self) -> int:
@@ -144,6 +147,7 @@ def plan(desired: DesiredState, inventory: Inventory, live: Live, *, owner: Owne
     refreshed: list[InventoryEntry] = []
     foreign: list[str] = []
     finish: list[InventoryEntry] = []
+    standby: list[Action] = []
     for key, obj in desired.objects.items():
         ref = obj.ref
         if is_reserved_object(ref.kind, ref.namespace, ref.name):
@@ -153,11 +157,17 @@ def plan(desired: DesiredState, inventory: Inventory, live: Live, *, owner: Owne
         description = desired.descriptions.get(obj.description)
         if obj.hook is not None and not obj.hook.runs:
             settled[key] = ObjectResult(ref, obj.description, Change.SKIPPED, Health.HEALTHY,
-                                        message=f"Helm hook ({', '.join(obj.hook.events)}): "
-                                                "gitfleet runs install and upgrade hooks only")
+                                        message=obj.hook.why_not_run())
             continue
         entry = inventory.get(key)
         found = live.get(key)
+        if obj.step is not None and obj.step[0] == BAND_FAIL and (
+                entry is None or entry.pending or entry.hash != obj.hash):
+            standby.append(Action(obj, found, "new" if found is None else "changed",
+                                  entry=entry))
+            settled[key] = ObjectResult(ref, obj.description, Change.SKIPPED, Health.HEALTHY,
+                                        message="SyncFail hook: runs only when a sync fails")
+            continue
         if found is None and entry is None:
             actions.append(Action(obj, None, "new"))
             continue
@@ -218,7 +228,8 @@ def plan(desired: DesiredState, inventory: Inventory, live: Live, *, owner: Owne
     return Plan(actions=tuple(actions), settled=settled, drift=tuple(drift), base=base,
                 prune=plan_prune(base, desired, max_share=max_prune_share,
                                  allow_mass_prune=allow_mass_prune),
-                foreign=frozenset(foreign), finish_hooks=tuple(finish))
+                foreign=frozenset(foreign), finish_hooks=tuple(finish),
+                standby=tuple(standby))
 
 
 def _hook_gone(obj: DesiredObject, entry: InventoryEntry) -> ObjectResult:

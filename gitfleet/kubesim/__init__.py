@@ -25,7 +25,9 @@ streams in `watches`), `apiserver` (verbs and the write pipeline), `ownership` a
 `fieldsets` (server-side apply), `patches`, `defaults`, `normalize`, `validation`, `limits`
 (object and request sizes), `schemas` (CRD structural schemas), `store` (objects,
 resourceVersions, event history),
-`controller` and `pods` (the asynchronous half of a cluster), `catalog` (what is served).
+`controller` and `pods` (the asynchronous half of a cluster), `catalog` (what is served:
+`builtinkinds`, derived from the official client), `conversion` (one object through every
+version of its kind), `reviews` (access and token reviews, answered).
 """
 
 from gitfleet.kubesim.sim import KubeSim

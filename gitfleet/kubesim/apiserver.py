@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from gitfleet.kubesim import knownfields
+from gitfleet.kubesim import conversion, knownfields, reviews
 from gitfleet.kubesim import status as st
 from gitfleet.kubesim.catalog import METRICS_GROUP, REVIEW_KINDS, Catalog, ResourceType
 from gitfleet.kubesim.defaults import INITIAL_STATUS, apply_defaults
@@ -241,6 +241,19 @@ class ApiServer:
             meta["namespace"] = req.namespace
         else:
             meta.pop("namespace", None)
+        return self._stored_form(req, obj)
+
+    def _stored_form(self, req: Request, obj: Obj) -> Obj:
+        """`obj` as the storage version holds it, with `req` switched to that version; the
+        fields the requested version has no place for are found (and named) first."""
+        stored = conversion.storage_type(self.catalog, req.rt)
+        if stored is None:
+            return obj
+        if not req.system and req.verb != "patch":
+            self._unknown_fields(req, obj)
+            req.duplicates = []
+        obj = conversion.to_storage(req.rt, obj)
+        req.rt = stored
         return obj
 
     # ---- reads ---------------------------------------------------------------------------
@@ -251,7 +264,7 @@ class ApiServer:
         obj = self._existing(req.rt, req.namespace, req.name)
         if req.subresource == "scale":
             return self._scale_of(req.rt, obj)
-        return _as_version(req.rt, obj)
+        return conversion.present(req.rt, _as_version(req.rt, obj))
 
     def matcher(self, req: Request) -> Callable[[Obj], bool]:
         try:
@@ -293,8 +306,8 @@ class ApiServer:
         if req.rt.custom:
             items = [_as_version(req.rt, o) for o in items]
         else:
-            items = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")}
-                     for o in items]
+            items = [conversion.present_item(req.rt, {
+                k: v for k, v in o.items() if k not in ("apiVersion", "kind")}) for o in items]
         return {"kind": req.rt.list_kind, "apiVersion": req.rt.api_version, "metadata": meta,
                 "items": items}
 
@@ -304,9 +317,10 @@ class ApiServer:
         if req.subresource:
             raise st.method_not_allowed("create")
         obj = self._body_object(req)
+        if req.rt.kind == "Binding":
+            return 201, self._bind(req, obj)
         if req.rt.kind in REVIEW_KINDS:
-            obj["status"] = {"allowed": True, "reason": "kubesim authorizes every request"}
-            return 201, obj
+            return 201, reviews.answer(req.rt.kind, obj)
         meta = obj["metadata"]
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = meta["generateName"] + "".join(
@@ -352,7 +366,7 @@ class ApiServer:
         if req.subresource == "scale":
             target: Obj = self._scale_of(req.rt, old)
         else:
-            target = clone(old)
+            target = conversion.present(req.rt, clone(old))
         try:
             if ctype == MERGE:
                 new = json_merge_patch(target, patch)
@@ -377,7 +391,27 @@ class ApiServer:
                               "the object has been modified; please apply your changes to the "
                               "latest version and try again")
         new["apiVersion"], new["kind"] = req.rt.api_version, req.rt.kind
+        new = self._stored_form(req, new)
         return 200, self._commit(req, old, new, operation="Update")
+
+    def _bind(self, req: Request, binding: Obj) -> Obj:
+        """POST bindings: the scheduler's write, setting the pod's node once."""
+        name = binding["metadata"].get("name") or ""
+        target = (binding.get("target") or {}).get("name") or ""
+        pods = self.catalog.by_path("", "v1", "pods")
+        pod = self.store.get(("", "pods"), req.namespace, name)
+        if pods is None or pod is None:
+            raise st.not_found("", "pods", name)
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node:
+            raise st.conflict("", "pods/binding", name,
+                              f"pod {name} is already assigned to node \"{node}\"")
+        if not req.dry_run:
+            bound = clone(pod)
+            bound.setdefault("spec", {})["nodeName"] = target
+            self.system_write(pods, bound, manager="kube-scheduler")
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                "code": 201}
 
     def _apply(self, req: Request) -> tuple[int, Obj]:
         rt = req.rt
@@ -428,6 +462,11 @@ class ApiServer:
         if req.query.get("fieldValidation") not in (None, "", "Strict", "Warn", "Ignore"):
             _ = req.field_validation  # refuses the value
         self._typed_patch_check(req, config)
+        stored = conversion.storage_type(self.catalog, rt)
+        if stored is not None:  # applied through another version: merged in the stored one
+            config = conversion.to_storage(rt, config)
+            meta = config["metadata"]
+            req.rt = rt = stored
         if has_status and not on_status:
             config.pop("status", None)
         if on_status:

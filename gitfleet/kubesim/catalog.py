@@ -2,13 +2,18 @@
 
 A real API server answers 404 for a resource it does not know, so the catalogue is the one
 place that decides what exists; CRDs add to it once Established and leave it when deleted.
+The built-in kinds are those of the claimed Kubernetes version (`builtinkinds`, derived from
+the official client), each with what a real server's discovery adds (`_TRAITS`).
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from gitfleet.kubesim.builtinkinds import KINDS
 
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 READ_VERBS = ("get", "list")
@@ -52,75 +57,90 @@ def _r(group: str, version: str, kind: str, plural: str, namespaced: bool = True
     return ResourceType(group, version, kind, plural, namespaced, **kw)  # type: ignore[arg-type]
 
 
-BUILTINS: tuple[ResourceType, ...] = (
-    _r("", "v1", "Namespace", "namespaces", False, short_names=("ns",), status=True,
-       name_rule="label", verbs=("create", "delete", "get", "list", "patch", "update", "watch")),
-    _r("", "v1", "ConfigMap", "configmaps", short_names=("cm",)),
-    _r("", "v1", "Secret", "secrets", extra_fields=("type",)),
-    _r("", "v1", "Service", "services", short_names=("svc",), status=True,
-       name_rule="label1035",
-       categories=("all",), verbs=("create", "delete", "deletecollection", "get", "list",
-                                   "patch", "update", "watch")),
-    _r("", "v1", "ServiceAccount", "serviceaccounts", short_names=("sa",)),
-    _r("", "v1", "Pod", "pods", short_names=("po",), status=True, categories=("all",),
-       extra_fields=("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
-                     "spec.serviceAccountName", "status.phase", "status.podIP",
-                     "status.nominatedNodeName")),
-    _r("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", short_names=("pvc",),
-       status=True),
-    _r("", "v1", "PersistentVolume", "persistentvolumes", False, short_names=("pv",),
-       status=True),
-    _r("", "v1", "Node", "nodes", False, short_names=("no",), status=True,
-       extra_fields=("spec.unschedulable",)),
-    _r("", "v1", "Event", "events", short_names=("ev",),
-       extra_fields=("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-                     "involvedObject.uid", "involvedObject.apiVersion",
-                     "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
-                     "reportingComponent", "source", "type")),
-    _r("", "v1", "Endpoints", "endpoints", short_names=("ep",), singular="endpoints"),
-    _r("", "v1", "ResourceQuota", "resourcequotas", short_names=("quota",), status=True),
-    _r("", "v1", "LimitRange", "limitranges", short_names=("limits",)),
-    _r("apps", "v1", "Deployment", "deployments", short_names=("deploy",), status=True,
-       scale=True, generation=True, categories=("all",)),
-    _r("apps", "v1", "StatefulSet", "statefulsets", short_names=("sts",), status=True,
-       scale=True, generation=True, categories=("all",)),
-    _r("apps", "v1", "DaemonSet", "daemonsets", short_names=("ds",), status=True,
-       generation=True, categories=("all",)),
-    _r("apps", "v1", "ReplicaSet", "replicasets", short_names=("rs",), status=True, scale=True,
-       generation=True, categories=("all",)),
-    _r("apps", "v1", "ControllerRevision", "controllerrevisions"),
-    _r("batch", "v1", "Job", "jobs", status=True, generation=True, categories=("all",)),
-    _r("batch", "v1", "CronJob", "cronjobs", short_names=("cj",), status=True, generation=True,
-       categories=("all",)),
-    _r("networking.k8s.io", "v1", "Ingress", "ingresses", short_names=("ing",), status=True,
-       generation=True),
-    _r("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies",
-       short_names=("netpol",), generation=True),
-    _r("networking.k8s.io", "v1", "IngressClass", "ingressclasses", False),
-    _r("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
-       short_names=("hpa",), status=True, categories=("all",)),
-    _r("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", short_names=("pdb",),
-       status=True, generation=True),
-    _r("rbac.authorization.k8s.io", "v1", "Role", "roles", name_rule="path"),
-    _r("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", name_rule="path"),
-    _r("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False,
-       name_rule="path"),
-    _r("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False,
-       name_rule="path"),
-    _r("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
-       False, short_names=("crd", "crds"), status=True, generation=True),
-    _r("storage.k8s.io", "v1", "StorageClass", "storageclasses", False, short_names=("sc",)),
-    _r("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False,
-       short_names=("pc",)),
-    _r("coordination.k8s.io", "v1", "Lease", "leases"),
-    _r("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
-       False, verbs=("create",)),
-    _r("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", False,
-       verbs=("create",)),
-)
+# What a real server's discovery and strategies say of a kind beyond what the client knows
+# (`builtinkinds` holds that): short names, categories, which name rule its validation uses,
+# whether it counts `metadata.generation`, the field selectors it accepts. By (group, kind).
+_ALL_CATEGORY = ("all",)
+_EXTENSIONS = ("api-extensions",)
+_TRAITS: dict[tuple[str, str], dict[str, object]] = {
+    ("", "Namespace"): {"short_names": ("ns",), "name_rule": "label"},
+    ("", "ConfigMap"): {"short_names": ("cm",)},
+    ("", "Secret"): {"extra_fields": ("type",)},
+    ("", "Service"): {"short_names": ("svc",), "name_rule": "label1035",
+                      "categories": _ALL_CATEGORY},
+    ("", "ServiceAccount"): {"short_names": ("sa",)},
+    ("", "Pod"): {"short_names": ("po",), "categories": _ALL_CATEGORY, "extra_fields": (
+        "spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+        "status.phase", "status.podIP", "status.nominatedNodeName")},
+    ("", "PersistentVolumeClaim"): {"short_names": ("pvc",)},
+    ("", "PersistentVolume"): {"short_names": ("pv",)},
+    ("", "Node"): {"short_names": ("no",), "extra_fields": ("spec.unschedulable",)},
+    ("", "Event"): {"short_names": ("ev",), "extra_fields": (
+        "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+        "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+        "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type")},
+    ("", "Endpoints"): {"short_names": ("ep",), "singular": "endpoints"},
+    ("", "ResourceQuota"): {"short_names": ("quota",)},
+    ("", "LimitRange"): {"short_names": ("limits",)},
+    ("", "ReplicationController"): {"short_names": ("rc",), "categories": _ALL_CATEGORY,
+                                    "generation": True},
+    ("", "ComponentStatus"): {"short_names": ("cs",), "verbs": READ_VERBS},
+    ("apps", "Deployment"): {"short_names": ("deploy",), "generation": True,
+                             "categories": _ALL_CATEGORY},
+    ("apps", "StatefulSet"): {"short_names": ("sts",), "generation": True,
+                              "categories": _ALL_CATEGORY},
+    ("apps", "DaemonSet"): {"short_names": ("ds",), "generation": True,
+                            "categories": _ALL_CATEGORY},
+    ("apps", "ReplicaSet"): {"short_names": ("rs",), "generation": True,
+                             "categories": _ALL_CATEGORY},
+    ("batch", "Job"): {"generation": True, "categories": _ALL_CATEGORY},
+    ("batch", "CronJob"): {"short_names": ("cj",), "generation": True,
+                           "categories": _ALL_CATEGORY},
+    ("networking.k8s.io", "Ingress"): {"short_names": ("ing",), "generation": True},
+    ("networking.k8s.io", "NetworkPolicy"): {"short_names": ("netpol",), "generation": True},
+    ("autoscaling", "HorizontalPodAutoscaler"): {"short_names": ("hpa",),
+                                                 "categories": _ALL_CATEGORY},
+    ("policy", "PodDisruptionBudget"): {"short_names": ("pdb",), "generation": True},
+    ("rbac.authorization.k8s.io", "Role"): {"name_rule": "path"},
+    ("rbac.authorization.k8s.io", "RoleBinding"): {"name_rule": "path"},
+    ("rbac.authorization.k8s.io", "ClusterRole"): {"name_rule": "path"},
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): {"name_rule": "path"},
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): {
+        "short_names": ("crd", "crds"), "generation": True, "categories": _EXTENSIONS},
+    ("apiregistration.k8s.io", "APIService"): {"categories": _EXTENSIONS},
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): {
+        "categories": _EXTENSIONS, "generation": True},
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): {
+        "categories": _EXTENSIONS, "generation": True},
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): {
+        "categories": _EXTENSIONS, "generation": True},
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): {
+        "categories": _EXTENSIONS, "generation": True},
+    ("certificates.k8s.io", "CertificateSigningRequest"): {"short_names": ("csr",)},
+    ("events.k8s.io", "Event"): {"short_names": ("ev",)},
+    ("storage.k8s.io", "StorageClass"): {"short_names": ("sc",)},
+    ("scheduling.k8s.io", "PriorityClass"): {"short_names": ("pc",)},
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): {"generation": True},
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): {"generation": True},
+}
 
-# Reviews are answered, never stored: kubesim has no authorization, so everything is allowed.
-REVIEW_KINDS = frozenset({"SelfSubjectAccessReview", "SubjectAccessReview"})
+# Answered, never stored: kubesim has no authentication or authorization, so every review
+# allows (see `reviews`), and a Binding sets the pod's node.
+REVIEW_KINDS = frozenset({"SelfSubjectAccessReview", "SubjectAccessReview",
+                          "LocalSubjectAccessReview", "SelfSubjectRulesReview",
+                          "SelfSubjectReview", "TokenReview", "Binding"})
+
+
+def _builtin(group: str, version: str, kind: str, plural: str, namespaced: bool,
+             verbs: tuple[str, ...], subresources: tuple[str, ...]) -> ResourceType:
+    traits = dict(_TRAITS.get((group, kind), {}))
+    traits.setdefault("verbs", verbs)
+    return _r(group, version, kind, plural, namespaced,
+              status="status" in subresources,
+              scale="scale" in subresources, **traits)
+
+
+BUILTINS: tuple[ResourceType, ...] = tuple(_builtin(*row) for row in KINDS)
 
 METRICS_GROUP = "metrics.k8s.io"
 METRICS_VERSION = "v1beta1"
@@ -137,6 +157,16 @@ GROUP_ORDER = (
     "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "discovery.k8s.io",
     "flowcontrol.apiserver.k8s.io", "apiregistration.k8s.io",
 )
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """Sort key of versions as Kubernetes orders them (GA > beta > alpha, higher first; other
+    names last, alphabetically): v2, v1, v1beta3, v1alpha1, foo."""
+    found = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+    if found is None:
+        return (3, 0, 0, version)
+    stage = {None: 0, "beta": 1, "alpha": 2}[found.group(2)]
+    return (stage, -int(found.group(1)), -int(found.group(3) or 0), "")
 
 
 class Catalog:
@@ -184,4 +214,4 @@ class Catalog:
                 out[rt.group].append(rt.version)
         ordered = sorted(out, key=lambda g: (GROUP_ORDER.index(g) if g in GROUP_ORDER
                                              else len(GROUP_ORDER), g))
-        return {g: out[g] for g in ordered}
+        return {g: sorted(out[g], key=version_priority) for g in ordered}

@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
-from gitfleet.kubesim import discovery, openapi, openapiv2
+from gitfleet.kubesim import conversion, discovery, openapi, openapiv2
 from gitfleet.kubesim import status as st
 from gitfleet.kubesim.apiserver import ApiServer, Request
 from gitfleet.kubesim.faults import Faults
@@ -390,8 +390,10 @@ class Handler(BaseHTTPRequestHandler):
         handlers: dict[str, Callable[[Request], tuple[int, dict[str, Any]]]] = {
             "create": api.create, "update": api.update, "patch": api.patch,
             "delete": api.delete, "deletecollection": api.delete_collection}
+        view = req.rt
         with api.store.lock:
             code, obj = handlers[verb](req)
+        obj = conversion.present(view, obj)
         self._send(code, _dumps(obj), extra="".join(_warning(w) for w in req.warnings))
 
     # ---- watch ---------------------------------------------------------------------------
@@ -411,6 +413,8 @@ class Handler(BaseHTTPRequestHandler):
         first = [True]
 
         def emit(kind: str, obj: dict[str, Any]) -> None:
+            if kind not in ("ERROR", "BOOKMARK"):
+                obj = conversion.present(req.rt, obj)
             if as_table and kind not in ("ERROR", "BOOKMARK"):
                 obj = table([obj], kind=req.rt.kind,
                             resource_version=obj["metadata"].get("resourceVersion", ""),

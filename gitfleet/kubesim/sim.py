@@ -286,6 +286,12 @@ class KubeSim:
             "spec": {"clusterIP": "10.96.0.1", "ports": [
                 {"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}},
             manager="kube-apiserver")
+        statuses = self._type("", "componentstatuses")
+        for component in ("controller-manager", "etcd-0", "scheduler"):  # as 1.31 lists them
+            self.api.system_write(statuses, {
+                "apiVersion": "v1", "kind": "ComponentStatus", "metadata": {"name": component},
+                "conditions": [{"type": "Healthy", "status": "True", "message": "ok"}]},
+                manager="kube-apiserver")
         for i in range(nodes):
             self.add_node(f"{self.name}-node-{i}", cpu=cpu, memory=memory)
 

@@ -28,6 +28,14 @@ from gitfleet.layout import (
     is_reserved_object,
 )
 from gitfleet.model import dependencies, heartbeats, helmchart, kubeschema, schema
+from gitfleet.model.annotations import (
+    ARGO_HOOK,
+    HELM_HOOK,
+    AnnotationError,
+    argo_warnings,
+    hook_of,
+    wave_of,
+)
 from gitfleet.model.heartbeats import HeartbeatSettings
 from gitfleet.model.objects import (
     CLUSTER_ID_LABEL,
@@ -94,6 +102,8 @@ SERVED_VERSIONS = {CLUSTERNET_APPS: "v1alpha1", CLUSTERNET_CLUSTERS: "v1beta1",
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 # What a template's name may be: Kubernetes path-segment rules, and nothing that climbs folders.
+# A generateName prefix: the server appends five characters (a trailing '-' is usual).
+GENERATE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,240})$")
 SAFE_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.:@]*[A-Za-z0-9])?$")
 # apiVersion and kind become parts of file names in the state tree: Kubernetes' own shapes only.
 API_VERSION = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
@@ -314,14 +324,44 @@ class _Builder:
         if not KIND.match(kind):
             self.error(origin, "", f"kind {kind!r} is not a Kubernetes kind (letters and digits)")
             return None
-        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+        if not isinstance(meta, dict):
+            self.error(origin, f"{kind}/?", "metadata.name is missing or not a string")
+            return None
+        name = meta.get("name")
+        if name is None and "generateName" in meta:
+            name = self.generated_name(data, origin, kind)
+            if name is None:
+                return None
+        if not isinstance(name, str):
             self.error(origin, f"{kind}/?", "metadata.name is missing or not a string")
             return None
         namespace = meta.get("namespace", "")
         if not isinstance(namespace, str):
-            self.error(origin, f"{kind}/{meta['name']}", "metadata.namespace is not a string")
+            self.error(origin, f"{kind}/{name}", "metadata.namespace is not a string")
             return None
-        return api_version, kind, namespace, meta["name"]
+        return api_version, kind, namespace, name
+
+    def generated_name(self, data: dict[str, Any], origin: Origin, kind: str) -> str | None:
+        """A hook's `metadata.generateName`, which stands for its name (feeds name it so);
+        anywhere else an error naming generateName (Argo CD and Helm create hooks that way,
+        gitfleet applies every other object by its name)."""
+        prefix = data["metadata"]["generateName"]
+        who = f"{kind}/{prefix}" if isinstance(prefix, str) else f"{kind}/?"
+        if not isinstance(prefix, str) or not GENERATE_NAME.match(prefix):
+            self.error(origin, who, f"metadata.generateName {prefix!r} is not a name prefix "
+                       "(lowercase letters, digits, '-' and '.')")
+            return None
+        try:
+            hook = hook_of(data)
+        except AnnotationError as exc:
+            self.error(origin, who, str(exc))
+            return None
+        if hook is None or not hook.runs:
+            self.error(origin, who, "metadata.generateName is allowed on hook objects only "
+                       f"({ARGO_HOOK} or {HELM_HOOK}): gitfleet "
+                       "applies every other object by its name; give it metadata.name")
+            return None
+        return prefix
 
     def served(self, api_version: str, kind: str, origin: Origin, who: str) -> bool:
         """Whether an upstream kind comes at the version gitfleet reads (its schema describes
@@ -500,7 +540,9 @@ class _Builder:
 
     def load_template(self, body: dict[str, Any], api_version: str, kind: str, namespace: str,
                       name: str, origin: Origin, who: str) -> None:
-        if not self.check_names(namespace, name, origin, who, dns=False):
+        generated = "name" not in body["metadata"]   # a hook's generateName (checked in head)
+        if not self.check_names(namespace, name.rstrip("-.") if generated else name, origin,
+                                who, dns=False):
             return
         if is_reserved_object(kind, namespace, name):
             source, index = self.source
@@ -532,12 +574,30 @@ class _Builder:
             return
         if plaintext:
             self.warn(origin, who, plaintext)
+        if not self.ordering_ok(body, origin, who):
+            return
         key = ObjectKey(group_of(api_version), kind, namespace, name)
         if self.duplicate(("template", key.group, key.kind, f"{namespace}/{name}"), origin, who):
             return
         self.templates[key] = Template(api_version, kind, namespace, name, body, origin,
                                        digest_of(body))
         self.template_sources[key] = self.source
+
+    def ordering_ok(self, body: dict[str, Any], origin: Origin, who: str) -> bool:
+        """The template's hook, wave and sync-option annotations read (an error naming the
+        annotation when not); each Argo CD annotation gitfleet does not act on is a warning
+        at its line saying what gitfleet does instead."""
+        source, index = self.source
+        try:
+            hook_of(body)
+            wave_of(body)
+        except AnnotationError as exc:
+            self.error(origin, who, str(exc))
+            return False
+        for key, message in argo_warnings(body):
+            line = yamlio.line_of(source, index, ("metadata", "annotations", key))
+            self.warn(Origin(origin.path, line or origin.line), who, message)
+        return True
 
     def helm_chart_ok(self, body: dict[str, Any], origin: Origin, who: str) -> bool:
         """The HelmChart fields a rendered-manifest world cannot honour (model.helmchart)."""

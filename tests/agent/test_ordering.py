@@ -12,7 +12,14 @@ from gitfleet.agent.desired import DesiredState, parse_cluster_tree
 from gitfleet.agent.engine import Engine, EngineSettings
 from gitfleet.agent.ignore import Ignores
 from gitfleet.agent.inventory import Inventory
-from gitfleet.agent.ordering import BAND_FIRST, BAND_POST, BAND_PRE, BAND_WAVES
+from gitfleet.agent.ordering import (
+    BAND_FAIL,
+    BAND_FIRST,
+    BAND_POST,
+    BAND_PRE,
+    BAND_WAVES,
+    DeletePolicy,
+)
 from gitfleet.agent.plan import Owner, plan
 from gitfleet.clock import FakeClock
 from gitfleet.wire.status import Change, Health, Phase
@@ -239,3 +246,102 @@ def test_the_inventory_of_a_waiting_object_is_left_as_it_was() -> None:
         "core/ConfigMap/gitfleet-system/gitfleet-inventory"]["data"]["inventory.json"])
     assert not inventory.interrupted
     assert [e.ref.name for e in inventory.entries.values()] == ["migrate"]
+
+
+# -- Argo CD's sync model (gitops-engine's phases, waves and delete policies) -----------------
+
+ARGO_HOOK = "argocd.argoproj.io/hook"
+ARGO_POLICY = "argocd.argoproj.io/hook-delete-policy"
+ARGO_WAVE = "argocd.argoproj.io/sync-wave"
+
+
+def test_argo_hooks_and_helm_weights_give_phases_and_waves() -> None:
+    # As gitops-engine reads them (hook.Types, syncwaves.Wave): Argo's phase wins over Helm's
+    # event, a Helm weight is the wave of any object without a sync-wave of its own.
+    state = _state(description_files("default", "app", [
+        annotated(job("pre", "app"), {ARGO_HOOK: "PreSync", ARGO_WAVE: "-1"}),
+        annotated(job("page-up", "app"), {ARGO_HOOK: "Sync", ARGO_WAVE: "1"}),
+        annotated(job("post", "app"), {ARGO_HOOK: "PostSync"}),
+        annotated(job("fail", "app"), {ARGO_HOOK: "SyncFail"}),
+        annotated(job("skip", "app"), {ARGO_HOOK: "Skip"}),
+        annotated(job("both", "app"), {ARGO_HOOK: "PostSync", HOOK: "pre-install"}),
+        annotated(job("helm-pre", "app"), {HOOK: "pre-upgrade", WEIGHT: "-2"}),
+        annotated(job("crd", "app"), {HOOK: "crd-install"}),
+        annotated(configmap("svc", "app", {}), {WEIGHT: "2"})]))
+    steps = {o.ref.name: o.step for o in state.objects.values()}
+    assert steps == {"pre": (BAND_PRE, -1), "page-up": (BAND_WAVES, 1), "post": (BAND_POST, 0),
+                     "fail": (BAND_FAIL, 0), "skip": None, "both": (BAND_POST, 0),
+                     "helm-pre": (BAND_PRE, -2), "crd": (BAND_WAVES, 0),
+                     "svc": (BAND_WAVES, 2)}
+    policies = {o.ref.name: o.hook.policies for o in state.objects.values() if o.hook}
+    assert policies["pre"] == {DeletePolicy.BEFORE_HOOK_CREATION}   # Argo's default
+
+
+def test_a_typo_in_an_argo_hook_is_an_error_of_its_file() -> None:
+    state = _state(description_files("default", "app", [
+        annotated(job("h", "app"), {ARGO_HOOK: "Presync"}),
+        annotated(job("p", "app"), {ARGO_HOOK: "PostSync", ARGO_POLICY: "HookSucceded"})]))
+    errors = state.descriptions["default/app"].read_errors
+    assert any("'Presync'" in e and "did you mean 'PreSync'?" in e for e in errors)
+    assert any("did you mean 'HookSucceeded'?" in e for e in errors)
+
+
+def test_argo_phases_run_in_order_and_skip_never_runs() -> None:
+    kube = MemKube()
+    engine = _engine(kube)
+    state = _state(description_files("default", "app", [
+        annotated(job("before", "app"), {ARGO_HOOK: "PreSync", ARGO_POLICY: "HookSucceeded"}),
+        _cm("config"),
+        annotated(job("page-up", "app"), {ARGO_HOOK: "Sync", ARGO_WAVE: "1"}),
+        annotated(job("after", "app"), {ARGO_HOOK: "PostSync", ARGO_POLICY: "HookSucceeded"}),
+        annotated(job("skipped", "app"), {ARGO_HOOK: "Skip"})]))
+    engine.sync(state)
+    assert [n for n in ("before", "page-up", "after") if _live(kube, "Job", n)] == ["before"]
+    assert _live(kube, "ConfigMap", "config") is None
+    kube.set_status("batch/v1", "Job", "app", "before", JOB_COMPLETE)
+    report = engine.sync(state)
+    assert _live(kube, "Job", "before") is None            # HookSucceeded
+    assert _live(kube, "ConfigMap", "config") and _live(kube, "Job", "page-up")
+    assert _live(kube, "Job", "after") is None             # PostSync waits for page-up
+    assert report.held["default/app"].message.startswith(
+        "PostSync hooks of wave 0 waits for sync wave 1: Job app/page-up is Progressing")
+    kube.set_status("batch/v1", "Job", "app", "page-up", JOB_COMPLETE)
+    engine.sync(state)
+    kube.set_status("batch/v1", "Job", "app", "after", JOB_COMPLETE)
+    report = engine.sync(state)
+    assert report.settled and _live(kube, "Job", "after") is None
+    assert _live(kube, "Job", "skipped") is None
+    skipped = next(r for r in report.objects.values() if r.ref.name == "skipped")
+    assert skipped.change is Change.SKIPPED and "never applied" in skipped.message
+    kube.calls.clear()
+    assert engine.sync(state).writes == 0 and kube.writes() == []
+
+
+def test_sync_fail_hooks_run_only_when_the_sync_fails() -> None:
+    kube = MemKube()
+    engine = _engine(kube)
+
+    def state(value: str) -> DesiredState:
+        return _state(description_files("default", "app", [
+            annotated(job("migrate", "app"), {ARGO_HOOK: "PreSync"}),
+            _cm("config", k=value),
+            annotated(job("alert", "app"), {ARGO_HOOK: "SyncFail"})]))
+
+    engine.sync(state("1"))
+    kube.set_status("batch/v1", "Job", "app", "migrate", JOB_COMPLETE)
+    report = engine.sync(state("1"))
+    assert _live(kube, "ConfigMap", "config") and report.settled
+    assert _live(kube, "Job", "alert") is None
+    alert = next(r for r in report.objects.values() if r.ref.name == "alert")
+    assert alert.change is Change.SKIPPED and "only when a sync fails" in alert.message
+    kube.calls.clear()
+    assert engine.sync(state("1")).writes == 0 and kube.writes() == []
+
+    engine.sync(state("2"))                                 # the migration runs again ...
+    kube.set_status("batch/v1", "Job", "app", "migrate", JOB_FAILED)
+    report = engine.sync(state("2"))                        # ... and fails: SyncFail runs
+    assert _live(kube, "Job", "alert") is not None
+    assert _live(kube, "ConfigMap", "config")["data"] == {"k": "1"}
+    kube.calls.clear()
+    engine.sync(state("2"))                                 # once per content
+    assert ("apply", "batch/Job/app/alert") not in kube.calls

@@ -48,8 +48,8 @@ def test_hooks_run_in_order_and_once_per_content(remote, kubesim, make_agent) ->
     assert kube.get("v1", "ConfigMap", "app", "config") is None
     app = _description(status_of(remote), "default/app")
     assert app.phase is Phase.PROGRESSING
-    assert ("pre-install/upgrade hooks of weight 3 waits for pre-install/upgrade hooks of "
-            "weight -5: Job app/first is Progressing") in app.message
+    assert ("PreSync hooks of wave 3 waits for PreSync hooks of "
+            "wave -5: Job app/first is Progressing") in app.message
 
     sim.set_rollout_stalled("Job", "app", "first", stalled=False)
     wait_for(lambda: _description(status_of(remote), "default/app").phase is Phase.SUCCESS

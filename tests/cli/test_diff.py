@@ -65,7 +65,10 @@ def test_new_cluster_label_moves_a_subscription_onto_it(repo: Path, capsys) -> N
     assert code == 0
     edge = next(c for c in out["clusters"] if c["name"] == "edge")
     assert edge["change"] == "changed"
-    assert edge["labelsBefore"] == {"env": "edge"} and edge["labelsAfter"] == {"env": "prod"}
+    # the labels selectors see, the built-in cluster-name among them
+    name = {"clusters.clusternet.io/cluster-name": "edge"}
+    assert edge["labelsBefore"] == {"env": "edge", **name}
+    assert edge["labelsAfter"] == {"env": "prod", **name}
     added = {(o["unit"], o["kind"], o["name"]) for o in edge["objects"] if o["change"] == "added"}
     assert ("web/web", "Deployment", "web") in added
     assert ("web/web", "Service", "web") in added
