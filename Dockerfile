@@ -25,7 +25,11 @@ COPY --from=k8s-tools /tools/.tools/bin/helm /usr/local/bin/helm
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY gitfleet ./gitfleet
-RUN pip install --no-cache-dir . && rm -rf /src
+# The commit the image is built from, for `gitfleet --version` (the build has no .git):
+#   docker build --build-arg GITFLEET_COMMIT=$(git rev-parse HEAD) ...
+ARG GITFLEET_COMMIT=""
+RUN if [ -n "$GITFLEET_COMMIT" ]; then echo "$GITFLEET_COMMIT" > gitfleet/COMMIT; fi \
+ && pip install --no-cache-dir . && rm -rf /src
 
 # An unprivileged user with a home for git and a cache for fetched branches.
 RUN useradd --create-home --uid 10001 gitfleet \

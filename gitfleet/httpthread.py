@@ -158,7 +158,9 @@ class HTTPThread:
             Quiet(app), http=protocol, lifespan="off", log_config=None, access_log=False,
             server_header=False, timeout_keep_alive=max(1, int(idle_timeout)),
             timeout_graceful_shutdown=1, h11_max_incomplete_event_size=16 * 1024,
-            ws="none")
+            # the client is the TCP peer: uvicorn would otherwise take it from X-Forwarded-For
+            # sent by any loopback peer, and the dashboard trusts a user header by the peer
+            ws="none", proxy_headers=False)
         self._server = uvicorn.Server(self._config)
         self._name = name
         self._thread: threading.Thread | None = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -22,14 +22,18 @@ from gitfleet.agent import stages
 from gitfleet.agent.changes import ObjectResult
 from gitfleet.agent.desired import DesiredState
 from gitfleet.agent.ignore import Ignores
+from gitfleet.agent.instances import generated, instance, instance_labels, named
 from gitfleet.agent.inventory import InventoryEntry
 from gitfleet.agent.kubeapi import ClusterApi
 from gitfleet.agent.marks import foreign_error, managed_body, prune_adopted, uid_of
+from gitfleet.agent.ordering import DeletePolicy
 from gitfleet.agent.plan import Action, Owner, judged, reserved_error
 from gitfleet.clock import Clock
 from gitfleet.kube.errors import ApiError, NotServed
 from gitfleet.layout import is_reserved_object
 from gitfleet.logs import log
+from gitfleet.model.annotations import sync_options_of
+from gitfleet.wire.objectref import ObjectRef
 from gitfleet.wire.status import Change, Health
 
 LOG = logging.getLogger("gitfleet.agent.apply")
@@ -59,8 +63,10 @@ class Outcome:
 class Applier:
     def __init__(self, kube: ClusterApi, *, owner: Owner, desired: DesiredState,
                  ignores: Ignores, clock: Clock, create_namespaces: bool = True,
-                 workers: int = 4) -> None:
+                 workers: int = 4,
+                 earlier: Mapping[str, tuple[ObjectRef, ...]] | None = None) -> None:
         self.kube = kube
+        self.earlier = earlier or {}   # earlier instances of generateName hooks
         self.owner = owner
         self.desired = desired
         self.ignores = ignores
@@ -192,6 +198,8 @@ class Applier:
             return Applied(ObjectResult(ref, obj.description, Change.FAILED,
                                         error=reserved_error(ref)))
         description = self.desired.descriptions.get(obj.description)
+        if generated(obj):
+            return self._create(action)
         adopted = bool(action.entry and action.entry.adopted)
         writes = 0
         try:
@@ -207,6 +215,11 @@ class Applier:
                 adopted = True
                 log(LOG, logging.INFO, "adopting", object=str(ref),
                     reason="conflictResolution Overwrite", uid=uid_of(live))
+            if instance(obj) and live is not None:   # a run that exists: recorded, not applied
+                return Applied(judged(obj, live, rules=self.desired.health_rules,
+                                      now=self.clock.now()),
+                               entry=InventoryEntry(ref=ref, description=obj.description,
+                                                    hash=obj.hash, uid=uid_of(live)))
             if action.replaces_hook and live is not None:
                 writes += self.kube.delete(ref.api_version, ref.kind, ref.namespace, ref.name)
                 live = self.kube.get(ref.api_version, ref.kind, ref.namespace, ref.name)
@@ -219,7 +232,10 @@ class Applier:
             body = self.ignores.for_apply(
                 ref, managed_body(obj, self.owner.cluster, self.desired.state_commit,
                                   adopted=adopted), live, manager=self.owner.manager)
-            after = self.kube.apply(body, force=True)
+            if sync_options_of(obj.body).validate:
+                after = self.kube.apply(body, force=True)
+            else:   # Argo CD's Validate=false
+                after = self.kube.apply(body, force=True, strict=False)
             writes += 1
         except NotServed as exc:
             return Applied(ObjectResult(ref, obj.description, Change.FAILED, error=exc.message))
@@ -239,4 +255,35 @@ class Applier:
         else:
             change = Change.CONFIGURED
         return Applied(judged(obj, after, change, rules=self.desired.health_rules,
+                              now=self.clock.now()), entry=entry, writes=writes)
+
+    def _create(self, action: Action) -> Applied:
+        """Run a generateName hook: its earlier instances deleted first (BeforeHookCreation),
+        then a new one created (POST), labelled as this run (`instances`)."""
+        obj = action.obj
+        ref = obj.ref
+        writes = 0
+        try:
+            self.kube.resource(ref.api_version, ref.kind)
+            if obj.hook is not None and DeletePolicy.BEFORE_HOOK_CREATION in obj.hook.policies:
+                for old in self.earlier.get(ref.key, ()):
+                    writes += self.kube.delete(old.api_version, old.kind, old.namespace,
+                                               old.name)
+            body = managed_body(obj, self.owner.cluster, self.desired.state_commit)
+            body["metadata"]["labels"].update(instance_labels(obj))
+            after = self.kube.create(body, strict=sync_options_of(obj.body).validate)
+            writes += 1
+        except NotServed as exc:
+            return Applied(ObjectResult(ref, obj.description, Change.FAILED, error=exc.message))
+        except ApiError as exc:
+            return Applied(ObjectResult(ref, obj.description, Change.FAILED,
+                                        error=f"{exc.status} {exc.reason}: {exc.message}"),
+                           writes=writes)
+        run = named(obj, str((after.get("metadata") or {}).get("name", "")))
+        log(LOG, logging.INFO, "hook run created", hook=str(ref), object=str(run.ref))
+        description = self.desired.descriptions.get(obj.description)
+        entry = InventoryEntry(ref=run.ref, description=obj.description, hash=obj.hash,
+                               uid=uid_of(after),
+                               release=bool(description and description.preserve_on_deletion))
+        return Applied(judged(run, after, Change.CREATED, rules=self.desired.health_rules,
                               now=self.clock.now()), entry=entry, writes=writes)

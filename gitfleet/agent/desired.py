@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from gitfleet import yamlio
@@ -29,6 +30,7 @@ from gitfleet.errors import InputError
 from gitfleet.health import NO_RULES, HealthRules
 from gitfleet.health.conventions import PROGRESS_TIMEOUT_ANNOTATION
 from gitfleet.layout import DESCRIPTION_FILE
+from gitfleet.model.objects import CLUSTER_SCOPED_KINDS
 from gitfleet.secrets.detect import is_sops
 from gitfleet.wire.cluster import CLUSTER_FILE, read_cluster
 from gitfleet.wire.description import DescriptionFile, read_description
@@ -92,6 +94,11 @@ class DesiredState:
     @property
     def prunable(self) -> bool:
         return not self.errors
+
+    @cached_property
+    def hook_keys(self) -> frozenset[str]:
+        """The keys of the Helm hooks among the objects (`Inventory.as_meant`)."""
+        return frozenset(k for k, o in self.objects.items() if o.hook is not None)
 
 
 def content_hash(obj: Mapping[str, Any]) -> str:
@@ -173,7 +180,8 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
         desc = _description_of(doc)
         read_errors: list[str] = []
         mine: list[str] = []
-        for item in doc.resources:
+        refs = {r: r for r in desc.refs}   # as listed -> where the object is placed
+        for item, item_ref in zip(doc.resources, desc.refs, strict=True):
             file_name = item.file
             obj_path = f"{folder}/{file_name}"
             if file_name not in content:
@@ -184,18 +192,22 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
             except InputError as exc:
                 read_errors.append(str(exc))
                 continue
-            if is_sops(body):  # decrypted here only, with this cluster's age identities
-                try:
-                    keys = keys if keys is not None else (identities() if identities else ())
-                    body = _open_sops(content[file_name], obj_path, keys,
-                                      namespace=item.namespace)
-                except InputError as exc:
-                    read_errors.append(str(exc))
-                    continue
             if not isinstance(body, Mapping):
                 read_errors.append(f"{obj_path}: not a Kubernetes object")
                 continue
+            namespace = placement(body, item.namespace, desc.namespace)
+            if is_sops(body):  # decrypted here only, with this cluster's age identities
+                try:
+                    keys = keys if keys is not None else (identities() if identities else ())
+                    body = _open_sops(content[file_name], obj_path, keys, namespace=namespace)
+                except InputError as exc:
+                    read_errors.append(str(exc))
+                    continue
+            elif namespace and not (body.get("metadata") or {}).get("namespace"):
+                body = {**body, "metadata": {**(body.get("metadata") or {}),
+                                             "namespace": namespace}}
             ref = ObjectRef.of(body)
+            refs[item_ref] = ref
             if ref.key in objects:
                 read_errors.append(f"{obj_path}: {ref} is also held by "
                                    f"{objects[ref.key].description}; kept there")
@@ -214,14 +226,28 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
                                              body=body, step=step, hook=hook)
             mine.append(ref.key)
         _mark_hooks(objects, mine)
-        if read_errors:
-            desc = Description(**{**desc.__dict__, "read_errors": tuple(read_errors)})
+        desc = replace(desc, refs=tuple(refs[r] for r in desc.refs),
+                       read_errors=tuple(read_errors))
         descriptions[desc.key] = desc
     return DesiredState(cluster_commit=cluster_commit, state_commit=state_commit or cluster_commit,
                         source_commit=source_commit, descriptions=descriptions, objects=objects,
                         errors=tuple(errors), sync_mode=sync_mode,
                         ignore_differences=ignore_differences, health_rules=health_rules,
                         heartbeat=heartbeat, status_repository=status_repository)
+
+
+def placement(body: Mapping[str, Any], listed: str, description: str) -> str:
+    """The namespace a Description places one of its objects in: its entry's, or for a SOPS
+    file listed without one (as hubs before 0.2.0 listed a file that names none; its MAC covers
+    the file as written) the Description's namespace, else `default` as the API server would
+    (SEMANTICS "Secrets"); built-in cluster-scoped kinds never get one.
+
+    Filled in here, once, before the object gets its identity: a Secret keyed `/age` while
+    the API server put it in `default/age` was applied, then pruned as a stray by the next
+    sync of the same commit, and never re-created without Recovery (issue 30)."""
+    if listed or not is_sops(body) or str(body.get("kind")) in CLUSTER_SCOPED_KINDS:
+        return listed
+    return description or "default"
 
 
 def _mark_hooks(objects: dict[str, DesiredObject], keys: Sequence[str]) -> None:

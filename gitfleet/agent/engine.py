@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gitfleet.agent import hooks
+from gitfleet.agent import hooks, instances
 from gitfleet.agent.apply import Applier
 from gitfleet.agent.changes import DriftFound, ObjectResult, SyncReport
 from gitfleet.agent.desired import DesiredState
@@ -118,7 +118,8 @@ class Engine:
                 raise
 
     def _sync(self, desired: DesiredState) -> SyncReport:
-        inventory = self.inventory
+        # an older agent's entries as they meant (the next write records them so)
+        inventory = self.inventory.as_meant(desired.hook_keys)
         if inventory.interrupted:
             log(LOG, logging.WARNING, "resuming an interrupted sync", cluster=self.owner.cluster,
                 interrupted_commit=inventory.intent.state_commit if inventory.intent else "",
@@ -126,6 +127,11 @@ class Engine:
                 state_commit=desired.state_commit)
         listed = self._list_owned({o.ref.kind_key for o in desired.objects.values()}
                                   | inventory.kinds())
+        runs = instances.resolve(desired, listed, inventory, cluster=self.owner.cluster)
+        desired = runs.desired   # generateName hooks named as the instance of their run
+        earlier = {key: tuple(r for r in refs if self.owner.wrote(listed[r.key],
+                                                                   inventory.get(r.key)))
+                   for key, refs in runs.earlier.items()}
         live = {**listed, **{r.key: self._get_quiet(r)
                              for r in lookups(desired, inventory, listed, self._foreign)}}
         s = self.settings
@@ -138,7 +144,7 @@ class Engine:
         gate = Gate(desired, p.actions, p.standby)
         with Applier(self.kube, owner=self.owner, desired=desired, ignores=self._ignores,
                      clock=self.clock, create_namespaces=s.create_namespaces,
-                     workers=s.apply_workers) as applier:
+                     workers=s.apply_workers, earlier=earlier) as applier:
             while batch := gate.ready({**results, **applier.outcome.results}):
                 if failing := [a for a in batch if gate.released(a)]:   # journaled first
                     journal = _journaled(journal, failing, desired)
@@ -167,7 +173,8 @@ class Engine:
                 reason=p.prune.refused)
         repaired = {a.obj.ref.key for a in p.actions if a.reason in ("drift", "missing")
                     and results[a.obj.ref.key].change in (Change.CREATED, Change.CONFIGURED)}
-        return SyncReport(objects=results, pruned=tuple(pruned), drift=tuple(
+        return SyncReport(objects={runs.aliases.get(k, k): r for k, r in results.items()},
+                          pruned=tuple(pruned), drift=tuple(
             replace(d, repaired=d.ref.key in repaired) for d in p.drift),
             prune_refused=p.prune.refused, writes=writes,
             namespace_errors=applier.namespace_errors(), held=holds)

@@ -26,15 +26,22 @@ sync's last inventory write, so it never names a half-done sync), and the intent
 cluster commit being applied (`clusterCommit`), so a sync killed part way still counts. A
 restarted agent refuses a fetched commit older than these, whatever its status branch says
 (docs/status-shards.md). Both are optional fields: older records read as before.
+
+`format` says what the entries' hashes mean (`wire.inventory`). An inventory of an older
+format is read as what it meant (`as_meant`): a Helm hook an agent before 0.2.0 applied
+recorded its content hash only, and is given the hash it would have had, so neither a hook
+runs again nor an object is applied again because the hash scheme changed (issue 30).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gitfleet.agent.ordering import hook_hash, revision_of
 from gitfleet.wire.inventory import (
+    FORMAT,
     INVENTORY_KEY,
     Intent,
     InventoryEntry,
@@ -56,7 +63,7 @@ class Inventory:
     entries: Mapping[str, InventoryEntry] = field(default_factory=dict)
     intent: Intent | None = None
     applied: str = ""   # the cluster commit whose sync last ran through
-
+    format: int = FORMAT   # what the entries' hashes mean (`wire.inventory`)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -102,10 +109,34 @@ class Inventory:
     def kinds(self) -> set[tuple[str, str]]:
         return {e.ref.kind_key for e in self.entries.values()}
 
+    def as_meant(self, hooks: Collection[str]) -> Inventory:
+        """This inventory in the current format; `hooks`: the keys of the desired objects that
+        are Helm hooks.
+
+        Format 1 recorded a hook's content hash alone, as for any object; format 2 records
+        `ordering.hook_hash` of it and of its Description's revision, which is the revision
+        of the content hashes of the Description's objects, exactly what the format-1 entries
+        of that Description hold. So each hook entry gets the hash it would have had when
+        that agent applied it: with the Description unchanged since, it is unchanged now (not
+        run again); with new content, it runs again, as it would have. Pending entries are
+        redone whatever their hash says, and keep theirs."""
+        if self.format >= FORMAT:
+            return self
+        mine: dict[str, dict[str, str]] = {}
+        for key, entry in self.entries.items():
+            if not entry.pending:
+                mine.setdefault(entry.description, {})[key] = entry.hash
+        revisions = {d: revision_of(hashes) for d, hashes in mine.items()
+                     if any(k in hooks for k in hashes)}
+        meant = {k: replace(e, hash=hook_hash(e.hash, revisions[e.description]))
+                 if k in hooks and not e.pending and e.hash else e
+                 for k, e in self.entries.items()}
+        return replace(self, entries=meant, format=FORMAT)
+
     def to_text(self) -> str:
-        """The record holding this inventory inline (`wire.inventory`)."""
+        """The record holding this inventory inline (`wire.inventory`), in its format."""
         return inline_text((self.entries[k] for k in sorted(self.entries)), self.intent,
-                           self.applied)
+                           self.applied, format=self.format)
 
     @classmethod
     def from_text(cls, text: str) -> Inventory:
@@ -119,4 +150,4 @@ class Inventory:
     def of(cls, record: RecordDoc) -> Inventory:
         """The inventory of an inline record (an index's entries are in its shards)."""
         return cls({e.ref.key: e for e in record.entries}, record.intent,
-                   applied=record.applied)
+                   applied=record.applied, format=record.format)

@@ -65,17 +65,21 @@ def growth(entries: Iterable[InventoryEntry]) -> int:
     return PENDING_GROWTH * sum(1 for e in entries if e.pending and not e.hash)
 
 
-def index_text(layout: Layout, *, entries: int, applied: str = "") -> str:
-    """The index; `applied` (the cluster commit last applied, `inventory`) rides in it."""
-    return wire.index_text(layout.generation, layout.count, entries=entries, applied=applied)
+def index_text(layout: Layout, *, entries: int, applied: str = "",
+               format: int = wire.FORMAT) -> str:
+    """The index; `applied` (the cluster commit last applied, `inventory`) rides in it.
+    `format`: what the entries' hashes mean (`wire.inventory`), the same in every shard."""
+    return wire.index_text(layout.generation, layout.count, entries=entries, applied=applied,
+                           format=format)
 
 
 def shard_text(layout: Layout, index: int, entries: list[InventoryEntry],
-               intent: Intent | None) -> str:
+               intent: Intent | None, *, format: int = wire.FORMAT) -> str:
     """Shard `index` of `layout` holding `entries` (in key order); the intent rides along
     while the shard holds pending entries."""
     pending = intent is not None and any(e.pending for e in entries)
-    return wire.shard_text(layout.generation, index, entries, intent if pending else None)
+    return wire.shard_text(layout.generation, index, entries, intent if pending else None,
+                           format=format)
 
 
 def read_shard(text: str, layout: Layout, index: int) -> wire.ShardDoc:

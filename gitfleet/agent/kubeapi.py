@@ -30,8 +30,11 @@ class ClusterApi(Protocol):
                      namespace: str = "", field_selector: str = "") -> ListResult: ...
 
     def apply(self, body: Mapping[str, Any], *, force: bool = True,
-              field_manager: str | None = None) -> dict[str, Any]:
+              field_manager: str | None = None, strict: bool = True) -> dict[str, Any]:
         """Server-side apply; returns the live object."""
+
+    def create(self, body: Mapping[str, Any], *, strict: bool = True) -> dict[str, Any]:
+        """POST (a hook with generateName); returns the live object, named by the server."""
 
     def merge_patch(self, api_version: str, kind: str, namespace: str, name: str,
                     patch: Mapping[str, Any]) -> dict[str, Any] | None: ...

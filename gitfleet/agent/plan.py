@@ -19,6 +19,7 @@ from gitfleet.agent.changes import DriftFound, ObjectResult
 from gitfleet.agent.desired import DesiredObject, DesiredState
 from gitfleet.agent.drift import compare
 from gitfleet.agent.ignore import Ignores
+from gitfleet.agent.instances import generated, instance
 from gitfleet.agent.inventory import Intent, Inventory, InventoryEntry
 from gitfleet.agent.marks import (
     compared_body,
@@ -66,7 +67,7 @@ class Action:
         hook = self.obj.hook
         return bool(hook and self.live is not None
                     and DeletePolicy.BEFORE_HOOK_CREATION in hook.policies
-                    and self.reason == "changed")
+                    and self.reason == "changed" and not instance(self.obj))
 
 
 @dataclass(frozen=True)
@@ -88,9 +89,11 @@ class Plan:
         """The inventory with everything this sync may touch pending (the write-ahead)."""
         if not self.touches:
             return self.base
+        # A generateName hook's new run has no name before it is created: its labels find
+        # it again after a crash (`instances`), so it is journaled only once it has one.
         return self.base.with_entries(
             [(a.entry or InventoryEntry(ref=a.obj.ref, description=a.obj.description, hash=""))
-             .as_pending() for a in self.actions]
+             .as_pending() for a in self.actions if not generated(a.obj)]
             + [e.as_pending() for e in (*self.prune.delete, *self.prune.release)]
         ).with_intent(Intent(state_commit, apply=len(self.actions),
                              delete=len(self.prune.delete) + len(self.prune.release)))
@@ -227,7 +230,7 @@ def plan(desired: DesiredState, inventory: Inventory, live: Live, *, owner: Owne
     base = inventory.with_entries(leaks + refreshed).without(foreign)
     return Plan(actions=tuple(actions), settled=settled, drift=tuple(drift), base=base,
                 prune=plan_prune(base, desired, max_share=max_prune_share,
-                                 allow_mass_prune=allow_mass_prune),
+                                 allow_mass_prune=allow_mass_prune, live=live),
                 foreign=frozenset(foreign), finish_hooks=tuple(finish),
                 standby=tuple(standby))
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet.agent import stages
@@ -34,6 +34,7 @@ from gitfleet.agent.marks import release_patch, uid_of
 from gitfleet.agent.ordering import OrderingError, wave_of
 from gitfleet.kube.errors import ApiError, NotServed
 from gitfleet.logs import log
+from gitfleet.model.annotations import sync_options_of
 from gitfleet.wire.objectref import ObjectRef
 from gitfleet.wire.status import Change
 
@@ -47,11 +48,30 @@ class PrunePlan:
     kept: tuple[InventoryEntry, ...] = ()
     release: tuple[InventoryEntry, ...] = ()
     refused: str = ""
+    reasons: Mapping[str, str] = field(default_factory=dict)   # why a key is released
+
+
+def _left_by_option(entry: InventoryEntry, live: Mapping[str, Any] | None,
+                    desired: DesiredState) -> str:
+    """The Argo CD sync option of the live object that leaves it in the cluster: `Prune=false`
+    when it leaves a Description that is still there, `Delete=false` when its Description
+    goes; "" when none does."""
+    if not live:
+        return ""
+    options = sync_options_of(live)
+    present = entry.description in desired.descriptions
+    if not options.prune and present:
+        return "Prune=false"
+    if not options.delete and not present:
+        return "Delete=false"
+    return ""
 
 
 def plan_prune(inventory: Inventory, desired: DesiredState, *, max_share: float,
-               allow_mass_prune: bool) -> PrunePlan:
-    """Decide what to delete; `kept` are orphans spared by a render error or unread file."""
+               allow_mass_prune: bool, live: Mapping[str, Any] | None = None) -> PrunePlan:
+    """Decide what to delete; `kept` are orphans spared by a render error or unread file.
+    An object whose live annotation says Argo CD's `Prune=false` or `Delete=false` is released
+    (left in the cluster) instead of deleted, as that option says."""
     if not desired.prunable:
         orphans = tuple(e for k, e in inventory.entries.items() if k not in desired.objects)
         return PrunePlan(kept=orphans, refused="" if not orphans else
@@ -59,6 +79,7 @@ def plan_prune(inventory: Inventory, desired: DesiredState, *, max_share: float,
     delete: list[InventoryEntry] = []
     kept: list[InventoryEntry] = []
     release: list[InventoryEntry] = []
+    reasons: dict[str, str] = {}
     for key in sorted(inventory.entries):
         entry = inventory.entries[key]
         if key in desired.objects:
@@ -67,19 +88,25 @@ def plan_prune(inventory: Inventory, desired: DesiredState, *, max_share: float,
         if description is not None and not description.prunable:
             kept.append(entry)
             continue
-        (release if entry.release else delete).append(entry)
+        left = _left_by_option(entry, (live or {}).get(key), desired)
+        if left:
+            reasons[key] = left
+        (release if entry.release or left else delete).append(entry)
     owned = len(inventory)
     if delete and not allow_mass_prune and len(delete) > max_share * owned:
-        return PrunePlan(kept=tuple(kept) + tuple(delete), release=tuple(release), refused=(
+        return PrunePlan(kept=tuple(kept) + tuple(delete), release=tuple(release),
+                         reasons=reasons, refused=(
             f"refusing to prune {len(delete)} of {owned} owned objects (more than "
             f"{max_share:.0%} in one sync); run with --allow-mass-prune to allow it"))
-    return PrunePlan(delete=tuple(delete), kept=tuple(kept), release=tuple(release))
+    return PrunePlan(delete=tuple(delete), kept=tuple(kept), release=tuple(release),
+                     reasons=reasons)
 
 
 def prune(kube: ClusterApi, plan: PrunePlan, listed: Mapping[str, Any], *,
           ours: Ours) -> tuple[list[ObjectResult], int]:
     """Release, then delete, what `plan` says; the results (in that order) and the writes."""
-    results = [release_one(kube, e, listed.get(e.ref.key), ours=ours) for e in plan.release]
+    results = [release_one(kube, e, listed.get(e.ref.key), ours=ours,
+                           why=plan.reasons.get(e.ref.key, "")) for e in plan.release]
     by_ref = {e.ref: e for e in plan.delete}
     for ref in delete_order(by_ref, listed):
         results.append(delete_one(kube, by_ref[ref], listed.get(ref.key), ours=ours))
@@ -142,10 +169,10 @@ def delete_one(kube: ClusterApi, entry: InventoryEntry, listed: Mapping[str, Any
 
 
 def release_one(kube: ClusterApi, entry: InventoryEntry, listed: Mapping[str, Any] | None, *,
-                ours: Ours) -> ObjectResult:
+                ours: Ours, why: str = "") -> ObjectResult:
     """Keep an object that left the fleet, without gitfleet's labels and annotations."""
     ref = entry.ref
-    why = "adopted" if entry.adopted else "preserveResourcesOnDeletion"
+    why = why or ("adopted" if entry.adopted else "preserveResourcesOnDeletion")
     try:
         live = _live_of(kube, entry, listed)
         if live is None or not ours(live, entry):

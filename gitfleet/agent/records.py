@@ -18,6 +18,9 @@ switch), then deletes the old generation: killed before the switch, the old layo
 and the unfinished shards are deleted at the next read; after it, the new one is. Only
 ConfigMaps that carry the shard mark, the record's label and the agent's field manager are
 ever deleted.
+
+The shards of one generation share one hash format (`wire.inventory`): an inventory read in
+an older format and written in the current one moves to a new generation as a whole.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from gitfleet.agent.inventory import INVENTORY_KEY, Intent, Inventory, InventoryEntry
@@ -43,7 +47,7 @@ from gitfleet.agent.kubeapi import ClusterApi
 from gitfleet.agent.marks import LABEL_CLUSTER, LABEL_DESCRIPTION
 from gitfleet.errors import TransientError
 from gitfleet.logs import log
-from gitfleet.wire.inventory import read_record
+from gitfleet.wire.inventory import FORMAT, read_record
 
 LOG = logging.getLogger("gitfleet.agent.records")
 ANNOTATION_RECORD = "gitfleet.io/agent-record"
@@ -118,7 +122,8 @@ class InventoryRecord:
                 inventory = Inventory.of(record)
         self._set_layout(layout)
         if layout.count:
-            inventory = self._read_shards(layout, listed).with_applied(applied)
+            inventory = replace(self._read_shards(layout, listed).with_applied(applied),
+                                format=record.format)
         else:
             self._where, self._members, self._sizes, self._absent = {}, [], [], set()
         self._drop_stale(layout, listed)
@@ -127,6 +132,7 @@ class InventoryRecord:
     def _read_shards(self, layout: Layout, listed: Mapping[str, Any]) -> Inventory:
         entries: dict[str, InventoryEntry] = {}
         intent: Intent | None = None
+        formats: set[int] = set()
         self._where, self._members, self._sizes = {}, [], []
         self._absent = set()
         for i, name in enumerate(layout.names(self.name)):
@@ -152,6 +158,7 @@ class InventoryRecord:
                 raise RecordError(f"ConfigMap {self.namespace}/{name}: {INVENTORY_KEY} does "
                                   f"not read: {exc}") from None
             _say_unknown(f"{self.namespace}/{name}", shard.unknown)
+            formats.add(shard.format)
             intent = intent or shard.intent
             self._sizes.append(len(text))
             for entry in shard.entries:
@@ -159,7 +166,10 @@ class InventoryRecord:
                 entries[key] = entry
                 self._where[key] = i
                 members.add(key)
-        return Inventory(entries, intent)
+        if len(formats) > 1:   # never written so (a format change moves every shard)
+            log(LOG, logging.WARNING, "inventory shards of one generation in several hash "
+                "formats; read as the oldest", formats=", ".join(map(str, sorted(formats))))
+        return Inventory(entries, intent, format=min(formats, default=FORMAT))
 
     def _drop_stale(self, layout: Layout, listed: Mapping[str, Any]) -> None:
         """Delete shards of another generation (a move to another layout killed before or
@@ -200,6 +210,8 @@ class InventoryRecord:
         if inventory == known:
             return 0
         self.kube.ensure_namespace(self.namespace)
+        if self.layout.count and inventory.format != known.format:
+            return self._reshard(inventory, self.layout.count)
         if not self.layout.count:
             text = inventory.to_text()
             if len(text) > self.high:
@@ -216,7 +228,8 @@ class InventoryRecord:
             # before the shards that end the journal: at no instant does neither the index
             # nor a journal name the commit being applied (`inventory`)
             self._put(self.name, RECORD_INVENTORY, index_text(
-                self.layout, entries=len(inventory), applied=inventory.applied))
+                self.layout, entries=len(inventory), applied=inventory.applied,
+                format=inventory.format))
             writes = 1
         old, new = known.entries, inventory.entries
         changed = [k for k, e in new.items() if old.get(k) != e]
@@ -233,7 +246,8 @@ class InventoryRecord:
                     if i not in members:
                         members[i] = set(self._members[i])
         texts = {i: shard_text(self.layout, i, [new[k] for k in sorted(keys)],
-                               inventory.intent) for i, keys in members.items()}
+                               inventory.intent, format=inventory.format)
+                 for i, keys in members.items()}
         if not texts:   # only an intent without pending entries, which no shard carries
             self.known = inventory
             return writes
@@ -274,7 +288,8 @@ class InventoryRecord:
                 groups: list[list[str]] = [[] for _ in range(count)]
                 for key in sorted(entries):
                     groups[shard_of(key, count)].append(key)
-                texts = [shard_text(layout, i, [entries[k] for k in keys], inventory.intent)
+                texts = [shard_text(layout, i, [entries[k] for k in keys], inventory.intent,
+                                    format=inventory.format)
                          for i, keys in enumerate(groups)]
                 if max(len(t) for t in texts) <= self.high and (
                         not grows or sum(map(len, texts)) + grows <= count * self.target):
@@ -286,7 +301,8 @@ class InventoryRecord:
             for name, text in zip(names, texts, strict=True):
                 self._put(name, RECORD_SHARD, text)
             self._put(self.name, RECORD_INVENTORY, index_text(layout, entries=len(entries),
-                                                              applied=inventory.applied))
+                                                              applied=inventory.applied,
+                                                              format=inventory.format))
             writes += count
             self._set_layout(layout)
             self._where = {k: i for i, keys in enumerate(groups) for k in keys}

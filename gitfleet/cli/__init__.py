@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from gitfleet import __version__
+from gitfleet.cli.version_cmd import VersionAction
 from gitfleet.errors import GitfleetError, InputError
 
 # name -> module under gitfleet.cli; a module that is not there yet is skipped.
@@ -70,7 +70,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gitfleet", description=__doc__.splitlines()[0],
                                      epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"gitfleet {__version__}")
+    parser.add_argument("--version", action=VersionAction)
     _add_common_flags(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:

@@ -7,8 +7,10 @@ the page follows the fleet. `gitfleet hub --listen` serves the same dashboard at
 
 A shared install: --token-file (or GITFLEET_DASHBOARD_TOKEN) makes the API answer only callers
 that send `Authorization: Bearer <token>` (the page asks for it once); --user-header NAME
-trusts a reverse proxy that authenticates users (e.g. oauth2-proxy's X-Forwarded-User): keep
-the dashboard on 127.0.0.1 then, so only the proxy reaches it.
+trusts a reverse proxy that authenticates users (e.g. oauth2-proxy's X-Forwarded-User), read
+only from --trusted-proxy addresses (default: loopback). Listening beyond loopback needs one of
+them, as the hub's dashboard does. Requests are answered only when their Host is a loopback
+name, the --listen address or an --allowed-host (no DNS-rebinding page reads the fleet).
 """
 
 from __future__ import annotations
@@ -43,7 +45,13 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--token-file", help="file holding the bearer token the API asks for "
                    "(or set GITFLEET_DASHBOARD_TOKEN)")
     p.add_argument("--user-header", metavar="NAME",
-                   help="trust this header, set by an authenticating reverse proxy")
+                   help="trust this header, set by an authenticating reverse proxy, from "
+                   "--trusted-proxy peers (default: loopback)")
+    p.add_argument("--trusted-proxy", metavar="CIDR", action="append", default=[],
+                   help="an address or CIDR of the proxy that sets --user-header (repeatable)")
+    p.add_argument("--allowed-host", metavar="NAME", action="append", default=[],
+                   help="a Host name answered besides the loopback ones and --listen's "
+                   "(repeatable), e.g. the name a proxy or a browser uses")
     p.set_defaults(run=run)
 
 
@@ -61,6 +69,7 @@ def token_of(path: str | None) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     from gitfleet.cli.outdir import write_tree
+    from gitfleet.dashboard.access import Access
     from gitfleet.dashboard.app import dashboard_app
     from gitfleet.dashboard.export import export
     from gitfleet.dashboard.source import FleetSource
@@ -71,9 +80,14 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         host, port = parse_listen(args.listen)
+        access = Access.of(token=token_of(args.token_file), user_header=args.user_header,
+                           trusted_proxies=args.trusted_proxy, allowed_hosts=args.allowed_host)
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    token = token_of(args.token_file)
+    refused = None if args.out else access.refusal(host)
+    if refused:    # the hub's rule (gitfleet.dashboard.access), before anything is read
+        raise InputError(f"--listen {args.listen}: {refused} (give --token-file, or "
+                         "--user-header with --trusted-proxy)")
     with opened_repo(args.repo, refs=("refs/heads/*",)) as path:
         git = Git(path)
         source = FleetSource(git, prefix=args.branch_prefix)
@@ -86,8 +100,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote {Path(args.out) / 'index.html'} and {data} data files in "
                   f"{time.perf_counter() - started:.1f}s")
             return 0
-        server = HTTPThread(host, port, dashboard_app(source, token=token,
-                                                      user_header=args.user_header),
+        server = HTTPThread(host, port, dashboard_app(source, access=access, listen=host),
                             name="gitfleet-dashboard")
         stop = threading.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -80,7 +80,14 @@ def add_parser(subparsers: Any) -> None:
                    help="file holding the bearer token the dashboard's API (at / of --listen) "
                    "asks for (or set GITFLEET_DASHBOARD_TOKEN); see `gitfleet dashboard -h`")
     p.add_argument("--dashboard-user-header", metavar="NAME",
-                   help="the dashboard trusts this header, set by an authenticating proxy")
+                   help="the dashboard trusts this header, set by an authenticating proxy, "
+                   "from --dashboard-trusted-proxy peers (default: loopback)")
+    p.add_argument("--dashboard-trusted-proxy", metavar="CIDR", action="append", default=[],
+                   help="an address or CIDR of the proxy that sets --dashboard-user-header "
+                   "(repeatable)")
+    p.add_argument("--dashboard-allowed-host", metavar="NAME", action="append", default=[],
+                   help="a Host name the dashboard answers to besides the loopback ones and "
+                   "--listen's (repeatable)")
     p.add_argument("--webhook-secret-file",
                    help="file holding the webhook secret (or set GITFLEET_WEBHOOK_SECRET); "
                    "without one /hooks/git is off")
@@ -165,6 +172,7 @@ def add_parser(subparsers: Any) -> None:
 
 def settings_of(args: argparse.Namespace) -> HubSettings:
     from gitfleet.cli.dashboard_cmd import token_of
+    from gitfleet.dashboard.access import Access
 
     secret = os.environ.get("GITFLEET_WEBHOOK_SECRET") or None
     if args.webhook_secret_file:
@@ -178,6 +186,10 @@ def settings_of(args: argparse.Namespace) -> HubSettings:
             raise ValueError("--http-max-connections must be at least 1")
         if args.http_timeout <= 0:
             raise ValueError("--http-timeout must be positive")
+        dashboard = Access.of(token=token_of(args.dashboard_token_file),
+                              user_header=args.dashboard_user_header,
+                              trusted_proxies=args.dashboard_trusted_proxy,
+                              allowed_hosts=args.dashboard_allowed_host)
         if args.serve_tips and not args.listen:
             raise ValueError("--serve-tips needs --listen (or write them with --tips-dir)")
     except ValueError as exc:
@@ -199,8 +211,7 @@ def settings_of(args: argparse.Namespace) -> HubSettings:
                        http_timeout=args.http_timeout,
                        http_connections=args.http_max_connections,
                        unready_after=args.unready_after,
-                       dashboard_token=token_of(args.dashboard_token_file),
-                       dashboard_user_header=args.dashboard_user_header,
+                       dashboard=dashboard,
                        tips=args.serve_tips, tips_wait=args.tips_wait,
                        tips_safety=args.tips_safety, tips_fetch_budget=args.tips_fetch_budget,
                        tips_dir=Path(args.tips_dir) if args.tips_dir else None)

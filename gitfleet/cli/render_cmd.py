@@ -1,6 +1,11 @@
 """`gitfleet render [REPO] [--rev REV] --out DIR`: write the state tree as the state branch
 holds it.
 
+Rendered as the hub renders: HelmChart feeds with each cluster's capabilities (Kubernetes
+version, served API versions) from its status branch when the repository has status branches
+(those of a clone's remote as last fetched), else with fleet.yaml's kubernetesVersion; one line
+says which.
+
 --out must be a new or empty folder, or one an earlier render wrote (it leaves a
 `.gitfleet-render` file listing what it wrote): only those files are replaced or removed;
 anything else there is left alone, and any other folder is refused with nothing written.
@@ -17,18 +22,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gitfleet.charts import folders
 from gitfleet.charts.cli import add_flags as add_chart_flags
 from gitfleet.charts.cli import charts_from
+from gitfleet.charts.hubrender import render_revision
 from gitfleet.cli.common import add_output_flag, require_repository
 from gitfleet.cli.outdir import MARKER, previous_files, write_tree
 from gitfleet.cli.progress import progress
 from gitfleet.fleetview.tables import print_data, print_table
-from gitfleet.render.core import render
-from gitfleet.source import read_worktree
-from gitfleet.state.git import Git
-from gitfleet.state.lastgood import load_keeping
-from gitfleet.state.snapshot import read_revision
 
 
 def add_parser(subparsers: Any) -> None:
@@ -53,14 +53,10 @@ def run(args: argparse.Namespace) -> int:
     if args.rev:
         require_repository(args.repo)
     with progress(f"rendering {args.repo}", stream=sys.stderr):
-        if args.rev:
-            files, sha = read_revision(args.repo, args.rev)
-            read_folder = folders.revision(Git(args.repo), sha)
-        else:
-            files, sha = read_worktree(args.repo), ""
-            read_folder = folders.worktree(args.repo)
-        fleet = load_keeping(files, args.repo, sha or "HEAD")   # last good fleet.yaml kept
-        result = render(fleet, source_commit=sha, charts=charts_from(args).at(read_folder))
+        # as the hub renders: each cluster's capabilities from its status, last good
+        # fleet.yaml kept
+        rendered = render_revision(args.repo, args.rev, charts=charts_from(args))
+        result = rendered.result
         write_tree(out, result.files)
     seconds = time.perf_counter() - started
     if args.output != "table":
@@ -69,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
             "errors": [p.to_dict() for p in result.errors],
             "warnings": [p.to_dict() for p in result.warnings],
             "out": str(out), "files": len(result.files), "seconds": round(seconds, 3),
+            "capabilities": rendered.status.to_dict(),
         }, args.output)
     else:
         print_table(["cluster", "descriptions", "objects", "warnings", "errors"],
@@ -78,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"error: {p.format()}", file=sys.stderr)
         for p in result.warnings:
             print(f"warning: {p.format()}", file=sys.stderr)
+        print(rendered.status.line(), file=sys.stderr)
         print(f"wrote {len(result.files)} files to {out} ({result.descriptions} Descriptions, "
               f"{result.objects} objects, {len(result.errors)} errors, {len(result.warnings)} "
               f"warnings) in {seconds:.2f}s")

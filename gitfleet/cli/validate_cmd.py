@@ -1,20 +1,20 @@
 """`gitfleet validate [REPO] [--rev REV]`: check a fleet repo; exit 0 when valid, 1 when not,
-2 for a usage or input error (no such commit, not a repository)."""
+2 for a usage or input error (no such commit, not a repository).
+
+HelmChart feeds are rendered as the hub renders them: with each cluster's capabilities from its
+status branch when the repository has status branches, else fleet.yaml's kubernetesVersion
+(one line on stderr says which)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-from gitfleet.charts import folders
 from gitfleet.charts.cli import add_flags as add_chart_flags
 from gitfleet.charts.cli import charts_from
+from gitfleet.charts.hubrender import render_revision
 from gitfleet.cli.common import require_repository
-from gitfleet.render.core import render
-from gitfleet.source import read_worktree
-from gitfleet.state.git import Git
-from gitfleet.state.lastgood import load_keeping
-from gitfleet.state.snapshot import read_revision
 
 
 def add_parser(subparsers: Any) -> None:
@@ -31,19 +31,16 @@ def add_parser(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.rev:
         require_repository(args.repo)
-    if args.rev:
-        files, sha = read_revision(args.repo, args.rev)
-        read_folder = folders.revision(Git(args.repo), sha)
-    else:
-        files, read_folder, sha = read_worktree(args.repo), folders.worktree(args.repo), ""
-    fleet = load_keeping(files, args.repo, sha or "HEAD")   # the last good fleet.yaml kept
     # Rendering finds what loading cannot: missing feeds, failing patches, conflicts, and
-    # charts that do not resolve or render (HelmChart feeds are rendered as the hub does).
-    result = render(fleet, source_commit=args.rev or "", charts=charts_from(args).at(read_folder))
+    # charts that do not resolve or render (rendered as the hub does, with each cluster's
+    # capabilities; the last good fleet.yaml kept).
+    rendered = render_revision(args.repo, args.rev, charts=charts_from(args))
+    fleet, files, result = rendered.fleet, rendered.files, rendered.result
     for p in result.errors:
         print(f"{p.format()}")
     for p in result.warnings:
         print(f"warning: {p.format()}")
+    print(rendered.status.line(), file=sys.stderr)
     n_obj = len(fleet.templates)
     print(f"{len(files)} files, {len(fleet.clusters)} clusters, {len(fleet.subscriptions)} "
           f"Subscriptions, {len(fleet.propagations)} propagation policies, {n_obj} templates: "

@@ -1,9 +1,10 @@
 """The dashboard as an ASGI app (Starlette): the page, its assets, and a read-only JSON API.
 
-Every route is GET (HEAD): nothing here writes. The page and its assets hold no fleet data and
-are served to anyone who reaches the listener; `/api/` answers only a caller that shows the
-bearer token (`Authorization: Bearer ...`) or that a trusted reverse proxy vouched for (a
-non-empty `user_header`, e.g. `X-Forwarded-User` set by oauth2-proxy), when either is set.
+Every route is GET (HEAD): nothing here writes. Every request must name this dashboard in its
+Host (gitfleet.dashboard.access: no DNS-rebinding page reads it). The page and its assets hold
+no fleet data; `/api/` answers only a caller that shows the bearer token (`Authorization:
+Bearer ...`) or that a trusted reverse proxy vouched for (a non-empty user header, e.g.
+`X-Forwarded-User` set by oauth2-proxy, from a `--trusted-proxy` peer), when either is set.
 Answers carry a strict Content-Security-Policy (only this origin's own scripts and styles) and
 an ETag: the page polls `/api/version` with If-None-Match, and reloads its data when it moves.
 """
@@ -24,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from gitfleet.dashboard import history, views
+from gitfleet.dashboard.access import Access, App, host_guard
 from gitfleet.dashboard.query import Query
 from gitfleet.dashboard.source import FleetSource, NotReady
 from gitfleet.wire.autoscalingstatus import fhpa_path
@@ -34,6 +36,7 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' 
 SECURITY = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
             "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
             "Cache-Control": "no-cache"}
+OPEN = Access()     # no token, no proxy header: for a loopback listener
 ASSETS = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8",
           "index.html": "text/html; charset=utf-8"}
 
@@ -156,12 +159,14 @@ class Api:
         return m.etag, {"etag": m.etag, "stateCommit": m.view.snap.state_commit or ""}
 
 
-def dashboard_app(source: FleetSource, *, token: str | None = None,
-                  user_header: str | None = None, warm: bool = True) -> Starlette:
-    """The app; with `warm`, the fleet's first read starts now, in the background."""
+def dashboard_app(source: FleetSource, *, access: Access = OPEN, listen: str = "127.0.0.1",
+                  warm: bool = True) -> App:
+    """The app for a listener on `listen` (its Host names are answered besides loopback's);
+    with `warm`, the fleet's first read starts now, in the background."""
     api = Api(source)
     if warm:
         source.warm()
+    token, user_header = access.token, access.user_header
 
     def allowed(request: Request) -> bool:
         if not token and not user_header:
@@ -171,7 +176,9 @@ def dashboard_app(source: FleetSource, *, token: str | None = None,
             if given.startswith("Bearer ") and hmac.compare_digest(
                     given[7:].strip().encode(), token.encode()):
                 return True
-        return bool(user_header and request.headers.get(user_header, "").strip())
+        return bool(user_header and access.trusted_peer(
+            request.client.host if request.client else None)
+            and request.headers.get(user_header, "").strip())
 
     def endpoint(compute: Callable[[Request], tuple[str, Any]]) -> Any:
         async def handle(request: Request) -> Response:
@@ -222,4 +229,5 @@ def dashboard_app(source: FleetSource, *, token: str | None = None,
         Route("/api/history", endpoint(api.history), methods=get),
         Route("/api/diff", endpoint(api.diff), methods=get),
     ]
-    return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
+    return host_guard(app, access.hosts(listen))

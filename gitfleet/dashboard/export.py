@@ -4,6 +4,8 @@ The page is the served one; its data is written as `data/<key>.js` files that ha
 the page (`gitfleetData(key, data)`), because a page opened from `file://` may load scripts
 beside it but not fetch them. The grid's filters and pages then run in the browser. History
 holds the newest state commits, and for each the diff of every cluster it changed (bounded).
+A static site has no headers of its own, so the page carries the served pages'
+Content-Security-Policy as a `<meta>` (less `frame-ancestors`, which a `<meta>` cannot set).
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from typing import Any
 
 from gitfleet.clock import isoformat
 from gitfleet.dashboard import history, views
-from gitfleet.dashboard.app import ASSETS, asset
+from gitfleet.dashboard.app import ASSETS, CSP, asset
 from gitfleet.dashboard.source import FleetSource
 
 HISTORY = 30            # state commits in the export
 DIFFS_PER_COMMIT = 20   # clusters whose diff is written per state commit
+# directives a <meta> policy may not carry (CSP3 "delivered via meta"): browsers ignore them
+META_IGNORES = ("frame-ancestors", "report-uri", "sandbox")
 
 
 def file_key(key: str) -> str:
@@ -27,12 +31,22 @@ def file_key(key: str) -> str:
     return re.sub(r"[^A-Za-z0-9.-]", lambda m: f"_{ord(m.group(0)):x}_", key)
 
 
+def page_with_csp() -> bytes:
+    """The page with the served CSP as its first `<head>` element: it holds before any script
+    or style sheet loads."""
+    kept = "; ".join(d for d in CSP.split("; ") if not d.startswith(META_IGNORES))
+    html = asset("index.html").decode()
+    head = html.index("<head>") + len("<head>")
+    meta = f'\n<meta http-equiv="Content-Security-Policy" content="{kept}">'
+    return (html[:head] + meta + html[head:]).encode()
+
+
 def export(source: FleetSource) -> dict[str, bytes]:
     """The site's files by their path in the export folder (the page, its assets and one data
     file per view); the caller writes them (gitfleet.cli.outdir: only into a folder that is new,
     empty or an earlier export's)."""
     m = source.fresh()
-    files: dict[str, bytes] = {"index.html": asset("index.html")}
+    files: dict[str, bytes] = {"index.html": page_with_csp()}
     for name in ASSETS:
         if name != "index.html":
             files[f"static/{name}"] = asset(name)

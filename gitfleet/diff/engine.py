@@ -3,8 +3,11 @@
 BASE is rendered first, with no history (what it would deploy from scratch), then HEAD with
 BASE's state as its previous state and BASE itself readable as the ApplyLater basis, exactly as
 the hub would render HEAD after BASE: an ApplyLater override changed by HEAD stays as it was and
-is reported as deferred. Only the units the change can affect are rendered (see `scope`), and
-nothing at all when no fleet file changed.
+is reported as deferred. Both sides render with the status input the hub would use now (each
+cluster's capabilities and room from its status branch, gitfleet.charts.hubrender), so a
+change that only matters on some Kubernetes versions shows in exactly those clusters. Only the
+units the change can affect are rendered (see `scope`), and nothing at all when no fleet file
+changed.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from gitfleet.charts import folders
+from gitfleet.charts.hubrender import StatusInput, read_status_input, render_as_hub
 from gitfleet.charts.renderer import Charts
 from gitfleet.charts.sources import folder_path
 from gitfleet.diff.compare import compare_trees
@@ -23,7 +27,6 @@ from gitfleet.errors import InputError
 from gitfleet.model.loader import FLEET_FILE, Fleet, KeptSettings, settings_problems
 from gitfleet.model.problems import Problem
 from gitfleet.render.charts import ChartRenderer
-from gitfleet.render.core import render
 from gitfleet.render.plans import keeps_placement
 from gitfleet.render.scope import (
     Scope,
@@ -80,13 +83,16 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
                    fleet_at: Callable[[str], Fleet] | None = None,
                    everything: bool = False,
                    charts: tuple[ChartRenderer, ChartRenderer] | None = None,
-                   other_changes: frozenset[str] = frozenset()) -> FleetDiff:
+                   other_changes: frozenset[str] = frozenset(),
+                   status: Callable[[Fleet], StatusInput] | None = None) -> FleetDiff:
     """The effect of moving the fleet from `base` to `head`.
 
     `fleet_at` loads the fleet of another commit (for ApplyLater bases older than BASE);
     `everything` renders every unit instead of those the change can affect (for checks);
     `charts` renders the HelmChart feeds of BASE and HEAD (gitfleet.charts); `other_changes`
-    are the changed paths of the repository outside the fleet files (chart folders)."""
+    are the changed paths of the repository outside the fleet files (chart folders);
+    `status` reads the status input the hub would render HEAD's fleet with (both sides render
+    with it; none: every cluster as fleet.yaml says)."""
     paths = changed_paths(base.files, head.files)
     base_fleet = load_snapshot(base.files, kept=base.kept)
     touched = chart_folders_touched(base_fleet, load_snapshot(head.files, kept=head.kept),
@@ -94,10 +100,12 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
         if other_changes else frozenset()
     if touched:   # a chart folder in the fleet repo changed: render everything (rare, correct)
         paths, everything = paths | touched, True
-    if not paths:
+    if not paths:   # nothing rendered, no status read
         n = len(base_fleet.clusters)
         return FleetDiff(base.sha, head.sha, n, (), (), units_total=_units(base_fleet))
     head_fleet = load_snapshot(head.files, kept=head.kept)
+    read = status(head_fleet) if status is not None else \
+        read_status_input(None, head_fleet)
     scope = Scope(True, frozenset(), frozenset()) if everything else \
         scope_of(base_fleet, head_fleet, paths)
 
@@ -119,11 +127,12 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
         head_plans = fresh_plans(scope.restrict(head_fleet))
         only = clusters_in_scope(base_fleet, head_fleet, base_plans[0], head_plans[0])
     base_charts, head_charts = charts or (None, None)
-    base_result = render(scope.restrict(base_fleet), source_commit=base.sha, only_clusters=only,
-                         plans=base_plans, charts=base_charts)
-    head_result = render(scope.restrict(head_fleet), source_commit=head.sha,
-                         previous_files=base_result.files, fleet_at=at, only_clusters=only,
-                         plans=head_plans, charts=head_charts)
+    base_result = render_as_hub(scope.restrict(base_fleet), source_commit=base.sha,
+                                status=read, only_clusters=only, plans=base_plans,
+                                charts=base_charts)
+    head_result = render_as_hub(scope.restrict(head_fleet), source_commit=head.sha,
+                                status=read, previous_files=base_result.files, fleet_at=at,
+                                only_clusters=only, plans=head_plans, charts=head_charts)
     clusters = compare_trees(base_result.files, head_result.files, base_fleet.clusters,
                              head_fleet.clusters)
     base_errors = {_problem_key(p) for p in base_result.errors}
@@ -142,13 +151,15 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
         units_rendered=_units(scope.restrict(head_fleet)),
         units_total=_units(head_fleet),
         rollouts=preview(head_fleet, {c.name: {o.unit for o in c.objects}
-                                      | {d.unit for d in c.descriptions} for c in clusters}))
+                                      | {d.unit for d in c.descriptions} for c in clusters}),
+        capabilities=read.to_dict())
 
 
 def diff_revisions(repo: str | os.PathLike[str], base: str, head: str, *,
                    everything: bool = False, charts: Charts | None = None) -> FleetDiff:
     """`diff_snapshots` of two commits of the Git repository at `repo` (HelmChart feeds
-    rendered by `charts`, chart folders read at each commit)."""
+    rendered by `charts`, chart folders read at each commit), with the status input the hub
+    would render with, read from the repository's status branches."""
     with ThreadPoolExecutor(max_workers=2) as pool:  # two `git` processes at once
         base_read, head_read = pool.submit(read_revision, repo, base), \
             pool.submit(read_revision, repo, head)
@@ -167,4 +178,5 @@ def diff_revisions(repo: str | os.PathLike[str], base: str, head: str, *,
                                                   and p not in head_files),
                           charts=None if charts is None else (
                               charts.at(folders.revision(Git(repo), base_sha)),
-                              charts.at(folders.revision(Git(repo), head_sha))))
+                              charts.at(folders.revision(Git(repo), head_sha))),
+                          status=lambda fleet: read_status_input(repo, fleet))

@@ -113,4 +113,6 @@ def render_markdown(d: FleetDiff, *, limit: int = DEFAULT_LIMIT) -> str:
                 f"`gitfleet diff {short(d.base)} {short(d.head)} --cluster NAME` to see one._\n")
         text += note
     text += f"\n<sub>{_escape(summary_line(d))}</sub>\n"
+    if d.capabilities:
+        text += f"<sub>{_escape(str(d.capabilities.get('summary', '')))}</sub>\n"
     return text

@@ -6,6 +6,7 @@ Plain frozen data, so the text, markdown and JSON reports are views of one thing
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,6 +143,9 @@ class FleetDiff:
     units_total: int = 0
     focus: str = ""  # show the details of this cluster only (the summary stays whole)
     rollouts: tuple[RolloutPreview, ...] = ()   # the waves the change goes through
+    # what both sides were rendered with: each cluster's capabilities, from its status branch
+    # or fleet.yaml (gitfleet.charts.hubrender.StatusInput.to_dict; its `summary` is one line)
+    capabilities: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def shown(self) -> list[ClusterChange]:
@@ -202,4 +206,5 @@ class FleetDiff:
             "errorsFixed": [p.to_dict() for p in self.errors_fixed],
             "warningsIntroduced": [p.to_dict() for p in self.warnings_introduced],
             "rollouts": [r.to_dict() for r in self.rollouts],
+            "capabilities": dict(self.capabilities),
         }

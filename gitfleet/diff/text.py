@@ -56,6 +56,8 @@ def render_text(d: FleetDiff, *, diffs: bool = True) -> str:
         out.append("no fleet file changed")
     else:
         out.append(f"files changed: {', '.join(d.changed_files)}")
+    if d.capabilities:
+        out.append(str(d.capabilities.get("summary", "")))
     out.extend(r.line() for r in d.rollouts)
     for p in d.errors_introduced:
         out.append(f"error: {p.format()}")

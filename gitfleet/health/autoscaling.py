@@ -1,24 +1,31 @@
 """HorizontalPodAutoscaler: Healthy while it can scale and its metrics answer.
 
-gitops-engine's reading of the conditions: `AbleToScale` false for FailedGetScale or
-FailedUpdateScale, or `ScalingActive` false for a metric or selector it cannot use, is Degraded;
-`AbleToScale` true is Healthy. `ScalingActive` false with ScalingDisabled (a target scaled to 0)
-is what the user asked for. An HPA whose controller has written no conditions yet is judged by
-the conventions (kstatus): Healthy — gitops-engine would wait for them.
+gitops-engine's reading of the conditions, in their order, the first decisive one deciding:
+`AbleToScale` for FailedGetScale or FailedUpdateScale, or `ScalingActive` for a metric or
+selector it cannot use, is Degraded; `AbleToScale` or `ScalingLimited` true is Healthy; none
+decisive is Progressing. `autoscaling/v1` keeps its conditions in the annotation
+`autoscaling.alpha.kubernetes.io/conditions` (JSON), read the same way. An HPA whose
+controller has written no conditions yet is judged by the conventions (kstatus): Healthy —
+gitops-engine would wait for them (docs/health.md says why gitfleet does not).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping
+
 from gitfleet.health.verdict import (
     Obj,
     Verdict,
-    condition,
+    conditions,
     degraded,
     healthy,
     progressing,
     said,
     section,
 )
+
+V1_CONDITIONS = "autoscaling.alpha.kubernetes.io/conditions"
 
 _BROKEN = {
     "AbleToScale": frozenset({"FailedGetScale", "FailedUpdateScale"}),
@@ -27,20 +34,32 @@ _BROKEN = {
                                 "FailedGetContainerResourceMetric", "InvalidSelector",
                                 "InvalidMetricSourceType"}),
 }
+_HEALTHY = frozenset({"AbleToScale", "ScalingLimited"})
+
+
+def _v1_conditions(obj: Obj) -> list[Obj]:
+    text = section(section(obj, "metadata"), "annotations").get(V1_CONDITIONS)
+    if not isinstance(text, str):
+        return []
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return []
+    return [c for c in found if isinstance(c, Mapping)] if isinstance(found, list) else []
 
 
 def hpa(obj: Obj, now: float | None) -> Verdict:
-    status = section(obj, "status")
-    if not status.get("conditions"):
+    found: Iterable[Obj] = list(conditions(section(obj, "status"))) or _v1_conditions(obj)
+    if not found:
         return healthy("no conditions reported yet")
-    for kind, reasons in _BROKEN.items():
-        c = condition(status, kind)
-        if c is not None and c.get("status") == "False" and c.get("reason") in reasons:
+    found = list(found)
+    for c in found:
+        kind = c.get("type")
+        if c.get("reason") in _BROKEN.get(str(kind), ()):
             return degraded(f"{kind}: {said(c)}")
-    able = condition(status, "AbleToScale")
-    if able is not None and able.get("status") == "True":
-        active = condition(status, "ScalingActive")
-        if active is not None and active.get("status") == "False":
-            return healthy(said(active))
-        return healthy()
-    return progressing("waiting to autoscale" + (f": {said(able)}" if able else ""))
+        if kind in _HEALTHY and c.get("status") == "True":
+            # both peers call it Healthy; the message still says what it cannot do
+            idle = [f"{i.get('type')}: {said(i)}" for i in found
+                    if i.get("type") == "ScalingActive" and i.get("status") == "False"]
+            return healthy("; ".join([f"{kind}: {said(c)}", *idle]))
+    return progressing("waiting to autoscale")

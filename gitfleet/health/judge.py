@@ -10,11 +10,22 @@ verdict out.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
-from gitfleet.health import apis, autoscaling, batch, network, pods, policy, storage, workloads
+from gitfleet.health import (
+    apis,
+    autoscaling,
+    batch,
+    network,
+    pods,
+    policy,
+    storage,
+    workflows,
+    workloads,
+)
 from gitfleet.health.conventions import judge_by_conventions
 from gitfleet.health.rules import NO_RULES, HealthRules, judge_by_rule
-from gitfleet.health.verdict import Obj, Verdict, progressing
+from gitfleet.health.verdict import Obj, Verdict, degraded, progressing, said
 
 Judge = Callable[[Obj, float | None], Verdict]
 
@@ -34,10 +45,12 @@ BUILT_IN: dict[tuple[str, str], Judge] = {
     ("policy", "PodDisruptionBudget"): policy.pdb,
     ("apiregistration.k8s.io", "APIService"): apis.apiservice,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): apis.crd,
+    ("argoproj.io", "Workflow"): workflows.workflow,
 }
 
 
 _GROUPS: dict[str, str] = {}
+_STANDARD = frozenset({"Stalled", "Reconciling"})
 
 
 def group_of(api_version: object) -> str:
@@ -67,5 +80,25 @@ def judge(live: Obj, *, rules: HealthRules = NO_RULES, now: float | None = None)
         return judge_by_rule(rule, live)
     built_in = BUILT_IN.get(key)
     if built_in is not None:
+        status = live.get("status")
+        if type(status) is dict and status.get("conditions"):
+            said_so = _standard_conditions(status["conditions"])
+            if said_so is not None:
+                return said_so
         return built_in(live, now)
     return judge_by_conventions(live, now, rules.progress_timeout)
+
+
+def _standard_conditions(found: Any) -> Verdict | None:
+    """kstatus reads `Stalled=True` (Failed) and `Reconciling=True` (InProgress) on every kind
+    before the kind's own rules: a controller or a person that set them meant them."""
+    if type(found) is not list:
+        return None
+    for c in found:
+        if type(c) is dict and c.get("type") in _STANDARD and c.get("status") == "True":
+            kind = c.get("type")
+            if kind == "Stalled":
+                return degraded(f"stalled: {said(c, 'no reason given')}")
+            if kind == "Reconciling":
+                return progressing(f"reconciling: {said(c, 'no reason given')}")
+    return None

@@ -75,28 +75,28 @@ def pod(obj: Obj, now: float | None) -> Verdict:
     if stuck:
         return degraded(stuck)
     if phase == "Running":
+        policy = section(obj, "spec").get("restartPolicy") or "Always"
+        if policy != "Always":  # it runs to completion: Succeeded is its healthy end
+            return progressing(f"pod running to completion (restartPolicy {policy})")
         ready = condition(status, "Ready")
         if ready is not None and ready.get("status") == "True":
             return healthy()
-        policy = section(obj, "spec").get("restartPolicy") or "Always"
-        if policy == "Always":
-            for c in status.get("containerStatuses") or ():
-                last = section(section(c, "lastState"), "terminated") \
-                    if isinstance(c, Mapping) else {}
-                if last:
-                    why = last.get("reason") or f"exit code {last.get('exitCode')}"
-                    return degraded(f"container {c.get('name')} restarted ({why}) and is not "
-                                    "ready")
-            return progressing("pod running, not ready")
-        return progressing(f"pod running to completion (restartPolicy {policy})")
+        for c in status.get("containerStatuses") or ():
+            last = section(section(c, "lastState"), "terminated") \
+                if isinstance(c, Mapping) else {}
+            if last:
+                why = last.get("reason") or f"exit code {last.get('exitCode')}"
+                return degraded(f"container {c.get('name')} restarted ({why}) and is not "
+                                "ready")
+        return progressing("pod running, not ready")
     scheduled = condition(status, "PodScheduled")
     if scheduled is not None and scheduled.get("status") == "False" and \
             scheduled.get("reason") == "Unschedulable":
         message = str(scheduled.get("message") or "no node fits")
         since = timestamp(scheduled.get("lastTransitionTime")) or \
             timestamp(section(obj, "metadata").get("creationTimestamp"))
-        if now is not None and since is not None and now - since > UNSCHEDULABLE_GRACE:
-            return degraded(f"unschedulable: {message}")
+        if since is None or (now is not None and now - since > UNSCHEDULABLE_GRACE):
+            return degraded(f"unschedulable: {message}")  # no creation time: kstatus's too
         return progressing(f"not scheduled yet: {message}")
     return progressing(f"pod {phase or 'Pending'}" +
                        (f": {status['message']}" if status.get("message") else ""))

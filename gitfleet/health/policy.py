@@ -7,7 +7,7 @@ from __future__ import annotations
 from gitfleet.health.verdict import (
     Obj,
     Verdict,
-    condition,
+    conditions,
     count,
     degraded,
     generation_lag,
@@ -23,9 +23,10 @@ def pdb(obj: Obj, now: float | None) -> Verdict:
     if lag is not None:
         return lag
     status = section(obj, "status")
-    allowed = condition(status, "DisruptionAllowed")
-    if allowed is not None and allowed.get("reason") == "SyncFailed":
-        return degraded(said(allowed))
+    for c in conditions(status):
+        if c.get("type") == "DisruptionAllowed" and c.get("status") == "False" and \
+                c.get("reason") not in (None, "", "InsufficientPods"):
+            return degraded(said(c))
     current = count(status, "currentHealthy")
     wanted = count(status, "desiredHealthy")
     if current is None or wanted is None:

@@ -1,32 +1,31 @@
 """Health rules from the fleet repo: CEL expressions for kinds whose authors kept no convention.
 
 `fleet.yaml: health:` takes Flux's `healthCheckExprs` entries as they are written for Flux
-(`apiVersion` or `group`, `kind`, and CEL expressions `current`, `inProgress`, `failed` over
-the live object, whose top-level fields — `metadata`, `spec`, `status`, ... — are the
-variables), so rules people already wrote carry over. They are evaluated as Flux evaluates
-them: a spec not yet observed is Progressing; then `inProgress`, `failed`, `current` in that
-order, the first that holds decides (Progressing, Degraded, Healthy); none holding, or an
-expression that cannot be evaluated (a field not there yet), is Progressing. Every message
-names the rule. A rule beats the built-in judges and the conventions.
+(`apiVersion` or `group`, optionally `kind`, and CEL expressions `current`, `inProgress`,
+`failed` over the live object, whose top-level fields — `metadata`, `spec`, `status`, ... —
+are the variables), so rules people already wrote carry over. They are chosen and evaluated as
+Flux does: an entry without `kind` covers every kind of its group and an entry for the kind
+beats it; a spec not yet observed (`status.observedGeneration != metadata.generation`) is
+Progressing; then `inProgress`, `failed`, `current` in that order, the first that holds decides
+(Progressing, Degraded, Healthy); none holding, or an expression that cannot be evaluated (a
+field not there yet), is Progressing. Every message names the rule. A rule beats the built-in
+judges and the conventions. The CEL environment is Flux's (gitfleet.health.expressions).
 
-The hub validates the rules when it loads `fleet.yaml` (each problem at its line) and writes
-them into every cluster's `cluster.yaml` (`healthRules`); the agent reads them from there.
-Programs are compiled once per expression text (CEL, the maintained Rust implementation).
+The hub validates the rules when it loads `fleet.yaml` (each problem at its line); a rule with
+a problem is left out and the others stay in force (`loadable`). The hub writes the rules into
+every cluster's `cluster.yaml` (`healthRules`); the agent reads them from there.
 """
 
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from gitfleet.health.conventions import DEFAULT_PROGRESS_TIMEOUT, observed_lag
-from gitfleet.health.verdict import Obj, Verdict, progressing
-
-if TYPE_CHECKING:
-    import cel
+from gitfleet.health.conventions import DEFAULT_PROGRESS_TIMEOUT
+from gitfleet.health.expressions import EvaluationError, ExpressionError, parse
+from gitfleet.health.verdict import Obj, Verdict, progressing, section
 from gitfleet.wire.status import Health
 
 EXPRESSIONS = (("inProgress", Health.PROGRESSING), ("failed", Health.DEGRADED),
@@ -36,7 +35,8 @@ FIELDS = ("apiVersion", "group", "kind", "current", "inProgress", "failed")
 
 @dataclass(frozen=True)
 class HealthRule:
-    """One entry: expressions by their `fleet.yaml` names (`current`, `inProgress`, `failed`)."""
+    """One entry: expressions by their `fleet.yaml` names (`current`, `inProgress`, `failed`);
+    `kind` "" covers every kind of the group."""
 
     group: str
     kind: str
@@ -46,14 +46,16 @@ class HealthRule:
 
     @property
     def name(self) -> str:
-        return f"{self.group}/{self.kind}" if self.group else self.kind
+        return _name((self.group, self.kind))
 
     def expression(self, name: str) -> str:
         return {"current": self.current, "inProgress": self.in_progress,
                 "failed": self.failed}[name]
 
     def to_dict(self) -> dict[str, str]:
-        out = {"group": self.group, "kind": self.kind, "current": self.current}
+        out = {"group": self.group, "current": self.current}
+        if self.kind:
+            out["kind"] = self.kind
         if self.in_progress:
             out["inProgress"] = self.in_progress
         if self.failed:
@@ -70,11 +72,21 @@ class HealthRules:
     _by_kind: Mapping[tuple[str, str], HealthRule] = field(
         default_factory=dict, compare=False, repr=False)
 
+    _groups: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_kind", {(r.group, r.kind): r for r in self.rules})
+        object.__setattr__(self, "_groups", frozenset(r.group for r in self.rules))
 
     def for_kind(self, group: str, kind: str) -> HealthRule | None:
-        return self._by_kind.get((group, kind)) if self._by_kind else None
+        """The rule for exactly this kind, else its group's rule (an entry without `kind`)."""
+        if group not in self._groups:  # most objects: one set look-up
+            return None
+        return self._by_kind.get((group, kind)) or self._by_kind.get((group, ""))
+
+    def kinds(self) -> frozenset[tuple[str, str]]:
+        """(group, kind) of every rule; kind "" for a whole group."""
+        return frozenset(self._by_kind)
 
     def to_list(self) -> list[dict[str, str]]:
         return [r.to_dict() for r in self.rules]
@@ -89,8 +101,31 @@ class HealthRules:
             raise ValueError(problems[0].text())
         return HealthRules(tuple(_rule(e) for e in entries or ()), progress_timeout)
 
+    @staticmethod
+    def loadable(entries: Any, progress_timeout: float = DEFAULT_PROGRESS_TIMEOUT
+                 ) -> HealthRules:
+        """The entries without a problem: one bad rule never takes the others out of force
+        (the loader reports it at its line, and `validate` fails)."""
+        if not isinstance(entries, list):
+            return HealthRules(progress_timeout=progress_timeout)
+        broken = broken_entries(check_rules(entries))
+        return HealthRules(tuple(_rule(e) for i, e in enumerate(entries) if i not in broken),
+                           progress_timeout)
+
+    def keeping(self, earlier: HealthRules) -> HealthRules:
+        """These rules, and `earlier`'s for every kind these do not rule: what stays in force
+        while some entries are broken (the last good rules, never none)."""
+        mine = self.kinds()
+        kept = tuple(r for r in earlier.rules if (r.group, r.kind) not in mine)
+        return HealthRules((*self.rules, *kept), self.progress_timeout) if kept else self
+
 
 NO_RULES = HealthRules()
+
+
+def broken_entries(problems: list[RuleProblem]) -> frozenset[int]:
+    """Indexes of the entries `problems` concern."""
+    return frozenset(p.where[0] for p in problems if p.where and isinstance(p.where[0], int))
 
 
 def _group(entry: Mapping[str, Any]) -> str:
@@ -101,7 +136,7 @@ def _group(entry: Mapping[str, Any]) -> str:
 
 
 def _rule(entry: Mapping[str, Any]) -> HealthRule:
-    return HealthRule(group=_group(entry), kind=str(entry["kind"]),
+    return HealthRule(group=_group(entry), kind=str(entry.get("kind") or ""),
                       current=str(entry["current"]),
                       in_progress=str(entry.get("inProgress") or ""),
                       failed=str(entry.get("failed") or ""))
@@ -125,20 +160,12 @@ class RuleProblem:
         return f"{path}: {self.message}"
 
 
-_POSITION = re.compile(r"<input>:(\d+):(\d+): (.*)")
-
-
 def _compile_error(text: str) -> tuple[int, int, str] | None:
-    """None when `text` compiles, else (0-based line, 1-based column, message)."""
+    """None when `text` parses, else (0-based line, 1-based column, message)."""
     try:
-        _program(text)
-    except ValueError as exc:
-        first = str(exc).split("\n")
-        for line in first:
-            m = _POSITION.search(line)
-            if m:
-                return int(m[1]) - 1, int(m[2]), f"CEL: {m[3]}"
-        return 0, 0, f"CEL: {first[0]}"
+        parse(text)
+    except ExpressionError as exc:
+        return exc.row, exc.column, exc.message
     return None
 
 
@@ -161,9 +188,10 @@ def check_rules(entries: Any) -> list[RuleProblem]:
                 hint = f" (did you mean {near[0]}?)" if near else \
                     f" (known: {', '.join(FIELDS)})"
                 problems.append(RuleProblem((i, str(key)), f"unknown field {key}{hint}"))
-        kind = entry.get("kind")
-        if not isinstance(kind, str) or not kind:
-            problems.append(RuleProblem((i,), "needs a kind"))
+        kind = entry.get("kind", "")
+        if not isinstance(kind, str) or ("kind" in entry and not kind):
+            problems.append(RuleProblem((i, "kind"), "kind must be a kind's name (leave it out "
+                                                     "for every kind of the group)"))
             continue
         for key in ("apiVersion", "group"):
             if key in entry and not isinstance(entry[key], str):
@@ -172,8 +200,9 @@ def check_rules(entries: Any) -> list[RuleProblem]:
                 str(entry["apiVersion"]).rpartition("/")[0] != entry["group"]:
             problems.append(RuleProblem((i, "group"), "group and apiVersion disagree"))
         if "group" not in entry and "apiVersion" not in entry:
-            problems.append(RuleProblem((i,), f"rule for {kind} needs an apiVersion or a "
-                                              "group (\"\" for the core group)"))
+            problems.append(RuleProblem((i,), f"rule for {kind or 'every kind'} needs an "
+                                              "apiVersion or a group (\"\" for the core "
+                                              "group)"))
             continue
         key = (_group(entry), kind)
         if key in seen:
@@ -199,61 +228,34 @@ def check_rules(entries: Any) -> list[RuleProblem]:
 
 
 def _name(key: tuple[str, str]) -> str:
-    return f"{key[0]}/{key[1]}" if key[0] else key[1]
+    group, kind = key
+    if not kind:
+        return f"{group}/*" if group else "*"
+    return f"{group}/{kind}" if group else kind
 
 
 # -- evaluation ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Compiled:
-    program: cel.Program
-    roots: tuple[str, ...]  # the variables it reads (comprehension names too: harmless)
-    extended: bool          # calls CEL's extension libraries (strings, math, lists, sets, ...)
-
-    def run(self, obj: Obj) -> Any:
-        variables = {k: obj[k] for k in self.roots if k in obj}
-        if not self.extended:
-            return self.program.execute(variables)
-        import cel
-        from cel.stdlib import add_stdlib_to_context
-        context = cel.Context(variables=variables)
-        add_stdlib_to_context(context)  # as Kubernetes' and Flux's CEL environments offer them
-        return self.program.execute(context)
-
-
-_PROGRAMS: dict[str, _Compiled] = {}
-
-
-def _program(text: str) -> _Compiled:
-    found = _PROGRAMS.get(text)
-    if found is None:
-        if len(_PROGRAMS) > 10_000:
-            _PROGRAMS.clear()
-        # imported at the first expression, not with the module: the CEL library loads its own
-        # interactive shell (prompt_toolkit), ~0.3 s of CPU that every gitfleet command paid
-        import cel
-        from cel.stdlib import STDLIB_FUNCTIONS
-        program = cel.compile(text)
-        extended = bool(frozenset(STDLIB_FUNCTIONS).intersection(program.functions()))
-        found = _PROGRAMS[text] = _Compiled(program, tuple(program.variables()), extended)
-    return found
-
-
 def judge_by_rule(rule: HealthRule, obj: Obj) -> Verdict:
-    """The rule's verdict on `obj`, as Flux's CEL status reader reaches it."""
-    lag = observed_lag(obj)
-    if lag is not None:
-        return progressing(f"health rule {rule.name}: {lag.message}")
+    """The rule's verdict on `obj`, as Flux's CEL status evaluator reaches it."""
+    generation = section(obj, "metadata").get("generation")
+    observed = section(obj, "status").get("observedGeneration")
+    if type(observed) is int and type(generation) is int and observed != generation:
+        # Flux: `!=`, so a generation the object reports ahead of its spec waits too
+        return progressing(f"health rule {rule.name}: generation {generation} not observed "
+                           f"yet (observed {observed})")
     for name, health in EXPRESSIONS:
         text = rule.expression(name)
         if not text:
             continue
         try:
-            value = _program(text).run(obj)
-        except Exception as exc:  # the CEL library raises several types; each means "not yet"
-            reason = str(exc).split(". ")[0]
-            return progressing(f"health rule {rule.name}: {name} cannot be evaluated: {reason}")
+            value = parse(text).run(obj)
+        except EvaluationError as exc:
+            return progressing(f"health rule {rule.name}: {name} cannot be evaluated: {exc}")
+        except ExpressionError as exc:  # the hub checked it: an agent of another version
+            return progressing(f"health rule {rule.name}: {name} cannot be evaluated: "
+                               f"{exc.message}")
         if not isinstance(value, bool):
             return progressing(f"health rule {rule.name}: {name} gave {value!r}, not a bool")
         if value:

@@ -2,10 +2,12 @@
 
 As gitops-engine and kstatus judge them: a rollout is followed until the controller has
 observed the spec, every replica runs the new template, no old replica is left and the new ones
-are available. A paused Deployment is Suspended (gitops-engine); a missed progress deadline is
-Degraded. `OnDelete` replaces nothing on its own, so it waits for readiness only; a partition
-waits for the replicas above it only. A counter the controller did not report is unknown,
-never 0: it is waited for where readiness needs it and skipped where the revisions tell.
+are ready and available (a counter or condition either peer waits on is waited on: a rollout
+gate must never pass a half-rolled-out workload). A paused Deployment is Suspended
+(gitops-engine); a missed progress deadline is Degraded. `OnDelete` replaces nothing on its
+own, so it waits for readiness only; a partition waits for the replicas above it only. A
+counter the controller did not report is unknown, never 0: it is waited for where readiness
+needs it and skipped where the revisions tell.
 """
 
 from __future__ import annotations
@@ -52,6 +54,13 @@ def deployment(obj: Obj, now: float | None) -> Verdict:
         return progressing(f"rollout: {total - updated} old replica(s) pending termination")
     if available < updated:
         return progressing(f"rollout: {available} of {updated} updated replicas available")
+    # kstatus: the controller's own word, when it gave one (the API server always does)
+    up = condition(status, "Available")
+    if up is not None and up.get("status") != "True":
+        return progressing(f"not available: {said(up, 'no reason given')}")
+    if progress is not None and "progressDeadlineSeconds" in spec and \
+            progress.get("reason") != "NewReplicaSetAvailable":
+        return progressing(f"rollout: {said(progress, 'not finished')}")
     return healthy()
 
 
@@ -91,6 +100,9 @@ def statefulset(obj: Obj, now: float | None) -> Verdict:
                            f"{update_rev}")
     if not (current_rev and update_rev) and updated is not None and updated < want:
         return progressing(f"rolling update: {updated} of {want} replicas updated")
+    current = count(status, "currentReplicas")
+    if current is not None and current < want:  # kstatus: pods of an older revision remain
+        return progressing(f"rolling update: {current} of {want} replicas current")
     return healthy()
 
 
@@ -116,6 +128,9 @@ def daemonset(obj: Obj, now: float | None) -> Verdict:
             return progressing(f"waiting for available pods to be reported (want {desired})")
     if available is not None and available < desired:
         return progressing(f"{available} of {desired} pods available")
+    ready = count(status, "numberReady")
+    if ready is not None and ready < desired:  # kstatus: ready before available
+        return progressing(f"{ready} of {desired} pods ready")
     return healthy()
 
 
@@ -133,6 +148,9 @@ def replicaset(obj: Obj, now: float | None) -> Verdict:
         return progressing(f"waiting for available replicas to be reported (want {want})")
     if available is not None and available < want:
         return progressing(f"{available} of {want} replicas available")
+    ready = count(status, "readyReplicas")
+    if ready is not None and ready < want:  # kstatus: ready before available
+        return progressing(f"{ready} of {want} replicas ready")
     total = count(status, "replicas")
     if total is not None and total > want:
         return progressing(f"{total - want} extra pod(s) pending termination")

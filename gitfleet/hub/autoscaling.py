@@ -110,13 +110,9 @@ class Scaling:
 
 
 def target_key(scaler: Autoscaler) -> tuple[ObjectKey, str] | None:
-    """The template an autoscaler targets (its namespace), with the target's apiVersion."""
-    ref = scaler.spec.get("scaleTargetRef") or {}
-    api, kind, name = str(ref.get("apiVersion", "")), str(ref.get("kind", "")), \
-        str(ref.get("name", ""))
-    if not kind or not name:
-        return None
-    return ObjectKey(api.rpartition("/")[0], kind, scaler.namespace, name), api
+    """The template an autoscaler targets (its namespace), with the target's apiVersion
+    (`Autoscaler.target`: `render` and `diff` read the totals the same way)."""
+    return scaler.target
 
 
 def template_replicas(fleet: Fleet, key: ObjectKey) -> int | None:

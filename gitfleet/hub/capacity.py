@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 
 from gitfleet.hub.round import Contribution, RoundInputs
-from gitfleet.render.status import ClusterCapacity, NodeRoom
+from gitfleet.render.status import reported_capacity
 
 
 class Capacity:
@@ -17,14 +17,7 @@ class Capacity:
     from its heartbeat."""
 
     def plan(self, inputs: RoundInputs) -> Contribution:
-        capacity = {}
-        for name, status in sorted(inputs.status.statuses.items()):
-            hb = status.heartbeat
-            if hb is not None and hb.allocatable:
-                nodes = None if hb.node_groups is None else tuple(
-                    NodeRoom(nodes=g.nodes, free=dict(g.free)) for g in hb.node_groups)
-                capacity[name] = ClusterCapacity(allocatable=dict(hb.allocatable),
-                                                 requested=dict(hb.requested), nodes=nodes)
+        capacity = reported_capacity(inputs.status.statuses)   # as `render` and `diff` read it
         digest = hashlib.sha1(repr(sorted(
             (n, sorted(c.allocatable.items()), sorted(c.requested.items()),
              None if c.nodes is None else [(g.nodes, sorted(g.free.items())) for g in c.nodes])

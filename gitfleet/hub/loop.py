@@ -73,20 +73,20 @@ class HubDaemon:
     def _dashboard(self, host: str) -> object:
         """The read-only dashboard at `/`, over the hub's own clone (gitfleet.dashboard). On an
         address beyond loopback it is served only behind a bearer token or a trusted proxy's
-        header: the fleet's state is no public page by accident."""
+        header (gitfleet.dashboard.access, the rule `gitfleet dashboard` keeps too): the fleet's
+        state is no public page by accident."""
         from gitfleet.dashboard.app import dashboard_app
         from gitfleet.dashboard.source import FleetSource
 
-        settings = self.hub.settings
-        if host not in ("127.0.0.1", "localhost", "::1") and not (
-                settings.dashboard_token or settings.dashboard_user_header):
-            log(LOG, logging.WARNING, "dashboard not served: the listener is beyond loopback "
-                "and neither --dashboard-token-file nor --dashboard-user-header is given",
-                address=host)
+        access = self.hub.settings.dashboard
+        refused = access.refusal(host)
+        if refused:
+            log(LOG, logging.WARNING, f"dashboard not served: {refused} (give "
+                "--dashboard-token-file, or --dashboard-user-header with "
+                "--dashboard-trusted-proxy)", address=host)
             return None
         source = FleetSource(self.hub.store.git, prefix=lambda: self._branches.prefix)
-        return dashboard_app(source, token=settings.dashboard_token,
-                             user_header=settings.dashboard_user_header)
+        return dashboard_app(source, access=access, listen=host)
 
     def _tips(self) -> object:
         """The tip documents at `/tips` (hub.tipserver), when the hub publishes them there."""

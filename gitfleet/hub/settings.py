@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitfleet.backoff import Backoff
+from gitfleet.dashboard.access import Access
 from gitfleet.model.loader import Fleet
 from gitfleet.state.signing import SigningKey, TrustedKeys
 
@@ -37,8 +38,7 @@ class HubSettings:
                                        # connection lives at most 6 times this
     http_connections: int = 64         # HTTP connections served at once; beyond: 503 at once
     unready_after: float = 300.0       # /readyz fails once rounds have failed this long
-    dashboard_token: str | None = None        # the dashboard's API wants this bearer token
-    dashboard_user_header: str | None = None  # ... or this header from a trusted proxy
+    dashboard: Access = Access()       # the dashboard's token, proxy header, Host names
     fleet_status: bool = True          # fold status branches into <prefix>/fleet-status
     fold_delay_max: float = 5.0        # longest that pushes in a row may delay status folding
     fold_quiet: float = 0.2            # quiet time after a render before statuses are folded

@@ -179,11 +179,12 @@ class KubeClient:
                           resource_version=str((doc.get("metadata") or {}).get(
                               "resourceVersion", "")))
 
-    def apply(self, body: JSON, *, force: bool = True,
-              field_manager: str | None = None) -> dict[str, Any]:
+    def apply(self, body: JSON, *, force: bool = True, field_manager: str | None = None,
+              strict: bool = True) -> dict[str, Any]:
         """Server-side apply of one object under the field manager (the settings' unless one is
         given: the agent writes its own records under a manager of their own), with strict
-        field validation; returns the live object."""
+        field validation (unless not `strict`: Argo CD's `Validate=false`); returns the live
+        object."""
         meta = body.get("metadata") or {}
         res = self.resource(str(body.get("apiVersion")), str(body.get("kind")))
         namespace = str(meta.get("namespace") or "") if res.namespaced else ""
@@ -193,7 +194,7 @@ class KubeClient:
         # Strict: a field the server has no place for (a typo, a field of a newer Kubernetes)
         # is an error naming its path, never dropped in silence to drift forever.
         query = [("fieldManager", field_manager or self.settings.field_manager),
-                 ("fieldValidation", "Strict")]
+                 ("fieldValidation", "Strict" if strict else "Ignore")]
         if force:
             query.append(("force", "true"))
         result: dict[str, Any] = self._send(
@@ -217,12 +218,19 @@ class KubeClient:
             raise
         return result
 
-    def create(self, body: JSON) -> dict[str, Any]:
+    def create(self, body: JSON, *, strict: bool = True) -> dict[str, Any]:
+        """Create one object (POST): how a hook with `metadata.generateName` is run, the
+        server naming it. Strict field validation as `apply`; returns the live object."""
         meta = body.get("metadata") or {}
         res = self.resource(str(body.get("apiVersion")), str(body.get("kind")))
+        namespace = str(meta.get("namespace") or "") if res.namespaced else ""
+        if res.namespaced and not namespace:
+            namespace = "default"
+            body = {**body, "metadata": {**meta, "namespace": namespace}}
         result: dict[str, Any] = self._send(
-            "POST", res.collection(str(meta.get("namespace") or "")), body=dict(body),
-            query=[("fieldManager", self.settings.field_manager)],
+            "POST", res.collection(namespace), body=dict(body),
+            query=[("fieldManager", self.settings.field_manager),
+                   ("fieldValidation", "Strict" if strict else "Ignore")],
             content_type="application/json")
         return result
 

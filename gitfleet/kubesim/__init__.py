@@ -27,7 +27,10 @@ streams in `watches`), `apiserver` (verbs and the write pipeline), `ownership` a
 resourceVersions, event history),
 `controller` and `pods` (the asynchronous half of a cluster), `catalog` (what is served:
 `builtinkinds`, derived from the official client), `conversion` (one object through every
-version of its kind), `reviews` (access and token reviews, answered).
+version of its kind), `reviews` (access and token reviews, answered), `bodies` and `protobuf`
+(request bodies), `leases` (MicroTimes), `lastapplied` (kubectl's client-side to server-side
+move), `tables` and `jsonpaths` (printed columns), `claims` and `rootca` (what the controller
+manager writes unasked).
 """
 
 from gitfleet.kubesim.sim import KubeSim

@@ -20,9 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from gitfleet.kubesim import conversion, knownfields, reviews
+from gitfleet.kubesim import bodies, conversion, knownfields, lastapplied, leases, reviews
 from gitfleet.kubesim import status as st
 from gitfleet.kubesim.catalog import METRICS_GROUP, REVIEW_KINDS, Catalog, ResourceType
 from gitfleet.kubesim.defaults import INITIAL_STATUS, apply_defaults
@@ -106,45 +104,8 @@ class Request:
         return (self.user_agent.split("/", 1)[0] or "unknown") if self.user_agent else "unknown"
 
 
-def _load(body: bytes, content_type: str) -> Any:
-    if not body:
-        raise st.bad_request("the request body is empty")
-    try:
-        return json.loads(body)
-    except ValueError:
-        if "yaml" not in content_type:
-            raise st.bad_request("the body of the request could not be decoded as JSON") from None
-    try:
-        return yaml.load(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        raise st.bad_request(f"error decoding YAML: {exc}") from None
-
-
-def _load_noting_duplicates(req: Request, content_type: str) -> Any:
-    """The body, with the fields a JSON body repeats noted on the request (a real server's
-    strict decoder reports them; the last one wins, as in Go)."""
-    repeated: list[str] = []
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in items:
-            if key in out:
-                repeated.append(key)
-            out[key] = value
-        return out
-
-    if not req.body:
-        raise st.bad_request("the request body is empty")
-    try:
-        loaded = json.loads(req.body, object_pairs_hook=pairs)
-    except ValueError:
-        return _load(req.body, content_type)
-    req.duplicates = repeated
-    return loaded
-
-
 def _tkey(rt: ResourceType) -> TypeKey:
-    return (rt.group, rt.plural)
+    return conversion.store_key(rt)
 
 
 def _strip_times(entries: Any) -> Any:
@@ -179,6 +140,8 @@ class ApiServer:
         self._lock = threading.Lock()
         self.metrics = Metrics(store, lambda: rfc3339(self.now()))
         self.schemas: dict[tuple[str, str, str], dict[str, Any]] = {}
+        # a CRD version's additionalPrinterColumns, by (group, version, plural)
+        self.printer_columns: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         self.write_hooks: list[Callable[[ResourceType, Event], None]] = []
         # unknown fields of applied configurations, by type, schema and request body
         self._checked: dict[tuple[str, str, str, int, bytes], list[knownfields.Unknown]] = {}
@@ -217,7 +180,7 @@ class ApiServer:
         return obj
 
     def _body_object(self, req: Request) -> Obj:
-        obj = _load_noting_duplicates(req, req.content_type)
+        obj, req.duplicates = bodies.load_noting_duplicates(req.body, req.content_type)
         if not isinstance(obj, dict):
             raise st.bad_request("the body of the request is not an object")
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
@@ -314,6 +277,12 @@ class ApiServer:
     # ---- writes --------------------------------------------------------------------------
 
     def create(self, req: Request) -> tuple[int, Obj]:
+        if req.subresource == "token":
+            self._existing(req.rt, req.namespace, req.name)
+            body = bodies.load(req.body, req.content_type)
+            return 201, reviews.token_request(body if isinstance(body, dict) else {},
+                                              namespace=req.namespace, name=req.name,
+                                              now=self.now())
         if req.subresource:
             raise st.method_not_allowed("create")
         obj = self._body_object(req)
@@ -323,8 +292,7 @@ class ApiServer:
             return 201, reviews.answer(req.rt.kind, obj)
         meta = obj["metadata"]
         if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = meta["generateName"] + "".join(
-                random.choice(_NAME_CHARS) for _ in range(5))
+            meta["name"] = self._generated_name(req, str(meta["generateName"]))
         name = meta.get("name") or ""
         if name and self.store.get(_tkey(req.rt), req.namespace, name) is not None:
             self._ns_check(req.rt, req.namespace, name, creating=True)
@@ -336,10 +304,20 @@ class ApiServer:
             del meta["resourceVersion"]
         return 201, self._commit(req, None, obj, operation="Update")
 
+    def _generated_name(self, req: Request, prefix: str) -> str:
+        """generateName as a real server fills it in: the prefix cut to 58 characters, five
+        random ones after it, drawn again (up to 8 times, RetryGenerateName) while taken."""
+        base = prefix[:58]
+        for _ in range(8):
+            name = base + "".join(random.choice(_NAME_CHARS) for _ in range(5))
+            if self.store.get(_tkey(req.rt), req.namespace, name) is None:
+                break
+        return name
+
     def update(self, req: Request) -> tuple[int, Obj]:
         old = self._existing(req.rt, req.namespace, req.name)
         if req.subresource == "scale":
-            scale = _load(req.body, req.content_type)
+            scale = bodies.load(req.body, req.content_type)
             if not isinstance(scale, dict) or scale.get("kind") not in (None, "Scale"):
                 raise st.bad_request("the body of a scale update must be a Scale")
             return 200, self._write_scale(req, old, scale)
@@ -362,7 +340,7 @@ class ApiServer:
         old = self._existing(req.rt, req.namespace, req.name)
         if ctype == STRATEGIC and req.rt.custom:
             raise st.unsupported_media(ctype)
-        patch = _load_noting_duplicates(req, ctype)
+        patch, req.duplicates = bodies.load_noting_duplicates(req.body, ctype)
         if req.subresource == "scale":
             target: Obj = self._scale_of(req.rt, old)
         else:
@@ -425,7 +403,7 @@ class ApiServer:
                                    "field": "fieldManager"}]})
         if req.subresource == "scale":
             raise st.unsupported_media(APPLY)
-        config = _load(req.body, APPLY)
+        config = bodies.load(req.body, APPLY)
         if not isinstance(config, dict):
             raise st.bad_request("the applied configuration must be an object")
         if config.get("apiVersion") != rt.api_version or config.get("kind") != rt.kind:
@@ -499,11 +477,18 @@ class ApiServer:
         merged = apply_merge(rt.kind, base, config)
         live_flat = flatten(rt.kind, live, drop_status=False) if live else {}
         merged_flat = flatten(rt.kind, merged, drop_status=False)
+        forgiven = lastapplied.allowed_conflicts(
+            rt.kind, live, rt.api_version, builtin=not rt.custom) \
+            if manager == lastapplied.MANAGER else frozenset()
         result = apply_ownership(
             rt.kind, merged, entries, manager=manager, api_version=rt.api_version,
             now=rfc3339(self.now()), subresource=req.subresource, force=_true(
                 req.query.get("force")), applied=applied, live_flat=live_flat,
-            merged_flat=merged_flat)
+            merged_flat=merged_flat, forgiven=forgiven)
+        if manager == lastapplied.MANAGER and lastapplied.has_annotation(result.obj):
+            sent = bodies.load(req.body, APPLY)  # the configuration as kubectl sent it
+            result.obj["metadata"].setdefault("annotations", {})[lastapplied.ANNOTATION] = \
+                lastapplied.annotation_value(sent)
         obj = self._commit(req, live, result.obj, operation="Apply", entries=result.entries)
         return (201 if live is None else 200), obj
 
@@ -547,7 +532,7 @@ class ApiServer:
             raise st.bad_request(f'{kind} in version "{req.rt.version}" cannot be handled as '
                                  f"a {kind}: {strict}")
         if req.content_type.split(";")[0].strip() == STRATEGIC:
-            shown = _go_map(_load(req.body, STRATEGIC))
+            shown = _go_map(bodies.load(req.body, STRATEGIC))
             raise st.ApiError(422, "Invalid", f' "" is invalid: patch: Invalid value: '
                               f'"{shown}": {strict}', {"causes": [{
                                   "reason": "FieldValueInvalid", "field": "patch",
@@ -623,6 +608,8 @@ class ApiServer:
                 new.pop("status", None)
         if rt.kind == "Secret":
             _fold_string_data(new)
+        elif rt.kind == "Lease" and rt.group == "coordination.k8s.io":
+            leases.decode(new)
         if not req.system and operation != "Apply":
             self._unknown_fields(req, new)
         if not rt.custom and rt.kind != "CustomResourceDefinition":
@@ -754,13 +741,7 @@ class ApiServer:
         if req.subresource:
             raise st.method_not_allowed("delete")
         old = self._existing(rt, req.namespace, req.name)
-        options: Obj = {}
-        if req.body:
-            try:
-                loaded = json.loads(req.body)
-                options = loaded if isinstance(loaded, dict) else {}
-            except ValueError:
-                raise st.bad_request("could not decode DeleteOptions") from None
+        options = bodies.delete_options(req.body, req.content_type)
         pre = options.get("preconditions") or {}
         meta = old["metadata"]
         if pre.get("uid") and pre["uid"] != meta["uid"]:

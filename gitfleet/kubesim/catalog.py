@@ -38,6 +38,7 @@ class ResourceType:
     custom: bool = False
     singular: str = ""
     extra_fields: tuple[str, ...] = field(default=())  # field selectors beyond metadata.*
+    deprecation: str = ""  # the Warning a real server answers every request with
 
     @property
     def api_version(self) -> str:
@@ -84,7 +85,8 @@ _TRAITS: dict[tuple[str, str], dict[str, object]] = {
     ("", "LimitRange"): {"short_names": ("limits",)},
     ("", "ReplicationController"): {"short_names": ("rc",), "categories": _ALL_CATEGORY,
                                     "generation": True},
-    ("", "ComponentStatus"): {"short_names": ("cs",), "verbs": READ_VERBS},
+    ("", "ComponentStatus"): {"short_names": ("cs",), "verbs": READ_VERBS,
+                              "deprecation": "v1 ComponentStatus is deprecated in v1.19+"},
     ("apps", "Deployment"): {"short_names": ("deploy",), "generation": True,
                              "categories": _ALL_CATEGORY},
     ("apps", "StatefulSet"): {"short_names": ("sts",), "generation": True,
@@ -131,10 +133,19 @@ REVIEW_KINDS = frozenset({"SelfSubjectAccessReview", "SubjectAccessReview",
                           "SelfSubjectReview", "TokenReview", "Binding"})
 
 
+# versions a 1.31 server serves while announcing their removal (the API's lifecycle)
+_REMOVED_IN = {("flowcontrol.apiserver.k8s.io", "v1beta3"): ("1.29", "1.32", "v1")}
+
+
 def _builtin(group: str, version: str, kind: str, plural: str, namespaced: bool,
              verbs: tuple[str, ...], subresources: tuple[str, ...]) -> ResourceType:
     traits = dict(_TRAITS.get((group, kind), {}))
     traits.setdefault("verbs", verbs)
+    removal = _REMOVED_IN.get((group, version))
+    if removal:
+        since, gone, instead = removal
+        traits["deprecation"] = (f"{group}/{version} {kind} is deprecated in v{since}+, "
+                                 f"unavailable in v{gone}+; use {group}/{instead} {kind}")
     return _r(group, version, kind, plural, namespaced,
               status="status" in subresources,
               scale="scale" in subresources, **traits)

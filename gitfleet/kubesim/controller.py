@@ -2,12 +2,13 @@
 
 Workload status follows spec after a configurable delay (so rollout and health judgement can
 be tested), CRDs become Established, terminating namespaces are emptied and removed, new
-namespaces get their `default` ServiceAccount, and dependents of deleted owners are
-garbage-collected.
+namespaces get their `default` ServiceAccount and the `kube-root-ca.crt` ConfigMap (`rootca`),
+StatefulSets their claims (`claims`), and dependents of deleted owners are garbage-collected.
 """
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import logging
@@ -16,8 +17,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gitfleet.kubesim import rootca
 from gitfleet.kubesim.apiserver import FOREGROUND, ORPHAN, ApiServer, rfc3339
 from gitfleet.kubesim.catalog import ResourceType
+from gitfleet.kubesim.claims import claims_for
 from gitfleet.kubesim.patches import clone
 from gitfleet.kubesim.pods import desired_pods, template_hash
 from gitfleet.kubesim.podstates import RUNNING, template_state
@@ -41,9 +44,10 @@ class Controller:
     """Runs reconcile steps when they fall due; stopped with `stop()` (bounded)."""
 
     def __init__(self, api: ApiServer, *, delay: float, crd_delay: float = 0.0,
-                 pods: bool = False) -> None:
+                 pods: bool = False, root_ca: bool = False) -> None:
         self.api = api
         self.pods = pods
+        self.root_ca = root_ca
         self.delay = delay
         self.crd_delay = crd_delay
         self.stalled: set[tuple[str, str, str]] = set()
@@ -87,6 +91,8 @@ class Controller:
                 dmeta = ds["metadata"]
                 self.schedule(("apps", "daemonsets", dmeta.get("namespace", ""),
                                dmeta["name"]), self.delay)
+        if self.root_ca and rt.kind == "ConfigMap" and meta.get("name") == rootca.NAME:
+            self.schedule(("", "namespaces", "", event.namespace), 0.0)  # put it back
         if event.type == "DELETED":
             if rt.kind == "CustomResourceDefinition" and self._unregister_crd:
                 self._unregister_crd(event.obj)
@@ -321,6 +327,8 @@ class Controller:
         return out
 
     def _workload(self, rt: ResourceType, obj: Obj) -> None:
+        if rt.kind == "StatefulSet":
+            self._claims(obj)
         desired = self._desired_status(rt, obj)
         if desired == self._comparable(obj):
             return
@@ -375,6 +383,19 @@ class Controller:
             status["conditions"] = old_conditions
         new = dict(obj, status=status)
         self.api.system_write(rt, new, manager=MANAGER, subresource="status")
+
+    def _claims(self, statefulset: Obj) -> None:
+        """Create the claims of the set's replicas that do not exist yet (never updated or
+        deleted here: a claim outlives its replica)."""
+        claim_type = self.api.catalog.by_path("", "v1", "persistentvolumeclaims")
+        if claim_type is None:
+            return
+        for claim in claims_for(statefulset):
+            meta = claim["metadata"]
+            if self.api.store.get(("", "persistentvolumeclaims"), meta["namespace"],
+                                  meta["name"]) is None:
+                with contextlib.suppress(ApiError):  # e.g. the namespace is terminating
+                    self.api.system_write(claim_type, claim, manager=MANAGER)
 
     def _sync_replica_sets(self, rt: ResourceType, deployment: Obj, state: str) -> Obj:
         """A Deployment runs its pods through a ReplicaSet per template, as a real one does:
@@ -497,10 +518,27 @@ class Controller:
         self.api.system_write(rt, dict(obj, status=status), manager="kube-apiserver",
                               subresource="status")
 
+    def _root_ca(self, namespace: str) -> None:
+        """Publish the cluster's CA bundle in `namespace`, and put it back when changed."""
+        cm_type = self.api.catalog.by_path("", "v1", "configmaps")
+        if cm_type is None:
+            return
+        wanted = rootca.config_map(namespace)
+        live = self.api.store.get(("", "configmaps"), namespace, rootca.NAME)
+        if live is not None and live.get("data") == wanted["data"] and \
+                (live["metadata"].get("annotations") or {}) == wanted["metadata"]["annotations"]:
+            return
+        if live is not None and live["metadata"].get("labels"):
+            wanted["metadata"]["labels"] = live["metadata"]["labels"]
+        with contextlib.suppress(ApiError):  # a namespace being deleted takes nothing new
+            self.api.system_write(cm_type, wanted, manager="kube-controller-manager")
+
     def _namespace(self, rt: ResourceType, obj: Obj) -> None:
         meta = obj["metadata"]
         name = meta["name"]
         if not meta.get("deletionTimestamp"):
+            if self.root_ca:
+                self._root_ca(name)
             sa_type = self.api.catalog.by_path("", "v1", "serviceaccounts")
             if sa_type and self.api.store.get(("", "serviceaccounts"), name, "default") is None:
                 self.api.system_write(sa_type, {

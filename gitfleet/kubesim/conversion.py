@@ -7,7 +7,9 @@ conversion between them. HorizontalPodAutoscaler v1 <-> v2 follows the upstream 
 (kubernetes/kubernetes, pkg/apis/autoscaling/v1/conversion.go): the CPU utilization target
 is `targetCPUUtilizationPercentage`, what v1 cannot say (other metrics, behavior, conditions,
 current metrics) rides in the `autoscaling.alpha.kubernetes.io/*` annotations, as JSON of the
-v2 fields, so a round trip loses nothing. flowcontrol v1beta3 has v1's shape.
+v2 fields, so a round trip loses nothing. flowcontrol v1beta3 has v1's shape. Events are
+stored once, in the core group: `events.k8s.io/v1` renames some of their fields (`regarding`,
+`note`, `deprecatedSource`, ...).
 """
 
 from __future__ import annotations
@@ -21,10 +23,14 @@ from gitfleet.kubesim.catalog import Catalog, ResourceType
 Obj = dict[str, Any]
 
 _HPA = ("autoscaling", "HorizontalPodAutoscaler")
-STORAGE_VERSIONS = {
-    _HPA: "v2",
-    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): "v1",
-    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): "v1",
+# (group, kind) -> (group, version) of the one place the kind is stored
+STORAGE = {
+    _HPA: ("autoscaling", "v2"),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): ("flowcontrol.apiserver.k8s.io", "v1"),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): (
+        "flowcontrol.apiserver.k8s.io", "v1"),
+    ("events.k8s.io", "Event"): ("", "v1"),
+    ("", "Event"): ("", "v1"),
 }
 _METRICS = "autoscaling.alpha.kubernetes.io/metrics"
 _BEHAVIOR = "autoscaling.alpha.kubernetes.io/behavior"
@@ -32,19 +38,36 @@ _CONDITIONS = "autoscaling.alpha.kubernetes.io/conditions"
 _CURRENT = "autoscaling.alpha.kubernetes.io/current-metrics"
 
 
+def _api_version(group: str, version: str) -> str:
+    return f"{group}/{version}" if group else version
+
+
+def _stored_at(rt: ResourceType) -> tuple[str, str] | None:
+    """(group, version) the kind is stored in, when `rt` is not that (built-ins only)."""
+    found = STORAGE.get((rt.group, rt.kind))
+    if rt.custom or found is None or found == (rt.group, rt.version):
+        return None
+    return found
+
+
+def store_key(rt: ResourceType) -> tuple[str, str]:
+    """The store's key for `rt`'s objects: the storage group's, shared by every version."""
+    found = None if rt.custom else STORAGE.get((rt.group, rt.kind))
+    return (found[0] if found else rt.group, rt.plural)
+
+
 def storage_type(catalog: Catalog, rt: ResourceType) -> ResourceType | None:
     """The storage version's type when `rt` is another served version of a built-in kind."""
-    version = STORAGE_VERSIONS.get((rt.group, rt.kind))
-    if rt.custom or version is None or version == rt.version:
-        return None
-    return catalog.by_path(rt.group, version, rt.plural)
+    found = _stored_at(rt)
+    return None if found is None else catalog.by_path(found[0], found[1], rt.plural)
 
 
 def to_storage(rt: ResourceType, obj: Obj) -> Obj:
     """`obj`, written through `rt`, in its storage version."""
-    version = STORAGE_VERSIONS[(rt.group, rt.kind)]
-    out = _CONVERT.get((rt.group, rt.kind, rt.version, version), _relabel)(obj)
-    out["apiVersion"] = f"{rt.group}/{version}"
+    group, version = STORAGE[(rt.group, rt.kind)]
+    stored = _api_version(group, version)
+    out = _CONVERT.get((rt.kind, rt.api_version, stored), _relabel)(obj)
+    out["apiVersion"] = stored
     return out
 
 
@@ -52,8 +75,8 @@ def present(rt: ResourceType, obj: Obj) -> Obj:
     """A stored object (or a list or watch event's object) as read through `rt`."""
     if rt.custom or obj.get("kind") != rt.kind or obj.get("apiVersion") == rt.api_version:
         return obj
-    stored = str(obj.get("apiVersion", "")).rpartition("/")[2]
-    convert = _CONVERT.get((rt.group, rt.kind, stored, rt.version), _relabel)
+    convert = _CONVERT.get((rt.kind, str(obj.get("apiVersion", "")), rt.api_version),
+                           _relabel)
     out = convert(obj)
     out["apiVersion"] = rt.api_version
     return out
@@ -61,10 +84,10 @@ def present(rt: ResourceType, obj: Obj) -> Obj:
 
 def present_item(rt: ResourceType, item: Obj) -> Obj:
     """A list item (stored without apiVersion and kind) as read through `rt`."""
-    version = STORAGE_VERSIONS.get((rt.group, rt.kind))
-    if rt.custom or version is None or version == rt.version:
+    found = _stored_at(rt)
+    if found is None:
         return item
-    full = present(rt, dict(item, apiVersion=f"{rt.group}/{version}", kind=rt.kind))
+    full = present(rt, dict(item, apiVersion=_api_version(*found), kind=rt.kind))
     return {k: v for k, v in full.items() if k not in ("apiVersion", "kind")}
 
 
@@ -164,7 +187,26 @@ def _loads(text: Any, kind: type) -> Any:
     return value if isinstance(value, kind) else kind()
 
 
-_CONVERT: dict[tuple[str, str, str, str], Callable[[Obj], Obj]] = {
-    (*_HPA, "v2", "v1"): _hpa_v2_to_v1,
-    (*_HPA, "v1", "v2"): _hpa_v1_to_v2,
+# core v1 Event <-> events.k8s.io/v1 Event (pkg/apis/events/v1/conversion.go): renamed fields
+_EVENT_FIELDS = (("involvedObject", "regarding"), ("message", "note"),
+                 ("source", "deprecatedSource"), ("firstTimestamp", "deprecatedFirstTimestamp"),
+                 ("lastTimestamp", "deprecatedLastTimestamp"), ("count", "deprecatedCount"),
+                 ("reportingComponent", "reportingController"))
+
+
+def _event_core_to_events(obj: Obj) -> Obj:
+    names = dict(_EVENT_FIELDS)
+    return {names.get(k, k): v for k, v in obj.items()}
+
+
+def _event_events_to_core(obj: Obj) -> Obj:
+    names = {new: old for old, new in _EVENT_FIELDS}
+    return {names.get(k, k): v for k, v in obj.items()}
+
+
+_CONVERT: dict[tuple[str, str, str], Callable[[Obj], Obj]] = {
+    ("HorizontalPodAutoscaler", "autoscaling/v2", "autoscaling/v1"): _hpa_v2_to_v1,
+    ("HorizontalPodAutoscaler", "autoscaling/v1", "autoscaling/v2"): _hpa_v1_to_v2,
+    ("Event", "v1", "events.k8s.io/v1"): _event_core_to_events,
+    ("Event", "events.k8s.io/v1", "v1"): _event_events_to_core,
 }

@@ -71,6 +71,10 @@ def resource_list(catalog: Catalog, group: str, version: str) -> dict[str, Any] 
             resources.append({"name": f"{rt.plural}/status", "singularName": "",
                               "namespaced": rt.namespaced, "kind": rt.kind,
                               "verbs": ["get", "patch", "update"]})
+        if rt.kind == "ServiceAccount" and not rt.group:
+            resources.append({"name": f"{rt.plural}/token", "singularName": "",
+                              "namespaced": True, "group": "authentication.k8s.io",
+                              "version": "v1", "kind": "TokenRequest", "verbs": ["create"]})
         if rt.scale:
             resources.append({"name": f"{rt.plural}/scale", "singularName": "",
                               "namespaced": rt.namespaced, "group": "autoscaling",

@@ -118,8 +118,10 @@ def conflict_error(conflicts: dict[str, list[Path]], api_versions: dict[str, str
 def apply_ownership(kind: str, merged: dict[str, Any], entries: list[Entry], *, manager: str,
                     api_version: str, now: str, subresource: str, force: bool,
                     applied: FieldSet, live_flat: dict[Path, Any],
-                    merged_flat: dict[Path, Any]) -> ApplyResult:
-    """Conflicts, forced transfers and pruning of one apply; `merged` is changed in place."""
+                    merged_flat: dict[Path, Any],
+                    forgiven: FieldSet = frozenset()) -> ApplyResult:
+    """Conflicts, forced transfers and pruning of one apply; `merged` is changed in place.
+    Conflicts all within `forgiven` force the apply (`lastapplied`); others are reported."""
     diff = changed(live_flat, merged_flat) & applied
     me = (manager, "Apply", subresource)
     conflicts: dict[str, list[Path]] = {}
@@ -134,7 +136,11 @@ def apply_ownership(kind: str, merged: dict[str, Any], entries: list[Entry], *, 
             conflicts.setdefault(who, []).extend(hit)
             api_versions[who] = entry.api_version
     if conflicts and not force:
-        raise conflict_error(conflicts, api_versions)
+        remaining = {who: left for who, paths in conflicts.items()
+                     if (left := [p for p in paths if p not in forgiven])}
+        if remaining:
+            raise conflict_error(remaining, api_versions)
+        force = True
     out: list[Entry] = []
     previous: FieldSet = frozenset()
     mine_at = -1

@@ -45,6 +45,11 @@ def _warning(text: str) -> str:
     return f'Warning: 299 - "{quoted}"\r\n'
 
 
+def _deprecation(req: Request) -> str:
+    """The `Warning` a real server adds to every answer about a deprecated version."""
+    return _warning(req.rt.deprecation) if req.rt.deprecation else ""
+
+
 def _dumps(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
@@ -317,8 +322,12 @@ class Handler(BaseHTTPRequestHandler):
             raise st.page_not_found()
         name = rest[1] if len(rest) > 1 else ""
         sub = rest[2] if len(rest) > 2 else ""
-        if sub and not ((sub == "status" and rt.status) or (sub == "scale" and rt.scale)):
+        token = sub == "token" and rt.kind == "ServiceAccount" and not rt.group
+        if sub and not ((sub == "status" and rt.status) or (sub == "scale" and rt.scale)
+                        or token):
             raise st.page_not_found()
+        if token and method != "POST":
+            raise st.method_not_allowed(method.lower())
         if method == "GET":
             verb = "get" if name else ("watch" if query.get("watch") in ("true", "1")
                                        else "list")
@@ -330,7 +339,7 @@ class Handler(BaseHTTPRequestHandler):
             verb = "patch"
         else:
             verb = "delete" if name else "deletecollection"
-        if verb in ("create", "deletecollection") and name:
+        if verb in ("create", "deletecollection") and name and not token:
             raise st.method_not_allowed(verb)
         if verb in ("update", "patch") and not name:
             raise st.method_not_allowed(verb)
@@ -371,8 +380,9 @@ class Handler(BaseHTTPRequestHandler):
             if wants_table(accept) and "Table" not in str(obj.get("kind")):
                 obj = table([obj], kind=req.rt.kind,
                             resource_version=obj["metadata"].get("resourceVersion", ""),
-                            now=api.now(), include=query.get("includeObject", "Metadata"))
-            self._send_json(200, obj)
+                            now=api.now(), include=query.get("includeObject", "Metadata"),
+                            printer_columns=self._printer_columns(req))
+            self._send(200, _dumps(obj), extra=_deprecation(req))
             return
         if verb == "list":
             result = api.list_items(req)
@@ -381,11 +391,12 @@ class Handler(BaseHTTPRequestHandler):
                               for o in result["items"]]
                 tab = table(with_kinds, kind=req.rt.kind,
                             resource_version=result["metadata"]["resourceVersion"],
-                            now=api.now(), include=query.get("includeObject", "Metadata"))
+                            now=api.now(), include=query.get("includeObject", "Metadata"),
+                            printer_columns=self._printer_columns(req))
                 if "continue" in result["metadata"]:
                     tab["metadata"]["continue"] = result["metadata"]["continue"]
                 result = tab
-            self._send_json(200, result)
+            self._send(200, _dumps(result), extra=_deprecation(req))
             return
         handlers: dict[str, Callable[[Request], tuple[int, dict[str, Any]]]] = {
             "create": api.create, "update": api.update, "patch": api.patch,
@@ -394,7 +405,15 @@ class Handler(BaseHTTPRequestHandler):
         with api.store.lock:
             code, obj = handlers[verb](req)
         obj = conversion.present(view, obj)
-        self._send(code, _dumps(obj), extra="".join(_warning(w) for w in req.warnings))
+        self._send(code, _dumps(obj), extra=_deprecation(req) + "".join(
+            _warning(w) for w in req.warnings))
+
+    def _printer_columns(self, req: Request) -> list[dict[str, Any]] | None:
+        """A custom resource's additionalPrinterColumns (None: the built-in printers)."""
+        if not req.rt.custom:
+            return None
+        return self.ctx.api.printer_columns.get((req.rt.group, req.rt.version, req.rt.plural),
+                                                [])
 
     # ---- watch ---------------------------------------------------------------------------
 
@@ -419,7 +438,7 @@ class Handler(BaseHTTPRequestHandler):
                 obj = table([obj], kind=req.rt.kind,
                             resource_version=obj["metadata"].get("resourceVersion", ""),
                             now=api.now(), include=req.query.get("includeObject", "Metadata"),
-                            columns=first[0])
+                            columns=first[0], printer_columns=self._printer_columns(req))
                 first[0] = False
             data = _dumps({"type": kind, "object": obj}) + b"\n"
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))

@@ -38,13 +38,17 @@ class KubeSim:
     bookmark_interval: seconds between BOOKMARK events on watches that asked for them.
     pods: run Pods for Deployments, StatefulSets, ReplicaSets and DaemonSets (Running when
         the workload is ready), so pod requests and counts can be observed.
+    root_ca: publish the `kube-root-ca.crt` ConfigMap in every namespace, as a real controller
+        manager does (off by default until the suites that count a namespace's ConfigMaps
+        leave it out).
     """
 
     def __init__(self, *, nodes: int = 1, cpu: str = "4", memory: str = "8Gi",
                  controller_delay: float = 0.2, crd_delay: float = 0.05, port: int = 0,
                  host: str = "127.0.0.1", history: int = 10_000, name: str = "kubesim",
                  stop_timeout: float = 3.0, watch_poll: float = 0.25,
-                 bookmark_interval: float = 5.0, pods: bool = False) -> None:
+                 bookmark_interval: float = 5.0, pods: bool = False,
+                 root_ca: bool = False) -> None:
         self.name = name
         self._host = host
         self._port = port
@@ -56,7 +60,7 @@ class KubeSim:
         self.context = Context(self.api, self.faults, watch_poll=watch_poll,
                                bookmark_interval=bookmark_interval)
         self.controller = Controller(self.api, delay=controller_delay, crd_delay=crd_delay,
-                                     pods=pods)
+                                     pods=pods, root_ca=root_ca)
         self.controller.set_crd_hooks(self._register_crd, self._unregister_crd)
         self.context.set_container_state = self.set_container_state
         self._server: HttpServer | None = None
@@ -359,6 +363,9 @@ class KubeSim:
             schema = (version.get("schema") or {}).get("openAPIV3Schema")
             if isinstance(schema, dict):
                 self.api.schemas[(group, version["name"], plural)] = schema
+            columns = version.get("additionalPrinterColumns")
+            if isinstance(columns, list):
+                self.api.printer_columns[(group, version["name"], plural)] = columns
             self.catalog.add(ResourceType(
                 group, version["name"], names.get("kind", ""), plural,
                 spec.get("scope") == "Namespaced", short_names=tuple(names.get("shortNames") or ()),
@@ -373,6 +380,8 @@ class KubeSim:
         gone = self.catalog.remove(group, plural)
         for key in [k for k in self.api.schemas if k[0] == group and k[2] == plural]:
             del self.api.schemas[key]
+        for key in [k for k in self.api.printer_columns if k[0] == group and k[2] == plural]:
+            del self.api.printer_columns[key]
         if gone:
             rt = gone[0]
             for obj in self.store.items((group, plural)):

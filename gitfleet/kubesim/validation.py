@@ -251,6 +251,20 @@ def _data_keys(path: str, data: Any, *, base64_values: bool) -> list[Cause]:
     return out
 
 
+def _lease(spec: Any) -> list[Cause]:
+    """A Lease's durations as coordination/validation checks them (types were decoded)."""
+    out: list[Cause] = []
+    spec = spec if isinstance(spec, dict) else {}
+    duration = spec.get("leaseDurationSeconds")
+    if isinstance(duration, int) and duration <= 0:
+        out.append(_invalid("spec.leaseDurationSeconds", duration, "must be greater than 0"))
+    transitions = spec.get("leaseTransitions")
+    if isinstance(transitions, int) and transitions < 0:
+        out.append(_invalid("spec.leaseTransitions", transitions,
+                            "must be greater than or equal to 0"))
+    return out
+
+
 def object_causes(rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
     """Every validation failure of `obj` (already defaulted) as causes, empty when valid."""
     meta = obj.get("metadata") or {}
@@ -323,6 +337,8 @@ def object_causes(rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
             out.append(_required("spec.maxReplicas"))
     elif kind == "Ingress":
         out += _ingress(spec)
+    elif kind == "Lease":
+        out += _lease(spec)
     elif kind == "CustomResourceDefinition":
         out += _crd(obj)
     return out

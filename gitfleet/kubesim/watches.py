@@ -14,6 +14,7 @@ from typing import Any
 
 from gitfleet.kubesim import status as st
 from gitfleet.kubesim.catalog import ResourceType
+from gitfleet.kubesim.conversion import store_key
 from gitfleet.kubesim.store import Event, Store
 
 Emit = Callable[[str, dict[str, Any]], None]
@@ -32,7 +33,7 @@ class WatchRequest:
 
 def start_cursor(store: Store, req: WatchRequest) -> tuple[int, list[dict[str, Any]], bool]:
     """(cursor, objects to send as ADDED first, expired?) for a new watch."""
-    tkey = (req.rt.group, req.rt.plural)
+    tkey = store_key(req.rt)
     with store.lock:
         if req.resource_version in ("", "0"):
             initial = [o for o in store.items(tkey, req.namespace or None) if req.match(o)]
@@ -48,7 +49,7 @@ def start_cursor(store: Store, req: WatchRequest) -> tuple[int, list[dict[str, A
 def follow(store: Store, req: WatchRequest, emit: Emit, *, cursor: int,
            stopped: Callable[[], bool], poll: float, bookmark_interval: float) -> None:
     """Send events after `cursor` until the timeout, `stopped()`, or expiry (410 ERROR)."""
-    tkey = (req.rt.group, req.rt.plural)
+    tkey = store_key(req.rt)
     deadline = time.monotonic() + req.timeout
     last_sent = cursor
     last_bookmark = time.monotonic()

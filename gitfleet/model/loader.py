@@ -356,7 +356,7 @@ class _Builder:
         except AnnotationError as exc:
             self.error(origin, who, str(exc))
             return None
-        if hook is None or not hook.runs:
+        if hook is None:
             self.error(origin, who, "metadata.generateName is allowed on hook objects only "
                        f"({ARGO_HOOK} or {HELM_HOOK}): gitfleet "
                        "applies every other object by its name; give it metadata.name")
@@ -1002,6 +1002,10 @@ def load_settings(files: Mapping[str, bytes]) -> tuple[FleetSettings, list[Probl
                                           *_status_problems(data, doc.get("status"))]
 
 
+def _is_health_problem(problem: Problem) -> bool:
+    return problem.message.startswith(("health[", "health:", "health."))
+
+
 def _status_problems(data: bytes, status: Any) -> list[Problem]:
     """`status.repositories` problems, each at its line (gitfleet.model.statusshards)."""
     return [Problem(FLEET_FILE, yamlio.line_of(data, 0, ("status", *p.where)), "FleetSettings",
@@ -1116,6 +1120,8 @@ def _fleet_settings(files: Mapping[str, bytes], kept: KeptSettings | None
     errors = [*problems, *_unread_problems(files)]
     if not problems:
         return settings, errors, [], False
+    if all(_is_health_problem(p) for p in problems):
+        return _keeping_rules(settings, errors, kept)
     if kept is not None:
         good, bad = load_settings({} if kept.data is None else {FLEET_FILE: kept.data})
         if not bad:
@@ -1134,6 +1140,29 @@ def _fleet_settings(files: Mapping[str, bytes], kept: KeptSettings | None
         FLEET_FILE, None, "FleetSettings",
         "fleet.yaml has problems and no earlier fleet.yaml without problems was found: the "
         "fleet uses the default settings until they are fixed")], True
+
+
+def _keeping_rules(settings: FleetSettings, errors: list[Problem], kept: KeptSettings | None
+                   ) -> tuple[FleetSettings, list[Problem], list[Problem], bool]:
+    """Only health rules are broken: the rest of fleet.yaml holds, and so do its rules that
+    load; for every kind they do not rule, the last good fleet.yaml's rule stays in force
+    (never none: one pasted rule that does not parse must not turn every judgement off)."""
+    earlier = None
+    if kept is not None and kept.data is not None:
+        good, bad = load_settings({FLEET_FILE: kept.data})
+        earlier = None if bad else good.health
+    rules = settings.health if earlier is None else settings.health.keeping(earlier)
+    held = [r.name for r in rules.rules[len(settings.health.rules):]]
+    said = f"{len(settings.health.rules)} rule(s) of this fleet.yaml that load are in force"
+    if held:
+        said += (f", and {len(held)} of {kept.where if kept else 'the last good fleet.yaml'} "
+                 f"for the kinds the broken ones may rule ({', '.join(held)})")
+    elif kept is None:
+        said += " (no earlier fleet.yaml without problems was looked for or found)"
+    warning = Problem(FLEET_FILE, None, "FleetSettings",
+                      f"fleet.yaml has broken health rules: {said}; the rest of fleet.yaml "
+                      "holds; fix them to put them in force")
+    return replace(settings, health=rules), errors, [warning], True
 
 
 def load_fleet(files: Mapping[str, bytes], *, kept: KeptSettings | None = None) -> Fleet:

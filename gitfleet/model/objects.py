@@ -256,3 +256,14 @@ class Autoscaler:
     name: str
     spec: dict[str, Any] = field(hash=False, compare=False)
     origin: Origin = field(default=Origin(""), compare=False)
+
+    @property
+    def target(self) -> tuple[ObjectKey, str] | None:
+        """The template it scales (in its own namespace), with the target's apiVersion; None
+        when `scaleTargetRef` names no kind or name."""
+        ref = self.spec.get("scaleTargetRef") or {}
+        api, kind, name = str(ref.get("apiVersion", "")), str(ref.get("kind", "")), \
+            str(ref.get("name", ""))
+        if not kind or not name:
+            return None
+        return ObjectKey(api.rpartition("/")[0], kind, self.namespace, name), api

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gitfleet.durations import parse_duration
-from gitfleet.health import NO_RULES, HealthRules, check_rules
+from gitfleet.health import NO_RULES, HealthRules
 from gitfleet.layout import DEFAULT_PREFIX
 from gitfleet.model.heartbeats import HeartbeatSettings
 from gitfleet.model.statusshards import NO_SHARDS, StatusShards, check_status, parse_status
@@ -139,7 +139,7 @@ def _heartbeat(data: dict[str, Any], intervals: dict[str, Any]) -> HeartbeatSett
 
 
 def _health(entries: Any, timeout: Any) -> HealthRules:
-    """The rules, or none while any is wrong (the loader reports each problem at its line),
-    and the conventions' progress timeout."""
-    rules = NO_RULES if check_rules(entries) else HealthRules.from_list(entries)
+    """The rules that load (the loader reports each problem at its line: one bad rule never
+    takes the others out of force), and the conventions' progress timeout."""
+    rules = HealthRules.loadable(entries)
     return replace(rules, progress_timeout=parse_duration(timeout)) if timeout else rules

@@ -81,6 +81,26 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
+def helm_merge(base: Mapping[str, Any] | None, overlay: Mapping[str, Any]) -> dict[str, Any]:
+    """Helm values files merged as `helm template -f a -f b` merges them (Helm 3's
+    ``mergeMaps``, helm/helm pkg/cli/values/options.go): a mapping merges into a mapping,
+    anything else replaces, and a ``null`` *stays* as ``key: null``.
+
+    Keeping the null is the point: Helm's own coalesce with the chart's ``values.yaml`` is
+    what deletes a key that the user values set to null, chart default included. A JSON merge
+    patch would drop the key here, and the chart default would come back.
+    Returns a new mapping that shares nothing with its arguments.
+    """
+    result: dict[str, Any] = {key: deep_copy(value) for key, value in (base or {}).items()}
+    for key, value in overlay.items():
+        current = result.get(key)
+        if isinstance(value, dict) and isinstance(current, dict):
+            result[key] = helm_merge(current, value)
+        else:
+            result[key] = deep_copy(value)
+    return result
+
+
 def parse_value(value: Any, *, name: str) -> Any:
     """An override's ``value``: JSON or YAML text, or data already structured by the loader."""
     if not isinstance(value, str):
@@ -211,9 +231,11 @@ def apply_override(obj: dict[str, Any], override: Mapping[str, Any], *,
       keys in order. A missing field, or one that holds no JSON or YAML mapping or list, is a
       ``PatchError``; a missing path inside the field, or an empty field, is a warning like
       a JSON patch's missing path (the object is left unpatched, as upstream).
-    - ``Helm``: the value is merged into the Helm values as a merge patch (later wins,
-      ``null`` deletes). With ``overrideChart: true`` it is a merge patch on the HelmChart
-      itself, except ``spec.chart`` and ``spec.targetNamespace``, which keep their values.
+    - ``Helm``: the value is merged into the Helm values as Helm merges values files
+      (``helm_merge``: maps merge, lists and scalars replace, later wins; a ``null`` is kept
+      so that Helm deletes the key, chart default included). With ``overrideChart: true``
+      it is a merge patch on the HelmChart itself, except ``spec.chart`` and
+      ``spec.targetNamespace``, which keep their values.
       On an object that is not a HelmChart it is ignored with a warning.
 
     As upstream, for a HelmChart (``is_helm_chart``) the other types patch the Helm values,
@@ -243,7 +265,7 @@ def apply_override(obj: dict[str, Any], override: Mapping[str, Any], *,
             return PatchOutcome(_chart_patch(obj, patch), (), values)
         if patch is not None and not isinstance(patch, dict):
             raise PatchError(f"override {name!r}: Helm values must be a mapping", obj=name)
-        return PatchOutcome(deep_copy(obj), (), merge_patch(values, patch or {}))
+        return PatchOutcome(deep_copy(obj), (), helm_merge(values, patch or {}))
 
     target: dict[str, Any] = values if values is not None else obj
     try:

@@ -15,6 +15,7 @@ from gitfleet.model.objects import ObjectKey, Taint, Template
 from gitfleet.podresources import effective_requests
 from gitfleet.quantity import parse_quantity
 from gitfleet.render.charts import Capabilities
+from gitfleet.wire.status import ClusterStatus
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,21 @@ class StatusSnapshot:
     retained: Mapping[ObjectKey, Mapping[str, int]] = field(default_factory=dict)
     preserved: Mapping[ObjectKey, Mapping[str, str]] = field(default_factory=dict)
     capabilities: Mapping[str, Capabilities] = field(default_factory=dict)
+
+
+def reported_capacity(statuses: Mapping[str, ClusterStatus]) -> dict[str, ClusterCapacity]:
+    """Each cluster's allocatable and requested resources, and the free room of its nodes
+    (newer agents), from its heartbeat (clusters that report none are left out): what the hub
+    divides dynamically by, and what `render` and `diff` read from the same status branches."""
+    capacity = {}
+    for name, status in sorted(statuses.items()):
+        hb = status.heartbeat
+        if hb is not None and hb.allocatable:
+            nodes = None if hb.node_groups is None else tuple(
+                NodeRoom(nodes=g.nodes, free=dict(g.free)) for g in hb.node_groups)
+            capacity[name] = ClusterCapacity(allocatable=dict(hb.allocatable),
+                                             requested=dict(hb.requested), nodes=nodes)
+    return capacity
 
 
 def pod_requests(template: Template) -> dict[str, Fraction]:

@@ -238,7 +238,10 @@ class VariantCache:
         if template.is_helm_chart and values:
             obj.setdefault("spec", {})["values"] = values
         obj = strip_server_fields(obj)
-        namespace = str(obj.get("metadata", {}).get("namespace", ""))
+        # A SOPS file that names no namespace is listed where the template is placed: the
+        # agent puts it there after decryption (its MAC covers the file as written).
+        namespace = str(obj.get("metadata", {}).get("namespace", "")) or \
+            (template.namespace if sops else "")
         if namespace != template.namespace:
             file = object_file(template.api_version, template.kind, namespace, template.name)
         digest = hashlib.sha256(yamlio.canonical_json(obj).encode()).hexdigest()

@@ -8,6 +8,19 @@ an unchanged inventory is the same bytes (no write). A field this reader does no
 newer agent's) is read past and *named* in `unknown` for the caller to log: the record stays
 readable after a downgrade, and the next write, which holds only the known fields, is
 announced rather than silent (docs/wire-formats.md).
+
+`version` says where the entries are (2: inline, 3: an index and its shards); `format` says
+what an entry's hash means, so that a newer agent reads an older agent's entries as what they
+meant rather than as changes (docs/inventory.md, "Upgrade and downgrade"):
+
+- format 1 (no `format` field: every agent before 0.2.0): an entry's hash is its object's
+  content hash, for a Helm hook too;
+- format 2 (0.2.0): a Helm hook's entry holds `ordering.hook_hash` of its content hash and of
+  its Description's revision (it runs again when the Description's content changes); every
+  other entry as in format 1.
+
+A record is written whole in one format (the shards of one generation share it); a reader
+that meets a format newer than its own names it among the unknown fields.
 """
 
 from __future__ import annotations
@@ -23,13 +36,15 @@ from gitfleet.wire.objectref import ObjectRef
 INVENTORY_KEY = "inventory.json"
 INLINE_VERSION = 2          # the entries in the record itself
 INDEX_VERSION = 3           # the record names shards; shards carry the same version
+LEGACY_FORMAT = 1           # entries of agents before 0.2.0: every hash a content hash
+FORMAT = 2                  # what this agent writes: a hook's hash holds its revision
 
 ENTRY_FIELDS = ("apiVersion", "kind", "namespace", "name", "description", "hash", "uid",
                 "pending", "adopted", "release", "hookDeleted")
 INTENT_FIELDS = ("stateCommit", "apply", "delete", "clusterCommit")
-INLINE_FIELDS = ("version", "objects", "intent", "applied")
-INDEX_FIELDS = ("version", "generation", "shards", "objects", "applied")
-SHARD_FIELDS = ("version", "generation", "shard", "objects", "intent")
+INLINE_FIELDS = ("version", "format", "objects", "intent", "applied")
+INDEX_FIELDS = ("version", "format", "generation", "shards", "objects", "applied")
+SHARD_FIELDS = ("version", "format", "generation", "shard", "objects", "intent")
 
 
 @dataclass(frozen=True)
@@ -105,6 +120,7 @@ class RecordDoc:
     generation: int = 0
     shards: int = 0
     unknown: tuple[str, ...] = ()
+    format: int = FORMAT
 
 
 @dataclass(frozen=True)
@@ -116,15 +132,24 @@ class ShardDoc:
     entries: tuple[InventoryEntry, ...]
     intent: Intent | None
     unknown: tuple[str, ...] = ()
+    format: int = FORMAT
 
 
 def _text(doc: Mapping[str, Any]) -> str:
     return json.dumps(doc, separators=(",", ":"), indent=None)
 
 
-def inline_text(entries: Iterable[InventoryEntry], intent: Intent | None, applied: str) -> str:
-    """The record holding `entries` (in the order given) itself."""
-    doc: dict[str, Any] = {"version": INLINE_VERSION, "objects": [e.to_dict() for e in entries]}
+def _head(version: int, format: int) -> dict[str, Any]:
+    """`version` and `format`; format 1 is written as agents before 0.2.0 wrote it (none)."""
+    return {"version": version, "format": format} if format > LEGACY_FORMAT \
+        else {"version": version}
+
+
+def inline_text(entries: Iterable[InventoryEntry], intent: Intent | None, applied: str, *,
+                format: int = FORMAT) -> str:
+    """The record holding `entries` (in the order given) itself, their hashes in `format`."""
+    doc = _head(INLINE_VERSION, format)
+    doc["objects"] = [e.to_dict() for e in entries]
     if intent is not None:
         doc["intent"] = intent.to_dict()
     if applied:
@@ -132,19 +157,20 @@ def inline_text(entries: Iterable[InventoryEntry], intent: Intent | None, applie
     return _text(doc)
 
 
-def index_text(generation: int, shards: int, *, entries: int, applied: str = "") -> str:
+def index_text(generation: int, shards: int, *, entries: int, applied: str = "",
+               format: int = FORMAT) -> str:
     """The record as an index; `applied` (the cluster commit last applied) rides in it."""
-    doc: dict[str, Any] = {"version": INDEX_VERSION, "generation": generation,
-                           "shards": shards, "objects": entries}
+    doc = _head(INDEX_VERSION, format)
+    doc.update(generation=generation, shards=shards, objects=entries)
     if applied:
         doc["applied"] = applied
     return _text(doc)
 
 
 def shard_text(generation: int, shard: int, entries: Iterable[InventoryEntry],
-               intent: Intent | None) -> str:
-    doc: dict[str, Any] = {"version": INDEX_VERSION, "generation": generation,
-                           "shard": shard, "objects": [e.to_dict() for e in entries]}
+               intent: Intent | None, *, format: int = FORMAT) -> str:
+    doc = _head(INDEX_VERSION, format)
+    doc.update(generation=generation, shard=shard, objects=[e.to_dict() for e in entries])
     if intent is not None:
         doc["intent"] = intent.to_dict()
     return _text(doc)
@@ -163,17 +189,32 @@ def record_of(doc: Any) -> RecordDoc:
         generation, count = int(doc["generation"]), int(doc["shards"])
         if generation < 1 or count < 1:
             raise ValueError(f"index names generation {generation} with {count} shards")
+        format, newer = _format(doc)
         return RecordDoc(applied=applied, generation=generation, shards=count,
-                         unknown=tuple(unknown(doc, INDEX_FIELDS)))
+                         unknown=tuple(sorted({*unknown(doc, INDEX_FIELDS), *newer})),
+                         format=format)
     entries, intent, names = _body(doc, INLINE_FIELDS)
-    return RecordDoc(entries, intent, applied, unknown=names)
+    format, newer = _format(doc)
+    return RecordDoc(entries, intent, applied, unknown=tuple(sorted({*names, *newer})),
+                     format=format)
 
 
 def read_shard(text: str) -> ShardDoc:
     """A shard's text; ValueError, KeyError or TypeError when it does not read."""
     doc = _object(json.loads(text), "a shard")
     entries, intent, names = _body(doc, SHARD_FIELDS)
-    return ShardDoc(doc.get("generation"), doc.get("shard"), entries, intent, names)
+    format, newer = _format(doc)
+    return ShardDoc(doc.get("generation"), doc.get("shard"), entries, intent,
+                    tuple(sorted({*names, *newer})), format)
+
+
+def _format(doc: Mapping[str, Any]) -> tuple[int, tuple[str, ...]]:
+    """The hash format of a document (none: 1), and its name among the unknown fields when it
+    is newer than this reader's (read as this one: what else could it mean to it)."""
+    found = int(doc.get("format") or LEGACY_FORMAT)
+    if found > FORMAT:
+        return FORMAT, (f"format {found} (this agent knows {FORMAT})",)
+    return max(found, LEGACY_FORMAT), ()
 
 
 def _object(doc: Any, what: str) -> Mapping[str, Any]:

@@ -39,6 +39,9 @@ class ObjectRef:
 
     @classmethod
     def of(cls, obj: Mapping[str, Any]) -> ObjectRef:
+        """The object's identity; a hook created with generateName (no name of its own yet)
+        is known by its generateName."""
         meta = obj.get("metadata") or {}
+        name = meta.get("name") or meta.get("generateName") or ""
         return cls(api_version=str(obj.get("apiVersion", "")), kind=str(obj.get("kind", "")),
-                   namespace=str(meta.get("namespace") or ""), name=str(meta.get("name", "")))
+                   namespace=str(meta.get("namespace") or ""), name=str(name))

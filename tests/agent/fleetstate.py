@@ -24,10 +24,11 @@ def description_files(namespace: str, name: str, objects: Sequence[Mapping[str, 
     for obj in objects:
         meta = obj.get("metadata") or {}
         ns = str(meta.get("namespace") or "")
-        file_name = object_file(str(obj["apiVersion"]), str(obj["kind"]), ns, str(meta["name"]))
+        obj_name = str(meta.get("name") or meta["generateName"])   # a hook's generateName
+        file_name = object_file(str(obj["apiVersion"]), str(obj["kind"]), ns, obj_name)
         files[f"{folder}/{file_name}"] = yamlio.dump(dict(obj)).encode()
         resources.append({"apiVersion": obj["apiVersion"], "kind": obj["kind"], "namespace": ns,
-                          "name": meta["name"], "file": file_name, "hash": content_hash(obj)})
+                          "name": obj_name, "file": file_name, "hash": content_hash(obj)})
     description = {
         "apiVersion": "gitfleet.io/v1alpha1", "kind": "Description",
         "metadata": {"name": name, "namespace": namespace or "_cluster"},

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitfleet.kube.client import Deletion, KubeSettings, ListResult
-from gitfleet.kube.errors import NotServed
+from gitfleet.kube.errors import ApiError, NotServed
 from gitfleet.kube.resources import ApiResource
 from gitfleet.wire.objectref import ObjectRef
 
@@ -27,6 +27,7 @@ class MemKube:
         self.objects: dict[str, dict[str, Any]] = {}
         self.calls: list[tuple[str, str]] = []   # (verb, key) in order
         self.not_served = set(served or ())
+        self.strict: dict[str, bool] = {}   # the field validation each object was written with
         self._seq = itertools.count(1)
 
     # -- what the engine calls -------------------------------------------------------------
@@ -53,11 +54,27 @@ class MemKube:
                                            (o["metadata"].get("labels") or {}).get(key) == value)]
         return ListResult(items=items, resource_version=str(next(self._seq)))
 
+    def create(self, body: Mapping[str, Any], *, strict: bool = True) -> dict[str, Any]:
+        """POST: a `generateName` gets a server-made suffix; an existing name is a 409."""
+        new = copy.deepcopy(dict(body))
+        meta = new.setdefault("metadata", {})
+        if not meta.get("name"):
+            meta["name"] = f"{meta['generateName']}{next(self._seq):05d}"
+        ref = ObjectRef.of(new)
+        self.resource(ref.api_version, ref.kind)
+        self.calls.append(("create", ref.key))
+        if ref.key in self.objects:
+            raise ApiError(409, "AlreadyExists", f"{ref} already exists")
+        return self.apply(new, record=False)
+
     def apply(self, body: Mapping[str, Any], *, force: bool = True,
-              field_manager: str | None = None) -> dict[str, Any]:
+              field_manager: str | None = None, strict: bool = True,
+              record: bool = True) -> dict[str, Any]:
         ref = ObjectRef.of(body)
         self.resource(ref.api_version, ref.kind)
-        self.calls.append(("apply", ref.key))
+        self.strict[ref.key] = strict
+        if record:
+            self.calls.append(("apply", ref.key))
         old = self.objects.get(ref.key)
         new = copy.deepcopy(dict(body))
         meta = new.setdefault("metadata", {})

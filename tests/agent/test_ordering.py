@@ -345,3 +345,131 @@ def test_sync_fail_hooks_run_only_when_the_sync_fails() -> None:
     kube.calls.clear()
     engine.sync(state("2"))                                 # once per content
     assert ("apply", "batch/Job/app/alert") not in kube.calls
+
+
+# -- generateName: hooks created, one instance per run ----------------------------------------
+
+def _runs(kube: MemKube, prefix: str) -> list[str]:
+    return sorted(o["metadata"]["name"] for o in kube.objects.values()
+                  if o["kind"] == "Job" and o["metadata"]["name"].startswith(prefix))
+
+
+def _generated(prefix: str, annotations: dict[str, str]) -> dict[str, Any]:
+    body = annotated(job("x", "app"), annotations)
+    body["metadata"] = {k: v for k, v in body["metadata"].items() if k != "name"}
+    body["metadata"]["generateName"] = prefix
+    return body
+
+
+def test_a_generate_name_hook_is_created_once_per_run_and_found_again() -> None:
+    # As argocd-example-apps' sync-waves (argoproj/argocd-example-apps 0d521c6e): a PreSync
+    # Job with generateName and no delete policy (BeforeHookCreation) before the app.
+    kube = MemKube()
+    engine = _engine(kube)
+
+    def state(value: str) -> DesiredState:
+        return _state(description_files("default", "app", [
+            _generated("upgrade-sql-schema", {ARGO_HOOK: "PreSync"}), _cm("config", k=value)]))
+
+    report = engine.sync(state("1"))
+    [first] = _runs(kube, "upgrade-sql-schema")
+    assert first != "upgrade-sql-schema" and ("create", f"batch/Job/app/{first}") in kube.calls
+    assert _live(kube, "ConfigMap", "config") is None
+    hook = report.objects["batch/Job/app/upgrade-sql-schema"]     # the Description's name
+    assert hook.change is Change.CREATED and hook.ref.name == first
+    kube.set_status("batch/v1", "Job", "app", first, JOB_COMPLETE)
+    report = engine.sync(state("1"))
+    assert _live(kube, "ConfigMap", "config") and report.settled
+    assert _runs(kube, "upgrade-sql-schema") == [first]
+
+    kube.calls.clear()
+    assert engine.sync(state("1")).writes == 0                   # a second round: no-op
+    restarted = _engine(kube)                                    # an agent restart: none
+    assert restarted.sync(state("1")).writes == 0 and kube.writes() == []
+    assert _runs(kube, "upgrade-sql-schema") == [first]
+
+    restarted.sync(state("2"))                                   # a new revision: one more
+    [second] = _runs(kube, "upgrade-sql-schema")                 # the old one deleted first
+    assert second != first
+    assert kube.calls.index(("delete", f"batch/Job/app/{first}")) < \
+        kube.calls.index(("create", f"batch/Job/app/{second}"))
+    kube.set_status("batch/v1", "Job", "app", second, JOB_COMPLETE)
+    restarted.sync(state("2"))
+    assert _live(kube, "ConfigMap", "config")["data"] == {"k": "2"}
+    assert restarted.sync(state("2")).writes == 0
+    assert set(restarted.inventory.entries) == {
+        f"batch/Job/app/{second}", "core/ConfigMap/app/config"}
+
+
+def test_a_run_created_before_a_crash_is_found_by_its_labels() -> None:
+    kube = MemKube()
+    engine = _engine(kube)
+    state = _state(description_files("default", "app", [
+        _generated("migrate-", {HOOK: "pre-install"}), _cm("config")]))
+    engine.sync(state)
+    [run] = _runs(kube, "migrate-")
+    # killed between the POST and the inventory write: the record does not hold the run
+    engine.record.write(engine.inventory.without([f"batch/Job/app/{run}"]))
+    restarted = _engine(kube)
+    kube.calls.clear()
+    restarted.sync(state)
+    assert _runs(kube, "migrate-") == [run]
+    assert not any(verb == "create" for verb, _ in kube.calls)
+    assert f"batch/Job/app/{run}" in restarted.inventory
+
+
+def test_hook_succeeded_deletes_a_generated_run_and_it_is_not_run_again() -> None:
+    kube = MemKube()
+    engine = _engine(kube)
+    state = _state(description_files("default", "app", [
+        _generated("before-", {ARGO_HOOK: "PreSync", ARGO_POLICY: "HookSucceeded"}),
+        _cm("config")]))
+    engine.sync(state)
+    [run] = _runs(kube, "before-")
+    kube.set_status("batch/v1", "Job", "app", run, JOB_COMPLETE)
+    engine.sync(state)
+    report = engine.sync(state)
+    assert _runs(kube, "before-") == [] and _live(kube, "ConfigMap", "config")
+    assert "deleted by its hook-delete-policy" in \
+        report.objects["batch/Job/app/before-"].message
+    kube.calls.clear()
+    for _ in range(2):
+        engine.sync(state)
+    assert not any(verb in ("create", "apply") for verb, _ in kube.calls)
+
+
+# -- Argo CD's sync options --------------------------------------------------------------------
+
+OPTIONS = "argocd.argoproj.io/sync-options"
+
+
+def test_prune_false_and_delete_false_leave_objects_in_the_cluster() -> None:
+    kube = MemKube()
+    engine = _engine(kube, allow_mass_prune=True)
+    engine.sync(_state(
+        description_files("default", "app", [
+            annotated(configmap("kept", "app", {}), {OPTIONS: "Prune=false"}),
+            annotated(configmap("pruned-with-app", "app", {}), {OPTIONS: "Prune=false"}),
+            _cm("keep")]),
+        description_files("default", "db", [
+            annotated(configmap("db-kept", "app", {}), {OPTIONS: "Delete=false"}),
+            annotated(configmap("db-gone", "app", {}), {OPTIONS: "Prune=false"})])))
+    report = engine.sync(_state(description_files("default", "app", [
+        annotated(configmap("pruned-with-app", "app", {}), {OPTIONS: "Prune=false"}),
+        _cm("keep")])))
+    changes = {r.ref.name: (r.change, r.message) for r in report.pruned}
+    assert changes["kept"][0] is Change.RELEASED and "Prune=false" in changes["kept"][1]
+    assert changes["db-kept"][0] is Change.RELEASED and "Delete=false" in changes["db-kept"][1]
+    assert changes["db-gone"][0] is Change.DELETED     # Prune=false: its Description went
+    assert _live(kube, "ConfigMap", "kept") and _live(kube, "ConfigMap", "db-kept")
+    assert _live(kube, "ConfigMap", "db-gone") is None
+    assert "gitfleet.io/cluster" not in _live(kube, "ConfigMap", "kept")["metadata"]["labels"]
+
+
+def test_validate_false_applies_without_strict_field_validation() -> None:
+    kube = MemKube()
+    _engine(kube).sync(_state(description_files("default", "app", [
+        annotated(configmap("loose", "app", {}), {OPTIONS: "Validate=false"}), _cm("strict")])))
+    assert kube.strict == {"core/ConfigMap/app/loose": False,
+                           "core/ConfigMap/app/strict": True,
+                           "core/ConfigMap/gitfleet-system/gitfleet-inventory": True}

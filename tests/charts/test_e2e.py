@@ -65,6 +65,9 @@ def test_chart_reaches_two_clusters_with_their_values_bumps_and_keeps_on_error(
                      and _settings(kb).get("chartVersion") == "1.0.0", timeout=60)
             assert _settings(ka)["message"] == "hello"
             assert _settings(kb)["message"] == "from-b"
+            # applied in stages (docs/ordering.md): the Deployments may come after the ConfigMap
+            wait_for(lambda: all(_get(kube, "apps/v1", "Deployment", "web-web") is not None
+                                 for kube in (ka, kb)), timeout=60, what="both Deployments")
             assert _get(ka, "apps/v1", "Deployment", "web-web")["spec"]["replicas"] == 1
             assert _get(kb, "apps/v1", "Deployment", "web-web")["spec"]["replicas"] == 3
             # the capabilities are the cluster's own (its agent's heartbeat)

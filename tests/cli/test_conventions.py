@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import subprocess
 import sys
 import threading
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from gitfleet import __version__
 from gitfleet.cli import build_parser, main
 from gitfleet.cli.progress import progress
 from tests.cli.fleetrepo import example_repo
+from tests.harness import ROOT
 
 
 def test_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
@@ -29,10 +32,34 @@ def test_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    # run from this checkout: the release and the checkout's commit
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
     assert main(["version"]) == 0
-    assert capsys.readouterr().out.strip() == f"gitfleet {__version__}"
+    assert capsys.readouterr().out.strip() == f"gitfleet {__version__} (commit {head[:12]})"
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"gitfleet {__version__} (commit {head[:12]})"
     assert main(["version", "-o", "json"]) == 0
-    assert json.loads(capsys.readouterr().out)["gitfleet"] == __version__
+    said = json.loads(capsys.readouterr().out)
+    assert (said["gitfleet"], said["commit"]) == (__version__, head)
+    # one place: the installed distribution's version is the package's
+    assert metadata.version("gitfleet") == __version__
+
+
+def test_version_outside_a_checkout_says_the_commit_recorded_at_install(tmp_path: Path) -> None:
+    site = tmp_path / "site-packages"
+    shutil.copytree(ROOT / "gitfleet", site / "gitfleet",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (site / "gitfleet" / "COMMIT").write_text("0123456789abcdef0123456789abcdef01234567\n")
+    run = subprocess.run([sys.executable, "-m", "gitfleet", "--version"], capture_output=True,
+                         text=True, cwd=site)
+    assert run.stdout.strip() == f"gitfleet {__version__} (commit 0123456789ab)", run.stderr
+    (site / "gitfleet" / "COMMIT").unlink()
+    bare = subprocess.run([sys.executable, "-m", "gitfleet", "version"], capture_output=True,
+                          text=True, cwd=site)
+    assert bare.stdout.strip() == f"gitfleet {__version__}", bare.stderr
 
 
 def test_verbosity_and_log_format_on_either_side(tmp_path: Path) -> None:

@@ -47,9 +47,9 @@ def write_status(repo: Path, status: ClusterStatus) -> None:
     g.update_refs([RefUpdate(ref, commit, old)])
 
 
-def heartbeat(age: float) -> Heartbeat:
+def heartbeat(age: float, agent: str = "0.2.0") -> Heartbeat:
     return Heartbeat(time=isoformat(time.time() - age), interval_seconds=10,
-                     kubernetes_version="v1.29.0", agent_version="0.1.0", healthz=True,
+                     kubernetes_version="v1.29.0", agent_version=agent, healthz=True,
                      livez=True, readyz=True, nodes_ready=1)
 
 
@@ -71,7 +71,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
                      isoformat(time.time() - 30),
                      fields=(FieldDrift("spec.replicas", 4, 1),)),)))
     write_status(repo, ClusterStatus(
-        cluster="prod-west", heartbeat=heartbeat(3600),
+        cluster="prod-west", heartbeat=heartbeat(3600, agent="0.1.0"),   # not upgraded yet
         sync=SyncStatus(state_commit=state, result=SyncResult.SYNCED),
         descriptions=(DescriptionStatus("web", "web", Phase.SUCCESS),)))
     return repo
@@ -89,13 +89,18 @@ def test_get_clusters(fleet: Path, capsys) -> None:
     assert set(rows) == {"prod-east", "prod-west", "staging"}
     assert rows["prod-east"]["READY"] == "True"
     assert rows["prod-east"]["SYNC"] == "OutOfSync"  # applied, but it has drift
-    assert rows["prod-east"]["DRIFTED"] == "1" and rows["prod-east"]["VERSION"] == "v1.29.0"
+    assert rows["prod-east"]["DRIFTED"] == "1" and rows["prod-east"]["KUBERNETES"] == "v1.29.0"
+    # the agents' release, from their heartbeats: which clusters an upgrade has reached
+    assert (rows["prod-east"]["VERSION"], rows["prod-west"]["VERSION"]) == ("0.2.0", "0.1.0")
     assert rows["prod-west"]["READY"] == "False"  # its last heartbeat is an hour old
     assert rows["staging"]["READY"] == "False" and rows["staging"]["HEARTBEAT"] == "never"
     assert rows["prod-east"]["DESCRIPTIONS"] == "5" and rows["staging"]["DESCRIPTIONS"] == "2"
     assert main(["get", "clusters", "--repo", str(fleet), "-o", "wide"]) == 0
     wide = capsys.readouterr().out
     assert "LABELS" in wide and "env=prod,region=us-east,tier=large" in wide
+    assert main(["get", "clusters", "--repo", str(fleet), "-o", "json"]) == 0
+    agents = {c["name"]: c["agent"] for c in json.loads(capsys.readouterr().out)}
+    assert agents == {"prod-east": "0.2.0", "prod-west": "0.1.0", "staging": ""}
 
 
 def test_get_descriptions(fleet: Path, capsys) -> None:

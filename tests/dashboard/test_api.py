@@ -4,6 +4,7 @@ a strict CSP, bearer-token and proxy-header auth, ETags, and Secret values never
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.error
 import urllib.request
@@ -16,24 +17,17 @@ import pytest
 
 from gitfleet import yamlio
 from gitfleet.cli.outdir import write_tree
-from gitfleet.dashboard.app import dashboard_app
+from gitfleet.dashboard.access import Access
+from gitfleet.dashboard.app import CSP, dashboard_app
 from gitfleet.dashboard.export import export, file_key
 from gitfleet.dashboard.history import object_diff
 from gitfleet.dashboard.source import FleetSource
 from gitfleet.errors import InputError
 from gitfleet.httpthread import HTTPThread
 from gitfleet.state.git import Git, init_repo
+from tests.harness import wait_for
 
 SECRET_VALUE = "hunter2-do-not-show"
-
-
-def wait_for(done: Any, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 OTHER_VALUE = "correct-horse-battery"
 
 
@@ -72,9 +66,11 @@ def repo(tmp_path: Path) -> tuple[Git, list[str]]:
 
 @contextmanager
 def serving(git: Git, **auth: Any) -> Iterator[str]:
+    """The dashboard on 127.0.0.1; `auth` as `Access.of` takes it (token, user_header, ...)."""
     source = FleetSource(git)
     source.fresh()          # the first read done: no answer is "reading the fleet" (503)
-    server = HTTPThread("127.0.0.1", 0, dashboard_app(source, **auth), name="test")
+    server = HTTPThread("127.0.0.1", 0, dashboard_app(source, access=Access.of(**auth)),
+                        name="test")
     server.start()
     try:
         yield "http://{}:{}/".format(*server.address)
@@ -162,6 +158,49 @@ def test_a_token_or_a_trusted_proxy_header_guards_the_data_not_the_page(repo: An
         assert fetch(url + "api/fleet", headers={"X-Forwarded-User": " "})[0] == 401
 
 
+def test_the_user_header_counts_only_from_a_trusted_proxy(repo: Any) -> None:
+    """As Grafana's auth.proxy whitelist and Kubernetes' requestheader: a user header from a
+    peer that is not a --trusted-proxy reads nothing, whatever X-Forwarded-For claims."""
+    git, _ = repo
+    user = {"X-Forwarded-User": "ada"}
+    with serving(git, user_header="X-Forwarded-User", trusted_proxies=["10.0.0.0/8"]) as url:
+        code, _, body = fetch(url + "api/fleet", headers=user)
+        assert code == 401 and b"c1" not in body
+        assert fetch(url + "api/fleet", headers={**user, "X-Forwarded-For": "10.1.2.3"})[0] == 401
+    with serving(git, user_header="X-Forwarded-User", trusted_proxies=["127.0.0.1"]) as url:
+        assert fetch(url + "api/fleet", headers=user)[0] == 200
+        assert fetch(url + "api/fleet")[0] == 401
+
+
+def test_only_a_host_naming_this_dashboard_is_answered(repo: Any) -> None:
+    """DNS rebinding: a page from attacker.example whose name then resolves to 127.0.0.1 is
+    same-origin with the dashboard, but its requests say `Host: attacker.example` (as
+    `kubectl proxy --accept-hosts` and Jupyter, they get 403 and no fleet data)."""
+    git, _ = repo
+    with serving(git, allowed_hosts=["dash.example.com"]) as url:
+        port = url.rstrip("/").rsplit(":", 1)[1]
+        for host in ("attacker.example", f"attacker.example:{port}", f"127.0.0.1.nip.io:{port}",
+                     "dash.example.com.attacker.example", "localhost.attacker.example"):
+            for path in ("", "api/fleet", "api/cluster/c1", "api/version", "static/app.js"):
+                code, _, body = fetch(url + path, headers={"Host": host})
+                assert code == 403, (host, path)
+                assert b"c1" not in body and b"cluster" not in body
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", "LocalHost", f"[::1]:{port}",
+                     "dash.example.com", "Dash.Example.com:443"):
+            code, _, body = fetch(url + "api/fleet", headers={"Host": host})
+            assert code == 200 and b"c1" in body, host
+    source = FleetSource(git)
+    source.fresh()
+    server = HTTPThread("127.0.0.2", 0, dashboard_app(source, listen="127.0.0.2"), name="test")
+    server.start()
+    try:
+        url = "http://{}:{}/api/fleet".format(*server.address)
+        assert fetch(url)[0] == 200                      # the listen address is its own name
+        assert fetch(url, headers={"Host": "attacker.example"})[0] == 403
+    finally:
+        server.stop()
+
+
 def test_before_the_first_read_the_api_says_so_and_the_page_still_loads(repo: Any) -> None:
     git, _ = repo
     source = FleetSource(git)
@@ -178,7 +217,7 @@ def test_before_the_first_read_the_api_says_so_and_the_page_still_loads(repo: An
         with source._lock:
             source._refreshing = False
         source.warm()
-        assert wait_for(lambda: fetch(url + "api/fleet")[0] == 200)
+        wait_for(lambda: fetch(url + "api/fleet")[0] == 200, what="the first read served")
     finally:
         server.stop()
 
@@ -193,8 +232,8 @@ def test_the_snapshot_is_read_again_only_when_a_branch_moves(repo: Any) -> None:
     git.run("update-ref", "refs/heads/gitfleet/state", first)
     source._refs = (-1.0, "")                     # past the fingerprint's short trust
     assert source.model() is one                  # answered at once; re-read in the background
-    moved = wait_for(lambda: source.model().fleet["stateCommit"] == first)
-    assert moved and source.model() is source.model()   # and kept until something moves
+    wait_for(lambda: source.model().fleet["stateCommit"] == first, what="the re-read")
+    assert source.model() is source.model()   # and kept until something moves
     now[0] += 3600.0                              # no heartbeat to expire: nothing to re-judge
     time.sleep(0.5)
     assert source.model().view.now == 1000.0
@@ -212,6 +251,24 @@ def test_the_export_names_data_files_as_the_page_asks_for_them(repo: Any,
     assert f"{file_key(f'diff/{first}/{second}/c1')}.js" in written
     site = "".join(p.read_text() for p in (out / "data").iterdir())
     assert SECRET_VALUE not in site and OTHER_VALUE not in site
+
+
+def test_the_static_export_carries_the_served_csp(repo: Any) -> None:
+    """A static site has no headers: its page carries the served pages' policy as a <meta>,
+    ahead of every script and style sheet (less frame-ancestors, which a <meta> cannot set)."""
+    git, _ = repo
+    with serving(git) as url:
+        served = fetch(url)[1]["content-security-policy"]
+    assert served == CSP
+    page = export(FleetSource(git))["index.html"].decode()
+    meta = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', page)
+    assert meta is not None
+
+    def directives(text: str) -> dict[str, str]:
+        return {d.split()[0]: d for d in text.split("; ")}
+    assert directives(meta[1]) == {k: v for k, v in directives(served).items()
+                                   if k != "frame-ancestors"}
+    assert page.index(meta[0]) < min(page.index("<script"), page.index('rel="stylesheet"'))
 
 
 def test_a_re_read_parses_only_the_statuses_whose_commit_moved(repo: Any) -> None:

@@ -14,6 +14,7 @@ import pytest
 from kubernetes import client, dynamic
 
 from gitfleet.kubesim import KubeSim
+from tests.harness import wait_for
 
 # kubectl 1.30 as tools/setup installs it next to the interpreter; another on PATH otherwise
 _PINNED = Path(sys.executable).parent / "kubectl"
@@ -22,7 +23,7 @@ KUBECTL = str(_PINNED) if _PINNED.exists() else (shutil.which("kubectl") or "")
 
 @pytest.fixture
 def sim() -> Iterator[KubeSim]:
-    server = KubeSim(nodes=2, cpu="4", memory="8Gi", controller_delay=0.05)
+    server = KubeSim(nodes=2, cpu="4", memory="8Gi", controller_delay=0.05, root_ca=True)
     server.start()
     try:
         yield server
@@ -55,10 +56,23 @@ def dyn(api: client.ApiClient, tmp_path: Path) -> dynamic.DynamicClient:
     return dynamic.DynamicClient(api, cache_file=str(tmp_path / "discovery.json"))
 
 
+CA_BUNDLE = "kube-root-ca.crt"  # every namespace gets it (the controller manager's publisher)
+
+
 @pytest.fixture
 def ns(core: client.CoreV1Api) -> str:
+    """A new namespace, once the controller manager has published the CA bundle in it (so
+    tests that list or watch ConfigMaps see a settled namespace)."""
     core.create_namespace({"metadata": {"name": "team-a"}})
+    wait_for(lambda: core.list_namespaced_config_map(
+        "team-a", field_selector=f"metadata.name={CA_BUNDLE}").items,
+        what="the CA bundle in the new namespace")
     return "team-a"
+
+
+def ours(items: list) -> list:
+    """`items` without the CA bundle every namespace holds."""
+    return [i for i in items if i.metadata.name != CA_BUNDLE]
 
 
 def deployment(name: str = "web", namespace: str = "team-a", *, replicas: int | None = 2,

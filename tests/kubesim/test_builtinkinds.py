@@ -3,14 +3,18 @@ a real kubectl know it (the list is derived from the client: `clientkinds`)."""
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
 
+import pytest
 import yaml
 from kubernetes import client, dynamic
 
 from gitfleet.kubesim import builtinkinds
+from tests.harness import wait_for
 from tests.kubesim import clientkinds
 
 SERVED = clientkinds.served()
@@ -109,3 +113,50 @@ def test_reviews_answer_as_for_an_admin(kubectl: Callable[..., CompletedProcess[
     assert kubectl("auth", "can-i", "delete", "validatingwebhookconfigurations").stdout \
         .strip() == "yes"
     assert "kubernetes-admin" in kubectl("auth", "whoami").stdout
+
+
+def test_a_deprecated_version_warns_as_a_real_server_does(
+        kubectl: Callable[..., CompletedProcess[str]]) -> None:
+    old = kubectl("get", "flowschemas.v1beta3.flowcontrol.apiserver.k8s.io")
+    assert "Warning: flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema is deprecated in " \
+           "v1.29+, unavailable in v1.32+; use flowcontrol.apiserver.k8s.io/v1 FlowSchema" \
+           in old.stderr
+    assert "Warning" not in kubectl("get", "flowschemas").stderr
+
+
+def test_an_event_is_one_object_in_both_groups(api: client.ApiClient, ns: str) -> None:
+    core = client.CoreV1Api(api)
+    events = client.EventsV1Api(api)
+    core.create_namespaced_event(ns, {
+        "metadata": {"name": "web.1"},
+        "involvedObject": {"kind": "Deployment", "namespace": ns, "name": "web"},
+        "reason": "ScalingReplicaSet", "message": "Scaled up to 2", "type": "Normal",
+        "source": {"component": "deployment-controller"}, "count": 1,
+        # the client's events.k8s.io model requires an eventTime (a real server answers null
+        # for an Event written without one, which the client cannot read either)
+        "eventTime": "2026-12-07T06:00:00.000000Z", "reportingComponent": "deployment-controller",
+        "reportingInstance": "kubesim"})
+    read = events.read_namespaced_event("web.1", ns)
+    assert (read.regarding.name, read.note, read.deprecated_source.component,
+            read.deprecated_count) == ("web", "Scaled up to 2", "deployment-controller", 1)
+    events.patch_namespaced_event("web.1", ns, {"note": "Scaled up to 3"})
+    assert core.read_namespaced_event("web.1", ns).message == "Scaled up to 3"
+    assert [e.metadata.name for e in events.list_namespaced_event(ns).items] == ["web.1"]
+    events.delete_namespaced_event("web.1", ns)
+    assert core.list_namespaced_event(ns).items == []
+
+
+def test_service_account_tokens(api: client.ApiClient, ns: str,
+                                kubectl: Callable[..., CompletedProcess[str]]) -> None:
+    core = client.CoreV1Api(api)
+    wait_for(lambda: core.list_namespaced_service_account(ns).items)
+    answer = core.create_namespaced_service_account_token("default", ns, {
+        "spec": {"audiences": ["gitfleet"], "expirationSeconds": 600}})
+    claims = json.loads(base64.urlsafe_b64decode(answer.status.token.split(".")[1] + "=="))
+    assert (claims["sub"], claims["aud"], claims["exp"] - claims["iat"]) == (
+        f"system:serviceaccount:{ns}:default", ["gitfleet"], 600)
+    printed = kubectl("create", "token", "default", "-n", ns).stdout.strip()
+    assert printed.count(".") == 2
+    with pytest.raises(client.ApiException) as missing:
+        core.create_namespaced_service_account_token("nobody", ns, {"spec": {}})
+    assert missing.value.status == 404

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from kubernetes import client, dynamic
 from kubernetes.client.rest import ApiException
 
-from tests.kubesim.conftest import configmap, deployment
+from tests.kubesim.conftest import configmap, deployment, ours
 
 
 def _status(exc: ApiException) -> dict:
@@ -79,11 +80,11 @@ def test_list_pages_with_limit_and_continue(core: client.CoreV1Api, ns: str) -> 
     for i in range(5):
         core.create_namespaced_config_map(ns, configmap(f"cm-{i}"))
     page = core.list_namespaced_config_map(ns, limit=2)
-    seen = [i.metadata.name for i in page.items]
+    seen = [i.metadata.name for i in ours(page.items)]
     core.delete_namespaced_config_map(seen[0], ns)  # a deletion between pages skips nothing
     while page.metadata._continue:
         page = core.list_namespaced_config_map(ns, limit=2, _continue=page.metadata._continue)
-        seen += [i.metadata.name for i in page.items]
+        seen += [i.metadata.name for i in ours(page.items)]
     assert sorted(seen) == [f"cm-{i}" for i in range(5)]
 
 
@@ -110,7 +111,7 @@ def test_missing_required_fields_are_422(dyn: dynamic.DynamicClient, ns: str) ->
 def test_dry_run_stores_nothing(core: client.CoreV1Api, ns: str) -> None:
     out = core.create_namespaced_config_map(ns, configmap(a="1"), dry_run="All")
     assert out.metadata.uid
-    assert core.list_namespaced_config_map(ns).items == []
+    assert ours(core.list_namespaced_config_map(ns).items) == []
 
 
 def test_delete_and_cluster_scoped_objects(dyn: dynamic.DynamicClient) -> None:
@@ -159,3 +160,19 @@ def test_names_follow_each_kinds_rule(dyn: dynamic.DynamicClient, ns: str, kind:
     with pytest.raises(dynamic.exceptions.UnprocessibleEntityError) as err:
         resource.create(body=body, namespace=ns if kind != "Namespace" else None)
     assert json.loads(err.value.body)["details"]["causes"][0]["field"] == "metadata.name"
+
+
+def test_generate_name_as_a_real_server_fills_it(api: client.ApiClient, ns: str) -> None:
+    """Argo CD and Helm create hook Jobs with generateName (POST, never apply)."""
+    jobs = client.BatchV1Api(api)
+    body = {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"generateName": "presync-migrate-"},
+            "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+                {"name": "migrate", "image": "busybox:1.36"}]}}}}
+    names = {jobs.create_namespaced_job(ns, body).metadata.name for _ in range(3)}
+    assert len(names) == 3
+    assert all(re.fullmatch(r"presync-migrate-[bcdfghjklmnpqrstvwxz2456789]{5}", n)
+               for n in names)
+    long = dict(body, metadata={"generateName": "x" * 70})
+    name = jobs.create_namespaced_job(ns, long).metadata.name
+    assert len(name) == 63 and name.startswith("x" * 58)

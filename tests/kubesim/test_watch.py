@@ -39,7 +39,8 @@ def test_watch_without_version_starts_with_current_objects(core: client.CoreV1Ap
                                                            ns: str) -> None:
     core.create_namespaced_config_map(ns, configmap("one"))
     core.create_namespaced_config_map(ns, configmap("two"))
-    assert [(t, n) for t, n, _ in _events(core, ns)] == [("ADDED", "one"), ("ADDED", "two")]
+    assert [(t, n) for t, n, _ in _events(core, ns)] == [
+        ("ADDED", "kube-root-ca.crt"), ("ADDED", "one"), ("ADDED", "two")]
 
 
 def test_resume_from_a_resource_version_in_the_middle(core: client.CoreV1Api,

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitfleet import yamlio
@@ -16,6 +16,7 @@ from gitfleet.render.patches import (
     PatchOutcome,
     apply_override,
     deep_copy,
+    helm_merge,
     merge_patch,
     strip_server_fields,
     trim_server_fields,
@@ -198,6 +199,11 @@ def without_nulls(value: Any) -> Any:
     return value
 
 
+# input generation is the slow part on a loaded machine (load 8), never the code under test
+UNHURRIED = settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
+
+
+@UNHURRIED
 @given(json_data, json_data)
 def test_merge_patch_never_mutates_and_shares_nothing(target: Any, patch: Any) -> None:
     target_before, patch_before = json.dumps(target), json.dumps(patch)
@@ -216,6 +222,7 @@ def test_merge_patch_never_mutates_and_shares_nothing(target: Any, patch: Any) -
     assert deep_copy(result) == result
 
 
+@UNHURRIED
 @given(st.dictionaries(st.text(max_size=2), json_data, max_size=4))
 def test_merge_patch_of_a_document_onto_nothing_is_the_document_without_nulls(
         patch: dict[str, Any]) -> None:
@@ -434,3 +441,52 @@ def test_field_patches_as_the_clusternet_localizer_applies_them() -> None:
                 "value": '{"a": 1}'}
     outcome = apply_override(cm, on_empty)
     assert outcome.obj == cm and "empty" in outcome.warnings[0]
+
+
+# --- Helm values: merged as Helm merges values files --------------------------------------
+def _helm(value: Any) -> dict[str, Any]:
+    return {"name": "v", "type": "Helm", "value": yamlio.dump(value)}
+
+
+def test_helm_override_keeps_a_null_for_helm_to_delete_the_chart_default() -> None:
+    chart = {"apiVersion": "apps.clusternet.io/v1alpha1", "kind": "HelmChart",
+             "metadata": {"name": "gw", "namespace": "apps"},
+             "spec": {"chart": "gw", "values": {"image": {"tag": "1.0"}}}}
+    first = apply_override(chart, _helm({"image": {"digest": "sha256:aa", "tag": "1.1"},
+                                         "tolerations": [{"key": "a"}], "extra": {"x": 1}}),
+                           is_helm_chart=True, helm_values={"image": {"tag": "1.0"},
+                                                            "tolerations": [{"key": "z"}]})
+    then = apply_override(first.obj, _helm({"image": {"digest": None},
+                                            "tolerations": [{"key": "b"}], "extra": None}),
+                          is_helm_chart=True, helm_values=first.values)
+    # the null stays (helm's coalesce with values.yaml deletes the key, default included);
+    # maps merge, lists replace
+    assert then.values == {"image": {"tag": "1.1", "digest": None},
+                           "tolerations": [{"key": "b"}], "extra": None}
+    # a later value over a null replaces it, a map over a null is that map
+    last = apply_override(then.obj, _helm({"image": {"digest": "sha256:bb"}, "extra": {"y": 2}}),
+                          is_helm_chart=True, helm_values=then.values)
+    assert last.values == {"image": {"tag": "1.1", "digest": "sha256:bb"},
+                           "tolerations": [{"key": "b"}], "extra": {"y": 2}}
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+                           lambda inner: st.lists(inner, max_size=3)
+                           | st.dictionaries(st.text(max_size=2), inner, max_size=3),
+                           max_leaves=12)
+
+
+@UNHURRIED
+@given(st.dictionaries(st.text(max_size=2), json_values, max_size=4),
+       st.dictionaries(st.text(max_size=2), json_values, max_size=4))
+def test_helm_merge_is_helms_values_file_merge(base: dict[str, Any],
+                                               overlay: dict[str, Any]) -> None:
+    before = json.dumps([base, overlay], sort_keys=True)
+    merged = helm_merge(base, overlay)
+    assert json.dumps([base, overlay], sort_keys=True) == before      # nothing mutated
+    assert set(merged) == set(base) | set(overlay)                     # nothing dropped
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            assert merged[key] == helm_merge(base[key], value)
+        else:
+            assert merged[key] == value        # lists, scalars and null replace

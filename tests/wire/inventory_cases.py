@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gitfleet.agent.inventory import Intent, Inventory, InventoryEntry
 from gitfleet.agent.invlayout import Layout, index_text, shard_text
+from gitfleet.wire.inventory import FORMAT
 from gitfleet.wire.objectref import ObjectRef
 
 
@@ -23,22 +24,23 @@ def entries() -> list[InventoryEntry]:
     ]
 
 
-def texts() -> list[str]:
-    """One text per line of tests/wire/data/inventory.golden."""
+def texts(format: int = FORMAT) -> list[str]:
+    """One text per line of tests/wire/data/inventory.golden (hash format 1, as agents before
+    0.2.0 wrote it) or inventory-format2.golden (what this agent writes)."""
     items = entries()
     keyed = {e.ref.key: e for e in items}
     intent = Intent("c0ffee", apply=3, delete=1, cluster_commit="beef")
     layout = Layout(4, 2)
     return [
-        Inventory().to_text(),
-        Inventory(keyed).to_text(),
-        Inventory(keyed, Intent("c0ffee", apply=2)).to_text(),
-        Inventory(keyed, intent, applied="abc123").to_text(),
-        Inventory({}, None, applied="abc123").to_text(),
-        index_text(layout, entries=5),
-        index_text(layout, entries=5, applied="abc123"),
-        shard_text(layout, 0, items[:1], intent),        # no pending entry: no intent
-        shard_text(layout, 1, items[1:], intent),
-        shard_text(layout, 1, items[1:], None),
-        shard_text(layout, 0, [], None),
+        Inventory(format=format).to_text(),
+        Inventory(keyed, format=format).to_text(),
+        Inventory(keyed, Intent("c0ffee", apply=2), format=format).to_text(),
+        Inventory(keyed, intent, applied="abc123", format=format).to_text(),
+        Inventory({}, None, applied="abc123", format=format).to_text(),
+        index_text(layout, entries=5, format=format),
+        index_text(layout, entries=5, applied="abc123", format=format),
+        shard_text(layout, 0, items[:1], intent, format=format),  # no pending entry: no intent
+        shard_text(layout, 1, items[1:], intent, format=format),
+        shard_text(layout, 1, items[1:], None, format=format),
+        shard_text(layout, 0, [], None, format=format),
     ]

@@ -15,31 +15,46 @@ import pytest
 from gitfleet.agent.inventory import Inventory
 from gitfleet.agent.invlayout import Layout, read_shard
 from gitfleet.agent.records import RECORD_MANAGER, InventoryRecord, RecordError
-from gitfleet.wire.inventory import INVENTORY_KEY, read_record
+from gitfleet.wire.inventory import FORMAT, INVENTORY_KEY, LEGACY_FORMAT, read_record
 from tests.agent.memkube import MemKube
 from tests.wire.inventory_cases import entries, texts
 
 NS, NAME = "gitfleet-system", "gitfleet-inventory"
 
-GOLDEN = Path(__file__).parent / "data" / "inventory.golden"
+GOLDEN = Path(__file__).parent / "data" / "inventory.golden"   # agents before 0.2.0
+GOLDEN_2 = Path(__file__).parent / "data" / "inventory-format2.golden"
 
 
-def test_the_record_is_written_with_the_same_bytes_as_before() -> None:
-    assert [t + "\n" for t in texts()] == GOLDEN.read_text().splitlines(keepends=True)
+@pytest.mark.parametrize("format, golden", [(LEGACY_FORMAT, GOLDEN), (FORMAT, GOLDEN_2)])
+def test_the_record_is_written_with_the_same_bytes_as_before(format: int, golden: Path) -> None:
+    assert [t + "\n" for t in texts(format)] == golden.read_text().splitlines(keepends=True)
 
 
-def test_every_text_reads_back_to_what_was_written() -> None:
-    golden = GOLDEN.read_text().splitlines()
-    for text in golden[:5]:                               # inline records
+@pytest.mark.parametrize("format, golden", [(LEGACY_FORMAT, GOLDEN), (FORMAT, GOLDEN_2)])
+def test_every_text_reads_back_to_what_was_written(format: int, golden: Path) -> None:
+    lines = golden.read_text().splitlines()
+    for text in lines[:5]:                               # inline records
         assert Inventory.from_text(text).to_text() == text
+        assert Inventory.from_text(text).format == format
         assert read_record(text).unknown == ()
-    index = read_record(golden[6])
-    assert (index.generation, index.shards, index.applied) == (4, 2, "abc123")
-    shard = read_shard(golden[8], Layout(4, 2), 1)
+    index = read_record(lines[6])
+    assert (index.generation, index.shards, index.applied, index.format) == \
+        (4, 2, "abc123", format)
+    shard = read_shard(lines[8], Layout(4, 2), 1)
     assert list(shard.entries) == entries()[1:]
     assert shard.intent is not None and shard.intent.cluster_commit == "beef"
+    assert shard.format == format
     with pytest.raises(ValueError, match="holds generation 4 shard 1"):
-        read_shard(golden[8], Layout(4, 2), 0)
+        read_shard(lines[8], Layout(4, 2), 0)
+
+
+def test_the_current_writer_says_its_format_and_a_newer_one_is_named() -> None:
+    assert json.loads(Inventory().to_text())["format"] == FORMAT
+    assert "format" not in json.loads(Inventory(format=LEGACY_FORMAT).to_text())
+    newer = json.loads(Inventory().to_text())
+    newer["format"] = FORMAT + 1
+    record = read_record(json.dumps(newer))
+    assert record.unknown == (f"format {FORMAT + 1} (this agent knows {FORMAT})",)
 
 
 def test_a_newer_agents_fields_are_read_past_and_named() -> None:
