@@ -146,10 +146,12 @@ def hub_process(*args: str, log: Path | None = None) -> Iterator[subprocess.Pope
 
 # --- waiting --------------------------------------------------------------------------------
 
-def wait_for(check: Callable[[], T | None], *, timeout: float = 20.0, every: float = 0.05,
+def wait_for(check: Callable[[], T | None], *, timeout: float = 60.0, every: float = 0.05,
              step: Callable[[], Any] | None = None, what: str = "condition") -> T:
     """Poll `check` (running `step` first each round, if given) until it returns something
-    truthy, and return that; fail the test after `timeout` seconds. A git command failing
+    truthy, and return that; fail the test after `timeout` seconds (60 by default: a bound is
+    hit only when something is wrong, and the suite must pass at load average 8, where a daemon's
+    start alone can take 20 s). A git command failing
     inside `check` (a branch not there yet) counts as "not yet"."""
     deadline = time.monotonic() + timeout
     while True:
@@ -270,7 +272,7 @@ def running(agent: Agent) -> Iterator[Agent]:
         yield agent
     finally:
         agent.stop()
-        thread.join(10)
+        thread.join(60)     # a round under way ends first: a fetch or an apply on a busy machine
         assert not thread.is_alive(), "agent loop did not stop"
 
 

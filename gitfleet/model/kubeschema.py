@@ -115,6 +115,13 @@ class _Schemas:
         return "." not in group or group in self.groups
 
 
+def is_builtin_group(group: str, kubernetes_version: str = "") -> bool:
+    """Whether `group` is one of Kubernetes' own (at that version): its kinds' scopes are
+    known; a custom group's are known only from a CRD."""
+    version, _ = pick_version(kubernetes_version)
+    return _schemas(version.directory).is_builtin_group(group)
+
+
 def _is_object_kind(definition: Mapping[str, Any], kind: str) -> bool:
     """A top-level kind (not a List, not an options/event type without metadata)."""
     props = definition.get("properties") or {}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet import yamlio
+from gitfleet.model.annotations import AnnotationError, hook_of
 from gitfleet.model.kubeschema import check_templates
 from gitfleet.model.objects import CLUSTER_SCOPED_KINDS, ObjectKey, Origin, Template, group_of
 
@@ -98,6 +99,21 @@ class Expanded:
     created_namespace: ObjectKey | None = None
 
 
+def _generated_name(doc: Mapping[str, Any], index: int) -> tuple[str | None, str]:
+    """A rendered hook's generateName, which stands for its name (the agent creates one object
+    per run); anywhere else a problem naming generateName, as `validate` says of templates."""
+    prefix = (doc.get("metadata") or {}).get("generateName")
+    what = f"rendered document {index + 1} ({doc.get('kind')} {prefix})"
+    try:
+        hook = hook_of(doc)
+    except AnnotationError as exc:
+        return None, f"{what}: {exc}"
+    if hook is None or not isinstance(prefix, str) or not prefix:
+        return None, (f"{what}: metadata.generateName is allowed on hook objects only "
+                      "(helm.sh/hook or argocd.argoproj.io/hook); give it metadata.name")
+    return prefix, ""
+
+
 def expand(request: ChartRequest, output: ChartOutput, origin: Origin, *,
            create_namespace: bool, kubernetes_version: str) -> Expanded:
     """The rendered documents as templates: each namespaced object without a namespace goes
@@ -119,6 +135,11 @@ def expand(request: ChartRequest, output: ChartOutput, origin: Origin, *,
         api_version, kind = doc.get("apiVersion"), doc.get("kind")
         meta = doc.get("metadata")
         name = meta.get("name") if isinstance(meta, dict) else None
+        if name is None and isinstance(meta, dict) and "generateName" in meta:
+            name, problem = _generated_name(doc, i)
+            if problem:
+                problems.append(problem)
+                continue
         if not (isinstance(api_version, str) and isinstance(kind, str) and
                 isinstance(name, str) and api_version and kind and name):
             problems.append(f"rendered document {i + 1} has no apiVersion, kind and "

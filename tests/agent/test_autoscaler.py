@@ -108,7 +108,7 @@ def test_recovery_leaves_hpa_replicas_and_repairs_the_rest(remote, kubesim, make
                            "spec": {"template": {"spec": {"containers": [
                                {"name": "web", "image": "evil:1"}]}}}}, force=True)
         wait_for(lambda: _live(sim, "Deployment", "web")["spec"]["template"]["spec"]
-                 ["containers"][0]["image"] == "nginx:1.25", timeout=10)
+                 ["containers"][0]["image"] == "nginx:1.25", timeout=60)
         assert _live(sim, "Deployment", "web")["spec"]["replicas"] == 6
 
 

@@ -63,10 +63,10 @@ def test_with_recovery_drift_is_put_back_within_seconds(remote, kubesim, make_ag
                  is Phase.SUCCESS)
         wait_for(lambda: agent.recovery is not None and len(agent.recovery._watches) == 2)
         _scale(sim, 1)
-        wait_for(lambda: _replicas(sim) == 3, timeout=10)
+        wait_for(lambda: _replicas(sim) == 3, timeout=60)
         person(sim).delete("v1", "ConfigMap", "bar", "web-config")
-        wait_for(lambda: person(sim).get("v1", "ConfigMap", "bar", "web-config"), timeout=10)
-        wait_for(lambda: "recovered ConfigMap bar/web-config" in status_log(remote), timeout=10)
+        wait_for(lambda: person(sim).get("v1", "ConfigMap", "bar", "web-config"), timeout=60)
+        wait_for(lambda: "recovered ConfigMap bar/web-config" in status_log(remote), timeout=60)
     log = status_log(remote)
     assert "recovered Deployment bar/web: put back spec.replicas 1 -> 3" in log
     assert not [t for t in threading.enumerate() if t.name.startswith("gitfleet-watch")]

@@ -49,7 +49,8 @@ UIDS = {"old": "0f0f0f0f-0000-4000-8000-000000000001",
 # HelmChart name -> (chart, targetNamespace, values)
 CHARTS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "edge": ("gateway", "ingress", {"controller": {"replicaCount": 2,
-                                                   "extraArgs": {"enable-metrics": "true"}}}),
+                                                   "extraArgs": {"enable-metrics": "true"}},
+                                    "admissionWebhook": {"enabled": True}}),
     "site": ("webapp", "web", {"hpa": {"enabled": True}, "serviceMonitor": {"enabled": True},
                                "env": [{"name": "REGION", "value": "eu"}]}),
     "ksm": ("statemetrics", "monitoring", {"verticalPodAutoscaler": {"enabled": True},

@@ -16,6 +16,9 @@ CHROMIUM = Path("/usr/bin/chromium")
 ATTACKER = "attacker.example"
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / ".tools" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+# every wait of a page (a selector, a function, a navigation) waits on its condition this long at
+# most: Playwright's 30 s default was missed at load average 8, where a live fleet answers slowly
+WAIT_MS = 120_000
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
         # the DNS of a rebinding attack: attacker.example resolves to this machine
@@ -45,6 +48,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveFleet]:
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(WAIT_MS)
     p = context.new_page()
     errors: list[str] = []
     p.on("pageerror", lambda exc: errors.append(str(exc)))

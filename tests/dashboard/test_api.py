@@ -25,17 +25,9 @@ from gitfleet.dashboard.source import FleetSource
 from gitfleet.errors import InputError
 from gitfleet.httpthread import HTTPThread
 from gitfleet.state.git import Git, init_repo
+from tests.harness import wait_for
 
 SECRET_VALUE = "hunter2-do-not-show"
-
-
-def wait_for(done: Any, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 OTHER_VALUE = "correct-horse-battery"
 
 
@@ -229,7 +221,7 @@ def test_before_the_first_read_the_api_says_so_and_the_page_still_loads(repo: An
         with source._lock:
             source._refreshing = False
         source.warm()
-        assert wait_for(lambda: fetch(url + "api/fleet")[0] == 200)
+        wait_for(lambda: fetch(url + "api/fleet")[0] == 200, what="the first read served")
     finally:
         server.stop()
 
@@ -244,8 +236,8 @@ def test_the_snapshot_is_read_again_only_when_a_branch_moves(repo: Any) -> None:
     git.run("update-ref", "refs/heads/gitfleet/state", first)
     source._refs = (-1.0, "")                     # past the fingerprint's short trust
     assert source.model() is one                  # answered at once; re-read in the background
-    moved = wait_for(lambda: source.model().fleet["stateCommit"] == first)
-    assert moved and source.model() is source.model()   # and kept until something moves
+    wait_for(lambda: source.model().fleet["stateCommit"] == first, what="the re-read")
+    assert source.model() is source.model()   # and kept until something moves
     now[0] += 3600.0                              # no heartbeat to expire: nothing to re-judge
     time.sleep(0.5)
     assert source.model().view.now == 1000.0

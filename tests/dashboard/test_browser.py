@@ -18,11 +18,13 @@ from typing import Any
 import pytest
 
 from gitfleet.clock import parse_iso
-from tests.dashboard.conftest import ATTACKER, AXE, shot
+from tests.dashboard.conftest import ATTACKER, AXE, WAIT_MS, shot
 from tests.dashboard.livefleet import LiveFleet, git
 from tests.harness import wait_for
 
-pytestmark = pytest.mark.slow
+# the module's first test carries the live fleet's start; at load average 8 a test here may
+# take minutes waiting on its conditions, each bounded on its own
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 WEB = "templates/web/web.yaml"
 WEB_TILE = 'tr[data-cluster="prod-east"] td[data-app="web/web"] .b'
@@ -30,7 +32,7 @@ WEB_TILE = 'tr[data-cluster="prod-east"] td[data-app="web/web"] .b'
 
 def cli(*args: str) -> Any:
     out = subprocess.run([sys.executable, "-m", "gitfleet", *args], check=True,
-                         capture_output=True, text=True, timeout=60).stdout
+                         capture_output=True, text=True, timeout=180).stdout
     return json.loads(out)
 
 
@@ -46,7 +48,7 @@ def converged(fleet: LiveFleet) -> None:
             c["condition"] == "Ready" and all(t["word"] == "Healthy" for t in c["tiles"].values())
             for c in data["clusters"])
     assert fleet.supervisor is not None
-    wait_for(done, timeout=90, step=fleet.supervisor.check, what="the fleet converged")
+    wait_for(done, timeout=180, step=fleet.supervisor.check, what="the fleet converged")
 
 
 def open_grid(page: Any, fleet: LiveFleet, query: str = "") -> None:
@@ -70,7 +72,11 @@ def test_the_grid_shows_every_cluster_and_application_and_filters_by_url(
     assert badges.count() > len(clusters)
     assert all(t.strip().endswith(w) for t, w in zip(badges.all_inner_texts(),
                                                      words(page, "#grid .b"), strict=True))
-    assert set(words(page, "#grid td[data-app] .b")) == {"Healthy"}
+    # every tile Healthy as the page judges it: under load a heartbeat comes late and the page
+    # shows its cluster Unknown a moment (as it should), so wait, bounded, for the page to agree
+    page.wait_for_function("""() => { const w = [...document.querySelectorAll(
+        '#grid td[data-app] .b')].map(b => b.dataset.word);
+        return w.length > 0 && w.every(x => x === 'Healthy'); }""")
     shot(page, "fleet")
 
     # a label filter typed in the page is a URL that shows the same rows to anyone
@@ -113,8 +119,7 @@ def test_a_push_shows_live_then_its_diff_in_history(fleet: LiveFleet, page: Any)
     fleet.push(WEB, f"replicas: {old} ", f"replicas: {old + 3} ", f"web: {old + 3} replicas")
     page.wait_for_function("() => window.seen.includes('Progressing') && "
                            "window.seen[window.seen.length - 1] === 'Healthy' && "
-                           "window.seen.lastIndexOf('Progressing') < window.seen.length - 1",
-                           timeout=60_000)
+                           "window.seen.lastIndexOf('Progressing') < window.seen.length - 1")
     assert page.evaluate("window.sameDocument") is True     # no reload
     seen = page.evaluate("window.seen")
     assert seen[0] == "Healthy" and "Progressing" in seen, seen
@@ -150,7 +155,7 @@ def test_a_stopped_agent_turns_its_cluster_unknown(fleet: LiveFleet, page: Any) 
     page.wait_for_selector("h1 .b[data-word=Ready]")
     fleet.stop_agent("prod-west")
     try:
-        page.wait_for_selector("h1 .b[data-word=Unknown]", timeout=30_000)
+        page.wait_for_selector("h1 .b[data-word=Unknown]")
         assert "heartbeat older than" in page.locator("dl.facts").inner_text()
         shot(page, "cluster")
         page.click("a[data-nav=fleet]")
@@ -200,6 +205,7 @@ def test_axe_finds_no_serious_violation_in_any_view_or_theme(fleet: LiveFleet,
              "history": (f"#/history?a={parent}&b={state}&cluster=prod-east", "h2")}
     # axe is injected as a script of its own: this context alone lets it past the page's CSP
     context = browser.new_context(viewport={"width": 1280, "height": 800}, bypass_csp=True)
+    context.set_default_timeout(WAIT_MS)
     try:
         page = context.new_page()
         page.emulate_media(color_scheme="light")
@@ -246,9 +252,13 @@ def test_the_static_export_renders_from_file(fleet: LiveFleet, page: Any,
     data = json.loads(exported[exported.index(",") + 1:exported.rindex(");")])
     ready = next(c for c in data["clusters"] if c["condition"] == "Ready")
     row = f'#grid tr[data-cluster="{ready["name"]}"] td:nth-child(2)'
-    page.clock.install(time=parse_iso(ready["heartbeat"]))
+    beat = parse_iso(ready["heartbeat"])
+    # installed a minute early and held at the heartbeat once the page is up: the page clock
+    # runs while the page loads, and a slow load must not age the heartbeat under our eyes
+    page.clock.install(time=beat - 60)
     page.goto((site / "index.html").as_uri() + "#/fleet")
     page.wait_for_selector("#grid tbody tr")
+    page.clock.pause_at(beat)
     assert page.locator(row + " .age").inner_text().strip() == "0s ago"
     assert words(page, row + " .b") == ["Ready"]
     # Unknown past the heartbeat's tolerance and the page's 2 s slack (app.js SLACK)

@@ -140,7 +140,7 @@ def start_fcgiwrap(sock: Path, *, workers: int = 4) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(["fcgiwrap", "-c", str(workers), "-s", f"unix:{sock}"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while not sock.exists():
         if time.monotonic() > deadline or proc.poll() is not None:
             _stop(proc)

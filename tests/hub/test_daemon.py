@@ -57,7 +57,7 @@ def test_hub_follows_pushes_to_a_local_bare_repo(tmp_path: Path) -> None:
                  f'"value": {replicas - 1}}}', f'"value": {replicas}}}')
             pushed = commit(work, f"staging: {replicas} api replicas")
             git(work, "push", "-q", "origin", "main")
-            wait_for(lambda p=pushed: source_of(bare) == p, timeout=15, what="push rendered")
+            wait_for(lambda p=pushed: source_of(bare) == p, timeout=60, what="push rendered")
             api = "gitfleet/state:clusters/staging/api/api/apps_Deployment_api_api.yaml"
             assert f"replicas: {replicas}" in git(bare, "show", api)
         assert consistent(bare)
@@ -68,14 +68,14 @@ def test_hub_follows_pushes_to_a_local_bare_repo(tmp_path: Path) -> None:
              "schedulingStrategy: [Dividing")
         broken = commit(work, "broken subscription")
         git(work, "push", "-q", "origin", "main")
-        wait_for(lambda: source_of(bare) == broken, timeout=15, what="broken push rendered")
+        wait_for(lambda: source_of(bare) == broken, timeout=60, what="broken push rendered")
         after = set(git(bare, "ls-tree", "-r", "--name-only", "gitfleet/state").split())
         assert deployed <= after
         assert "policies/web/subscription.yaml" in git(bare, "show", "gitfleet/state:errors.yaml")
         git(work, "revert", "--no-edit", "HEAD")
         git(work, "push", "-q", "origin", "main")
         pushed = git(work, "rev-parse", "HEAD").strip()
-        wait_for(lambda: source_of(bare) == pushed, timeout=15, what="fix rendered")
+        wait_for(lambda: source_of(bare) == pushed, timeout=60, what="fix rendered")
 
         code, text = request(f"{base}/metrics")
         assert code == 200
@@ -127,5 +127,5 @@ def test_hub_on_a_work_tree_repo_renders_commits(tmp_path: Path) -> None:
                  what="first render")
         edit(repo, "templates/web/web.yaml", "port: 80", "port: 81")
         sha = commit(repo, "port 81")
-        wait_for(lambda: source_of(repo) == sha, timeout=15, what="commit rendered")
+        wait_for(lambda: source_of(repo) == sha, timeout=60, what="commit rendered")
         assert proc.poll() is None

@@ -76,7 +76,7 @@ def test_webhook_triggers_a_fetch(served: tuple[Path, Path], tmp_path: Path) -> 
                                          method="POST")
             with urllib.request.urlopen(req, timeout=5) as resp:
                 assert resp.status == 202
-            wait_for(lambda: source_of(bare) == pushed, timeout=15, what="webhook render")
+            wait_for(lambda: source_of(bare) == pushed, timeout=60, what="webhook render")
             assert consistent(bare)
 
 

@@ -262,7 +262,7 @@ def test_when_every_connection_is_serving_a_new_one_is_refused_503() -> None:
         try:
             for sock in busy:
                 sock.sendall(b"GET /slow HTTP/1.1\r\nHost: hub\r\nConnection: close\r\n\r\n")
-            wait_for(lambda: sum(not c.waiting() for c in server.guard.open) == 4, timeout=5,
+            wait_for(lambda: sum(not c.waiting() for c in server.guard.open) == 4, timeout=60,
                      what="four requests in flight")
             assert get(server, "/healthz") == 503
         finally:

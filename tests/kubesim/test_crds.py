@@ -31,7 +31,7 @@ def _widget(name: str, ns: str, size: int = 1) -> dict:
 
 
 def _wait_established(ext: client.ApiextensionsV1Api, name: str) -> None:
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60   # bounded generously: a busy machine is slow, not wrong
     while time.monotonic() < deadline:
         crd = ext.read_custom_resource_definition(name)
         conditions = {c.type: c.status for c in (crd.status.conditions or [])}

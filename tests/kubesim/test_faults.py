@@ -95,11 +95,11 @@ def test_stop_is_bounded_and_frees_the_port() -> None:
 def test_down_ends_open_watches_and_up_accepts_new_ones(sim: KubeSim, core: client.CoreV1Api,
                                                         ns: str) -> None:
     ended = watch_until_closed(core, ns)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60   # bounded generously: a busy machine is slow, not wrong
     while sim.request_count("watch") == 0 and time.monotonic() < deadline:
         time.sleep(0.01)
     sim.down()
-    assert ended.wait(10)
+    assert ended.wait(60)
     sim.up()
     core.create_namespaced_config_map(ns, configmap())
     assert [c.metadata.name for c in ours(core.list_namespaced_config_map(ns).items)] == [

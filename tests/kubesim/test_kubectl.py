@@ -95,7 +95,7 @@ def test_get_watch_with_timeout_sees_changes(sim: KubeSim, tmp_path: Path) -> No
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)})
         try:
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 60
             while sim.request_count("watch") == 0 and time.monotonic() < deadline:
                 time.sleep(0.01)
             core.create_namespaced_config_map("shop", {"metadata": {"name": "during"}})

@@ -5,11 +5,11 @@ reads as protobuf), foreground cascade deletion and finalizers."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
 from gitfleet.kubesim import KubeSim
+from tests.harness import wait_for
 from tests.kubesim.conftest import KUBECTL
 
 pytestmark = pytest.mark.skipif(not KUBECTL, reason="kubectl is not installed on this machine")
@@ -118,8 +118,7 @@ def test_foreground_cascade_keeps_the_owner_terminating(kubectl, sim: KubeSim) -
 def test_a_finalizer_holds_an_object_terminating(kubectl, sim: KubeSim) -> None:  # noqa: ANN001
     kubectl("apply", "-f", "-", stdin=_cm("held", finalizers="example.com/hold"))
     kubectl("delete", "configmap", "held", "--wait=false")
-    time.sleep(0.2)
-    assert _deleting(kubectl, "held")
+    wait_for(lambda: _deleting(kubectl, "held"), what="held marked for deletion")
     added = kubectl("patch", "configmap", "held", "--type=json", "-p",
                     '[{"op":"add","path":"/metadata/finalizers/-","value":"example.com/b"}]',
                     check=False)

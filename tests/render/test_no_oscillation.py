@@ -63,7 +63,7 @@ def apply(sim: KubeSim, result: RenderResult, name: str) -> None:
             apps.create_namespaced_deployment("apps", body)
         core = client.CoreV1Api(api)
         wanted = body["spec"]["replicas"]
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60   # bounded generously: a busy machine is slow
         while time.monotonic() < deadline:  # the pods run shortly after the Deployment
             pods = core.list_namespaced_pod("apps").items
             if len(pods) == wanted and all(p.status.phase == "Running" for p in pods):

@@ -68,7 +68,7 @@ class StatusHttp:
         marker = f"/settle/{self._marks}"
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{marker}", timeout=10) as r:
             r.read()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while f"{marker} " not in (self.dir / "access.log").read_text():
             if time.monotonic() > deadline:
                 raise RuntimeError(f"nginx did not log {marker}")
