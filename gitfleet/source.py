@@ -4,7 +4,9 @@ This is the snapshot's edge, where outside tools may run (the render core stays 
 folder under `templates/` that holds a `kustomization.yaml` (or `.yml`, or `Kustomization`) is
 built with `kustomize build` (or `kubectl kustomize`), and its output objects are templates
 like any other, their origin the folder's kustomization file. The folder's own files are not
-templates themselves, and neither is a kustomization folder that another one uses as a base.
+templates themselves. A kustomization folder that another one uses as a base is built as its
+own app too (a Subscription may feed it, as an Argo CD Application may point at it), except
+for the objects an overlay outputs under the same identity: those are the overlay's.
 The files a build needs are written to a temporary directory (never into the user's repo), and
 builds are cached by the content of those files. A folder whose build fails is an error of
 that folder only: it counts as a broken file, so what it deployed keeps its last good state.
@@ -138,26 +140,44 @@ class Kustomizer:
         roots = kustomize_roots(files)
         if not roots:
             return dict(files), [], set()
-        bases: set[str] = set()
+        users: dict[str, set[str]] = {}
         for folder, kfile in roots.items():
             for entry in _references(files[kfile]):
                 target = posixpath.normpath(posixpath.join(folder, entry))
                 if target in roots and target != folder:
-                    bases.add(target)
+                    users.setdefault(target, set()).add(folder)
+        bases = set(users)
+        depth = _base_depths(users)
         out = {p: d for p, d in files.items() if _root_of(p, roots) is None}
         problems: list[Problem] = []
         broken: set[str] = set()
-        for folder, kfile in sorted(roots.items()):
-            if folder in bases:
-                continue
+        built: dict[str, bytes] = {}
+        failed: set[str] = set()
+        # overlays first: what they output is taken before a base's object of the same name
+        for folder, kfile in sorted(roots.items(), key=lambda item: (depth.get(item[0], 0),
+                                                                     item[0])):
             origin = kfile if kfile.endswith((".yaml", ".yml")) else f"{folder}/kustomization.yaml"
+            failed_users = sorted(u for u in _users_of(folder, users) if u in failed)
+            if failed_users:
+                # an object of this base may be redefined by the overlay that failed: the
+                # base's version must not stand in for it (bad input never costs deployed state)
+                problems.append(Problem(origin, None, "", f"not built as its own app while "
+                                        f"{failed_users[0]}/, which uses it as a base, fails "
+                                        "to build (its objects may be that folder's)"))
+                broken.add(origin)
+                failed.add(folder)
+                continue
             build = self.build(folder, files, roots)
             if build.error:
+                failed.add(folder)
                 problems.append(Problem(origin, None, "", f"kustomize build of {folder}/ failed: "
                                                          f"{build.error}"))
                 broken.add(origin)
+            elif folder in bases:
+                built[origin] = _without(build.output, taken=_identities(built.values()))
             else:
-                out[origin] = build.output
+                built[origin] = build.output
+        out.update((origin, output) for origin, output in built.items() if output.strip())
         return out, problems, broken
 
     def _inputs(self, folder: str, files: Mapping[str, bytes],
@@ -204,6 +224,77 @@ class Kustomizer:
                 self._cache.clear()
             self._cache[key] = result
         return result
+
+
+def _users_of(folder: str, users: Mapping[str, set[str]]) -> set[str]:
+    """The folders that use `folder` as a base, directly or through other bases."""
+    found: set[str] = set()
+    todo = list(users.get(folder, ()))
+    while todo:
+        current = todo.pop()
+        if current not in found:
+            found.add(current)
+            todo.extend(users.get(current, ()))
+    return found
+
+
+def _base_depths(users: Mapping[str, set[str]]) -> dict[str, int]:
+    """How far below an app each base folder sits (1: a folder that is no base uses it), so
+    that overlays are built before the bases they redefine objects of."""
+    depths: dict[str, int] = {}
+
+    def depth(folder: str, seen: frozenset[str]) -> int:
+        if folder not in users or folder in seen:
+            return 0
+        if folder not in depths:
+            depths[folder] = 1 + max(depth(u, seen | {folder}) for u in users[folder])
+        return depths[folder]
+
+    for folder in users:
+        depth(folder, frozenset())
+    return depths
+
+
+def _documents(output: bytes) -> list[bytes]:
+    """The documents of a build's output (kustomize separates them with `---` lines)."""
+    docs: list[bytes] = []
+    current: list[bytes] = []
+    for line in output.splitlines(keepends=True):
+        if line.rstrip() == b"---":
+            docs.append(b"".join(current))
+            current = []
+        else:
+            current.append(line)
+    docs.append(b"".join(current))
+    return [d for d in docs if d.strip()]
+
+
+def _identity(document: bytes) -> tuple[str, str, str, str] | None:
+    try:
+        obj = yaml.load(document, Loader=_LOADER)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+        return None
+    meta = obj["metadata"]
+    return (str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", "")),
+            str(meta.get("namespace") or ""), str(meta.get("name", "")))
+
+
+def _identities(outputs: Iterable[bytes]) -> set[tuple[str, str, str, str]]:
+    return {i for output in outputs for d in _documents(output)
+            if (i := _identity(d)) is not None}
+
+
+def _without(output: bytes, *, taken: set[tuple[str, str, str, str]]) -> bytes:
+    """A base folder's build without the objects another folder's build already outputs: an
+    overlay that keeps a base object's name redefines that object, and its version is the
+    template (a base is built as its own app for the objects only it defines)."""
+    kept = [d for d in _documents(output) if _identity(d) not in taken]
+    return b"---\n".join(d if d.endswith(b"\n") else d + b"\n" for d in kept)
+
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _run_build(command: list[str], folder: str, inputs: Mapping[str, bytes]) -> Build:

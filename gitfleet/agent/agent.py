@@ -22,6 +22,7 @@ from gitfleet.agent.beats import HeartbeatSchedule
 from gitfleet.agent.changes import DriftFound, ObjectResult, SyncReport
 from gitfleet.agent.clusterbranch import ClusterBranch
 from gitfleet.agent.desired import DesiredState
+from gitfleet.agent.drift import field_text
 from gitfleet.agent.engine import Engine, EngineSettings, watch_kinds
 from gitfleet.agent.healthlog import log_changes
 from gitfleet.agent.heartbeat import build_heartbeat
@@ -644,7 +645,7 @@ class Agent:
             elif d.ref.key not in self._logged_drift:
                 log(LOG, logging.WARNING, "drift", object=str(d.ref), description=d.description,
                     what="missing" if d.missing else ", ".join(
-                        f"{f.path} {f.desired!r} -> {f.live!r}" for f in d.fields))
+                        field_text(f) for f in d.fields))
         for key in sorted(self._logged_drift - drifted):
             log(LOG, logging.INFO, "drift gone", object=key)
         self._logged_drift = drifted
@@ -818,7 +819,6 @@ def _repair_line(result: ObjectResult, drift: DriftFound) -> str:
     if drift.missing:
         what = "re-created after deletion"
     else:
-        what = "put back " + ", ".join(f"{f.path} {f.live!r} -> {f.desired!r}"
-                                       for f in drift.fields)
+        what = "put back " + ", ".join(field_text(f, put_back=True) for f in drift.fields)
     error = f" (failed: {result.error})" if result.error else ""
     return f"recovered {ref.kind} {where}{ref.name}: {what}{error}"

@@ -6,6 +6,10 @@ other controllers set never count. Values are compared after normalisation: quan
 lists of named items (containers, ports, env, volumes) by their key rather than position, extra
 live items being another owner's. `status` and bookkeeping metadata are never drift; of the
 metadata only the labels and annotations the Description sets are compared. Pure functions.
+
+A Secret is compared with its values hidden (`gitfleet.secrets.redact.hide_secret_data`), so
+no drift of one, wherever it is written (status, messages, logs), can carry a value: it names
+the key and says the value differs (SEMANTICS, "Secrets").
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gitfleet.quantity import same_quantity
+from gitfleet.secrets.redact import hide_secret_data, is_hidden, is_secret
 from gitfleet.wire.status import FieldDrift
 
 _SKIPPED_TOP = frozenset({"apiVersion", "kind", "metadata", "status"})
@@ -116,8 +121,22 @@ def _secret_as_data(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def compare(desired: Mapping[str, Any], live: Mapping[str, Any]) -> list[FieldDrift]:
-    """Every field set in `desired` whose value in `live` differs, with both values."""
+    """Every field set in `desired` whose value in `live` differs, with both values (a
+    Secret's as placeholders: `<hidden 1>` desired, `<hidden 2>` live)."""
     desired = _secret_as_data(desired)
+    out = _fields(desired, live)
+    if out and (is_secret(desired) or is_secret(live)):
+        # Hidden only when something differs: a no-op sync of many Secrets pays nothing.
+        # Placeholders are equal exactly where the texts are, so the hidden comparison finds
+        # the same fields (a quantity written two ways, `1` and `1.0`, is the one exception:
+        # kept out by taking only the paths the real comparison found).
+        found = {f.path for f in out}
+        hidden = hide_secret_data(desired, live)
+        out = [f for f in _fields(hidden[0] or {}, hidden[1] or {}) if f.path in found]
+    return out
+
+
+def _fields(desired: Mapping[str, Any], live: Mapping[str, Any]) -> list[FieldDrift]:
     out: list[FieldDrift] = []
     d_meta = desired.get("metadata") or {}
     l_meta = live.get("metadata") or {}
@@ -133,3 +152,17 @@ def compare(desired: Mapping[str, Any], live: Mapping[str, Any]) -> list[FieldDr
             continue
         _compare(value, live[key], f".{key}", out)
     return out
+
+
+def field_text(f: FieldDrift, *, put_back: bool = False) -> str:
+    """One drifted field for a person: `spec.replicas 3 -> 5`; a hidden Secret value only as
+    `data.password: value differs (hidden)`. `put_back` words it as Recovery's repair."""
+    if is_hidden(f.desired) or is_hidden(f.live):
+        if put_back:
+            return f"{f.path} (value hidden)"
+        if f.live is None:
+            return f"{f.path}: missing (value hidden)"
+        return f"{f.path}: value differs (hidden)"
+    if put_back:
+        return f"{f.path} {f.live!r} -> {f.desired!r}"
+    return f"{f.path} {f.desired!r} -> {f.live!r}"

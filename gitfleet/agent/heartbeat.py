@@ -1,4 +1,5 @@
-"""A heartbeat from raw cluster facts: node counts and sums of capacity, allocatable, requests.
+"""A heartbeat from raw cluster facts: node counts and sums of capacity, allocatable, requests,
+and the free room of each schedulable node (identical nodes grouped).
 
 Every resource is reported by its own name (cpu, memory, pods, ephemeral-storage and extended
 resources such as ``nvidia.com/gpu``), so the hub can compute a workload's available replicas as
@@ -19,7 +20,7 @@ from typing import Any
 from gitfleet import __version__
 from gitfleet.podresources import effective_requests
 from gitfleet.quantity import decimal_quantity
-from gitfleet.wire.status import Heartbeat
+from gitfleet.wire.status import Heartbeat, NodeGroup
 
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 
@@ -90,6 +91,71 @@ def pod_requests(pod: Mapping[str, Any]) -> dict[str, Decimal]:
     return {name: Decimal(q.numerator) / Decimal(q.denominator) for name, q in requests.items()}
 
 
+# At most this many node groups in a heartbeat: beyond it, free room is rounded down (coarser
+# steps make more nodes alike) until the groups fit, so a heartbeat stays small at thousands
+# of nodes and never reports room a node does not have.
+MAX_NODE_GROUPS = 32
+_STEPS = {"cpu": (Decimal("0.001"), Decimal("0.01"), Decimal("0.1"), Decimal("0.25"),
+                  Decimal("0.5"), Decimal(1), Decimal(2)),
+          "memory": tuple(Decimal(2**n) for n in (0, 20, 24, 26, 28, 30, 31)),
+          "pods": tuple(Decimal(n) for n in (1, 1, 2, 5, 10, 20, 50))}
+_NO_SCHEDULE = ("NoSchedule", "NoExecute")
+
+
+def schedulable(node: Mapping[str, Any]) -> bool:
+    """A node new pods can land on: Ready, not cordoned, no NoSchedule/NoExecute taint (a
+    workload's tolerations are unknown to the heartbeat; control-plane nodes carry one)."""
+    spec = node.get("spec") or {}
+    return _node_ready(node) and not spec.get("unschedulable") and not any(
+        t.get("effect") in _NO_SCHEDULE for t in spec.get("taints") or ())
+
+
+def node_groups(nodes: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]],
+                *, limit: int = MAX_NODE_GROUPS) -> tuple[NodeGroup, ...]:
+    """Free room (allocatable minus the requests of the pods bound there, and free pod slots)
+    of every schedulable node, identical nodes grouped: what the hub counts available
+    replicas from, node by node (SEMANTICS "Available replicas")."""
+    on_node: dict[str, list[Mapping[str, Any]]] = {}
+    for pod in pods:
+        if running(pod):
+            on_node.setdefault(str(pod["spec"]["nodeName"]), []).append(pod)
+    free_of: list[dict[str, Decimal]] = []
+    for node in nodes:
+        if not schedulable(node):
+            continue
+        name = str((node.get("metadata") or {}).get("name", ""))
+        alloc = _sum([(node.get("status") or {}).get("allocatable") or {}])
+        alloc.pop("gpu", None)
+        held = on_node.get(name, [])
+        used = _sum(pod_requests(p) for p in held)
+        used["pods"] = Decimal(len(held))
+        free_of.append({r: max(Decimal(0), q - used.get(r, Decimal(0)))
+                        for r, q in alloc.items()})
+    for level in range(len(_STEPS["cpu"])):
+        groups = _grouped(free_of, level)
+        if len(groups) <= limit:
+            return groups
+    # still too many kinds of nodes: keep the most common, leave the others' room out
+    return tuple(sorted(sorted(groups, key=lambda g: -g.nodes)[:limit],
+                        key=lambda g: sorted(g.free.items())))
+
+
+def _grouped(free_of: list[dict[str, Decimal]], level: int) -> tuple[NodeGroup, ...]:
+    counts: dict[tuple[tuple[str, str], ...], int] = {}
+    for free in free_of:
+        key = tuple(sorted((r, _format(r, _round_down(r, q, level))) for r, q in free.items()))
+        counts[key] = counts.get(key, 0) + 1
+    return tuple(NodeGroup(nodes=n, free=dict(key)) for key, n in sorted(counts.items()))
+
+
+def _round_down(resource: str, amount: Decimal, level: int) -> Decimal:
+    steps = _STEPS.get(resource)
+    if steps is None or level == 0:
+        return amount
+    step = steps[level]
+    return (amount // step) * step
+
+
 def build_heartbeat(*, time: str, interval_seconds: int, tolerance_seconds: int = 0,
                     version: Mapping[str, Any],
                     healthz: bool, livez: bool, readyz: bool,
@@ -111,4 +177,4 @@ def build_heartbeat(*, time: str, interval_seconds: int, tolerance_seconds: int 
         nodes_ready=ready, nodes_not_ready=len(node_list) - ready,
         capacity=_formatted(capacity), allocatable=_formatted(allocatable),
         requested=_formatted(requested), app_pusher=app_pusher,
-        api_versions=tuple(sorted(api_versions)))
+        api_versions=tuple(sorted(api_versions)), node_groups=node_groups(node_list, holding))

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from gitfleet.agent.changes import DriftFound, ObjectResult, SyncReport
 from gitfleet.agent.desired import DesiredState
+from gitfleet.agent.drift import field_text
 from gitfleet.health import ObjectOutcome, phase_of
 from gitfleet.wire.status import (
     Change,
@@ -92,8 +93,7 @@ def aborted_status(previous: ClusterStatus, *, desired: DesiredState,
 def _drift_note(found: DriftFound) -> str:
     if found.missing:
         return f"drifted: {found.ref} is missing"
-    return f"drifted: {found.ref} " + ", ".join(
-        f"{f.path} {f.desired!r} -> {f.live!r}" for f in found.fields)
+    return f"drifted: {found.ref} " + ", ".join(field_text(f) for f in found.fields)
 
 
 def build_status(*, cluster: str, desired: DesiredState, report: SyncReport,

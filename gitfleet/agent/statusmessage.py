@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gitfleet.agent.drift import field_text
 from gitfleet.wire.status import Change, ClusterStatus
 
 HEARTBEAT_TRAILER = "Gitfleet-Heartbeat-Only"
@@ -112,7 +113,7 @@ def describe(previous: ClusterStatus | None, new: ClusterStatus, write: Write) -
         if old_drift.get(key) != drift:
             where = f"{drift.namespace}/" if drift.namespace else ""
             what = "deleted" if drift.missing else ", ".join(
-                f"{f.path} {f.desired!r} -> {f.live!r}" for f in drift.fields)
+                field_text(f) for f in drift.fields)
             text = f"drift on {drift.kind} {where}{drift.name}: {what}"
             lines.append(text)
             headline = headline or text

@@ -2,8 +2,9 @@
 between two state commits, object by object.
 
 Every answer here is a function of commit ids, so the caller caches it forever (bounded). A
-Secret's values never leave this module: `data` and `stringData` are replaced by a marker that
-says only whether the value changed between the two commits.
+Secret's values never leave this module: both versions go through
+`gitfleet.secrets.redact.hide_secret_data` (`data`, `stringData`, the annotations that copy the
+object), whose placeholders say only whether a value changed between the two commits.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from gitfleet import yamlio
 from gitfleet.errors import InputError
 from gitfleet.layout import Branches
 from gitfleet.logs import log
+from gitfleet.secrets.redact import HIDDEN, hide_old_words, hide_secret_data
 from gitfleet.state.git import Git
 from gitfleet.wire.autoscalingstatus import read_fhpa_status
 
@@ -27,8 +29,6 @@ LOG = logging.getLogger("gitfleet.dashboard.history")
 _SEP, _END = "\x1f", "\x1e"
 _TRAILER = re.compile(r"^Source-Commit:\s*([0-9a-f]{7,40})\s*$", re.M)
 _SHA = re.compile(r"^[0-9a-f]{4,40}$")
-SECRET_FIELDS = ("data", "stringData")
-HIDDEN = "<hidden>"
 
 
 def is_sha(text: str) -> bool:
@@ -78,8 +78,10 @@ def status_head(git: Git, branches: Branches, snap: FleetSnapshot, cluster: str)
 
 
 def status_log(git: Git, ref: str, *, limit: int = 50) -> list[dict[str, Any]]:
-    """A cluster's status branch, newest first: when, by whom, what it said."""
-    return [{"commit": sha, "author": author, "time": int(when), "subject": subject}
+    """A cluster's status branch, newest first: when, by whom, what it said (a Secret's
+    values an older agent wrote into a subject cut off)."""
+    return [{"commit": sha, "author": author, "time": int(when),
+             "subject": hide_old_words(subject)}
             for sha, author, when, subject, _ in _log(git, ref, f"-n{limit}")]
 
 
@@ -128,25 +130,13 @@ def _is_secret(file_name: str, data: bytes) -> bool:
 
 
 def _hide_secret(before: bytes, after: bytes) -> tuple[bytes, bytes]:
-    """Both versions with every value of `data`/`stringData` replaced by a marker; a value that
-    differs between them is marked old/new (so a diff shows that it moved, never what)."""
+    """Both versions with every value hidden; a value that differs between them gets another
+    placeholder (so a diff shows that it moved, never what)."""
     docs = [_load(before), _load(after)]
-    fields = [{f: dict(d.get(f) or {}) for f in SECRET_FIELDS} if d else {} for d in docs]
-    out = []
-    for i, doc in enumerate(docs):
-        if doc is None:
-            out.append(b"")
-            continue
-        other = fields[1 - i]
-        for f in SECRET_FIELDS:
-            values = doc.get(f)
-            if not isinstance(values, dict):
-                continue
-            moved = f"{HIDDEN} ({'old' if i == 0 else 'new'} value)"
-            doc[f] = {k: HIDDEN if other.get(f, {}).get(k, v) == v else moved
-                      for k, v in values.items()}
-        out.append(yamlio.dump(doc).encode())
-    return out[0], out[1]
+    b, a = hide_secret_data(*({**d, "kind": "Secret"} if d is not None else None
+                              for d in docs))
+    return (yamlio.dump(dict(b)).encode() if b is not None else b"",
+            yamlio.dump(dict(a)).encode() if a is not None else b"")
 
 
 def _load(data: bytes) -> dict[str, Any] | None:

@@ -20,6 +20,7 @@ from typing import Any
 from gitfleet.clock import isoformat
 from gitfleet.fleetview.snapshot import DescriptionEntry, FleetSnapshot
 from gitfleet.fleetview.summary import PHASE_ORDER, summary_of, worst_phase
+from gitfleet.layout import CLUSTER_SCOPE_DIR
 from gitfleet.wire.fleetstatus import ClusterSummary
 from gitfleet.wire.rollouts import iso
 
@@ -256,7 +257,36 @@ def subscription_rows(view: View) -> list[dict[str, Any]]:
             "changed": rfc3339(changed),
             "ageSeconds": view.seconds(changed),
         })
-    return rows
+    listed = {(str(r["namespace"]), str(r["name"])) for r in rows}
+    return sorted(rows + _failed_units(view, listed),
+                  key=lambda r: (str(r["namespace"]), str(r["name"])))
+
+
+UNIT_KINDS = ("Subscription", "PropagationPolicy", "ClusterPropagationPolicy")
+
+
+def _failed_units(view: View, listed: set[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Rows for the units that have no Description but a render error (a Subscription whose
+    feed was never found): listed, with their error, rather than left out."""
+    failed: dict[tuple[str, str, str], list[str]] = {}
+    for e in view.snap.errors:
+        kind, _, rest = e.unit.partition("/")
+        if kind not in UNIT_KINDS or not rest:
+            continue
+        ns, _, name = rest.rpartition("/")
+        folder_ns = ns or CLUSTER_SCOPE_DIR
+        if (folder_ns, name) in listed:
+            continue
+        messages = failed.setdefault((folder_ns, name, kind), [])
+        if e.message not in messages:
+            messages.append(e.message)
+    return [{
+        "namespace": ns, "name": name, "kind": kind, "clusters": 0, "ready": "0/0",
+        "phase": RENDER_ERROR, "phases": {}, "replicas": 0, "readyReplicas": 0,
+        "availableReplicas": 0, "placement": {},
+        "message": "render failed, nothing delivered: " + "; ".join(errors),
+        "renderErrors": errors, "changed": None, "ageSeconds": None,
+    } for (ns, name, kind), errors in sorted(failed.items())]
 
 
 def drift_rows(view: View, only: str | None = None) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from gitfleet import yamlio
 from gitfleet.errors import InputError
 from gitfleet.fleetview.autoscaling import AutoscalerStatuses, read_autoscalers
+from gitfleet.fleetview.hiding import hidden_status
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, Branches
 from gitfleet.logs import log
 from gitfleet.model.settings import FleetSettings
@@ -230,7 +231,7 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
                        previous)
     view = _believed(git, branches, keys, shards, reader,
                      {n: c.labels for n, c in snap.clusters.items()})
-    snap.statuses.update(view.statuses)
+    snap.statuses.update({n: hidden_status(s) for n, s in view.statuses.items()})
     for name, choice in view.choices.items():
         if choice.rejected:
             snap.status_rejected[name] = choice.rejected

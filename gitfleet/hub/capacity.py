@@ -13,11 +13,13 @@ from gitfleet.render.status import reported_capacity
 
 
 class Capacity:
-    """Each cluster's allocatable and requested resources, from its heartbeat."""
+    """Each cluster's allocatable and requested resources, and the free room of its nodes,
+    from its heartbeat."""
 
     def plan(self, inputs: RoundInputs) -> Contribution:
         capacity = reported_capacity(inputs.status.statuses)   # as `render` and `diff` read it
         digest = hashlib.sha1(repr(sorted(
-            (n, sorted(c.allocatable.items()), sorted(c.requested.items()))
+            (n, sorted(c.allocatable.items()), sorted(c.requested.items()),
+             None if c.nodes is None else [(g.nodes, sorted(g.free.items())) for g in c.nodes])
             for n, c in capacity.items())).encode()).hexdigest()
         return Contribution(snapshot={"capacity": capacity}, digest=digest)

@@ -44,6 +44,7 @@ from gitfleet.fleetview.summary import (
 from gitfleet.layout import DESCRIPTION_FILE, Branches
 from gitfleet.lifecycle.judgement import tolerance
 from gitfleet.model.loader import Fleet
+from gitfleet.secrets.redact import hide_old_words
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.objects import MODE_TREE, TreeIndex
 from gitfleet.state.statusread import StatusView
@@ -419,7 +420,7 @@ def _cluster_row(cluster: str, reported: ClusterStatus | None, key: str, desired
             live[f] += obj.replicas.get(f, 0)
     return subscription_row(cluster, phase, desired, live,
                             status.source_commit if status is not None else "",
-                            status.message if status is not None else "")
+                            hide_old_words(status.message) if status is not None else "")
 
 
 _UNSTABLE = re.compile(rb"^(?:" + TIME_KEY.encode() + rb"|currentMetrics): .*$", re.M)

@@ -115,6 +115,13 @@ class _Schemas:
         return "." not in group or group in self.groups
 
 
+def is_builtin_group(group: str, kubernetes_version: str = "") -> bool:
+    """Whether `group` is one of Kubernetes' own (at that version): its kinds' scopes are
+    known; a custom group's are known only from a CRD."""
+    version, _ = pick_version(kubernetes_version)
+    return _schemas(version.directory).is_builtin_group(group)
+
+
 def _is_object_kind(definition: Mapping[str, Any], kind: str) -> bool:
     """A top-level kind (not a List, not an options/event type without metadata)."""
     props = definition.get("properties") or {}
@@ -188,7 +195,7 @@ def _check_builtin(schemas: _Schemas, body: Mapping[str, Any], group: str, api_v
             return (f"apiVersion {api_version} of {kind} is not served by Kubernetes {k8s}; "
                     f"use {best}",)
         return (f"Kubernetes {k8s} serves no kind {kind} in {api_version}",)
-    return _errors(schemas.validator(name), body)
+    return _errors(schemas.validator(name), body, secret=kind == "Secret")
 
 
 _VERSION_ORDER = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
@@ -207,7 +214,8 @@ def _preferred(served: list[str], group: str) -> str:
     return max(served, key=rank)
 
 
-def _errors(validator: jsonschema.Draft202012Validator, body: Any) -> tuple[str, ...]:
+def _errors(validator: jsonschema.Draft202012Validator, body: Any, *, secret: bool = False
+            ) -> tuple[str, ...]:
     # A missing required field is left to the API server: SEMANTICS asks for unknown fields
     # and wrong types, and partial objects (a Deployment without a selector) are common in
     # fleets whose overrides complete them per cluster.
@@ -215,7 +223,7 @@ def _errors(validator: jsonschema.Draft202012Validator, body: Any) -> tuple[str,
                    key=lambda e: [str(p) for p in e.absolute_path])
     messages: list[str] = []
     for error in found:
-        for message in _describe(error):
+        for message in _describe(error, secret=secret):
             if message not in messages:
                 messages.append(message)
     if len(messages) > _MAX_ERRORS:
@@ -223,8 +231,18 @@ def _errors(validator: jsonschema.Draft202012Validator, body: Any) -> tuple[str,
     return tuple(messages)
 
 
-def _describe(error: jsonschema.ValidationError) -> Iterator[str]:
+def _describe(error: jsonschema.ValidationError, *, secret: bool = False) -> Iterator[str]:
+    """One message per problem, naming the path and the value; never a Secret's value
+    (errors reach errors.yaml, logs and the dashboard: SEMANTICS, "Secrets")."""
     where = _path(error.absolute_path)
+    if secret and where.startswith(_SECRET_VALUES):
+        if error.validator == "type":
+            wanted = error.validator_value
+            wanted = [w for w in wanted if w != "null"] if isinstance(wanted, list) else [wanted]
+            yield f"{where}: the value (not shown: a Secret's) is not {' or '.join(wanted)}"
+        else:
+            yield f"{where}: the value (not shown: a Secret's) fails {error.validator!r}"
+        return
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         known = list((error.schema.get("properties") or {}) if isinstance(error.schema, dict)
                      else ())
@@ -249,6 +267,9 @@ def _describe(error: jsonschema.ValidationError) -> Iterator[str]:
             yield f"{where or '(object)'}: {_shown(error.instance)} is not {' or '.join(kinds)}"
             return
     yield f"{where or '(object)'}: {error.message[:200]}"
+
+
+_SECRET_VALUES = ("data", "stringData", "metadata.annotations")
 
 
 def _types(value: Any) -> list[str]:

@@ -48,6 +48,8 @@ from gitfleet.model.objects import (
     KARMADA_AUTOSCALING,
     KARMADA_POLICY,
     REBALANCE_ANNOTATION,
+    SCOPE_ANNOTATION,
+    SCOPES,
     Autoscaler,
     Cluster,
     Feed,
@@ -87,6 +89,9 @@ POLICY_KINDS = {
     (KARMADA_AUTOSCALING, "FederatedHPA"), (KARMADA_AUTOSCALING, "CronFederatedHPA"),
 }
 CLUSTER_GROUPS = {CLUSTERNET_CLUSTERS, GITFLEET}
+# groups whose kinds' scopes gitfleet knows (their cluster-scoped ones are CLUSTER_SCOPED_KINDS)
+UPSTREAM_GROUPS = frozenset({CLUSTERNET_APPS, CLUSTERNET_CLUSTERS, KARMADA_POLICY,
+                             KARMADA_AUTOSCALING, GITFLEET})
 # Clusternet's own kinds of apps.clusternet.io that gitfleet does not read as policies: under
 # templates/ they stay resource templates (and are no typo of a kind it reads).
 CLUSTERNET_OTHER_KINDS = frozenset({"Base", "Description", "FeedInventory", "HelmRelease",
@@ -772,12 +777,19 @@ class _Builder:
     # -- after everything is read -----------------------------------------------------------
 
     def scope_templates(self) -> None:
-        """Namespaced kinds without a namespace go to `default`; cluster-scoped ones have none."""
+        """Namespaced kinds without a namespace go to `default`; cluster-scoped ones have none.
+        The scope comes from the kind (built-in), a CRD in the fleet, or the template's
+        `gitfleet.io/scope` annotation; where none says it, the kind is taken as namespaced and
+        a warning per kind says so (nothing is placed by a silent guess)."""
         fixed: dict[ObjectKey, Template] = {}
+        guessed: dict[tuple[str, str], list[Template]] = {}
         for key, t in sorted(self.templates.items()):
-            scope = self.crd_scopes.get((key.group, key.kind))
-            cluster_scoped = scope == "Cluster" if scope else key.kind in CLUSTER_SCOPED_KINDS
-            namespace = "" if cluster_scoped else (t.namespace or "default")
+            scope = self.template_scope(key, t)
+            if scope is None:
+                if not t.namespace:
+                    guessed.setdefault((key.group, key.kind), []).append(t)
+                scope = "Namespaced"
+            namespace = "" if scope == "Cluster" else (t.namespace or "default")
             if namespace != t.namespace:
                 t = Template(t.api_version, t.kind, namespace, t.name, t.body, t.origin, t.digest)
                 key = t.key
@@ -787,6 +799,43 @@ class _Builder:
                 continue
             fixed[key] = t
         self.templates = fixed
+        for (group, kind), ts in sorted(guessed.items()):
+            first = ts[0]
+            more = f" (and {len(ts) - 1} more {kind} templates)" if len(ts) > 1 else ""
+            self.warn(first.origin, f"{kind}/{first.name}",
+                      f"the scope of {kind} ({group}) is unknown: no CustomResourceDefinition "
+                      f"in the fleet says it, so it is taken as namespaced and delivered in "
+                      f"namespace default{more}; add its CRD under templates/, or annotate "
+                      f"the template {SCOPE_ANNOTATION}: Cluster (or Namespaced, with a "
+                      "metadata.namespace)")
+
+    def template_scope(self, key: ObjectKey, t: Template) -> str | None:
+        """Cluster | Namespaced, or None when nothing says it (an error when the template's
+        annotation contradicts what the kind is)."""
+        annotations = (t.body.get("metadata") or {}).get("annotations") or {}
+        said = annotations.get(SCOPE_ANNOTATION) if isinstance(annotations, dict) else None
+        crd = self.crd_scopes.get((key.group, key.kind))
+        if crd:
+            known: str | None = crd
+        elif key.kind in CLUSTER_SCOPED_KINDS:
+            known = "Cluster"
+        elif key.group in UPSTREAM_GROUPS or \
+                kubeschema.is_builtin_group(key.group, self.settings.kubernetes_version):
+            known = "Namespaced"
+        else:
+            known = None
+        if said is None:
+            return known
+        who = f"{t.kind}/{t.name}"
+        if said not in SCOPES:
+            self.error(t.origin, who, f"metadata.annotations: {SCOPE_ANNOTATION} is "
+                       f"{said!r}; it is Cluster or Namespaced")
+            return known
+        if known is not None and said != known:
+            self.error(t.origin, who, f"metadata.annotations: {SCOPE_ANNOTATION}: {said} "
+                       f"contradicts the kind, which is {known}")
+            return known
+        return str(said)
 
     def check_dependencies(self) -> None:
         """`gitfleet.io/depends-on` names units of this fleet, without cycles."""

@@ -46,6 +46,9 @@ def builtin_cluster_labels(name: str, cluster_id: str) -> dict[str, str]:
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet"})
 REPLICAS_PATH_ANNOTATION = "gitfleet.io/replicas-path"
 REBALANCE_ANNOTATION = "gitfleet.io/rebalance"
+# the scope of a template's kind when the fleet holds no CRD for it: Cluster | Namespaced
+SCOPE_ANNOTATION = "gitfleet.io/scope"
+SCOPES = ("Cluster", "Namespaced")
 CONFIRM_PURGE_ANNOTATION = "gitfleet.io/confirm-purge"   # failover purge mode Never
 
 

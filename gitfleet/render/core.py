@@ -34,6 +34,7 @@ from gitfleet.render.charts import (
     expand,
     no_renderer,
 )
+from gitfleet.render.delivery import delivered_keys, policies_broken, undelivered_warnings
 from gitfleet.render.deps import propagate_deps
 from gitfleet.render.karmada_fields import (
     is_lazy,
@@ -203,6 +204,8 @@ def render(fleet: Fleet, *, source_commit: str = "",
         plan_all(fleet, ctx.status, ctx.previous)
     ctx.policies = policy_index(fleet)
     propagate_deps(unit_plans, ctx.policies, fleet.templates)
+    ctx.warnings.extend(undelivered_warnings(fleet.templates, delivered_keys(fleet, claims),
+                                             policies_broken=policies_broken(fleet)))
     claimed: dict[str, list[ObjectKey]] = {}
     for key, claimer in claims.items():
         claimed.setdefault(policy_id(claimer), []).append(key)

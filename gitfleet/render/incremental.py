@@ -29,6 +29,12 @@ from gitfleet.render.core import (
     problems_per_cluster,
     render,
 )
+from gitfleet.render.delivery import (
+    delivered_keys,
+    is_undelivered,
+    policies_broken,
+    undelivered_warnings,
+)
 from gitfleet.render.plans import best_strength, karmada_claims, keeps_placement, resolve_feed
 from gitfleet.render.previous import CLAIMS_FILE, PreviousState
 from gitfleet.render.scope import Scope, scope_of
@@ -92,10 +98,14 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
             only is not None and (m := _CLUSTER_SUFFIX.search(p.message)) is not None
             and m[1] not in only))
 
-    errors = sorted(set(result.errors) | {p for p in old_errors if kept(p)})
-    warnings = sorted(set(result.warnings) | {p for p in old_warnings if kept(p)})
-    changes[ERRORS_FILE] = errors_file(errors, warnings)
     claims = karmada_claims(head, PreviousState(redone))
+    errors = sorted(set(result.errors) | {p for p in old_errors if kept(p)})
+    # what nothing delivers is a question about the whole fleet, not the units rendered again
+    warnings = sorted({p for p in result.warnings if not is_undelivered(p)} |
+                      {p for p in old_warnings if kept(p)} |
+                      set(undelivered_warnings(head.templates, delivered_keys(head, claims),
+                                               policies_broken=policies_broken(head))))
+    changes[ERRORS_FILE] = errors_file(errors, warnings)
     if claims:
         changes[CLAIMS_FILE] = claims_file(head, claims)
     files = overlay(previous_files, changes, [*redone_paths, *replaced, CLAIMS_FILE])

@@ -175,6 +175,9 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
     weights = selection.subscription_weights(
         sub, clusters, taints, holding=holding,
         room=_subgroup_room(sub, feeds, clusters, status, previous, generic.folder))
+    if sub.strategy == "Dividing" and sub.dividing_type == "Dynamic" and holding:
+        weights = _steady_binding(sub, weights, holding, feeds, status, previous,
+                                  generic=generic.folder, helm=helm.folder)
     # NoSchedule keeps a cluster that holds the unit, but it gets no extra replicas
     drain = {c for c in weights if c in holding and selection.cordoned(
         clusters[c], sub.tolerations, taints.get(c, ()))}
@@ -186,7 +189,7 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
         p.trigger = trigger
     if missing:
         for p in plans:
-            p.error = "feed not found: " + ", ".join(missing)
+            p.error = "feed not found: " + ", ".join(missing) + unreadable_templates(fleet)
         return plans
     no_min = selection.missing_min_clusters(sub)
     if no_min:
@@ -253,6 +256,44 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
                 assert found is not None
             plan.clusters.setdefault(cluster, []).append(found)
     return plans
+
+
+def _steady_binding(sub: Subscription, weights: dict[str, int], holding: Collection[str],
+                    feeds: list[Template], status: StatusSnapshot, previous: PreviousState,
+                    *, generic: str, helm: str) -> dict[str, int]:
+    """Dynamic dividing binds a cluster that newly matches only when replicas are placed: at a
+    scale up (or a fresh division) every candidate takes part; while no workload needs more
+    replicas than the clusters already bound hold, the binding stays as it is, as upstream's
+    dynamic assigner keeps it ("do nothing", "add new secret" in its tests)."""
+    if all(c in holding for c in weights):
+        return weights
+    for folder in (generic, helm):
+        if sub.rebalance and sub.rebalance not in previous.rebalance_tokens(folder):
+            return weights
+    bound = [c for c in weights if c in holding]
+    for t in feeds:
+        path = t.replicas_path()
+        if path is None:
+            continue
+        held = _current(previous, helm if t.is_helm_chart else generic, t, path, bound)
+        if template_replicas(t, path, status) > sum(held.values()):
+            return weights
+    return {c: w for c, w in weights.items() if c in holding}
+
+
+def unreadable_templates(fleet: Fleet) -> str:
+    """Why a feed may be missing: the template files and kustomize folders under templates/
+    that could not be read, each with its first error (a missing feed names them, so that
+    "feed not found" says where to look)."""
+    broken = sorted(p for p in fleet.broken_paths if p.startswith("templates/"))
+    if not broken:
+        return ""
+    first: dict[str, str] = {}
+    for e in fleet.errors:
+        first.setdefault(e.path, e.message)
+    said = [f"{p} ({first[p]})" if p in first else p for p in broken[:3]]
+    more = f" and {len(broken) - 3} more" if len(broken) > 3 else ""
+    return "; it may be in a template that could not be read: " + "; ".join(said) + more
 
 
 def keeps_placement(fleet: Fleet) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 from gitfleet.model.objects import ObjectKey, Taint, Template
@@ -18,11 +19,31 @@ from gitfleet.wire.status import ClusterStatus
 
 
 @dataclass(frozen=True)
+class NodeRoom:
+    """Free room of `nodes` identical schedulable nodes (quantities as reported)."""
+
+    nodes: int
+    free: Mapping[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def amounts(self) -> dict[str, Fraction]:
+        out = {}
+        for resource, text in self.free.items():
+            try:
+                out[resource] = max(Fraction(0), parse_quantity(text))
+            except (ValueError, TypeError):
+                continue     # unreadable: as if not reported
+        return out
+
+
+@dataclass(frozen=True)
 class ClusterCapacity:
-    """Sums over a cluster's nodes and pods, as its agent reported them."""
+    """Sums over a cluster's nodes and pods, as its agent reported them, and (from newer
+    agents) the free room of each group of identical schedulable nodes."""
 
     allocatable: Mapping[str, str] = field(default_factory=dict)  # cpu, memory, pods
     requested: Mapping[str, str] = field(default_factory=dict)  # sums of pod requests
+    nodes: tuple[NodeRoom, ...] | None = None   # None: an older agent (room from the sums)
 
     def free(self, resource: str) -> Fraction | None:
         if resource not in self.allocatable:
@@ -64,15 +85,17 @@ class StatusSnapshot:
 
 
 def reported_capacity(statuses: Mapping[str, ClusterStatus]) -> dict[str, ClusterCapacity]:
-    """Each cluster's allocatable and requested resources from its heartbeat (clusters that
-    report none are left out): what the hub divides dynamically by, and what `render` and
-    `diff` read from the same status branches."""
+    """Each cluster's allocatable and requested resources, and the free room of its nodes
+    (newer agents), from its heartbeat (clusters that report none are left out): what the hub
+    divides dynamically by, and what `render` and `diff` read from the same status branches."""
     capacity = {}
     for name, status in sorted(statuses.items()):
         hb = status.heartbeat
         if hb is not None and hb.allocatable:
+            nodes = None if hb.node_groups is None else tuple(
+                NodeRoom(nodes=g.nodes, free=dict(g.free)) for g in hb.node_groups)
             capacity[name] = ClusterCapacity(allocatable=dict(hb.allocatable),
-                                             requested=dict(hb.requested))
+                                             requested=dict(hb.requested), nodes=nodes)
     return capacity
 
 
@@ -104,6 +127,8 @@ def room_for(requests: Mapping[str, Fraction], capacity: ClusterCapacity | None)
     compared with every bound cluster)."""
     if capacity is None:
         return 0 if requests else None
+    if capacity.nodes is not None:
+        return _room_per_node(requests, capacity.nodes)
     fits: list[int] = []
     for res, need in requests.items():
         free = capacity.free(res)
@@ -116,3 +141,25 @@ def room_for(requests: Mapping[str, Fraction], capacity: ClusterCapacity | None)
     if pods is not None:
         fits.append(int(pods))
     return min(fits) if fits else None
+
+
+def _room_per_node(requests: Mapping[str, Fraction], groups: tuple[NodeRoom, ...]) -> int | None:
+    """Room counted node by node and summed, as upstream's predictors count it: a replica
+    counts only on a node it fits on (two nodes with 750m free hold one 500m replica each,
+    not three between them). None = no limit known on some node."""
+    total = 0
+    for group in groups:
+        free = group.amounts
+        fits: list[int] = []
+        for res, need in requests.items():
+            if res not in free:
+                if _limits_room(res):
+                    fits.append(0)
+                continue
+            fits.append(int(free[res] // need))
+        if "pods" in free:
+            fits.append(int(free["pods"]))
+        if not fits:
+            return None
+        total += group.nodes * min(fits)
+    return total

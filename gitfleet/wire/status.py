@@ -124,6 +124,29 @@ class SyncResult(StrEnum):
 
 
 @dataclass(frozen=True)
+class NodeGroup:
+    """Schedulable nodes with the same free room (allocatable minus what their pods request,
+    per resource, `pods` included): the heartbeat's per-node summary, so that the hub counts
+    room per node as a scheduler does, in a size bounded by the kinds of nodes, not their
+    number."""
+
+    nodes: int
+    free: Mapping[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"nodes": self.nodes, "free": dict(sorted(self.free.items()))}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> NodeGroup:
+        if not isinstance(d, Mapping):
+            raise ValueError(f"nodeGroups: each entry is a mapping, not {d!r}")
+        free = d.get("free") or {}
+        if not isinstance(free, Mapping):
+            raise ValueError(f"nodeGroups: free must be a mapping, not {free!r}")
+        return cls(nodes=int(d.get("nodes", 0)), free={str(k): str(v) for k, v in free.items()})
+
+
+@dataclass(frozen=True)
 class Heartbeat:
     time: str
     interval_seconds: int
@@ -144,6 +167,9 @@ class Heartbeat:
     # silence after which the hub judges the cluster Unknown (the fleet's, from cluster.yaml);
     # 0 in older agents' heartbeats: 3 intervals (gitfleet.lifecycle.judgement)
     tolerance_seconds: int = 0
+    # free room per group of identical schedulable nodes; None in older agents' heartbeats
+    # (the hub then counts room from the sums above)
+    node_groups: tuple[NodeGroup, ...] | None = None
 
     @property
     def ready(self) -> bool:
@@ -168,6 +194,8 @@ class Heartbeat:
             "appPusher": self.app_pusher,
             **({"apiVersions": list(self.api_versions)} if self.api_versions else {}),
             **({"toleranceSeconds": self.tolerance_seconds} if self.tolerance_seconds else {}),
+            **({"nodeGroups": [g.to_dict() for g in self.node_groups]}
+               if self.node_groups is not None else {}),
         }
 
     @classmethod
@@ -191,6 +219,8 @@ class Heartbeat:
             app_pusher=bool(d.get("appPusher", False)),
             api_versions=tuple(str(a) for a in d.get("apiVersions") or ()),
             tolerance_seconds=int(d.get("toleranceSeconds", 0) or 0),
+            node_groups=(tuple(NodeGroup.from_dict(g) for g in d["nodeGroups"] or ())
+                         if "nodeGroups" in d else None),
         )
 
 

@@ -1,7 +1,8 @@
 """Argo CD's example apps (gitfleet's own equivalents in `argoapps/`, see its README) deployed
 through gitfleet: the hub renders them, real agents apply them to two kubesim clusters, and
 each cluster sees Argo CD's order (PreSync hooks, waves, Sync hooks, PostSync hooks), its
-delete policies and one run of each hook; a second agent round writes nothing."""
+delete policies and one run of each hook; a second agent round writes nothing; a new revision
+of one app runs its hooks once more (one more generateName run, the earlier one deleted)."""
 
 from __future__ import annotations
 
@@ -113,40 +114,64 @@ def test_argo_example_apps_deploy_in_argo_order_to_two_clusters(
 
         wait_for(lambda: all(_success(remote, c) for c in sims), timeout=90, step=step)
 
-    for cluster, sim in sims.items():
-        got = seen[cluster]
-        # sync-waves: PreSync, wave 0, Sync hook of wave 1, wave 2, Sync hook of wave 3
-        waves = _order(got["sync-waves"], "migrate-schema-", "api", "maintenance-on", "web",
-                       "maintenance-off")
-        assert waves == sorted(waves) and len(set(waves)) == 5, (cluster, got["sync-waves"])
-        # helm-hooks: pre-install by weight, the ReplicaSet, the Service of hook-weight 2,
-        # then post-install
-        helm = _order(got["helm-hooks"], "migrate-schema-", "maintenance-on", "web",
-                      "maintenance-off")
-        assert helm == sorted(helm) and len(set(helm)) == 4, (cluster, got["helm-hooks"])
-        # pre-post-sync: PreSync before the app, PostSync once the app is Healthy
-        around = _order(got["pre-post-sync"], "smoke-before", "board", "smoke-after")
-        assert around == sorted(around) and len(set(around)) == 3, got["pre-post-sync"]
+        for cluster, sim in sims.items():
+            got = seen[cluster]
+            # sync-waves: PreSync, wave 0, Sync hook of wave 1, wave 2, Sync hook of wave 3
+            waves = _order(got["sync-waves"], "migrate-schema-", "api", "maintenance-on", "web",
+                           "maintenance-off")
+            assert waves == sorted(waves) and len(set(waves)) == 5, (cluster, got["sync-waves"])
+            # helm-hooks: pre-install by weight, the ReplicaSet, the Service of hook-weight 2,
+            # then post-install
+            helm = _order(got["helm-hooks"], "migrate-schema-", "maintenance-on", "web",
+                          "maintenance-off")
+            assert helm == sorted(helm) and len(set(helm)) == 4, (cluster, got["helm-hooks"])
+            # pre-post-sync: PreSync before the app, PostSync once the app is Healthy
+            around = _order(got["pre-post-sync"], "smoke-before", "board", "smoke-after")
+            assert around == sorted(around) and len(set(around)) == 3, got["pre-post-sync"]
 
-        live = {ns: _names(sim, ns) for ns in namespaces}
-        assert live["guestbook"] == {"guestbook-web"}
-        assert live["kustomize-guestbook"] == {"kustomize-guestbook-web"}
-        assert live["pre-post-sync"] == {"board"}                # HookSucceeded: both gone
-        runs = {n for n in live["sync-waves"] if n.startswith("migrate-schema-")}
-        assert len(runs) == 1 and live["sync-waves"] == runs | {
-            "api", "web", "maintenance-on", "maintenance-off"}  # BeforeHookCreation keeps them
-        assert len({n for n in live["helm-hooks"] if n.startswith("migrate-schema-")}) == 1
-        kube = person(sim)
-        web = kube.get("v1", "Service", "helm-hooks", "web")
-        assert web["metadata"]["annotations"]["helm.sh/hook-weight"] == "2"
+            live = {ns: _names(sim, ns) for ns in namespaces}
+            assert live["guestbook"] == {"guestbook-web"}
+            assert live["kustomize-guestbook"] == {"kustomize-guestbook-web"}
+            assert live["pre-post-sync"] == {"board"}                # HookSucceeded: both gone
+            runs = {n for n in live["sync-waves"] if n.startswith("migrate-schema-")}
+            assert len(runs) == 1 and live["sync-waves"] == runs | {
+                "api", "web", "maintenance-on", "maintenance-off"}  # BeforeHookCreation keeps them
+            assert len({n for n in live["helm-hooks"] if n.startswith("migrate-schema-")}) == 1
+            kube = person(sim)
+            web = kube.get("v1", "Service", "helm-hooks", "web")
+            assert web["metadata"]["annotations"]["helm.sh/hook-weight"] == "2"
 
-    # A second agent round (and a third) is a no-op: nothing written, no hook run again.
-    before = {c: {ns: _names(sim, ns) for ns in namespaces} for c, sim in sims.items()}
-    for sim in sims.values():
-        sim.reset_request_count()
-    for agent in agents.values():
-        agent.step()
-        agent.step()
-    for cluster, sim in sims.items():
-        assert sum(sim.request_count(v) for v in ("create", "update", "patch", "delete")) == 0
-        assert {ns: _names(sim, ns) for ns in namespaces} == before[cluster]
+        # A second agent round (and a third) is a no-op: nothing written, no hook run again.
+        before = {c: {ns: _names(sim, ns) for ns in namespaces} for c, sim in sims.items()}
+        for sim in sims.values():
+            sim.reset_request_count()
+        for agent in agents.values():
+            agent.step()
+            agent.step()
+        for cluster, sim in sims.items():
+            assert sum(sim.request_count(v) for v in ("create", "update", "patch", "delete")) == 0
+            assert {ns: _names(sim, ns) for ns in namespaces} == before[cluster]
+
+        # A new revision of sync-waves (the api image): its PreSync hook runs once more -
+        # one new generateName run, the earlier one deleted first (BeforeHookCreation) - and
+        # the Sync hooks run again; the other apps are not touched.
+        runs_before = {c: {n for n in before[c]["sync-waves"] if n.startswith("migrate-schema-")}
+                       for c in sims}
+        uids = {c: person(sim).get("batch/v1", "Job", "sync-waves", "maintenance-on")[
+            "metadata"]["uid"] for c, sim in sims.items()}
+        push(work, "sync-waves: api 3.1", {"templates/sync-waves/app.yaml": (
+            APPS / "sync-waves" / "app.yaml").read_text().replace("api:3.0", "api:3.1")})
+
+        def rolled(cluster: str) -> bool:
+            rs = person(sims[cluster]).get("apps/v1", "ReplicaSet", "sync-waves", "api")
+            image = rs["spec"]["template"]["spec"]["containers"][0]["image"]
+            return image.endswith("api:3.1") and _success(remote, cluster)
+
+        wait_for(lambda: all(rolled(c) for c in sims), timeout=90, step=step)
+        for cluster, sim in sims.items():
+            runs = {n for n in _names(sim, "sync-waves") if n.startswith("migrate-schema-")}
+            assert len(runs) == 1 and runs != runs_before[cluster]
+            again = person(sim).get("batch/v1", "Job", "sync-waves", "maintenance-on")
+            assert again["metadata"]["uid"] != uids[cluster]
+            assert {ns: _names(sim, ns) for ns in namespaces if ns != "sync-waves"} == {
+                ns: names for ns, names in before[cluster].items() if ns != "sync-waves"}

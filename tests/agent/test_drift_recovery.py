@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from gitfleet.clock import SystemClock
+from gitfleet.layout import Branches
 from gitfleet.wire.status import Phase
 from tests.agent.fleetstate import configmap, deployment, description_files, publish
 from tests.harness import person, running, status_log, status_of, wait_for
@@ -69,3 +70,87 @@ def test_with_recovery_drift_is_put_back_within_seconds(remote, kubesim, make_ag
     log = status_log(remote)
     assert "recovered Deployment bar/web: put back spec.replicas 1 -> 3" in log
     assert not [t for t in threading.enumerate() if t.name.startswith("gitfleet-watch")]
+
+
+PASSWORD = "Pl4nted-Drift-Value-91c3"
+LIVE_PASSWORD = "Pl4nted-Live-Value-5e07"
+
+
+def _b64(text: str) -> str:
+    import base64
+
+    return base64.b64encode(text.encode()).decode()
+
+
+def _secret() -> dict:
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds", "namespace": "bar"},
+            "type": "Opaque", "data": {"password": _b64(PASSWORD)}, "stringData": {"user": "shop"}}
+
+
+def _change_secret(sim) -> None:
+    import json
+
+    changed = {**_secret(), "data": {"password": _b64(LIVE_PASSWORD)}}
+    changed.pop("stringData")
+    changed["metadata"] = {**changed["metadata"], "annotations": {
+        "kubectl.kubernetes.io/last-applied-configuration": json.dumps(changed)}}
+    person(sim).apply(changed, force=True)
+
+
+def _lines(caplog) -> str:
+    """The log as the agent writes it (message and fields), one line per record."""
+    from gitfleet.logs import KeyValueFormatter
+
+    return "\n".join(KeyValueFormatter().format(r) for r in caplog.records)
+
+
+def _no_value(text: str) -> None:
+    for value in (PASSWORD, LIVE_PASSWORD):
+        assert value not in text and _b64(value) not in text
+
+
+def test_a_drifted_secret_is_reported_by_key_never_by_value(remote, kubesim, make_agent,
+                                                             caplog) -> None:
+    """issue 30: with Recovery off the drift of a Secret named its desired and live values in
+    status.yaml, the Description's message, the status commit and the agent's log."""
+    import logging
+
+    caplog.set_level(logging.DEBUG, logger="gitfleet")
+    sim = kubesim()
+    publish(remote.git, "c1", description_files("default", "creds", [_secret()]))
+    agent = make_agent(remote, sim)
+    wait_for(lambda: status_of(remote) and status_of(remote).descriptions[0].phase
+             is Phase.SUCCESS, step=agent.step)
+    _change_secret(sim)
+    agent.step()
+    status = status_of(remote)
+    assert [(d.name, [f.path for f in d.fields]) for d in status.drift] == \
+        [("creds", ["data.password"])]
+    assert status.descriptions[0].message.startswith(
+        "drifted: Secret bar/creds data.password: value differs (hidden)")
+    log = status_log(remote)
+    assert "drift on Secret bar/creds: data.password: value differs (hidden)" in log
+    _no_value(log)
+    _no_value(remote.git.run("show", f"{Branches().status('c1')}:status.yaml").decode())
+    _no_value(_lines(caplog))
+    assert "data.password: value differs (hidden)" in _lines(caplog)
+
+
+def test_recovery_puts_a_secret_back_without_naming_its_values(remote, kubesim, make_agent,
+                                                               caplog) -> None:
+    import logging
+
+    caplog.set_level(logging.DEBUG, logger="gitfleet")
+    sim = kubesim()
+    publish(remote.git, "c1", description_files("default", "creds", [_secret()]))
+    agent = make_agent(remote, sim, clock=SystemClock(), recovery=True, interval=30.0)
+    with running(agent):
+        wait_for(lambda: status_of(remote) and status_of(remote).descriptions[0].phase
+                 is Phase.SUCCESS)
+        wait_for(lambda: agent.recovery is not None and agent.recovery._watches)
+        _change_secret(sim)
+        wait_for(lambda: "recovered Secret bar/creds" in status_log(remote), timeout=10)
+    log = status_log(remote)
+    assert "recovered Secret bar/creds: put back data.password (value hidden)" in log
+    _no_value(log)
+    _no_value(_lines(caplog))

@@ -37,9 +37,13 @@ def state_commit(git: Git, files: dict[str, bytes], parents: list[str], source: 
 
 
 def secret(values: dict[str, str]) -> bytes:
-    return yamlio.dump({"apiVersion": "v1", "kind": "Secret",
-                        "metadata": {"name": "db", "namespace": "shop"},
-                        "stringData": values}).encode()
+    """A Secret as `kubectl get -o yaml` exports it: its last-applied annotation copies it."""
+    obj = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db", "namespace": "shop"},
+           "stringData": values}
+    copy = json.dumps(obj)
+    obj["metadata"] = {**obj["metadata"], "annotations": {
+        "kubectl.kubernetes.io/last-applied-configuration": copy}}
+    return yamlio.dump(obj).encode()
 
 
 @pytest.fixture
@@ -95,8 +99,8 @@ def test_secret_values_never_leave_the_diff_but_their_change_does(repo: Any) -> 
     shown = json.dumps(objects)
     assert SECRET_VALUE not in shown and OTHER_VALUE not in shown
     lines = objects["shop/shop/core_Secret_shop_db.yaml"]["diff"]
-    assert "-  password: <hidden> (old value)" in lines
-    assert "+  password: <hidden> (new value)" in lines
+    assert "-  password: <hidden 1>" in lines
+    assert "+  password: <hidden 2>" in lines
     assert not any("user:" in line and line[0] in "+-" for line in lines)   # unchanged: no line
     assert "+  k: two" in objects["shop/shop/core_ConfigMap_shop_cfg.yaml"]["diff"]
 

@@ -29,7 +29,7 @@ FLEET_STATUS = "refs/heads/gitfleet/fleet-status"
 
 
 def report(git_: Git, cluster: str, clock: FakeClock, *, phase: Phase = Phase.SUCCESS,
-           ready: bool = True, ready_replicas: int = 0) -> None:
+           ready: bool = True, ready_replicas: int = 0, message: str = "") -> None:
     """Write a status.yaml as the agent does, on top of the cluster's status branch."""
     status = ClusterStatus(
         cluster=cluster,
@@ -39,7 +39,8 @@ def report(git_: Git, cluster: str, clock: FakeClock, *, phase: Phase = Phase.SU
                             allocatable={"cpu": "8", "memory": "16Gi"},
                             requested={"cpu": "1", "memory": "1Gi"}),
         sync=SyncStatus(result=SyncResult.SYNCED, time="2026-01-01T00:00:00Z"),
-        descriptions=(DescriptionStatus(namespace="web", name="web", phase=phase, objects=(
+        descriptions=(DescriptionStatus(namespace="web", name="web", phase=phase,
+                                        message=message, objects=(
             ObjectStatus(api_version="apps/v1", kind="Deployment", namespace="web", name="web",
                          change=Change.UNCHANGED,
                          replicas={"replicas": ready_replicas, "readyReplicas": ready_replicas,
@@ -111,3 +112,19 @@ def test_status_branches_fold_into_the_fleet_status(tmp_path: Path) -> None:
     web = read(repo, "subscriptions/web/web.yaml")
     assert {c["cluster"]: c["phase"] for c in web["clusters"]}["prod-west"] == "Unknown"
     assert web["phase"] == "Unknown"
+
+
+def test_a_secret_value_an_older_agent_wrote_is_not_copied_into_the_fleet_status(
+        tmp_path: Path) -> None:
+    """Agents before 0.2.0 put a drifted Secret's values into the Description's message; the
+    hub copied it into every Subscription's fleet-status file (issue 30.1)."""
+    repo = example_repo(tmp_path / "fleet")
+    clock = FakeClock()
+    hub = Hub(open_store(str(repo)), settings=HubSettings(interval=15), clock=clock)
+    hub.run_once()
+    report(Git(repo), "prod-east", clock, phase=Phase.DEGRADED,
+           message="drifted: Secret web/db data.password 'aHVudGVyMg==' -> 'b3RoZXI='")
+    hub.run_once()
+    shown = git(repo, "show", f"{FLEET_STATUS}:subscriptions/web/web.yaml")
+    assert "aHVudGVyMg==" not in shown and "b3RoZXI=" not in shown
+    assert "drifted: Secret web/db: values hidden (written by an older agent)" in shown

@@ -129,7 +129,19 @@ KARMADA_STATIC = {
                               {"member1": 7, "member2": 5, "member3": 2}),
     "0 replicas give every cluster 0": (0, {"member1": 1, "member2": 1},
                                         {"member1": 0, "member2": 0}),
+    # Too few replicas for the targets: every target is listed, with 0 where none fell
+    # (karmada-io/karmada pkg/scheduler/core/assignment_test.go "insufficient replica
+    # assignment should get 0 replica", pkg/util/helper/webstermethod_test.go "newSeats is 0",
+    # commit f8fdd02df376). Ties go by name, ascending for this template (even FNV-1a hash).
+    "1 over equal weights lists every target": (1, {"member1": 1, "member2": 1, "member3": 1},
+                                                {"member1": 1, "member2": 0, "member3": 0}),
+    "2 over equal weights lists every target": (2, {"member1": 1, "member2": 1, "member3": 1},
+                                                {"member1": 1, "member2": 1, "member3": 0}),
 }
+# In a render, a cluster left with 0 replicas gets no Description (SEMANTICS "Clusters left with
+# 0 replicas are dropped"): Karmada's scheduler drops them too after the assignment
+# (removeZeroReplicasCluster, pkg/scheduler/core/common.go) unless it runs with
+# --enable-empty-workload-propagation; tests/render/test_karmada.py holds that row.
 
 
 @pytest.mark.parametrize("case", KARMADA_DIVIDE.values(), ids=KARMADA_DIVIDE.keys())

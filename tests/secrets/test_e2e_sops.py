@@ -92,7 +92,7 @@ def test_a_sealed_secret_reaches_both_clusters_and_nowhere_in_plaintext(
         with running(a1), running(a2):
             want = f"postgres://shop:{PLAINTEXT}@db/shop"
             wait_for(lambda: _secret_value(one) == want and _secret_value(two) == want,
-                     timeout=30)
+                     timeout=90)  # at load 30 the first render and sync took > 30 s
     # every branch and every commit of the fleet repo, and the hub's log: no plaintext
     history = git(remote.git.path, "log", "-p", "--all", "--format=%H %s%n%b")
     assert "gitfleet/state" in git(remote.git.path, "branch", "-a")

@@ -62,11 +62,11 @@ def _clean(proc: subprocess.CompletedProcess[str]) -> str:
 @pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
 def test_diff_shows_keys_and_hashes_never_values(repo: Path, fmt: str) -> None:
     changed = _clean(gitfleet("diff", "HEAD~1", "HEAD", "--format", fmt, cwd=repo))
-    assert "stringData.DATABASE_URL: changed (sha256:" in changed
-    assert "data.TOKEN: changed (sha256:" in changed
+    assert "stringData.DATABASE_URL: changed (<hidden hmac:" in changed
+    assert "data.TOKEN: changed (<hidden hmac:" in changed
     assert "stringData.USER: changed" not in changed  # an unchanged key is not listed
     added = _clean(gitfleet("diff", "HEAD~2", "HEAD", "--format", fmt, cwd=repo))
-    assert "stringData.DATABASE_URL: added (sha256:" in added
+    assert "stringData.DATABASE_URL: added (<hidden hmac:" in added
 
 
 @pytest.mark.slow
@@ -89,3 +89,17 @@ def test_plaintext_deny_makes_it_an_error(repo: Path, tmp_path: Path) -> None:
     out = _clean(proc)
     assert proc.returncode != 0
     assert "templates/web/db.yaml" in out and "secrets.plaintext: deny" in out
+
+
+def test_a_schema_error_in_a_secret_names_the_field_never_the_value(repo: Path) -> None:
+    """A value of the wrong type was quoted by the schema check, into `validate`, the hub's
+    log and errors.yaml on the state branch (which the dashboard serves)."""
+    (repo / "templates/web/db.yaml").write_text(
+        _secret(MARKER).replace("  USER: shop\n", f"  USER: {{nested: {MARKER}}}\n"))
+    commit(repo, "a Secret value of the wrong type")
+    out = _clean(gitfleet("validate", cwd=repo))
+    assert "stringData.USER: the value (not shown: a Secret's) is not string" in out
+    _clean(gitfleet("hub", "--repo", str(repo), "--once", cwd=repo))
+    errors = subprocess.run(["git", "show", "gitfleet/state:errors.yaml"], cwd=repo,
+                            capture_output=True, text=True, check=True)
+    assert "stringData.USER" in _clean(errors)
