@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitfleet.agent.desired import DesiredState, parse_cluster_tree
+from gitfleet.agent.prune import with_approval
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RemoteRefMissing
 from gitfleet.state.objects import trailers_of
@@ -85,5 +86,6 @@ class ClusterBranch:
                                    state_commit=trailers.get("State-Commit", ""),
                                    source_commit=trailers.get("Source-Commit", ""),
                                    identities=self.identities)
+        state = with_approval(state, trailers)    # the hub's mass-deletion guard let it through
         self._parsed = state
         return state

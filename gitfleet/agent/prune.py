@@ -5,7 +5,9 @@ longer holds it, except when its Description is still present but marked with re
 (the hub kept its last good content) or did not read, and never when the cluster branch itself
 could not be read. A sync that would delete more than a share of all owned objects is refused as
 a whole (nothing deleted, the status says why) unless mass prune is allowed: a broken render
-must not empty a cluster.
+must not empty a cluster. A cluster commit that carries its source commit's approval
+(`Gitfleet-Approve-Deletions`, written by the hub's mass-deletion guard, docs/guards.md) is
+an `ApprovedState`: its prune is not refused, and no agent flag or restart is needed.
 
 An entry marked `release` (adopted under Overwrite, or of a policy that preserves resources on
 deletion) is released instead: the object stays, gitfleet's marks and the entry go. Releases do
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from gitfleet.agent import stages
@@ -35,11 +37,30 @@ from gitfleet.agent.ordering import OrderingError, wave_of
 from gitfleet.kube.errors import ApiError, NotServed
 from gitfleet.logs import log
 from gitfleet.model.annotations import sync_options_of
+from gitfleet.render.guards import APPROVAL_TRAILER
 from gitfleet.wire.objectref import ObjectRef
 from gitfleet.wire.status import Change
 
 LOG = logging.getLogger("gitfleet.agent.prune")
 Ours = Callable[[Mapping[str, Any], InventoryEntry], bool]
+
+
+@dataclass(frozen=True)
+class ApprovedState(DesiredState):
+    """A cluster commit whose deletions a source commit approved (its
+    `Gitfleet-Approve-Deletions` trailer names that commit): a mass prune goes through."""
+
+    approved_by: str = ""
+
+
+def with_approval(desired: DesiredState, trailers: Mapping[str, str]) -> DesiredState:
+    """`desired` as an ApprovedState when its cluster commit's `trailers` carry an approval
+    (a signed commit's message is covered by its signature, like its tree)."""
+    by = trailers.get(APPROVAL_TRAILER, "")
+    if not by:
+        return desired
+    return ApprovedState(**{f.name: getattr(desired, f.name) for f in fields(desired)},
+                         approved_by=by)
 
 
 @dataclass(frozen=True)
@@ -93,7 +114,11 @@ def plan_prune(inventory: Inventory, desired: DesiredState, *, max_share: float,
             reasons[key] = left
         (release if entry.release or left else delete).append(entry)
     owned = len(inventory)
-    if delete and not allow_mass_prune and len(delete) > max_share * owned:
+    approved = isinstance(desired, ApprovedState) and desired.approved_by
+    if delete and approved and len(delete) > max_share * owned:
+        log(LOG, logging.WARNING, "mass prune approved in Git", deleted=len(delete),
+            owned=owned, approved_by=approved)
+    elif delete and not allow_mass_prune and len(delete) > max_share * owned:
         return PrunePlan(kept=tuple(kept) + tuple(delete), release=tuple(release),
                          reasons=reasons, refused=(
             f"refusing to prune {len(delete)} of {owned} owned objects (more than "

@@ -212,7 +212,7 @@ class Hub:
                                   descriptions=result.descriptions, objects=result.objects,
                                   errors=len(result.errors), warnings=len(result.warnings)),
             clusters=inputs.fleet.clusters, status_input=status_input, renderer=renderer_id(),
-            release=self.gate.release(plan),
+            release=self.gate.release(plan), approved=rendering.guard.approved,
             note="\n\n".join(n for n in (*(p.note for p in parts), plan.note()) if n),
             title=next((p.title for p in parts if p.title), "")))
         done = time.perf_counter()

@@ -6,10 +6,16 @@ and the status input is the same; a hub that has not rendered yet starts from th
 whose Source-Commit, Status-Input and Renderer trailers say what it was rendered from. Anything
 else renders in full. Extra inputs of the render (a chart renderer, ...) are given once, at
 the round by the planners (`Contribution.render_inputs`) and passed by keyword to the render.
+
+Every render then passes the mass-deletion guard (`gitfleet.render.guards`, docs/guards.md): a
+cluster that would lose too many objects keeps its previous files in the new state (so its
+branch does not move), an error in `errors.yaml` and a log line say so, and the next render
+is a full one (an incremental render would keep the held files as they are).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import logging
@@ -20,16 +26,20 @@ from typing import Any
 
 import gitfleet
 from gitfleet.collector import collector_paused
-from gitfleet.filemap import LazyFiles, Overlay
+from gitfleet.filemap import LazyFiles, Overlay, with_changes
 from gitfleet.hub.round import RoundInputs
+from gitfleet.layout import ERRORS_FILE
 from gitfleet.logs import log
 from gitfleet.model.loader import relevant
-from gitfleet.render.core import RenderResult, render
+from gitfleet.render.core import RenderResult, errors_file, render
+from gitfleet.render.guards import APPROVAL_TRAILER, GUARD_UNIT, Verdict, approvals, judge
 from gitfleet.render.incremental import render_incremental
 from gitfleet.render.status import StatusSnapshot
 from gitfleet.state.git import Git
+from gitfleet.state.objects import trailers_of
 from gitfleet.state.snapshot import SOURCE_PATHS
 from gitfleet.state.writer import RENDERER, STATUS_INPUT, state_trailers, summary_totals
+from gitfleet.wire.errors import read_errors
 
 LOG = logging.getLogger("gitfleet.hub")
 
@@ -71,6 +81,7 @@ class Rendering:
     result: RenderResult
     mode: str = "full"
     changed_paths: int = 0
+    guard: Verdict = Verdict()    # clusters held by the mass-deletion guard, or approved
 
 
 @dataclass(frozen=True)
@@ -98,11 +109,46 @@ class Renderer:
         the cycle collector paused: gitfleet.hub.collector)."""
         with collector_paused():
             found = self._incremental(inputs, snapshot, status_input, extra)
-            if found is not None:
-                return found
-            return Rendering(render(inputs.fleet, source_commit=inputs.source,
-                                    previous_files=inputs.previous, status=snapshot,
-                                    fleet_at=inputs.fleet_at, **extra))
+            if found is None:
+                found = Rendering(render(inputs.fleet, source_commit=inputs.source,
+                                         previous_files=inputs.previous, status=snapshot,
+                                         fleet_at=inputs.fleet_at, **extra))
+            return self._guarded(inputs, found)
+
+    def _guarded(self, inputs: RoundInputs, rendering: Rendering) -> Rendering:
+        """`rendering` with every cluster the mass-deletion guard holds kept as the previous
+        state has it, and an error naming each hold (gitfleet.render.guards). Only a new
+        source commit is judged: a render for status alone (failover, replica division)
+        deletes what the hub decided, not what a commit asked for (a hold stays judged)."""
+        previous, result = inputs.previous, rendering.result
+        base = state_trailers(self.git, inputs.heads.state).get("Source-Commit", "") \
+            if inputs.heads.state else ""
+        if previous is None or (base == inputs.source and not _held(previous)):
+            return rendering
+        verdict = judge(inputs.fleet.settings.max_deletions, before=previous.keys(),
+                        after=result.files.keys(), globs=self._approvals(base, inputs.source))
+        if not verdict.held:
+            return dataclasses.replace(rendering, guard=verdict)
+        changes: dict[str, bytes | None] = {}
+        for hold in verdict.held:
+            log(LOG, logging.WARNING, hold.message, cluster=hold.cluster,
+                deleted=hold.deleted, objects=hold.owned, approve_with=APPROVAL_TRAILER)
+            folder = f"clusters/{hold.cluster}/"
+            changes.update({p: None for p in result.files if p.startswith(folder)})
+            changes.update({p: previous[p] for p in previous if p.startswith(folder)})
+        errors = sorted([*result.errors, *(h.problem() for h in verdict.held)])
+        changes[ERRORS_FILE] = errors_file(errors, result.warnings)
+        result = dataclasses.replace(result, files=with_changes(result.files, changes),
+                                     errors=errors)
+        return dataclasses.replace(rendering, result=result, guard=verdict)
+
+    def _approvals(self, base: str, source: str) -> tuple[str, ...]:
+        """The globs approved by the source commits after `base` (at most 1,000)."""
+        known = base and self.git.resolve(f"{base}^{{commit}}") == base
+        shas = self.git.run("rev-list", "--max-count=1000", source,
+                            *([f"^{base}"] if known else [])).decode().split()
+        return approvals(trailers_of(body).get(APPROVAL_TRAILER, "")
+                         for body in self.git.read_objects(shas).values())
 
     def wrote(self, basis: Basis, result: RenderResult) -> None:
         """The state `basis.state` was written from `result`."""
@@ -110,8 +156,8 @@ class Renderer:
 
     def _incremental(self, inputs: RoundInputs, snapshot: StatusSnapshot,
                      status_input: str, extra: Mapping[str, Any]) -> Rendering | None:
-        if inputs.previous is None:
-            return None
+        if inputs.previous is None or _held(inputs.previous):
+            return None      # a held cluster's files are the old ones: render them afresh
         mode, basis = "incremental", self.last
         if basis is None:
             mode, basis = "restart", self._basis_in_git(inputs.heads.state)
@@ -153,6 +199,13 @@ def renderer_id() -> str:
         if path.suffix in (".py", ".json") and path.is_file():
             h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     return f"gitfleet {gitfleet.__version__} {h.hexdigest()[:12]}"
+
+
+def _held(files: Mapping[str, bytes]) -> bool:
+    """Whether the state holds a cluster back (its errors.yaml names a guard's hold)."""
+    data = files.get(ERRORS_FILE)
+    return data is not None and GUARD_UNIT.encode() in data and any(
+        p.unit == GUARD_UNIT for p in read_errors(data).errors)
 
 
 def state_read(files: Mapping[str, bytes] | None) -> int:

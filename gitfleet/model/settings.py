@@ -78,6 +78,19 @@ def autoscaled_entries(autoscalers: Iterable[Any]) -> tuple[IgnoreEntry, ...]:
     return tuple(sorted(set(out), key=lambda e: (e.group, e.kind, e.namespace, e.name)))
 
 @dataclass(frozen=True)
+class MaxDeletions:
+    """`guards.maxDeletions`: a render that would delete more than `count` objects AND more
+    than `share` of a cluster's objects is held for that cluster (gitfleet.render.guards).
+    Both must be passed, so a small cluster can still lose its few objects and a large one
+    its routine handful; an empty render of any cluster of more than `count` objects is held.
+    The share is below the agent's --max-prune-share (0.5), so the hub holds what the agent
+    would refuse, where an approval in Git can let it through."""
+
+    share: float = 0.2
+    count: int = 10
+
+
+@dataclass(frozen=True)
 class FleetSettings:
     branch_prefix: str = DEFAULT_PREFIX
     source_branch: str = "main"
@@ -96,6 +109,7 @@ class FleetSettings:
     status: StatusShards = NO_SHARDS  # `status.repositories` (gitfleet.model.statusshards)
     # `heartbeat:` (interval, jitter, tolerance), shipped to agents in cluster.yaml `agent:`
     heartbeat: HeartbeatSettings = field(default_factory=HeartbeatSettings)
+    max_deletions: MaxDeletions = MaxDeletions()   # `guards.maxDeletions`
 
     def interval(self, name: str, default: float) -> float:
         return self.intervals.get(name, default)
@@ -123,7 +137,14 @@ class FleetSettings:
             status=NO_SHARDS if check_status(data.get("status")) else
             parse_status(data.get("status")),
             heartbeat=_heartbeat(data.get("heartbeat") or {}, data.get("intervals") or {}),
+            max_deletions=_max_deletions((data.get("guards") or {}).get("maxDeletions") or {}),
         )
+
+
+def _max_deletions(data: Mapping[str, Any]) -> MaxDeletions:
+    """`guards.maxDeletions` (the schema checked its fields and ranges)."""
+    return MaxDeletions(share=float(data.get("share", MaxDeletions.share)),
+                        count=int(data.get("count", MaxDeletions.count)))
 
 
 def _heartbeat(data: dict[str, Any], intervals: dict[str, Any]) -> HeartbeatSettings:

@@ -128,6 +128,9 @@ class StateCommit:
     release: Release | None = None
     note: str = ""
     title: str = ""
+    # clusters whose deletions a source commit approved (gitfleet.render.guards): their
+    # cluster commits carry the approval, so the agent's prune guard lets the deletions through
+    approved: Iterable[str] = ()
 
 
 @dataclass(frozen=True)
@@ -189,7 +192,7 @@ class StateWriter:
 
     def _write(self, commit: StateCommit) -> StateWrite:
         files, heads, source_commit = commit.files, commit.heads, commit.source_commit
-        clusters, release = commit.clusters, commit.release
+        clusters, release, approved = commit.clusters, commit.release, set(commit.approved)
         started = time.perf_counter()
         index, build = self._index.update(files)
         prev_tree = self._tree_of(heads.state)
@@ -236,7 +239,8 @@ class StateWriter:
         new_heads = dict(heads.clusters)
         for name in moving:
             old = heads.clusters.get(name, (None, None))[0]
-            message = _cluster_message(name, source_commit, state, wanted[name] == EMPTY_TREE)
+            message = _cluster_message(name, source_commit, state, wanted[name] == EMPTY_TREE,
+                                       approved=name in approved)
             sha, body = self.git.commit_object(wanted[name], [old] if old else [], message,
                                                when=when)
             new_objects[sha] = (OBJ_COMMIT, body)
@@ -381,11 +385,14 @@ def summary_totals(trailers: Mapping[str, str]) -> tuple[int, int] | None:
         return None
 
 
-def _cluster_message(cluster: str, source_commit: str, state: str | None, empty: bool) -> str:
+def _cluster_message(cluster: str, source_commit: str, state: str | None, empty: bool, *,
+                     approved: bool = False) -> str:
     what = "nothing to deploy" if empty else "render"
     lines = [f"{cluster}: {what} at {source_commit[:12]}", "", f"Source-Commit: {source_commit}"]
     if state:
         lines.append(f"State-Commit: {state}")
+    if approved:   # the trailer name of gitfleet.render.guards (state sits below render)
+        lines.append(f"Gitfleet-Approve-Deletions: {source_commit}")
     return "\n".join(lines) + "\n"
 
 

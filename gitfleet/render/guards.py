@@ -1,0 +1,98 @@
+"""The mass-deletion guard (SEMANTICS, "Guards"): which clusters a render may not empty yet.
+
+A bad commit (a render that came out empty, a Subscription deleted by mistake) must not
+delete a fleet. The hub compares, per cluster, the objects its state holds now with those the
+new render holds; a cluster that would lose more than `guards.maxDeletions` allows keeps its
+previous state until a source commit carries the approval trailer naming it:
+
+    Gitfleet-Approve-Deletions: prod-*, staging-east
+
+(cluster-name globs, comma-separated). The approval reaches the agent as a trailer of the
+cluster commit that deletes, so the agent's own --max-prune-share needs no flag for it.
+Pure: counts paths, never reads a blob.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from gitfleet.layout import DESCRIPTION_FILE
+from gitfleet.model.problems import Problem
+from gitfleet.model.settings import MaxDeletions
+
+APPROVAL_TRAILER = "Gitfleet-Approve-Deletions"
+GUARD_UNIT = "guards.maxDeletions"     # the `unit` of a hold's problem in errors.yaml
+CLUSTERS = "clusters/"
+
+
+@dataclass(frozen=True)
+class Hold:
+    """A cluster whose render would delete `deleted` of its `owned` objects: held."""
+
+    cluster: str
+    deleted: int
+    owned: int
+
+    @property
+    def message(self) -> str:
+        return f"held: would delete {self.deleted} of {self.owned} objects in {self.cluster}"
+
+    def problem(self) -> Problem:
+        """The error `errors.yaml` carries while the cluster is held (`get`, fleet status)."""
+        return Problem("fleet.yaml", None, f"Cluster/{self.cluster}", (
+            f"{self.message} (more than guards.maxDeletions allows); the cluster keeps its "
+            f"previous state until a source commit carries the trailer "
+            f"`{APPROVAL_TRAILER}: {self.cluster}`"), unit=GUARD_UNIT)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The guard's decision for one render: the clusters held, and the clusters whose
+    deletions an approval let through (their cluster commits carry the approval)."""
+
+    held: tuple[Hold, ...] = ()
+    approved: tuple[str, ...] = ()
+
+
+def approvals(trailer_values: Iterable[str]) -> tuple[str, ...]:
+    """The cluster-name globs of `Gitfleet-Approve-Deletions` trailer values."""
+    return tuple(sorted({g.strip() for value in trailer_values for g in value.split(",")
+                         if g.strip()}))
+
+
+def approves(globs: Iterable[str], cluster: str) -> bool:
+    return any(fnmatchcase(cluster, glob) for glob in globs)
+
+
+def objects_by_cluster(paths: Iterable[str]) -> dict[str, set[str]]:
+    """cluster -> the paths of its object files (`clusters/<c>/<ns>/<desc>/<file>`)."""
+    out: dict[str, set[str]] = {}
+    for path in paths:
+        if not path.startswith(CLUSTERS):
+            continue
+        parts = path.split("/")
+        if len(parts) == 5 and parts[-1] != DESCRIPTION_FILE:
+            out.setdefault(parts[1], set()).add(path)
+    return out
+
+
+def judge(limit: MaxDeletions, *, before: Iterable[str], after: Iterable[str],
+          globs: Iterable[str]) -> Verdict:
+    """Hold every cluster that would lose more than `limit.count` objects AND more than
+    `limit.share` of the objects it holds (`before`: the state's paths, `after`: the
+    render's), unless a glob of `globs` approves it."""
+    old, new, globs = objects_by_cluster(before), objects_by_cluster(after), tuple(globs)
+    held: list[Hold] = []
+    approved: list[str] = []
+    for cluster in sorted(old):
+        owned = len(old[cluster])
+        deleted = len(old[cluster] - new.get(cluster, set()))
+        if not deleted:
+            continue
+        if approves(globs, cluster):
+            approved.append(cluster)
+        elif deleted > limit.count and deleted > limit.share * owned:
+            held.append(Hold(cluster, deleted, owned))
+    return Verdict(tuple(held), tuple(approved))
