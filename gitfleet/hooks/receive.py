@@ -6,6 +6,9 @@
 - `registrations/<c>`: by c's key, or the hub's (its answers); a first request (no key known
   for c yet) by the key that very request publishes, so nobody can file a request in another
   key's name.
+- the source branch: no render of its new tip may delete more of a cluster than
+  `fleet.yaml: guards.maxDeletions` allows, unless a pushed commit approves
+  (`gitfleet.hooks.guard`, docs/guards.md).
 - the hub's branches: by a hub key (`--hub-key` at install; without one they are not checked,
   and every push says so).
 
@@ -19,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gitfleet.errors import InputError
+from gitfleet.hooks.guard import refusal
 from gitfleet.hooks.install import HookConfig
 from gitfleet.hooks.policy import Owner, Target, classify
 from gitfleet.layout import Branches
@@ -112,6 +116,9 @@ class Checker:
 
     def _rule(self, update: Update, target: Target) -> Ruling:
         ref = update.ref
+        if ref == self.source and not update.deletes:
+            why = refusal(self.git, self.branches, update.new)
+            return Ruling(ref, not why, why)
         if target.owner is Owner.OUTSIDE:
             return Ruling(ref, True)
         if target.owner is Owner.UNKNOWN:
