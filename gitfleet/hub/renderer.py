@@ -26,7 +26,7 @@ from typing import Any
 
 import gitfleet
 from gitfleet.collector import collector_paused
-from gitfleet.filemap import LazyFiles, Overlay, with_changes
+from gitfleet.filemap import LazyFiles, Overlay, touched, with_changes
 from gitfleet.hub.round import RoundInputs
 from gitfleet.layout import ERRORS_FILE
 from gitfleet.logs import log
@@ -125,8 +125,14 @@ class Renderer:
             if inputs.heads.state else ""
         if previous is None or (base == inputs.source and not _held(previous)):
             return rendering
+        # an incremental render knows what it dropped: the state is listed only for a cluster
+        # that may be held (a cold round reads the folders it renders, not the fleet's)
+        moved = touched(previous, result.files)
+        gone = None if moved is None else \
+            [p for p in moved if p not in result.files and p in previous]
         verdict = judge(inputs.fleet.settings.max_deletions, before=previous.keys(),
-                        after=result.files.keys(), globs=self._approvals(base, inputs.source))
+                        after=result.files.keys(), gone=gone,
+                        globs=self._approvals(base, inputs.source))
         if not verdict.held:
             return dataclasses.replace(rendering, guard=verdict)
         changes: dict[str, bytes | None] = {}

@@ -78,21 +78,32 @@ def objects_by_cluster(paths: Iterable[str]) -> dict[str, set[str]]:
     return out
 
 
-def judge(limit: MaxDeletions, *, before: Iterable[str], after: Iterable[str],
-          globs: Iterable[str]) -> Verdict:
+def judge(limit: MaxDeletions, *, before: Iterable[str], globs: Iterable[str],
+          after: Iterable[str] | None = None, gone: Iterable[str] | None = None) -> Verdict:
     """Hold every cluster that would lose more than `limit.count` objects AND more than
     `limit.share` of the objects it holds (`before`: the state's paths, `after`: the
-    render's), unless a glob of `globs` approves it."""
-    old, new, globs = objects_by_cluster(before), objects_by_cluster(after), tuple(globs)
+    render's), unless a glob of `globs` approves it. A caller that knows the paths the render
+    drops without listing both (an incremental render: `gone`) passes them instead of
+    `after`; `before` is then listed only when a cluster loses more than `limit.count`."""
+    globs = tuple(globs)
+    if gone is None:
+        kept = set(after or ())
+        before = list(before)
+        gone = [p for p in before if p not in kept]
+    lost = objects_by_cluster(gone)
+    owned_by: dict[str, set[str]] | None = None
     held: list[Hold] = []
     approved: list[str] = []
-    for cluster in sorted(old):
-        owned = len(old[cluster])
-        deleted = len(old[cluster] - new.get(cluster, set()))
-        if not deleted:
-            continue
+    for cluster in sorted(lost):
+        deleted = len(lost[cluster])
         if approves(globs, cluster):
             approved.append(cluster)
-        elif deleted > limit.count and deleted > limit.share * owned:
+            continue
+        if deleted <= limit.count:
+            continue
+        if owned_by is None:
+            owned_by = objects_by_cluster(before)
+        owned = len(owned_by.get(cluster, ()))
+        if deleted > limit.share * owned:
             held.append(Hold(cluster, deleted, owned))
     return Verdict(tuple(held), tuple(approved))
