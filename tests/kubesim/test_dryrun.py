@@ -16,6 +16,7 @@ from kubernetes import client, dynamic
 
 from gitfleet.kube.client import KubeClient
 from gitfleet.kube.errors import ApiError
+from tests.harness import wait_for
 from tests.kubesim.conftest import deployment
 
 
@@ -28,7 +29,16 @@ def _ssa(dyn: dynamic.DynamicClient, body: dict, **kwargs: object) -> dynamic.Re
 
 
 def _stored(apps: client.AppsV1Api, name: str = "web") -> tuple[str, str, int]:
-    live = apps.read_namespaced_deployment(name, "team-a")
+    """The Deployment's uid, resourceVersion and replicas, once its controller has rolled it
+    out (it writes the status on its own until then)."""
+    def rolled_out() -> client.V1Deployment | None:
+        live = apps.read_namespaced_deployment(name, "team-a")
+        status = live.status
+        done = status.observed_generation == live.metadata.generation and \
+            status.updated_replicas == status.available_replicas == live.spec.replicas
+        return live if done else None
+
+    live = wait_for(rolled_out, what=f"Deployment {name} rolled out")
     return live.metadata.uid, live.metadata.resource_version, live.spec.replicas
 
 
