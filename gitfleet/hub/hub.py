@@ -69,7 +69,7 @@ class Hub:
         self.inputs = InputReader(store, settings=settings, clock=self.clock, metrics=self.metrics)
         self.planners: list[Planner] = [Capacity(), Lifecycle(), Autoscaling(store.git), *(
             [HelmCharts(charts, store.git)] if charts is not None else [])]   # HelmChart feeds
-        self.renderer = Renderer(store.git)
+        self.renderer = Renderer(store.git, approval_keys=self.inputs.source_keys)
         self.gate = RolloutDriver(store.git)          # RolloutPolicy waves (gitfleet.rollout)
         git, publish = store.git, store.publish
         self.tips = publisher_for(git, self.clock, settings)   # tip documents (docs/tips.md)
