@@ -130,6 +130,7 @@ class StateCommit:
     title: str = ""
     # clusters whose deletions a source commit approved (gitfleet.render.guards): their
     # cluster commits carry the approval, so the agent's prune guard lets the deletions through
+    # (such a cluster gets a commit even when its tree did not change)
     approved: Iterable[str] = ()
 
 
@@ -205,8 +206,8 @@ class StateWriter:
         released: dict[str, tuple[int, bytes]] = {}
         if release is not None:
             wanted, released = release(index, wanted)
-        moving = sorted(name for name, tree in wanted.items()
-                        if heads.clusters.get(name, ("", ""))[1] != tree)
+        moving = sorted(name for name, tree in wanted.items()   # an approval moves it too
+                        if heads.clusters.get(name, ("", ""))[1] != tree or name in approved)
         state_changes = build.root != prev_tree
         if not state_changes and not moving:
             self._index = index
