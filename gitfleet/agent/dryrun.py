@@ -18,6 +18,8 @@ plus one dry-run request per changed object.
 
 from __future__ import annotations
 
+import base64
+import contextlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -33,6 +35,7 @@ from gitfleet.agent.plan import Action, Owner, drift_of, lookups, plan
 from gitfleet.agent.records import InventoryRecord
 from gitfleet.kube.errors import ApiError, NotServed
 from gitfleet.model.annotations import sync_options_of
+from gitfleet.secrets.redact import HIDDEN
 from gitfleet.wire.objectref import ObjectRef
 from gitfleet.wire.plans import Act, PlannedAction
 from gitfleet.wire.status import FieldDrift
@@ -252,7 +255,26 @@ def _action(act: Act, ref: ObjectRef, description: str, message: str = "", *,
 def _rejected(obj: DesiredObject, code: int, message: str) -> PlannedAction:
     ref = obj.ref
     return PlannedAction(Act.REJECT, ref.api_version, ref.kind, ref.namespace, ref.name,
-                         message, code=code, description=obj.description)
+                         _scrubbed(obj, message), code=code, description=obj.description)
+
+
+def _scrubbed(obj: DesiredObject, message: str) -> str:
+    """A server's message about a Secret without the Secret's values: a server may quote the
+    value it refuses (`Invalid value: "..."`). Values under two characters stay (they would
+    mangle any message, and say nothing)."""
+    if obj.ref.kind != "Secret":
+        return message
+    values: set[str] = set()
+    for part in ("data", "stringData"):
+        found = obj.body.get(part)
+        for value in (found.values() if isinstance(found, Mapping) else ()):
+            values.add(str(value))
+            if part == "data":
+                with contextlib.suppress(ValueError, UnicodeDecodeError):
+                    values.add(base64.b64decode(str(value), validate=True).decode())
+    for value in sorted((v for v in values if len(v) >= 2), key=len, reverse=True):
+        message = message.replace(value, HIDDEN)
+    return message
 
 
 def _list_owned(kube: DryRunApi, kinds: Iterable[tuple[str, str]],

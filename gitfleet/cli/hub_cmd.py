@@ -50,7 +50,6 @@ from gitfleet.hub.loop import HubDaemon
 from gitfleet.hub.pushworkers import PushRegistry, PushSettings, workdir_for
 from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings, parse_listen
 from gitfleet.hub.tipsafety import safety_arg
-from gitfleet.kube.client import KubeClient, api_client
 from gitfleet.logs import log
 from gitfleet.render.charts import is_chart_problem
 from gitfleet.state.signing import SigningKey, TrustedKeys
@@ -259,6 +258,8 @@ def push_registry(args: argparse.Namespace, store: Store, settings: HubSettings,
         source = KubeconfigDir(folder)
     elif args.push_kubeconfig_secret:
         namespace, name = parse_secret_ref(args.push_kubeconfig_secret)
+        from gitfleet.kube.client import KubeClient, api_client  # only here: ~1 s to import
+
         own = KubeClient(api_client())
         source = KubeconfigSecret(namespace, name,
                                   lambda: own.get("v1", "Secret", namespace, name))

@@ -27,6 +27,7 @@ from gitfleet.hub.charts import HelmCharts
 from gitfleet.hub.evictions import Lifecycle
 from gitfleet.hub.inputs import InputReader
 from gitfleet.hub.metrics import Metrics
+from gitfleet.hub.planexpiry import PlanExpiry
 from gitfleet.hub.pushworkers import PushRegistry
 from gitfleet.hub.reactors import ClusterMetrics, FleetStatusFold, PushWorkers, Registrations
 from gitfleet.hub.renderer import Basis, Renderer, Rendering, RenderReport, renderer_id, state_read
@@ -72,7 +73,8 @@ class Hub:
         self.gate = RolloutDriver(store.git)          # RolloutPolicy waves (gitfleet.rollout)
         git, publish = store.git, store.publish
         self.tips = publisher_for(git, self.clock, settings)   # tip documents (docs/tips.md)
-        self.reactors: list[Reactor] = [*filter(None, [self.tips]), Registrations(git, publish)]
+        self.reactors: list[Reactor] = [*filter(None, [self.tips]), Registrations(git, publish),
+                                        PlanExpiry(git, self.clock, publish)]   # plans' TTL
         if push is not None:
             self.reactors.append(PushWorkers(git, push, self.metrics))
         if settings.fleet_status:

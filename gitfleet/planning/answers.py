@@ -8,7 +8,7 @@ wrote is reported as not planned, with the reason. A cluster asked that has not 
 the wait ends is not planned ("no answer within N s"), never left out.
 
 `expired` removes every plan request and answer whose id says it expired (the ids start with
-their expiry, `gitfleet.planning.requests.plan_id`), in one atomic push; refs under the plan
+their expiry, `gitfleet.wire.plans.plan_id`), in one atomic push; refs under the plan
 prefixes whose names are no plan id are someone else's and stay.
 """
 
@@ -21,10 +21,9 @@ from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import InputError
 from gitfleet.layout import Branches
 from gitfleet.model.loader import Fleet
-from gitfleet.planning.requests import expiry_of
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.signing import TrustedKeys
-from gitfleet.wire.plans import ANSWER_FILE, PlanAnswer
+from gitfleet.wire.plans import ANSWER_FILE, PlanAnswer, expiry_of
 
 _LOCAL = "refs/gitfleet-plan-answers/"
 POLL = 0.5      # seconds between looks while waiting

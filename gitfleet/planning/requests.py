@@ -10,17 +10,15 @@ BASE's render). Each request is a commit of that tree whose parent is the cluste
 it was planned over (the agent reads drift against it), signed with the key given (the hub's,
 or a plan key the agents trust), pushed to `<prefix>/plans/<cluster>/<id>` in one atomic push.
 
-The plan id starts with its expiry (`20261207T131500Z-<rev>-<random>`), so that removing
-expired plans needs no fetch of them; the expiry the agents obey is the signed trailer.
+The plan id (`gitfleet.wire.plans.plan_id`) starts with its expiry, so that removing expired
+plans needs no fetch of them; the expiry the agents obey is the signed trailer.
 """
 
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from gitfleet.charts import folders
 from gitfleet.charts.hubrender import StatusInput, read_status_input, render_as_hub
@@ -34,11 +32,10 @@ from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.lastgood import load_keeping
 from gitfleet.state.objects import build_tree
 from gitfleet.state.snapshot import read_revision
-from gitfleet.wire.plans import PlanRequest
+from gitfleet.wire.plans import PlanRequest, expiry_of, plan_id
 
 CLUSTERS = "clusters/"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-_ID_TIME = "%Y%m%dT%H%M%SZ"
 
 
 @dataclass(frozen=True)
@@ -73,21 +70,6 @@ class Rendered:
     @property
     def errors(self) -> list[Problem]:
         return self.result.errors
-
-
-def plan_id(revision: str, expires: float) -> str:
-    """`<expiry>-<revision>-<random>`: sortable, and its expiry readable without a fetch."""
-    when = datetime.fromtimestamp(expires, UTC).strftime(_ID_TIME)
-    return f"{when}-{revision[:12]}-{secrets.token_hex(3)}"
-
-
-def expiry_of(plan: str) -> float | None:
-    """The expiry a plan id starts with (None: not a plan id gitfleet wrote)."""
-    try:
-        return datetime.strptime(plan.partition("-")[0], _ID_TIME).replace(
-            tzinfo=UTC).timestamp()
-    except ValueError:
-        return None
 
 
 def render_candidates(repo: str | os.PathLike[str], rev: str, *, charts: Charts,
@@ -162,3 +144,6 @@ def publish(git: Git, url: str, rendered: Rendered, *, plan: str, expires: float
         asked.append(cand.cluster)
     git.push(url, updates)
     return tuple(asked)
+
+
+__all__ = ["Candidate", "Rendered", "expiry_of", "plan_id", "publish", "render_candidates"]

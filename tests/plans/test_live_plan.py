@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from gitfleet.agent.planreview import PlanReviewer, PlanReviewSettings
+from gitfleet.clock import FakeClock
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.settings import HubSettings
 from gitfleet.kube.client import KubeClient
@@ -219,11 +221,12 @@ def test_a_pull_request_planned_on_two_live_clusters(remote: Remote, tmp_path: P
         assert answer and remote.git.verify_commit(answer, TrustedKeys.of(k)).ok
     assert sorted(r.split("/")[3] + "/" + r.split("/")[4] for r in _plan_refs(remote)) == [
         "plan-answers/c1", "plan-answers/c2", "plans/c1", "plans/c2"]
-    # the text a person reads says the same
-    assert not expired(remote.git, remote.url, now=0.0, prefix="gitfleet")   # not yet expired
-    far = 4_000_000_000.0
-    gone = expired(remote.git, remote.url, now=far, prefix="gitfleet")
-    assert len(gone) == 4 and _plan_refs(remote) == []
+    # the hub enforces the TTL: kept while the plan lives, gone once it expired
+    hub.run_once()
+    assert len(_plan_refs(remote)) == 4
+    Hub(open_store(str(remote.git.path)), settings=HubSettings(interval=1),
+        clock=FakeClock(start=time.time() + 3601)).run_once()
+    assert _plan_refs(remote) == []
 
 
 def _small_fleet(value: str) -> dict[str, str | None]:
@@ -284,3 +287,10 @@ def test_requests_not_signed_by_a_trusted_key_and_silent_clusters_are_not_planne
     answer = PlanAnswer.from_yaml(raw)
     assert answer.planned and [(a.action, a.kind, a.name, a.message) for a in answer.actions] \
         == [(Act.UPDATE, "ConfigMap", "old", "data.a: '1' -> '2'")]
+    # `gitfleet plan --gc` (the same removal): nothing has expired yet; later, both plans go
+    shown = gitfleet("plan", "--repo", remote.url, "--gc")
+    assert shown.returncode == 0 and "removed 0 expired plan refs" in shown.stdout, shown.stderr
+    # three plans of two requests each; c1 answered each (the unsigned ones: not planned)
+    assert len(_plan_refs(remote)) == 9
+    assert len(expired(remote.git, remote.url, now=time.time() + 3601, prefix="gitfleet")) == 9
+    assert _plan_refs(remote) == []
