@@ -42,7 +42,7 @@ from gitfleet.hub.round import (
     WriteKey,
 )
 from gitfleet.hub.settings import HubSettings, interval_of
-from gitfleet.hub.tips import publisher_for
+from gitfleet.hub.tips import UnservedTips, publisher_for
 from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.render.status import StatusSnapshot
@@ -73,7 +73,7 @@ class Hub:
         self.gate = RolloutDriver(store.git)          # RolloutPolicy waves (gitfleet.rollout)
         git, publish = store.git, store.publish
         self.tips = publisher_for(git, self.clock, settings)   # tip documents (docs/tips.md)
-        self.reactors: list[Reactor] = [*filter(None, [self.tips]), Registrations(git, publish),
+        self.reactors: list[Reactor] = [self.tips or UnservedTips(), Registrations(git, publish),
                                         PlanExpiry(git, self.clock, publish)]   # plans' TTL
         if push is not None:
             self.reactors.append(PushWorkers(git, push, self.metrics))

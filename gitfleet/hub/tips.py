@@ -242,6 +242,24 @@ class TipPublisher:
         return body if current else None
 
 
+class UnservedTips:
+    """The reactor of a hub that publishes no tip documents: a `tips.url` fleet.yaml announces
+    to every agent is said in the log (once per URL), since those agents then find no document
+    there and poll Git every interval."""
+
+    def __init__(self) -> None:
+        self._said = ""
+
+    def react(self, done: RoundDone) -> float:
+        url = done.inputs.fleet.settings.tips_url
+        if url and url != self._said:
+            log(LOG, logging.WARNING, "fleet.yaml announces tip documents this hub does not "
+                "publish (no --serve-tips or --tips-dir): agents find none and poll Git every "
+                "interval", url=url)
+        self._said = url
+        return FOREVER
+
+
 def publisher_for(git: Git, clock: Clock, settings: HubSettings) -> TipPublisher | None:
     """The reactor the hub's settings ask for (`tips`, `tips_dir`), or None. The hub puts it
     first among its reactors: agents learn of a change before the fleet status is folded."""
