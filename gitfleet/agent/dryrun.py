@@ -95,7 +95,9 @@ def try_candidate(kube: DryRunApi, candidate: DesiredState, *, settings: DryRunS
              allow_mass_prune=settings.allow_mass_prune)
     touched = _touched(candidate, current)
     trial = _Trial(kube, owner=owner, candidate=candidate, ignores=ignores,
-                   create_namespaces=settings.create_namespaces)
+                   create_namespaces=settings.create_namespaces,
+                   namespaces={str((o.get("metadata") or {}).get("name")) for o in live.values()
+                               if o is not None and o.get("kind") == "Namespace"})
     out: list[PlannedAction] = []
     unchanged = sum(1 for k, r in p.settled.items() if not r.error)
     for key, result in sorted(p.settled.items()):
@@ -124,7 +126,7 @@ class _Trial:
     """The dry-run writes of one plan, with what it learnt of namespaces on the way."""
 
     def __init__(self, kube: DryRunApi, *, owner: Owner, candidate: DesiredState,
-                 ignores: Ignores, create_namespaces: bool) -> None:
+                 ignores: Ignores, create_namespaces: bool, namespaces: set[str]) -> None:
         self.kube = kube
         self.owner = owner
         self.candidate = candidate
@@ -134,7 +136,8 @@ class _Trial:
                          if o.ref.kind == "Namespace"}
         self.crds = {o.ref.name for o in candidate.objects.values()
                      if o.ref.kind == "CustomResourceDefinition"}
-        self._namespaces: dict[str, bool] = {}
+        # namespaces known to exist (listed already) need no request
+        self._namespaces: dict[str, bool] = dict.fromkeys(namespaces, True)
 
     def write(self, action: Action) -> PlannedAction | None:
         """The dry run of one write; None when the server would store the object as it is."""
