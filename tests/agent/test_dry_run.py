@@ -15,8 +15,7 @@ from gitfleet.agent.inventory import INVENTORY_NAMESPACE
 from gitfleet.agent.plan import plan
 from gitfleet.clock import FakeClock
 from gitfleet.wire.status import Change, Phase
-from tests.agent.fleetstate import annotated, configmap, deployment, description_files, job, \
-    publish
+from tests.agent.fleetstate import annotated, configmap, deployment, description_files, job, publish
 from tests.harness import person, status_of, wait_for
 
 HOOK = {"helm.sh/hook": "pre-install,pre-upgrade",
