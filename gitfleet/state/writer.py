@@ -131,6 +131,9 @@ class StateCommit:
     # clusters whose deletions a source commit approved (gitfleet.render.guards): their
     # cluster commits carry the approval, so the agent's prune guard lets the deletions through
     approved: Iterable[str] = ()
+    # with hub shards: the cluster branches this writer may publish (None: all); the state
+    # still holds the whole render, another shard's clusters are left as they are
+    owns: Callable[[str], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -205,6 +208,8 @@ class StateWriter:
         released: dict[str, tuple[int, bytes]] = {}
         if release is not None:
             wanted, released = release(index, wanted)
+        if commit.owns is not None:
+            wanted = {name: tree for name, tree in wanted.items() if commit.owns(name)}
         moving = sorted(name for name, tree in wanted.items()
                         if heads.clusters.get(name, ("", ""))[1] != tree)
         state_changes = build.root != prev_tree
