@@ -23,6 +23,10 @@ Branches (the prefix is a setting, default `gitfleet`):
                                    fleet; it publishes only the cluster branches it owns)
     <prefix>/approvals/<name>      manual approval: the source branch plus clusters/<name>.yaml,
                                    ready to merge through review (or `gitfleet approve <name>`)
+    <prefix>/plans/<name>/<id>     a plan request: a candidate cluster tree, never applied
+                                   (`gitfleet plan`; one prefix per cluster, so an agent lists
+                                   only its own)
+    <prefix>/plan-answers/<name>/<id>  that cluster's agent's answer (plan.yaml)
 """
 
 from __future__ import annotations
@@ -70,6 +74,19 @@ class Branches:
 
     def shard(self, name: str) -> str:
         return f"refs/heads/{self.prefix}/shards/{name}"
+
+    def plans(self, name: str = "") -> str:
+        """The prefix of the plan requests of cluster `name` (of every cluster: no name)."""
+        return f"refs/heads/{self.prefix}/plans/{name + '/' if name else ''}"
+
+    def plan(self, name: str, plan_id: str) -> str:
+        return f"{self.plans(name)}{plan_id}"
+
+    def plan_answers(self, name: str = "") -> str:
+        return f"refs/heads/{self.prefix}/plan-answers/{name + '/' if name else ''}"
+
+    def plan_answer(self, name: str, plan_id: str) -> str:
+        return f"{self.plan_answers(name)}{plan_id}"
 
 
 @dataclass(frozen=True)

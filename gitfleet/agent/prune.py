@@ -3,9 +3,13 @@
 Only objects in the inventory are candidates. An object is pruned when the desired state no
 longer holds it, except when its Description is still present but marked with render errors
 (the hub kept its last good content) or did not read, and never when the cluster branch itself
-could not be read. A sync that would delete more than a share of all owned objects is refused as
-a whole (nothing deleted, the status says why) unless mass prune is allowed: a broken render
-must not empty a cluster. A cluster commit that carries its source commit's approval
+could not be read. A sync that would delete more than a share of all owned objects, and more
+than `PRUNE_FLOOR` of them, is refused as a whole (nothing deleted, the status says why) unless
+mass prune is allowed: a broken render must not empty a cluster. The floor is the hub's
+default `guards.maxDeletions.count` (10), so the agent, the last line, never refuses a deletion
+the hub's guard lets through with its defaults (the hub holds only above both its count and its
+share of 0.2, below the agent's 0.5), and a small cluster can still lose its last few objects
+(deleting 1 of 1 was refused before). A cluster commit that carries its source commit's approval
 (`Gitfleet-Approve-Deletions`, written by the hub's mass-deletion guard, docs/guards.md) is
 an `ApprovedState`: its prune is not refused, and no agent flag or restart is needed.
 
@@ -37,12 +41,14 @@ from gitfleet.agent.ordering import OrderingError, wave_of
 from gitfleet.kube.errors import ApiError, NotServed
 from gitfleet.logs import log
 from gitfleet.model.annotations import sync_options_of
+from gitfleet.model.settings import MaxDeletions
 from gitfleet.render.guards import APPROVAL_TRAILER
 from gitfleet.wire.objectref import ObjectRef
 from gitfleet.wire.status import Change
 
 LOG = logging.getLogger("gitfleet.agent.prune")
 Ours = Callable[[Mapping[str, Any], InventoryEntry], bool]
+PRUNE_FLOOR = MaxDeletions().count   # a prune of at most this many objects is never refused
 
 
 @dataclass(frozen=True)
@@ -89,10 +95,12 @@ def _left_by_option(entry: InventoryEntry, live: Mapping[str, Any] | None,
 
 
 def plan_prune(inventory: Inventory, desired: DesiredState, *, max_share: float,
-               allow_mass_prune: bool, live: Mapping[str, Any] | None = None) -> PrunePlan:
+               allow_mass_prune: bool, live: Mapping[str, Any] | None = None,
+               floor: int = PRUNE_FLOOR) -> PrunePlan:
     """Decide what to delete; `kept` are orphans spared by a render error or unread file.
     An object whose live annotation says Argo CD's `Prune=false` or `Delete=false` is released
-    (left in the cluster) instead of deleted, as that option says."""
+    (left in the cluster) instead of deleted, as that option says. A deletion of more than
+    `floor` objects and more than `max_share` of those owned is a mass prune."""
     if not desired.prunable:
         orphans = tuple(e for k, e in inventory.entries.items() if k not in desired.objects)
         return PrunePlan(kept=orphans, refused="" if not orphans else
@@ -115,14 +123,17 @@ def plan_prune(inventory: Inventory, desired: DesiredState, *, max_share: float,
         (release if entry.release or left else delete).append(entry)
     owned = len(inventory)
     approved = isinstance(desired, ApprovedState) and desired.approved_by
-    if delete and approved and len(delete) > max_share * owned:
+    mass = len(delete) > floor and len(delete) > max_share * owned
+    if mass and approved:
         log(LOG, logging.WARNING, "mass prune approved in Git", deleted=len(delete),
             owned=owned, approved_by=approved)
-    elif delete and not allow_mass_prune and len(delete) > max_share * owned:
+    elif mass and not allow_mass_prune:
         return PrunePlan(kept=tuple(kept) + tuple(delete), release=tuple(release),
                          reasons=reasons, refused=(
             f"refusing to prune {len(delete)} of {owned} owned objects (more than "
-            f"{max_share:.0%} in one sync); run with --allow-mass-prune to allow it"))
+            f"{max_share:.0%} and more than {floor} in one sync); approve it in Git with a "
+            f"source commit trailer `{APPROVAL_TRAILER}: <this cluster>`, or run with "
+            "--allow-mass-prune"))
     return PrunePlan(delete=tuple(delete), kept=tuple(kept), release=tuple(release),
                      reasons=reasons)
 

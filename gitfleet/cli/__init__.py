@@ -19,7 +19,7 @@ from gitfleet.errors import GitfleetError, InputError
 COMMANDS = (
     "init", "validate", "render", "diff", "get", "status", "approve",
     "hub", "agent", "kubesim", "demo", "version", "completion", "seal", "rollout",
-    "hooks", "dashboard",
+    "hooks", "dashboard", "plan",
 )
 
 # The exit codes every command keeps to (shown in `gitfleet --help`).

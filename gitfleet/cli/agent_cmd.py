@@ -106,6 +106,14 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--trust-hub-key", action="append", type=Path, default=[], metavar="PATH",
                    help="public key file(s) of the hub: apply only cluster-branch commits "
                         "signed by one of them (repeatable; else GITFLEET_TRUST_HUB_KEY)")
+    p.add_argument("--trust-plan-key", action="append", type=Path, default=[], metavar="PATH",
+                   help="public key file(s) `gitfleet plan` signs plan requests with: answer "
+                   "requests signed by one of them or by a --trust-hub-key (repeatable; else "
+                   "GITFLEET_TRUST_PLAN_KEY; with neither, any request is answered)")
+    p.add_argument("--plan-interval", type=duration_arg, default=10.0, metavar="SECONDS",
+                   help="how often plan requests are looked for (default 10 s)")
+    p.add_argument("--no-plans", dest="plans", action="store_false",
+                   help="answer no plan requests (`gitfleet plan`)")
     p.add_argument("--tips-url", metavar="URL",
                    help="folder URL of the hub's tip documents (e.g. http://hub:8080/tips): "
                         "fetch Git only when URL/<cluster>.json says the branch moved")
@@ -136,6 +144,31 @@ def trusted_keys(paths: list[Path]) -> Any:
     for path in files:
         keys = keys.merged(TrustedKeys.load(path))
     return keys
+
+
+def plan_reviewer(args: argparse.Namespace, settings: Any, agent: Any, kube: Any) -> Any:
+    """The part that answers plan requests (gitfleet.agent.planreview) beside `agent`: a Git
+    of its own on the agent's repository, signing with the agent's key."""
+    from gitfleet.agent.dryrun import DryRunSettings
+    from gitfleet.agent.planreview import PlanReviewer, PlanReviewSettings
+    from gitfleet.state.git import Git
+    from gitfleet.state.signing import TrustedKeys
+
+    env = os.environ.get("GITFLEET_TRUST_PLAN_KEY", "")
+    files = args.trust_plan_key or [Path(p) for p in env.split(os.pathsep) if p]
+    trusted = settings.trusted_hub_keys
+    for path in files:
+        trusted = (trusted or TrustedKeys()).merged(TrustedKeys.load(path))
+    review = PlanReviewSettings(
+        repo_url=settings.repo_url, cluster=settings.cluster,
+        branch_prefix=settings.branch_prefix, interval=args.plan_interval, trusted=trusted,
+        dry_run=DryRunSettings(cluster=settings.cluster,
+                               create_namespaces=settings.create_namespaces,
+                               max_prune_share=settings.max_prune_share,
+                               allow_mass_prune=settings.allow_mass_prune))
+    return PlanReviewer(review, kube, Git(agent.git.path, transport=settings.git_transport,
+                                          private=True),
+                        identities=agent.keyring.identities, signer=agent.signer.resolve)
 
 
 def tip_watcher(args: argparse.Namespace, settings: Any, agent: Any) -> Any:
@@ -224,9 +257,22 @@ def run(args: argparse.Namespace) -> int:
     if not args.once:
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
+    reviewer = plan_reviewer(args, settings, agent, kube) if args.plans else None
+    beside = None
+    if reviewer is not None and not args.once:   # a plan never delays a sync: its own thread
+        import threading
+
+        beside = threading.Thread(target=reviewer.run, name="gitfleet-plans", daemon=True)
+        beside.start()
     try:
         outcome = agent.run(once=args.once)
+        if reviewer is not None and args.once:
+            reviewer.step()
     finally:
+        if reviewer is not None:
+            reviewer.stop()
+        if beside is not None:
+            beside.join(30)
         if server is not None:
             server.stop()
         if watcher is not None:

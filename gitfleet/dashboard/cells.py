@@ -165,7 +165,7 @@ class Cells:
             key = (snap.status_commits.get(name), tuple(ds), evictions.get(name, 0), entry,
                    (registration.result, registration.message) if registration else None,
                    snap.status_rejected.get(name), snap.status_warnings.get(name),
-                   snap.cluster_added.get(name))
+                   snap.cluster_added.get(name), view.hold(name))
             cell = self.cells.get(name)
             if cell is None or cell.key != key or now >= cell.until:
                 if cell is not None:
@@ -201,6 +201,6 @@ class Cells:
                  "heartbeatIntervalSeconds": hb.interval_seconds if hb is not None else 0,
                  "heartbeatToleranceSeconds": tolerance(hb) if hb is not None else 0,
                  "sync": row["sync"],
-                 "taints": row["taints"],
+                 "taints": row["taints"], "held": row["held"],
                  "tiles": {k: worst(ts) for k, ts in grouped.items()}}
         return Cell(key, expires(status, view.now), row, entry, folders)

@@ -19,6 +19,7 @@ from gitfleet.fleetview.autoscaling import fhpa_summary
 from gitfleet.fleetview.rows import RENDER_ERROR, View, drift_rows, eviction_rows
 from gitfleet.fleetview.snapshot import DescriptionEntry
 from gitfleet.fleetview.summary import worst_phase
+from gitfleet.render.guards import APPROVAL_TRAILER, GUARD_UNIT, holds_in
 from gitfleet.wire.rollouts import RolloutRecord, State, iso
 from gitfleet.wire.status import ObjectStatus
 
@@ -57,15 +58,18 @@ def fleet(view: View, cells: dict[str, Cell], units: dict[str, list[DescriptionE
                          [p for p, n in phases.items() if n > 0]),
                      "ready": f"{phases['Success']}/{sum(phases.values())}"})
     listed = [{"file": e.path, "line": e.line, "object": e.obj, "unit": e.unit,
-               "message": e.message} for e in snap.errors]
+               "message": e.message} for e in snap.errors if e.unit != GUARD_UNIT]
+    held = [{"cluster": hold.cluster, "message": hold.message, "approve":
+             f"{APPROVAL_TRAILER}: {hold.cluster}"} for hold in holds_in(snap.errors).values()]
     return {
         "stateCommit": snap.state_commit or "", "sourceCommit": snap.source_commit,
         "prefix": snap.prefix, "apps": apps, "clusters": clusters,
         "counts": {"clusters": len(clusters), "apps": len(apps),
                    "conditions": {k: n for k, n in totals.conditions.items() if n > 0},
                    "tiles": {k: n for k, n in totals.words.items() if n > 0},
-                   "errors": len(listed)},
+                   "errors": len(listed), "held": len(held)},
         "errors": listed,
+        "held": held,      # clusters the mass-deletion guard holds (gitfleet.render.guards)
         # what makes the page's data differ without a commit: readiness judged on the clock
         "signature": ",".join(f"{c['name']}={c['condition']}" for c in clusters),
     }
@@ -144,7 +148,7 @@ def cluster(view: View, cell: Cell | None, name: str) -> dict[str, Any] | None:
         "taints": [t for t in full["taints"].split(",") if t],
         "evictions": [r for r in eviction_rows(view) if r["cluster"] == name],
         "statusRejected": full["statusRejected"], "statusWarning": full["statusWarning"],
-        "descriptions": tree, "drift": drift, "now": view.now,
+        "held": full["held"], "descriptions": tree, "drift": drift, "now": view.now,
     }
 
 

@@ -8,8 +8,9 @@ reports it, `Unknown` while the cluster is not ready.
 Rows carry times as RFC 3339 timestamps and ages as numbers of seconds (`ageSeconds`,
 `heartbeatAgeSeconds`) for JSON and YAML; tables turn the seconds into kubectl's short ages.
 A cluster whose registration waits for approval is `Pending`, never ready; a cluster with drift
-is never `Synced` (`OutOfSync`); a unit whose last render failed shows `RenderError` and the
-error, not the phase of the last good Descriptions it keeps.
+is never `Synced` (`OutOfSync`); a cluster whose state the hub's mass-deletion guard holds is
+`Held` (its row's `held` says what the render would delete); a unit whose last render failed
+shows `RenderError` and the error, not the phase of the last good Descriptions it keeps.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from gitfleet.clock import isoformat
 from gitfleet.fleetview.snapshot import DescriptionEntry, FleetSnapshot
 from gitfleet.fleetview.summary import PHASE_ORDER, summary_of, worst_phase
 from gitfleet.layout import CLUSTER_SCOPE_DIR
+from gitfleet.render.guards import Hold, holds_in
 from gitfleet.wire.fleetstatus import ClusterSummary
 from gitfleet.wire.rollouts import iso
 
 REPLICA_FIELDS = ("readyReplicas", "availableReplicas")
+HELD = "Held"      # the sync word of a cluster the mass-deletion guard holds
 
 
 def age(seconds: float | None) -> str:
@@ -53,6 +56,15 @@ class View:
     now: float
     _summaries: dict[str, ClusterSummary] = field(default_factory=dict, compare=False,
                                                   repr=False)
+    _holds: dict[str, Hold] = field(default_factory=dict, compare=False, repr=False)
+    _read: list[bool] = field(default_factory=list, compare=False, repr=False)
+
+    def hold(self, cluster: str) -> Hold | None:
+        """The mass-deletion guard's hold of `cluster`, from the state's errors.yaml."""
+        if not self._read:
+            self._holds.update(holds_in(self.snap.errors))
+            self._read.append(True)
+        return self._holds.get(cluster)
 
     def since(self, ts: float | None) -> str:
         return age(self.seconds(ts))
@@ -148,6 +160,8 @@ def cluster_row(view: View, name: str, *, descriptions: int, evictions: int) -> 
         else:
             ready, reason = "False", f"not in the fleet (no clusters/{name}.yaml)"
     added = snap.cluster_added.get(name)
+    hold = view.hold(name)
+    sync = _sync(status, drifted) if entry is not None or status is None else "Pending"
     return {
         "name": name,
         "ready": ready,
@@ -155,7 +169,8 @@ def cluster_row(view: View, name: str, *, descriptions: int, evictions: int) -> 
         "condition": summary.condition,
         "taints": ",".join(entry.taints) if entry else "",
         "evictions": evictions,
-        "sync": _sync(status, drifted) if entry is not None or status is None else "Pending",
+        "sync": HELD if hold is not None else sync,
+        "held": hold.message if hold is not None else "",
         "descriptions": descriptions,
         "drifted": drifted,
         "heartbeat": rfc3339(hb_time),

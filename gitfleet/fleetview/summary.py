@@ -23,10 +23,12 @@ PHASE_ORDER = ("Failure", "Degraded", "Unknown", "Progressing", "Installing", "W
 
 def summary_of(name: str, status: ClusterStatus | None, *, now: float,
                in_fleet: bool, taints: list[str] | None = None, evictions: int = 0,
-               rejected: str = "", warning: str = "", repository: str = "") -> ClusterSummary:
+               rejected: str = "", warning: str = "", repository: str = "",
+               held: str = "") -> ClusterSummary:
     """One cluster's row of the fleet status: its condition (judged on heartbeat age and the
     probes it reports), versions, sync, the hub's taints and its eviction tasks (and, from the
-    hub's status trust, why its tip was rejected, a warning, the repository it came from)."""
+    hub's status trust, why its tip was rejected, a warning, the repository it came from;
+    `held`: the mass-deletion guard's hold of its state, gitfleet.render.guards)."""
     hb = status.heartbeat if status is not None else None
     sync = status.sync.to_dict() if status is not None else {}
     judgement = judge(status, now=now, parse_time=parse_iso)
@@ -49,17 +51,18 @@ def summary_of(name: str, status: ClusterStatus | None, *, now: float,
         sync={k: str(sync.get(k, "") or "") for k in SYNC_FIELDS},
         descriptions=len(descriptions), phases=phases,
         drifted=len(status.drift) if status is not None else 0,
-        status_rejected=rejected, status_warning=warning, status_repository=repository)
+        status_rejected=rejected, status_warning=warning, status_repository=repository,
+        held=held)
 
 
 def cluster_summary(name: str, status: ClusterStatus | None, *, now: float,
                     in_fleet: bool, taints: list[str] | None = None, evictions: int = 0,
-                    rejected: str = "", warning: str = "", repository: str = ""
-                    ) -> dict[str, Any]:
+                    rejected: str = "", warning: str = "", repository: str = "",
+                    held: str = "") -> dict[str, Any]:
     """`summary_of` as the document the hub's fold writes (`gitfleet.wire.fleetstatus`)."""
     return summary_of(name, status, now=now, in_fleet=in_fleet, taints=taints,
                       evictions=evictions, rejected=rejected, warning=warning,
-                      repository=repository).to_doc()
+                      repository=repository, held=held).to_doc()
 
 
 def worst_phase(phases: list[str]) -> str:

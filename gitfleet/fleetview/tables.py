@@ -33,7 +33,7 @@ RESOURCES: dict[str, tuple[Callable[[View], list[dict[str, Any]]], Columns, Colu
                   ("version", "agent"), ("age", "ageSeconds")],
                  [("mode", "syncMode"), ("applied state", "appliedState"),
                   ("labels", "labels"), ("condition", "condition"),
-                  ("taints", "taints"), ("reason", "reason")]),
+                  ("taints", "taints"), ("reason", "reason"), ("held", "held")]),
     "subscriptions": (subscription_rows,
                       [("namespace", "namespace"), ("name", "name"), ("kind", "kind"),
                        ("clusters", "clusters"), ("ready", "ready"), ("phase", "phase"),

@@ -10,7 +10,8 @@ new commit replaces the previous heartbeat-only commit instead of growing histor
 
 Each cluster's row carries its lifecycle condition (Ready, NotReady, Unknown, NeverReported:
 gitfleet.lifecycle.judgement; healthz/livez/readyz forced false unless Ready), the taints the
-hub gave it and how many eviction tasks name it (gitfleet.hub.evictions).
+hub gave it and how many eviction tasks name it (gitfleet.hub.evictions), and `held` while
+the mass-deletion guard holds its state (gitfleet.render.guards).
 
 Only status the cluster's agent signed is read (`gitfleet.state.statustrust`): for a cluster
 whose ManagedCluster names `spec.signingKey`, a tip not signed by it is not folded (the newest
@@ -178,7 +179,8 @@ class FleetStatus:
                               evictions=int(marks.get("evictions", 0)),
                               rejected=choice.rejected if choice is not None else "",
                               warning=choice.warning if choice is not None else "",
-                              repository=seen.places.get(name) or "")
+                              repository=seen.places.get(name) or "",
+                              held=str(marks.get("held", "")))
         expires = _expiry(status, now)
         summary = _Summary(self._summary_text(doc, status), bool(doc["ready"]), expires)
         self._summaries[name] = summary

@@ -6,7 +6,8 @@ Per-cluster series are built at scrape time too, on the HTTP thread, so that the
 pay nothing for them, from the agents' status as the hub's last round read it: each cluster's
 ready verdict (heartbeat age and the agent's probes, as `fleet-status` judges it), heartbeat
 age, drift count, and whether the commit the agent last synced is its cluster branch head — and
-if not, for how long the head has waited (from the head's commit time).
+if not, for how long the head has waited (from the head's commit time); and the clusters the
+mass-deletion guard holds (from the state's errors.yaml, read again only when it changed).
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from prometheus_client.core import (
 
 from gitfleet.clock import Clock, parse_iso
 from gitfleet.errors import GitfleetError
-from gitfleet.layout import Branches
+from gitfleet.layout import ERRORS_FILE, Branches
 from gitfleet.lifecycle.judgement import judge
 from gitfleet.logs import log
+from gitfleet.render.guards import Hold, holds_of
 from gitfleet.state.git import Git
 from gitfleet.state.statusread import StatusView
 from gitfleet.state.writer import read_heads
@@ -107,7 +109,17 @@ class ClusterReader:
         self.clock = clock
         self.view = StatusView()
         self._times: dict[str, float] = {}
+        self._holds: tuple[str | None, dict[str, Hold]] = (None, {})   # errors.yaml blob
         self._lock = threading.Lock()
+
+    def holds(self) -> dict[str, Hold]:
+        """The clusters the state holds back (gitfleet.render.guards)."""
+        with self._lock:
+            blob = self.git.resolve(f"{self.branches.state}:{ERRORS_FILE}")
+            if blob != self._holds[0]:
+                data = self.git.read_objects([blob]).get(blob) if blob else None
+                self._holds = (blob, holds_of(data))
+            return self._holds[1]
 
     def figures(self) -> dict[str, ClusterFigures]:
         with self._lock:
@@ -201,14 +213,15 @@ class Metrics:
 
     def families(self) -> list[Metric]:
         rows: dict[str, ClusterFigures] = {}
+        holds: dict[str, Hold] = {}
         reader = self._clusters
         if reader is not None:
             try:
-                rows = reader.figures()
+                rows, holds = reader.figures(), reader.holds()
             except GitfleetError as exc:
                 log(LOG, logging.WARNING, "per-cluster metrics not read", error=str(exc))
         with self._lock:
-            return [*_families(self), *_cluster_families(rows),
+            return [*_families(self), *_cluster_families(rows), *_hold_families(rows, holds),
                     *_rollout_families(self.rollouts)]
 
 
@@ -289,6 +302,27 @@ def _cluster_families(rows: Mapping[str, ClusterFigures]) -> Iterator[Metric]:
         lag.add_metric([name], row.lag_seconds)
         synced.add_metric([name], int(row.synced))
     yield from (ready, age, drift, behind, lag, synced)
+
+
+def _hold_families(rows: Mapping[str, ClusterFigures],
+                   holds: Mapping[str, Hold]) -> Iterator[Metric]:
+    yield _gauge("gitfleet_hub_clusters_held", "Clusters whose state the mass-deletion guard "
+                 "holds (fleet.yaml guards.maxDeletions) until a commit approves it.", len(holds))
+    held = GaugeMetricFamily("gitfleet_cluster_held", "1 while the mass-deletion guard holds "
+                             "the cluster's state (it keeps running what it runs).",
+                             labels=["cluster"])
+    deleting = GaugeMetricFamily("gitfleet_cluster_held_deletions", "Objects the held render "
+                                 "would delete in the cluster (of gitfleet_cluster_held_objects).",
+                                 labels=["cluster"])
+    objects = GaugeMetricFamily("gitfleet_cluster_held_objects", "Objects the held cluster's "
+                                "state holds.", labels=["cluster"])
+    for name in sorted(set(rows) | set(holds)):
+        hold = holds.get(name)
+        held.add_metric([name], int(hold is not None))
+        if hold is not None:
+            deleting.add_metric([name], hold.deleted)
+            objects.add_metric([name], hold.owned)
+    yield from (held, deleting, objects)
 
 
 ROLLOUT_PHASES = ("Progressing", "Paused", "RolledBack", "Aborted", "Complete")

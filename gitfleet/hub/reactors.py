@@ -4,7 +4,8 @@ when it wants the next one.
 - `Registrations` answers registration requests (an approval commits to the source branch, so
   it asks for another round at once);
 - `PushWorkers` spawns and stops the workers that apply Push and Dual clusters;
-- `FleetStatusFold` writes `<prefix>/fleet-status`;
+- `FleetStatusFold` writes `<prefix>/fleet-status` (a cluster the mass-deletion guard holds
+  says so in its row: `held`, read from the state's errors.yaml);
 - `ClusterMetrics` hands the round's status view to the per-cluster series of `/metrics`.
 """
 
@@ -19,9 +20,12 @@ from gitfleet.hub.fleetstatus import FleetStatus
 from gitfleet.hub.metrics import Metrics
 from gitfleet.hub.pushworkers import PushRegistry
 from gitfleet.hub.round import FOREVER, RoundDone
+from gitfleet.layout import ERRORS_FILE
 from gitfleet.logs import log
 from gitfleet.registration.decide import process
+from gitfleet.render.guards import Hold, holds_of
 from gitfleet.state.git import Git, RefUpdate
+from gitfleet.state.objects import TreeIndex
 
 LOG = logging.getLogger("gitfleet.hub")
 Publish = Callable[[Sequence[RefUpdate]], None]
@@ -83,6 +87,7 @@ class FleetStatusFold:
     publish: Publish
     recheck: Callable[[RoundDone], float]      # re-fold at least this often (heartbeats age)
     status: FleetStatus = field(init=False)
+    _holds: tuple[bytes | None, dict[str, Hold]] = (None, {})   # errors.yaml blob -> holds
 
     def __post_init__(self) -> None:
         self.status = FleetStatus(self.git, clock=self.clock)
@@ -91,13 +96,23 @@ class FleetStatusFold:
         if done.index is None:
             return FOREVER
         self.status.branches = done.inputs.branches
+        rows = done.rows
+        for name, hold in self._held(done.index).items():
+            rows.setdefault(name, {})["held"] = hold.message
         wrote = self.status.fold(done.inputs.fleet, done.index, done.inputs.status,
                                  publish=self.publish, state_commit=done.state,
-                                 recheck=self.recheck(done), rows=done.rows,
+                                 recheck=self.recheck(done), rows=rows,
                                  extra=done.status_files)
         if wrote:
             log(LOG, logging.INFO, "fleet status written", commit=wrote[:12])
         return FOREVER
+
+    def _held(self, index: TreeIndex) -> dict[str, Hold]:
+        """The holds the state stands on (its errors.yaml read once per content)."""
+        blob = index.blobs.get(ERRORS_FILE)
+        if blob != self._holds[0]:
+            self._holds = (blob, holds_of(index.files.get(ERRORS_FILE)))
+        return self._holds[1]
 
 
 @dataclass

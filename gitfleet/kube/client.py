@@ -180,11 +180,13 @@ class KubeClient:
                               "resourceVersion", "")))
 
     def apply(self, body: JSON, *, force: bool = True, field_manager: str | None = None,
-              strict: bool = True) -> dict[str, Any]:
+              strict: bool = True, dry_run: bool = False) -> dict[str, Any]:
         """Server-side apply of one object under the field manager (the settings' unless one is
         given: the agent writes its own records under a manager of their own), with strict
         field validation (unless not `strict`: Argo CD's `Validate=false`); returns the live
-        object."""
+        object. `dry_run`: the server runs every stage of the write (defaulting, admission,
+        validation) and answers with the object it would store, storing nothing
+        (`dryRun=All`): how a plan asks what an apply would do."""
         meta = body.get("metadata") or {}
         res = self.resource(str(body.get("apiVersion")), str(body.get("kind")))
         namespace = str(meta.get("namespace") or "") if res.namespaced else ""
@@ -197,6 +199,8 @@ class KubeClient:
                  ("fieldValidation", "Strict" if strict else "Ignore")]
         if force:
             query.append(("force", "true"))
+        if dry_run:
+            query.append(("dryRun", "All"))
         result: dict[str, Any] = self._send(
             "PATCH", res.item(namespace, str(meta.get("name"))), query=query,
             body=json.dumps(body), content_type="application/apply-patch+yaml")
@@ -253,18 +257,22 @@ class KubeClient:
         return self.delete_object(api_version, kind, namespace, name).existed
 
     def delete_object(self, api_version: str, kind: str, namespace: str,
-                      name: str) -> Deletion:
+                      name: str, *, dry_run: bool = False) -> Deletion:
         """Delete one object (background propagation) and say what became of it: gone,
         already gone, or Terminating - still there, with a deletionTimestamp, until the
-        finalizers it holds are removed by whoever set them."""
+        finalizers it holds are removed by whoever set them. `dry_run`: asked with
+        `dryRun=All`, the object stays (what a real delete would do is answered)."""
         try:
             res = self.resource(api_version, kind)
         except NotServed:
             return Deletion(existed=False)
         try:
-            answer = self._send("DELETE", res.item(namespace, name),
-                                body={"kind": "DeleteOptions", "apiVersion": "v1",
-                                      "propagationPolicy": "Background"},
+            options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1",
+                                       "propagationPolicy": "Background"}
+            if dry_run:
+                options["dryRun"] = ["All"]
+            answer = self._send("DELETE", res.item(namespace, name), body=options,
+                                query=[("dryRun", "All")] if dry_run else None,
                                 content_type="application/json")
         except ApiError as exc:
             if exc.status == 404:

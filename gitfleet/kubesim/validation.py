@@ -43,6 +43,32 @@ def _invalid(path: str, value: Any, why: str) -> Cause:
     return Cause("FieldValueInvalid", f"Invalid value: {shown}: {why}", path)
 
 
+def go_selector(selector: Any) -> str:
+    """A label selector as a real server prints it in a field error: Go's `%#v` of the
+    `*metav1.LabelSelector` (k8s.io/apimachinery util/validation/field, `ErrorBody`), e.g.
+    `v1.LabelSelector{MatchLabels:map[string]string{"app":"web"}, MatchExpressions:[]...(nil)}`
+    - what a person searching the message finds."""
+    if not isinstance(selector, dict):
+        return "(*v1.LabelSelector)(nil)"
+    labels = selector.get("matchLabels")
+    shown_labels = "map[string]string(nil)" if not isinstance(labels, dict) else \
+        "map[string]string{" + ", ".join(f'"{k}":"{labels[k]}"' for k in sorted(labels)) + "}"
+    exprs = selector.get("matchExpressions")
+    if not isinstance(exprs, list):
+        shown_exprs = "[]v1.LabelSelectorRequirement(nil)"
+    else:
+        items = []
+        for e in exprs:
+            e = e if isinstance(e, dict) else {}
+            values = e.get("values")
+            shown_values = "[]string(nil)" if not isinstance(values, list) else \
+                "[]string{" + ", ".join(f'"{v}"' for v in values) + "}"
+            items.append(f'v1.LabelSelectorRequirement{{Key:"{e.get("key", "")}", '
+                         f'Operator:"{e.get("operator", "")}", Values:{shown_values}}}')
+        shown_exprs = "[]v1.LabelSelectorRequirement{" + ", ".join(items) + "}"
+    return f"v1.LabelSelector{{MatchLabels:{shown_labels}, MatchExpressions:{shown_exprs}}}"
+
+
 def _required(path: str, why: str = "") -> Cause:
     return Cause("FieldValueRequired", "Required value" + (f": {why}" if why else ""), path)
 
@@ -398,7 +424,8 @@ def update_causes(rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) ->
     ospec, nspec = old.get("spec") or {}, new.get("spec") or {}
     out: list[Cause] = []
     if kind in IMMUTABLE_SELECTOR and ospec.get("selector") != nspec.get("selector"):
-        out.append(_invalid("spec.selector", nspec.get("selector"), "field is immutable"))
+        out.append(Cause("FieldValueInvalid", f"Invalid value: {go_selector(nspec.get('selector'))}"
+                         ": field is immutable", "spec.selector"))
     if kind == "StatefulSet":
         changed = {k for k in set(ospec) | set(nspec)
                    if k not in STATEFULSET_MUTABLE and k != "selector"

@@ -10,21 +10,31 @@ previous state until a source commit carries the approval trailer naming it:
 (cluster-name globs, comma-separated). The approval reaches the agent as a trailer of the
 cluster commit that deletes, so the agent's own --max-prune-share needs no flag for it.
 Pure: counts paths, never reads a blob.
+
+Every place that asks "would this render be held?" asks `would_hold` (the hub through
+`judge`, the pre-receive hook, `gitfleet diff`, `gitfleet plan`); every place that shows a
+hold reads it back from the state's `errors.yaml` with `holds_in` (fleet status, /metrics,
+`gitfleet get`, the dashboard), so a restarted hub or any clone shows the same holds.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import Protocol
 
+from gitfleet.errors import InputError
 from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.model.problems import Problem
 from gitfleet.model.settings import MaxDeletions
+from gitfleet.wire.errors import read_errors
 
 APPROVAL_TRAILER = "Gitfleet-Approve-Deletions"
 GUARD_UNIT = "guards.maxDeletions"     # the `unit` of a hold's problem in errors.yaml
 CLUSTERS = "clusters/"
+_MESSAGE = re.compile(r"held: would delete (\d+) of (\d+) objects in (\S+)")
 
 
 @dataclass(frozen=True)
@@ -107,3 +117,44 @@ def judge(limit: MaxDeletions, *, before: Iterable[str], globs: Iterable[str],
         if deleted > limit.share * owned:
             held.append(Hold(cluster, deleted, owned))
     return Verdict(tuple(held), tuple(approved))
+
+
+def would_hold(limit: MaxDeletions, *, before: Iterable[str], after: Iterable[str],
+               approvals_text: Iterable[str] = ()) -> tuple[Hold, ...]:
+    """The holds a render would meet: `before` the paths of the state it replaces, `after`
+    the paths it renders, `approvals_text` the `Gitfleet-Approve-Deletions` trailer values of
+    the source commits it renders (since the state's). The one question `gitfleet diff`,
+    `gitfleet plan` and the pre-receive hook ask; the hub asks `judge` (it needs the
+    approved clusters too)."""
+    return judge(limit, before=before, after=after, globs=approvals(approvals_text)).held
+
+
+class _Recorded(Protocol):
+    @property
+    def unit(self) -> str: ...
+
+    @property
+    def message(self) -> str: ...
+
+
+def holds_in(errors: Iterable[_Recorded]) -> dict[str, Hold]:
+    """cluster -> its hold, from the errors of a state's `errors.yaml` (those of the unit
+    `guards.maxDeletions`: the state stands on a hold for them)."""
+    out: dict[str, Hold] = {}
+    for problem in errors:
+        found = _MESSAGE.match(problem.message) if problem.unit == GUARD_UNIT else None
+        if found is not None:
+            out[found[3]] = Hold(found[3], int(found[1]), int(found[2]))
+    return out
+
+
+
+def holds_of(errors_file: bytes | None) -> dict[str, Hold]:
+    """cluster -> its hold, from a state's `errors.yaml` (cheap when it names none). A file
+    that does not read names no hold here; its readers say it is unreadable."""
+    if not errors_file or GUARD_UNIT.encode() not in errors_file:
+        return {}
+    try:
+        return holds_in(read_errors(errors_file).errors)
+    except InputError:
+        return {}

@@ -38,7 +38,7 @@ REPLICA_FIELDS = ("replicas", "readyReplicas", "updatedReplicas", "availableRepl
 _FIELDS = frozenset({"apiVersion", "kind", "cluster", "inFleet", "ready", "reason", "condition",
                      "probes", "taints", "evictions", TIME_KEY, "heartbeatIntervalSeconds",
                      "versions", "platform", "nodes", "sync", "descriptions", "drifted",
-                     "statusRejected", "statusWarning", "statusRepository"})
+                     "statusRejected", "statusWarning", "statusRepository", "held"})
 _SUB = {"probes": frozenset(PROBES), "versions": frozenset({"kubernetes", "agent"}),
         "nodes": frozenset({"ready", "notReady"}), "sync": frozenset(SYNC_FIELDS),
         "descriptions": frozenset({"total", "phases"})}
@@ -70,6 +70,7 @@ class ClusterSummary:
     status_rejected: str = ""              # why its status tip was not believed
     status_warning: str = ""               # that nothing checked its signer
     status_repository: str = ""            # the status repository it was read from
+    held: str = ""                         # the hub's mass-deletion hold (gitfleet.render.guards)
 
     @property
     def path(self) -> str:
@@ -94,6 +95,7 @@ class ClusterSummary:
             **({"statusRejected": self.status_rejected} if self.status_rejected else {}),
             **({"statusWarning": self.status_warning} if self.status_warning else {}),
             **({"statusRepository": self.status_repository} if self.status_repository else {}),
+            **({"held": self.held} if self.held else {}),
         }
 
 
@@ -135,7 +137,7 @@ def read_cluster_summary(data: bytes | str, path: str) -> ClusterSummary:
                 for p in phases},
         drifted=number(doc, "drifted", path, where, default=0),
         status_rejected=text(doc, "statusRejected"), status_warning=text(doc, "statusWarning"),
-        status_repository=text(doc, "statusRepository"))
+        status_repository=text(doc, "statusRepository"), held=text(doc, "held"))
 
 
 # -- subscriptions/<ns>/<name>.yaml ---------------------------------------------------------------

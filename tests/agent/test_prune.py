@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from gitfleet.agent.desired import parse_cluster_tree
 from gitfleet.agent.inventory import Intent, Inventory, InventoryEntry
-from gitfleet.agent.prune import plan_prune
+from gitfleet.agent.prune import PRUNE_FLOOR, plan_prune
+from gitfleet.model.settings import MaxDeletions
 from gitfleet.wire.objectref import ObjectRef
 from tests.agent.fleetstate import configmap, description_files
 
@@ -49,10 +50,26 @@ def test_vanished_description_is_pruned() -> None:
 
 def test_mass_prune_is_refused_unless_allowed() -> None:
     state = _state({"db": ["d"]})
-    refused = plan_prune(INV, state, max_share=0.5, allow_mass_prune=False)
+    refused = plan_prune(INV, state, max_share=0.5, allow_mass_prune=False, floor=0)
     assert refused.delete == () and "3 of 4" in refused.refused
-    allowed = plan_prune(INV, state, max_share=0.5, allow_mass_prune=True)
+    allowed = plan_prune(INV, state, max_share=0.5, allow_mass_prune=True, floor=0)
     assert sorted(e.ref.name for e in allowed.delete) == ["a", "b", "c"]
+
+
+def test_a_prune_within_the_floor_is_never_refused() -> None:
+    # the agent's floor is the hub's default guards.maxDeletions count: a small cluster may
+    # lose its last objects (1 of 1, 10 of 10); 11 of 11 is a mass prune
+    assert PRUNE_FLOOR == MaxDeletions().count == 10
+    one = _inventory(("default/web", "a"))
+    assert [e.ref.name for e in plan_prune(one, _state({}), max_share=0.5,
+                                           allow_mass_prune=False).delete] == ["a"]
+    names = [f"n{i:02}" for i in range(11)]
+    ten = _inventory(*(("default/web", n) for n in names[:10]))
+    assert len(plan_prune(ten, _state({}), max_share=0.5, allow_mass_prune=False).delete) == 10
+    eleven = _inventory(*(("default/web", n) for n in names))
+    refused = plan_prune(eleven, _state({}), max_share=0.5, allow_mass_prune=False)
+    assert refused.delete == () and "11 of 11" in refused.refused
+    assert "Gitfleet-Approve-Deletions" in refused.refused
 
 
 def test_unreadable_branch_prunes_nothing() -> None:

@@ -119,15 +119,17 @@ def test_render_error_keeps_everything(remote, kubesim, make_agent) -> None:
 
 def test_mass_prune_is_refused_and_reported(remote, kubesim, make_agent) -> None:
     sim = kubesim()
-    publish(remote.git, "c1", _web("a", "b", "c"))
+    extra = [f"c{i:02}" for i in range(11)]     # past the agent's floor of 10 deletions
+    publish(remote.git, "c1", _web(*extra))
     agent = make_agent(remote, sim)
     agent.step()
     publish(remote.git, "c1", description_files("default", "web", [deployment("web", "bar")]))
     agent.step()
-    assert _names(person(sim)) == ["a", "b", "c", "web-config"]
+    assert _names(person(sim)) == [*extra, "web-config"]
     status = status_of(remote)
     assert status.sync.result is SyncResult.PRUNE_REFUSED
-    assert "refusing to prune 4 of 5" in status.sync.message
+    assert "refusing to prune 12 of 13" in status.sync.message
+    assert "Gitfleet-Approve-Deletions" in status.sync.message
 
     bold = make_agent(remote, sim, allow_mass_prune=True)
     bold.step()

@@ -33,7 +33,7 @@
     Pending: "warn", Waiting: "warn", OutOfSync: "warn", Paused: "warn", NeverReported: "warn",
     Skipped: "warn", Suspended: "warn",
     Failure: "bad", Degraded: "bad", RenderError: "bad", NotReady: "bad", Failed: "bad",
-    RolledBack: "bad", Aborted: "bad", PruneRefused: "bad", Refused: "bad",
+    RolledBack: "bad", Aborted: "bad", PruneRefused: "bad", Refused: "bad", Held: "bad",
     Unreachable: "bad", NotInFleet: "unk",
   };
   function badge(word, title, cls) {
@@ -195,6 +195,12 @@
       Object.entries(c.tiles).map(([k, n]) => h("li", {}, badge(k), " ", n, " tiles")));
     out.push(counts);
     if (d.partial) out.push(partial(d.partial));
+    if ((d.held || []).length) {     // the mass-deletion guard (docs/guards.md)
+      out.push(h("div", { class: "banner", role: "alert", id: "held" },
+        h("strong", {}, d.held.length + " cluster" + (d.held.length > 1 ? "s" : "") +
+          " held (each keeps running what it runs until a source commit approves the deletion)"),
+        h("ul", {}, d.held.map((x) => h("li", {}, x.message, " — approve with ", h("code", {}, x.approve))))));
+    }
     if (d.errors.length) {
       out.push(h("div", { class: "banner", role: "alert" },
         h("strong", {}, d.errors.length + " render error" + (d.errors.length > 1 ? "s" : "") +
@@ -214,7 +220,8 @@
           link("#/app/" + a.namespace + "/" + a.name, a.namespace + "/" + a.name))))),
       h("tbody", {}, d.clusters.map((cl) => h("tr", { "data-cluster": cl.name },
         h("th", { scope: "row" }, link("#/cluster/" + encodeURIComponent(cl.name), cl.name)),
-        h("td", {}, readyBadge(cl), cl.heartbeat ? ageSpan(cl.heartbeat) : ""),
+        h("td", {}, readyBadge(cl), cl.heartbeat ? ageSpan(cl.heartbeat) : "",
+          cl.held ? [" ", badge("Held", cl.held)] : ""),
         d.apps.map((a) => {
           const t = lastReported(cl, cl.tiles[a.key]);
           const changed = (d.changed[cl.name] || []).some((f) => f.replace(/@helm$/, "") === a.key);
@@ -249,6 +256,9 @@
         objects: ds.objects.map((o) => Object.assign({}, o, { health: "Unknown", lastReported: o.health })) })) });
     }
     const out = [h("h1", {}, "Cluster ", d.name, " ", readyBadge(d))];
+    if (d.held) out.push(h("p", { class: "banner", role: "alert", id: "held" }, d.held,
+      " — the cluster keeps running what it runs until a source commit approves it (",
+      h("code", {}, "Gitfleet-Approve-Deletions: " + d.name), ")"));
     out.push(facts([["Readiness", word + (word !== d.condition ? " — " + EXPIRED
                                                          : d.reason ? " — " + d.reason : "")],
       ["Last heartbeat", hb], ["Sync", d.sync], ["Mode", d.syncMode],

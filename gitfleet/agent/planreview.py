@@ -1,0 +1,220 @@
+"""The agent's answers to plan requests (SEMANTICS "Plans"): a part beside the sync that never
+applies anything and never holds a sync up.
+
+At its own interval it lists this cluster's plan requests and answers (`git ls-remote` of the
+two per-cluster prefixes, `gitfleet.layout.Branches.plans`), and answers each request that is
+not answered yet and not expired: the request commit is fetched, its signature checked (a key
+of the hub or a plan key the agent trusts; with neither configured any request is answered, as
+any cluster commit is applied), its tree read as the sync reads a cluster commit, and tried on
+the cluster with `gitfleet.agent.dryrun`. The answer is one commit holding `plan.yaml`
+(`gitfleet.wire.plans.PlanAnswer`), signed with the agent's key like its status, pushed to
+`<prefix>/plan-answers/<cluster>/<id>` only if nobody answered first. A request that cannot be
+planned (not signed, unreadable, the API server away) is answered too, `planned: false` with
+the reason, so the person waiting learns why; an expired one is left for the TTL to remove.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitfleet.agent.desired import DesiredState, parse_cluster_tree
+from gitfleet.agent.dryrun import DryRunApi, DryRunSettings, try_candidate
+from gitfleet.clock import Clock, SystemClock
+from gitfleet.errors import GitfleetError, InputError, RefConflict
+from gitfleet.kube.errors import ApiError, Unreachable
+from gitfleet.layout import Branches
+from gitfleet.logs import log
+from gitfleet.state.git import Git, RefUpdate
+from gitfleet.state.objects import trailers_of
+from gitfleet.state.signing import SigningKey, TrustedKeys
+from gitfleet.wire.plans import (
+    ANSWER_FILE,
+    CLUSTER_TRAILER,
+    PLAN_TRAILER,
+    Act,
+    PlanAnswer,
+    PlanRequest,
+)
+
+LOG = logging.getLogger("gitfleet.agent.plans")
+REQUEST_TRAILER = "Gitfleet-Plan-Request"
+_LOCAL = "refs/gitfleet-plans/"    # where a request is fetched to while it is answered
+
+
+@dataclass(frozen=True)
+class PlanReviewSettings:
+    repo_url: str
+    cluster: str
+    branch_prefix: str = "gitfleet"
+    interval: float = 10.0                  # seconds between looks for new requests
+    # signatures accepted on a request: the hub's keys and the plan keys (None: any request)
+    trusted: TrustedKeys | None = None
+    dry_run: DryRunSettings | None = None   # None: the defaults for `cluster`
+
+    def trial(self) -> DryRunSettings:
+        return self.dry_run or DryRunSettings(cluster=self.cluster)
+
+
+@dataclass
+class Reviewed:
+    """What the last step did (for tests and logs)."""
+
+    answered: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+class PlanReviewer:
+    """Answers one cluster's plan requests; `step()` does one round and says when to run next."""
+
+    def __init__(self, settings: PlanReviewSettings, kube: DryRunApi, git: Git, *,
+                 identities: Callable[[], Sequence[Any]] | None = None,
+                 signer: Callable[[], SigningKey | None] | None = None,
+                 clock: Clock | None = None) -> None:
+        self.settings = settings
+        self.kube = kube
+        # a Git of the agent's repository (its own instance: `signer` sets whom it signs as;
+        # without `signer`, as the Git's own signer says)
+        self.git = git
+        self.signer = signer
+        self.identities = identities
+        self.clock = clock or SystemClock()
+        self.branches = Branches(settings.branch_prefix)
+        self._seen: set[tuple[str, str]] = set()    # (id, request commit) answered or tried
+        self._next = 0.0
+        self._stop = threading.Event()
+        self.last = Reviewed()
+
+    def step(self) -> float:
+        """Answer what waits; the seconds until the next look."""
+        now = self.clock.now()
+        if now < self._next:
+            return self._next - now
+        self._next = now + self.settings.interval
+        out = self.last = Reviewed()
+        cluster = self.settings.cluster
+        requests_at, answers_at = self.branches.plans(cluster), self.branches.plan_answers(cluster)
+        try:
+            refs = self.git.ls_remote(self.settings.repo_url,
+                                      [f"{requests_at}*", f"{answers_at}*"])
+        except GitfleetError as exc:
+            out.errors.append(f"list plans: {exc}")
+            log(LOG, logging.DEBUG, "cannot list plan requests", cluster=cluster, error=str(exc))
+            return self.settings.interval
+        answered = {ref.removeprefix(answers_at) for ref in refs if ref.startswith(answers_at)}
+        for ref, sha in sorted(refs.items()):
+            plan_id = ref.removeprefix(requests_at)
+            if not ref.startswith(requests_at) or plan_id in answered or "/" in plan_id \
+                    or (plan_id, sha) in self._seen:
+                continue
+            if len(self._seen) > 1024:
+                self._seen.clear()
+            self._seen.add((plan_id, sha))
+            try:
+                if self._answer(plan_id, ref, sha, now):
+                    out.answered.append(plan_id)
+            except GitfleetError as exc:
+                self._seen.discard((plan_id, sha))      # tried again at the next look
+                out.errors.append(f"plan {plan_id}: {exc}")
+                log(LOG, logging.WARNING, "cannot answer plan request", cluster=cluster,
+                    plan=plan_id, error=str(exc))
+        return self.settings.interval
+
+    def _answer(self, plan_id: str, ref: str, sha: str, now: float) -> bool:
+        """Fetch, judge and answer one request; False when it is left unanswered (expired)."""
+        local = f"{_LOCAL}{plan_id}"
+        self.git.fetch(self.settings.repo_url, [f"+{ref}:{local}"])
+        try:
+            answer = self._judge(plan_id, sha, now)
+            if answer is None:
+                return False
+            self._push(plan_id, sha, answer, now)
+            return True
+        finally:
+            self.git.update_refs([RefUpdate(local, None, sha)])
+
+    def _judge(self, plan_id: str, sha: str, now: float) -> PlanAnswer | None:
+        cluster = self.settings.cluster
+        trailers = trailers_of(self.git.run("cat-file", "commit", sha))
+
+        def refused(reason: str) -> PlanAnswer:
+            log(LOG, logging.WARNING, "plan request not planned", cluster=cluster, plan=plan_id,
+                reason=reason)
+            return PlanAnswer(plan_id, cluster, sha, now, planned=False, reason=reason)
+
+        trusted = self.settings.trusted
+        if trusted is not None:
+            verdict = self.git.verify_commit(sha, trusted)
+            if not verdict.ok:   # not even parsed: its files could be crafted
+                return refused(f"plan request {sha[:12]} refused: {verdict.reason}")
+        try:
+            request = PlanRequest.of_trailers(trailers, f"plan request {sha[:12]}")
+        except InputError as exc:
+            return refused(str(exc))
+        if request.cluster != cluster or request.plan != plan_id:
+            return refused(f"plan request {sha[:12]} is for {request.cluster}/{request.plan}, "
+                           f"not {cluster}/{plan_id}")
+        if request.expired(now):
+            log(LOG, logging.INFO, "plan request expired; not answered", cluster=cluster,
+                plan=plan_id)
+            return None
+        candidate = parse_cluster_tree(self.git.read_files(sha), cluster_commit=sha,
+                                       source_commit=request.source_commit,
+                                       identities=self.identities)
+        current = self._parent_state(sha)
+        try:
+            found = try_candidate(self.kube, candidate, settings=self.settings.trial(),
+                                  current=current)
+        except (Unreachable, ApiError) as exc:
+            return refused(f"the API server could not be asked: {exc}")
+        return PlanAnswer(plan_id, cluster, sha, now, planned=True,
+                          reason="; ".join(candidate.errors), unchanged=found.unchanged,
+                          actions=found.actions)
+
+    def _parent_state(self, sha: str) -> DesiredState | None:
+        """The cluster tree the request was planned over (its parent), for drift."""
+        parents = self.git.run("rev-list", "--parents", "-n", "1", sha).decode().split()[1:]
+        if not parents:
+            return None
+        return parse_cluster_tree(self.git.read_files(parents[0]), cluster_commit=parents[0],
+                                  identities=self.identities)
+
+    def _push(self, plan_id: str, sha: str, answer: PlanAnswer, now: float) -> None:
+        cluster = self.settings.cluster
+        counts = {a: sum(1 for x in answer.actions if x.action is a) for a in Act}
+        summary = ", ".join(f"{n} {a}" for a, n in counts.items() if n) or "no change"
+        subject = f"{cluster}: plan {plan_id}: " + (summary if answer.planned else "not planned")
+        body = answer.reason if not answer.planned else ""
+        trailers = [f"{PLAN_TRAILER}: {plan_id}", f"{CLUSTER_TRAILER}: {cluster}",
+                    f"{REQUEST_TRAILER}: {sha}"]
+        text = subject + "\n\n" + (body + "\n\n" if body else "") + "\n".join(trailers) + "\n"
+        if self.signer is not None:
+            self.git.signer = self.signer()     # the agent's key, as it signs its status
+        tree = self.git.write_tree({ANSWER_FILE: answer.to_yaml()})
+        commit = self.git.commit(tree, [], text, when=now)
+        try:
+            self.git.push(self.settings.repo_url,
+                          [RefUpdate(self.branches.plan_answer(cluster, plan_id), commit, None)])
+        except RefConflict:
+            log(LOG, logging.INFO, "plan already answered", cluster=cluster, plan=plan_id)
+            return
+        log(LOG, logging.INFO, "plan answered", cluster=cluster, plan=plan_id,
+            planned=answer.planned, actions=summary)
+
+    # -- beside an agent -----------------------------------------------------------------
+
+    def run(self) -> None:
+        """Step until stopped (a thread beside the agent's loop: a plan never delays a sync)."""
+        while not self._stop.is_set():
+            try:
+                delay = self.step()
+            except GitfleetError as exc:   # one bad round never ends the part
+                log(LOG, logging.WARNING, "plan review round failed", error=str(exc))
+                delay = self.settings.interval
+            self._stop.wait(max(delay, 0.05))
+
+    def stop(self) -> None:
+        self._stop.set()

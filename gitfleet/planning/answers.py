@@ -1,0 +1,126 @@
+"""The agents' answers to a plan, collected while the person (or the CI job) waits, and the
+removal of expired plans.
+
+Answers are found with one `git ls-remote` per look (`<prefix>/plan-answers/*/<id>`), fetched
+together, and believed only when signed by the cluster's key where the fleet names one
+(`spec.signingKey` of its ManagedCluster, as the hub folds status): an answer anyone else
+wrote is reported as not planned, with the reason. A cluster asked that has not answered when
+the wait ends is not planned ("no answer within N s"), never left out.
+
+`expired` removes every plan request and answer whose id says it expired (the ids start with
+their expiry, `gitfleet.planning.requests.plan_id`), in one atomic push; refs under the plan
+prefixes whose names are no plan id are someone else's and stay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from gitfleet.clock import Clock, SystemClock
+from gitfleet.errors import InputError
+from gitfleet.layout import Branches
+from gitfleet.model.loader import Fleet
+from gitfleet.planning.requests import expiry_of
+from gitfleet.state.git import Git, RefUpdate
+from gitfleet.state.signing import TrustedKeys
+from gitfleet.wire.plans import ANSWER_FILE, PlanAnswer
+
+_LOCAL = "refs/gitfleet-plan-answers/"
+POLL = 0.5      # seconds between looks while waiting
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One asked cluster's outcome: its answer, or why there is none."""
+
+    cluster: str
+    answer: PlanAnswer | None = None
+    missing: str = ""         # why there is no (believable) answer
+
+    @property
+    def planned(self) -> bool:
+        return self.answer is not None and self.answer.planned
+
+    @property
+    def reason(self) -> str:
+        if self.answer is None:
+            return self.missing
+        return self.answer.reason
+
+
+def collect(git: Git, url: str, *, plan: str, asked: Sequence[str], fleet: Fleet,
+            wait: float, clock: Clock | None = None,
+            on_answer: Callable[[Outcome], None] | None = None) -> dict[str, Outcome]:
+    """Wait up to `wait` seconds for every asked cluster's answer to `plan`."""
+    clock = clock or SystemClock()
+    branches = Branches(fleet.settings.branch_prefix)
+    prefix = branches.plan_answers()
+    deadline = clock.now() + wait
+    found: dict[str, Outcome] = {}
+    todo = set(asked)
+    while True:
+        refs = git.ls_remote(url, [f"{prefix}*/{plan}"])
+        new = {ref[len(prefix):].partition("/")[0]: (ref, sha) for ref, sha in refs.items()
+               if ref.startswith(prefix) and ref.endswith(f"/{plan}")}
+        new = {c: r for c, r in new.items() if c in todo}
+        if new:
+            git.fetch(url, [f"+{ref}:{_LOCAL}{c}/{plan}" for c, (ref, _) in sorted(new.items())])
+            for cluster, (_, sha) in sorted(new.items()):
+                outcome = _read(git, cluster, sha, plan, fleet)
+                found[cluster] = outcome
+                todo.discard(cluster)
+                if on_answer is not None:
+                    on_answer(outcome)
+            git.update_refs([RefUpdate(f"{_LOCAL}{c}/{plan}", None, sha)
+                             for c, (_, sha) in sorted(new.items())])
+        if not todo or clock.now() >= deadline:
+            break
+        clock.sleep(min(POLL, max(0.0, deadline - clock.now())))
+    for cluster in sorted(todo):
+        found[cluster] = Outcome(cluster, missing=f"no answer within {wait:g} s (is the "
+                                 "cluster's agent running, and does it trust the plan key?)")
+    return dict(sorted(found.items()))
+
+
+def _read(git: Git, cluster: str, sha: str, plan: str, fleet: Fleet) -> Outcome:
+    known = fleet.clusters.get(cluster)
+    line = known.signing_key if known is not None else ""
+    if line:
+        try:
+            keys = TrustedKeys.from_text(line, origin=f"clusters/{cluster}.yaml")
+        except InputError as exc:
+            return Outcome(cluster, missing=f"the cluster's signing key is unreadable: {exc}")
+        verdict = git.verify_commit(sha, keys)
+        if not verdict.ok:
+            return Outcome(cluster, missing=f"answer {sha[:12]} not signed by the cluster's "
+                           f"key: {verdict.reason}")
+    raw = git.read_blob(sha, ANSWER_FILE)
+    if raw is None:
+        return Outcome(cluster, missing=f"answer {sha[:12]} holds no {ANSWER_FILE}")
+    try:
+        answer = PlanAnswer.from_yaml(raw, f"{ANSWER_FILE} of {sha[:12]}")
+    except InputError as exc:
+        return Outcome(cluster, missing=str(exc))
+    if answer.cluster != cluster or answer.plan != plan:
+        return Outcome(cluster, missing=f"answer {sha[:12]} is for {answer.cluster}/"
+                       f"{answer.plan}")
+    return Outcome(cluster, answer=answer)
+
+
+def expired(git: Git, url: str, *, now: float, prefix: str) -> list[str]:
+    """Remove the expired plan requests and answers from `url`; the refs removed."""
+    branches = Branches(prefix)
+    heads = (branches.plans(), branches.plan_answers())
+    refs = git.ls_remote(url, [f"{h}*" for h in heads])
+    gone = []
+    for ref, sha in sorted(refs.items()):
+        head = next((h for h in heads if ref.startswith(h)), None)
+        if head is None:
+            continue
+        cluster, _, plan = ref[len(head):].partition("/")
+        when = expiry_of(plan) if cluster and plan and "/" not in plan else None
+        if when is not None and when <= now:
+            gone.append(RefUpdate(ref, None, sha))
+    git.push(url, gone)
+    return [u.ref for u in gone]
