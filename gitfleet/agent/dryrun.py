@@ -18,6 +18,8 @@ plus one dry-run request per changed object.
 
 from __future__ import annotations
 
+import base64
+import contextlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -33,6 +35,7 @@ from gitfleet.agent.plan import Action, Owner, drift_of, lookups, plan
 from gitfleet.agent.records import InventoryRecord
 from gitfleet.kube.errors import ApiError, NotServed
 from gitfleet.model.annotations import sync_options_of
+from gitfleet.secrets.redact import HIDDEN
 from gitfleet.wire.objectref import ObjectRef
 from gitfleet.wire.plans import Act, PlannedAction
 from gitfleet.wire.status import FieldDrift
@@ -92,7 +95,9 @@ def try_candidate(kube: DryRunApi, candidate: DesiredState, *, settings: DryRunS
              allow_mass_prune=settings.allow_mass_prune)
     touched = _touched(candidate, current)
     trial = _Trial(kube, owner=owner, candidate=candidate, ignores=ignores,
-                   create_namespaces=settings.create_namespaces)
+                   create_namespaces=settings.create_namespaces,
+                   namespaces={str((o.get("metadata") or {}).get("name")) for o in live.values()
+                               if o is not None and o.get("kind") == "Namespace"})
     out: list[PlannedAction] = []
     unchanged = sum(1 for k, r in p.settled.items() if not r.error)
     for key, result in sorted(p.settled.items()):
@@ -121,7 +126,7 @@ class _Trial:
     """The dry-run writes of one plan, with what it learnt of namespaces on the way."""
 
     def __init__(self, kube: DryRunApi, *, owner: Owner, candidate: DesiredState,
-                 ignores: Ignores, create_namespaces: bool) -> None:
+                 ignores: Ignores, create_namespaces: bool, namespaces: set[str]) -> None:
         self.kube = kube
         self.owner = owner
         self.candidate = candidate
@@ -131,7 +136,8 @@ class _Trial:
                          if o.ref.kind == "Namespace"}
         self.crds = {o.ref.name for o in candidate.objects.values()
                      if o.ref.kind == "CustomResourceDefinition"}
-        self._namespaces: dict[str, bool] = {}
+        # namespaces known to exist (listed already) need no request
+        self._namespaces: dict[str, bool] = dict.fromkeys(namespaces, True)
 
     def write(self, action: Action) -> PlannedAction | None:
         """The dry run of one write; None when the server would store the object as it is."""
@@ -252,7 +258,26 @@ def _action(act: Act, ref: ObjectRef, description: str, message: str = "", *,
 def _rejected(obj: DesiredObject, code: int, message: str) -> PlannedAction:
     ref = obj.ref
     return PlannedAction(Act.REJECT, ref.api_version, ref.kind, ref.namespace, ref.name,
-                         message, code=code, description=obj.description)
+                         _scrubbed(obj, message), code=code, description=obj.description)
+
+
+def _scrubbed(obj: DesiredObject, message: str) -> str:
+    """A server's message about a Secret without the Secret's values: a server may quote the
+    value it refuses (`Invalid value: "..."`). Values under two characters stay (they would
+    mangle any message, and say nothing)."""
+    if obj.ref.kind != "Secret":
+        return message
+    values: set[str] = set()
+    for part in ("data", "stringData"):
+        found = obj.body.get(part)
+        for value in (found.values() if isinstance(found, Mapping) else ()):
+            values.add(str(value))
+            if part == "data":
+                with contextlib.suppress(ValueError, UnicodeDecodeError):
+                    values.add(base64.b64decode(str(value), validate=True).decode())
+    for value in sorted((v for v in values if len(v) >= 2), key=len, reverse=True):
+        message = message.replace(value, HIDDEN)
+    return message
 
 
 def _list_owned(kube: DryRunApi, kinds: Iterable[tuple[str, str]],

@@ -23,6 +23,7 @@ from typing import Any
 
 from gitfleet.agent.desired import DesiredState, parse_cluster_tree
 from gitfleet.agent.dryrun import DryRunApi, DryRunSettings, try_candidate
+from gitfleet.agent.round import Round
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import GitfleetError, InputError, RefConflict
 from gitfleet.kube.errors import ApiError, Unreachable
@@ -85,8 +86,11 @@ class PlanReviewer:
         self.branches = Branches(settings.branch_prefix)
         self._seen: set[tuple[str, str]] = set()    # (id, request commit) answered or tried
         self._next = 0.0
-        self._stop = threading.Event()
         self.last = Reviewed()
+
+    def due(self) -> float:
+        """Seconds until the next look (0: now)."""
+        return max(0.0, self._next - self.clock.now())
 
     def step(self) -> float:
         """Answer what waits; the seconds until the next look."""
@@ -204,17 +208,39 @@ class PlanReviewer:
         log(LOG, logging.INFO, "plan answered", cluster=cluster, plan=plan_id,
             planned=answer.planned, actions=summary)
 
-    # -- beside an agent -----------------------------------------------------------------
 
-    def run(self) -> None:
-        """Step until stopped (a thread beside the agent's loop: a plan never delays a sync)."""
-        while not self._stop.is_set():
-            try:
-                delay = self.step()
-            except GitfleetError as exc:   # one bad round never ends the part
-                log(LOG, logging.WARNING, "plan review round failed", error=str(exc))
-                delay = self.settings.interval
-            self._stop.wait(max(delay, 0.05))
+class PlanAnswers:
+    """The agent's part for plans (a `gitfleet.agent.round.Reactor`): at the reviewer's
+    interval it starts a look in a thread of its own, so the round that triggers it, and every
+    sync after it, never waits for a dry run (`background`; the agent's --once answers in the
+    round itself)."""
 
-    def stop(self) -> None:
-        self._stop.set()
+    def __init__(self, reviewer: PlanReviewer, *, background: bool = True) -> None:
+        self.reviewer = reviewer
+        self.background = background
+        self._thread: threading.Thread | None = None
+
+    def react(self, round_: Round) -> float:
+        interval = self.reviewer.settings.interval
+        if self._thread is not None and self._thread.is_alive():
+            return interval
+        wait = self.reviewer.due()
+        if wait > 0:
+            return wait
+        if not self.background:
+            return self.reviewer.step()
+        self._thread = threading.Thread(target=self._look, name="gitfleet-plans", daemon=True)
+        self._thread.start()
+        return interval
+
+    def _look(self) -> None:
+        try:
+            self.reviewer.step()
+        except GitfleetError as exc:    # one bad look never ends the part
+            log(LOG, logging.WARNING, "plan review failed", cluster=self.reviewer.settings.cluster,
+                error=str(exc))
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Wait for a look under way (an answer half pushed is pushed)."""
+        if self._thread is not None:
+            self._thread.join(timeout)

@@ -25,7 +25,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from gitfleet.agent.agent import Agent, StepOutcome
+from gitfleet.agent.agent import Agent
+from gitfleet.agent.round import StepOutcome
 from gitfleet.errors import InputError
 from gitfleet.httpthread import HTTPThread
 

@@ -146,11 +146,12 @@ def trusted_keys(paths: list[Path]) -> Any:
     return keys
 
 
-def plan_reviewer(args: argparse.Namespace, settings: Any, agent: Any, kube: Any) -> Any:
-    """The part that answers plan requests (gitfleet.agent.planreview) beside `agent`: a Git
-    of its own on the agent's repository, signing with the agent's key."""
+def plan_answers(args: argparse.Namespace, settings: Any, agent: Any, kube: Any) -> Any:
+    """The agent's part that answers plan requests (gitfleet.agent.planreview): a Git of its
+    own on the agent's repository, signing with the agent's key; in a thread of its own but
+    under --once."""
     from gitfleet.agent.dryrun import DryRunSettings
-    from gitfleet.agent.planreview import PlanReviewer, PlanReviewSettings
+    from gitfleet.agent.planreview import PlanAnswers, PlanReviewer, PlanReviewSettings
     from gitfleet.state.git import Git
     from gitfleet.state.signing import TrustedKeys
 
@@ -166,9 +167,10 @@ def plan_reviewer(args: argparse.Namespace, settings: Any, agent: Any, kube: Any
                                create_namespaces=settings.create_namespaces,
                                max_prune_share=settings.max_prune_share,
                                allow_mass_prune=settings.allow_mass_prune))
-    return PlanReviewer(review, kube, Git(agent.git.path, transport=settings.git_transport,
-                                          private=True),
-                        identities=agent.keyring.identities, signer=agent.signer.resolve)
+    reviewer = PlanReviewer(review, kube, Git(agent.git.path, transport=settings.git_transport,
+                                              private=True),
+                            identities=agent.keyring.identities, signer=agent.signer.resolve)
+    return PlanAnswers(reviewer, background=not args.once)
 
 
 def tip_watcher(args: argparse.Namespace, settings: Any, agent: Any) -> Any:
@@ -257,22 +259,14 @@ def run(args: argparse.Namespace) -> int:
     if not args.once:
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
-    reviewer = plan_reviewer(args, settings, agent, kube) if args.plans else None
-    beside = None
-    if reviewer is not None and not args.once:   # a plan never delays a sync: its own thread
-        import threading
-
-        beside = threading.Thread(target=reviewer.run, name="gitfleet-plans", daemon=True)
-        beside.start()
+    plans = plan_answers(args, settings, agent, kube) if args.plans else None
+    if plans is not None:
+        agent.reactors.append(plans)
     try:
         outcome = agent.run(once=args.once)
-        if reviewer is not None and args.once:
-            reviewer.step()
     finally:
-        if reviewer is not None:
-            reviewer.stop()
-        if beside is not None:
-            beside.join(30)
+        if plans is not None:
+            plans.close()
         if server is not None:
             server.stop()
         if watcher is not None:

@@ -2,9 +2,10 @@
 
 Renders both commits and shows, per cluster, the objects added, changed and removed (with a
 unified diff of each), the replicas that move, the overrides whose effect is deferred
-(ApplyLater), and the errors HEAD introduces. Exit 1 when HEAD introduces an error, 0 when
-it does not, 2 when BASE or HEAD is no commit (or --repo no repository), 3 when a remote
-cannot be reached.
+(ApplyLater), the errors HEAD introduces, and the clusters the hub's mass-deletion guard would
+hold ("held: would delete N of M objects in C", unless a commit from BASE to HEAD approves it).
+Exit 1 when HEAD introduces an error or a cluster would be held, 0 when not, 2 when BASE or
+HEAD is no commit (or --repo no repository), 3 when a remote cannot be reached.
 `--format markdown` is ready to post as a pull-request comment.
 """
 
@@ -53,4 +54,4 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_markdown(shown, limit=args.max_bytes))
     else:
         sys.stdout.write(render_text(shown, diffs=not args.no_diffs))
-    return 1 if result.errors_introduced else 0
+    return 1 if result.errors_introduced or result.held else 0

@@ -60,7 +60,6 @@ from gitfleet.hub.pushworkers import PushRegistry, PushSettings, workdir_for
 from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings, parse_listen
 from gitfleet.hub.sharding import Shards, ShardSettings, default_namespace, default_shard_name
 from gitfleet.hub.tipsafety import safety_arg
-from gitfleet.kube.client import KubeClient, api_client
 from gitfleet.kube.leases import LeaseClient
 from gitfleet.logs import log
 from gitfleet.render.charts import is_chart_problem
@@ -299,6 +298,8 @@ def shards_of(args: argparse.Namespace) -> Shards | None:
     settings = ShardSettings(name=args.shard_name or default_shard_name(),
                              namespace=args.shard_namespace or default_namespace(),
                              group=args.shard_group, times=times)
+    from gitfleet.kube.client import KubeClient, api_client  # only here: ~1 s to import
+
     kube = KubeClient(api_client(args.shard_kubeconfig))
     return Shards(LeaseClient(kube, settings.namespace), settings)
 
@@ -316,6 +317,8 @@ def push_registry(args: argparse.Namespace, store: Store, settings: HubSettings,
         source = KubeconfigDir(folder)
     elif args.push_kubeconfig_secret:
         namespace, name = parse_secret_ref(args.push_kubeconfig_secret)
+        from gitfleet.kube.client import KubeClient, api_client  # only here: ~1 s to import
+
         own = KubeClient(api_client())
         source = KubeconfigSecret(namespace, name,
                                   lambda: own.get("v1", "Secret", namespace, name))

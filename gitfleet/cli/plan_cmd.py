@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             outcomes=outcomes if args.wait is not None else {
                 c: answers.Outcome(c, missing="not waited for (--wait)") for c in asked},
             waited=args.wait is not None,
-            errors=[p.format() for p in rendered.errors])
+            errors=[p.format() for p in rendered.errors], held=rendered.held)
     if args.output == "json":
         print(json.dumps(found.to_dict(), indent=2))
     elif args.output == "markdown":

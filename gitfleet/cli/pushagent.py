@@ -9,20 +9,25 @@ cluster's kubeconfig, with `push_worker` set.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from gitfleet.agent.agent import Agent, AgentSettings
-from gitfleet.agent.statusbranch import StatusBranch
 from gitfleet.clock import SystemClock
 from gitfleet.hub.pushworkers import PushJob
-from gitfleet.kube.client import KubeClient
 from gitfleet.state.git import Git, init_repo
 from gitfleet.wire.status import ClusterStatus, SyncResult
+
+if TYPE_CHECKING:   # the agent (and with it the Kubernetes client: ~1 s of CPU at every
+    # start) is imported when a push worker starts, not by every `gitfleet hub`
+    from gitfleet.agent.agent import Agent
+    from gitfleet.kube.client import KubeClient
 
 
 class AgentPush:
     """`PushAgents` with the agent's own loop."""
 
     def agent(self, job: PushJob, kube: KubeClient) -> Agent:
+        from gitfleet.agent.agent import Agent, AgentSettings
+
         s = job.settings
         settings = AgentSettings(
             repo_url=job.repo_url, cluster=job.target.cluster, workdir=job.workdir,
@@ -37,6 +42,8 @@ class AgentPush:
 
     def report_broken(self, job: PushJob, message: str) -> None:
         """The sync part of the cluster's status says Failed, with `message`."""
+        from gitfleet.agent.statusbranch import StatusBranch
+
         branch = StatusBranch(_repo(job), job.repo_url, job.branches, job.target.cluster)
 
         def failed(tip: ClusterStatus | None) -> ClusterStatus:

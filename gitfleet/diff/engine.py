@@ -8,12 +8,18 @@ cluster's capabilities and room from its status branch, gitfleet.charts.hubrende
 change that only matters on some Kubernetes versions shows in exactly those clusters. Only the
 units the change can affect are rendered (see `scope`), and nothing at all when no fleet file
 changed.
+
+The mass-deletion guard is asked as the hub asks it (gitfleet.render.guards, docs/guards.md):
+the objects HEAD drops per cluster are counted from the two renders; only a cluster that loses
+more than `guards.maxDeletions.count` can be held, and only for such a cluster is BASE rendered
+in full (when the scope left units out) to learn how many objects it holds, the share's
+denominator. Approvals are the trailers of the commits from BASE to HEAD.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -27,6 +33,14 @@ from gitfleet.errors import InputError
 from gitfleet.model.loader import FLEET_FILE, Fleet, KeptSettings, settings_problems
 from gitfleet.model.problems import Problem
 from gitfleet.render.charts import ChartRenderer
+from gitfleet.render.guards import (
+    APPROVAL_TRAILER,
+    Hold,
+    approvals,
+    approves,
+    judge,
+    objects_by_cluster,
+)
 from gitfleet.render.plans import keeps_placement
 from gitfleet.render.scope import (
     Scope,
@@ -40,6 +54,7 @@ from gitfleet.rollout.preview import preview
 from gitfleet.source import load_snapshot
 from gitfleet.state.git import Git
 from gitfleet.state.lastgood import last_good_settings
+from gitfleet.state.objects import trailers_of
 from gitfleet.state.snapshot import read_revision
 
 DEFERRED_MARK = "deferred (ApplyLater)"
@@ -84,7 +99,8 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
                    everything: bool = False,
                    charts: tuple[ChartRenderer, ChartRenderer] | None = None,
                    other_changes: frozenset[str] = frozenset(),
-                   status: Callable[[Fleet], StatusInput] | None = None) -> FleetDiff:
+                   status: Callable[[Fleet], StatusInput] | None = None,
+                   approved: tuple[str, ...] = ()) -> FleetDiff:
     """The effect of moving the fleet from `base` to `head`.
 
     `fleet_at` loads the fleet of another commit (for ApplyLater bases older than BASE);
@@ -92,7 +108,8 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
     `charts` renders the HelmChart feeds of BASE and HEAD (gitfleet.charts); `other_changes`
     are the changed paths of the repository outside the fleet files (chart folders);
     `status` reads the status input the hub would render HEAD's fleet with (both sides render
-    with it; none: every cluster as fleet.yaml says)."""
+    with it; none: every cluster as fleet.yaml says); `approved`: the cluster globs the
+    commits from BASE to HEAD approve deletions in (`Gitfleet-Approve-Deletions`)."""
     paths = changed_paths(base.files, head.files)
     base_fleet = load_snapshot(base.files, kept=base.kept)
     touched = chart_folders_touched(base_fleet, load_snapshot(head.files, kept=head.kept),
@@ -135,6 +152,17 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
                                 only_clusters=only, plans=head_plans, charts=head_charts)
     clusters = compare_trees(base_result.files, head_result.files, base_fleet.clusters,
                              head_fleet.clusters)
+    complete = scope.everything and only is None
+
+    def owned(names: frozenset[str]) -> Iterable[str]:
+        """The object paths BASE gives `names` (BASE rendered in full for them)."""
+        if complete:
+            return base_result.files.keys()
+        return render_as_hub(base_fleet, source_commit=base.sha, status=read,
+                             only_clusters=names, charts=base_charts).files.keys()
+
+    held = _held(head_fleet, base_result.files.keys(), head_result.files.keys(), owned,
+                 approved)
     base_errors = {_problem_key(p) for p in base_result.errors}
     head_errors = {_problem_key(p) for p in head_result.errors}
     base_warnings = {_problem_key(p) for p in base_result.warnings}
@@ -152,7 +180,32 @@ def diff_snapshots(base: Snapshot, head: Snapshot, *,
         units_total=_units(head_fleet),
         rollouts=preview(head_fleet, {c.name: {o.unit for o in c.objects}
                                       | {d.unit for d in c.descriptions} for c in clusters}),
-        capabilities=read.to_dict())
+        capabilities=read.to_dict(), held=held)
+
+
+def _held(fleet: Fleet, before: Iterable[str], after: Iterable[str],
+          owned: Callable[[frozenset[str]], Iterable[str]],
+          approved: tuple[str, ...]) -> tuple[Hold, ...]:
+    """The clusters the hub would hold for this change (`fleet`: HEAD's, whose
+    guards.maxDeletions the hub applies). Only clusters losing more than the count are
+    looked at further: `owned` renders BASE in full for them when the diff rendered less."""
+    limit = fleet.settings.max_deletions
+    kept = set(after)
+    gone = [p for p in before if p not in kept]
+    lost = objects_by_cluster(gone)
+    candidates = frozenset(c for c, paths in lost.items()
+                           if len(paths) > limit.count and not approves(approved, c))
+    if not candidates:
+        return ()
+    return judge(limit, before=owned(candidates), gone=gone, globs=approved).held
+
+
+def approvals_between(repo: str | os.PathLike[str], base: str, head: str) -> tuple[str, ...]:
+    """The cluster globs the commits after `base` up to `head` approve (at most 1,000)."""
+    git = Git(repo)
+    shas = git.run("rev-list", "--max-count=1000", head, f"^{base}").decode().split()
+    return approvals(trailers_of(body).get(APPROVAL_TRAILER, "")
+                     for body in git.read_objects(shas).values())
 
 
 def diff_revisions(repo: str | os.PathLike[str], base: str, head: str, *,
@@ -179,4 +232,5 @@ def diff_revisions(repo: str | os.PathLike[str], base: str, head: str, *,
                           charts=None if charts is None else (
                               charts.at(folders.revision(Git(repo), base_sha)),
                               charts.at(folders.revision(Git(repo), head_sha))),
-                          status=lambda fleet: read_status_input(repo, fleet))
+                          status=lambda fleet: read_status_input(repo, fleet),
+                          approved=approvals_between(repo, base_sha, head_sha))

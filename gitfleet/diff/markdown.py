@@ -63,6 +63,10 @@ def render_markdown(d: FleetDiff, *, limit: int = DEFAULT_LIMIT) -> str:
         head.append("#### Rollout waves")
         head.extend(f"- {_escape(r.line())}" for r in d.rollouts)
         head.append("")
+    if d.held:
+        head.append("#### ✋ Held: mass deletion")
+        head.extend(f"- {_escape(line)}" for line in d.held_lines())
+        head.append("")
     if d.errors_introduced:
         head.append("#### ❌ Errors introduced")
         head.extend(f"- `{_escape(p.format())}`" for p in d.errors_introduced)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet.model.problems import Problem
+from gitfleet.render.guards import APPROVAL_TRAILER, Hold
 from gitfleet.rollout.preview import RolloutPreview
 
 ADDED = "added"
@@ -146,6 +147,14 @@ class FleetDiff:
     # what both sides were rendered with: each cluster's capabilities, from its status branch
     # or fleet.yaml (gitfleet.charts.hubrender.StatusInput.to_dict; its `summary` is one line)
     capabilities: Mapping[str, Any] = field(default_factory=dict)
+    # the clusters the hub's mass-deletion guard would hold (gitfleet.render.guards)
+    held: tuple[Hold, ...] = ()
+
+    def held_lines(self) -> list[str]:
+        """One line per held cluster: the hub's message and the trailer that approves it."""
+        return [f"{h.message} (more than fleet.yaml guards.maxDeletions allows: the hub holds "
+                f"it; approve with a commit trailer `{APPROVAL_TRAILER}: {h.cluster}`)"
+                for h in self.held]
 
     @property
     def shown(self) -> list[ClusterChange]:
@@ -199,7 +208,10 @@ class FleetDiff:
                 "errorsIntroduced": len(self.errors_introduced),
                 "errorsFixed": len(self.errors_fixed),
                 "unitsRendered": self.units_rendered, "unitsTotal": self.units_total,
+                "held": len(self.held),
             },
+            "held": [{"cluster": h.cluster, "deleted": h.deleted, "objects": h.owned,
+                      "message": h.message} for h in self.held],
             "changedFiles": list(self.changed_files),
             "clusters": [c.to_dict() for c in self.shown],
             "errorsIntroduced": [p.to_dict() for p in self.errors_introduced],

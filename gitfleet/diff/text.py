@@ -22,6 +22,8 @@ def summary_line(d: FleetDiff) -> str:
     if d.deferred:
         parts.append(f"{len(d.deferred)} override effects deferred (ApplyLater)")
     parts.append(f"{len(d.errors_introduced)} errors introduced")
+    if d.held:
+        parts.append(f"{len(d.held)} clusters held")
     return ", ".join(parts)
 
 
@@ -59,6 +61,7 @@ def render_text(d: FleetDiff, *, diffs: bool = True) -> str:
     if d.capabilities:
         out.append(str(d.capabilities.get("summary", "")))
     out.extend(r.line() for r in d.rollouts)
+    out.extend(d.held_lines())
     for p in d.errors_introduced:
         out.append(f"error: {p.format()}")
     for p in d.errors_fixed:

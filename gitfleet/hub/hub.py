@@ -29,6 +29,7 @@ from gitfleet.hub.charts import HelmCharts
 from gitfleet.hub.evictions import Lifecycle
 from gitfleet.hub.inputs import InputReader
 from gitfleet.hub.metrics import Metrics
+from gitfleet.hub.planexpiry import PlanExpiry
 from gitfleet.hub.pushworkers import PushRegistry
 from gitfleet.hub.reactors import (
     ClusterMetrics,
@@ -78,14 +79,15 @@ class Hub:
         self.inputs = InputReader(store, settings=settings, clock=self.clock, metrics=self.metrics)
         self.planners: list[Planner] = [Capacity(), Lifecycle(), Autoscaling(store.git), *(
             [HelmCharts(charts, store.git)] if charts is not None else [])]   # HelmChart feeds
-        self.renderer = Renderer(store.git)
+        self.renderer = Renderer(store.git, approval_keys=self.inputs.source_keys)
         self.gate = RolloutDriver(store.git)          # RolloutPolicy waves (gitfleet.rollout)
         git, publish = store.git, cast(Publish, store.publish)
         if shards is not None:    # hub shards (gitfleet.hub.sharding): every write fenced
             git.trailers, publish = (shards.trailer(),), shards.fenced(publish)
         self.publish = publish
         self.tips = publisher_for(git, self.clock, settings)   # tip documents (docs/tips.md)
-        fleet_wide: list[Reactor] = [Registrations(git, publish)]
+        fleet_wide: list[Reactor] = [Registrations(git, publish),
+                                     PlanExpiry(git, self.clock, publish)]   # plans' TTL
         if push is not None:
             fleet_wide.append(PushWorkers(git, push, self.metrics))
         if settings.fleet_status:

@@ -21,8 +21,10 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from gitfleet.kube.leases import Lease
+if TYPE_CHECKING:
+    from gitfleet.kube.leases import Lease
 
 SHARD_LABEL = "gitfleet.io/hub-shard"      # a membership Lease's shard name
 

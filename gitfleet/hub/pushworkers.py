@@ -29,18 +29,20 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from gitfleet.backoff import Backoff
 from gitfleet.errors import GitfleetError, InputError
 from gitfleet.hub.kubeconfigs import Kubeconfig, KubeconfigSource
-from gitfleet.kube.client import KubeClient
-from gitfleet.kube.kubeconfig import client_from_kubeconfig
 from gitfleet.layout import PUSHED_MODES, Branches
 from gitfleet.logs import log
 from gitfleet.state.signing import SigningKey
 from gitfleet.state.transport import GitTransport
 from gitfleet.wire.status import HUB_WORKER_VERSION, ClusterStatus
+
+if TYPE_CHECKING:   # the Kubernetes client (~1 s of CPU to import) is loaded when a worker
+    # first connects, not by every hub (most have no Push cluster)
+    from gitfleet.kube.client import KubeClient
 
 LOG = logging.getLogger("gitfleet.hub.push")
 T = TypeVar("T")
@@ -192,6 +194,8 @@ class PushWorker:
                 if self.kubeconfig.text is None:
                     self._report_broken(self.kubeconfig.error)
                     return
+                from gitfleet.kube.kubeconfig import client_from_kubeconfig
+
                 try:
                     kube = client_from_kubeconfig(self.kubeconfig.text,
                                                   source=self.kubeconfig.source)
@@ -332,6 +336,8 @@ class PushRegistry:
         kubeconfig = self.kubeconfigs.get(cluster)
         if kubeconfig.text is None:
             raise InputError(kubeconfig.error, path=kubeconfig.source)
+        from gitfleet.kube.kubeconfig import client_from_kubeconfig
+
         kube = client_from_kubeconfig(kubeconfig.text, source=kubeconfig.source)
         try:
             return fn(kube)

@@ -12,11 +12,14 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitfleet.errors import TransientError
-from gitfleet.kube.client import KubeClient
 from gitfleet.kube.errors import ApiError
+
+# the client is imported by whoever builds one (~1 s, which a hub without shards never pays)
+if TYPE_CHECKING:
+    from gitfleet.kube.client import KubeClient
 
 API_VERSION = "coordination.k8s.io/v1"
 

@@ -8,7 +8,7 @@ wrote is reported as not planned, with the reason. A cluster asked that has not 
 the wait ends is not planned ("no answer within N s"), never left out.
 
 `expired` removes every plan request and answer whose id says it expired (the ids start with
-their expiry, `gitfleet.planning.requests.plan_id`), in one atomic push; refs under the plan
+their expiry, `gitfleet.wire.plans.plan_id`), in one atomic push; refs under the plan
 prefixes whose names are no plan id are someone else's and stay.
 """
 
@@ -21,10 +21,10 @@ from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import InputError
 from gitfleet.layout import Branches
 from gitfleet.model.loader import Fleet
-from gitfleet.planning.requests import expiry_of
 from gitfleet.state.git import Git, RefUpdate
-from gitfleet.state.signing import TrustedKeys
-from gitfleet.wire.plans import ANSWER_FILE, PlanAnswer
+from gitfleet.state.objects import tree_entries
+from gitfleet.state.signing import TrustedKeys, verify_commit_body
+from gitfleet.wire.plans import ANSWER_FILE, PlanAnswer, expiry_of
 
 _LOCAL = "refs/gitfleet-plan-answers/"
 POLL = 0.5      # seconds between looks while waiting
@@ -66,8 +66,9 @@ def collect(git: Git, url: str, *, plan: str, asked: Sequence[str], fleet: Fleet
         new = {c: r for c, r in new.items() if c in todo}
         if new:
             git.fetch(url, [f"+{ref}:{_LOCAL}{c}/{plan}" for c, (ref, _) in sorted(new.items())])
+            files = _answer_files(git, [sha for _, sha in new.values()])
             for cluster, (_, sha) in sorted(new.items()):
-                outcome = _read(git, cluster, sha, plan, fleet)
+                outcome = _read(cluster, sha, plan, fleet, files.get(sha))
                 found[cluster] = outcome
                 todo.discard(cluster)
                 if on_answer is not None:
@@ -83,7 +84,24 @@ def collect(git: Git, url: str, *, plan: str, asked: Sequence[str], fleet: Fleet
     return dict(sorted(found.items()))
 
 
-def _read(git: Git, cluster: str, sha: str, plan: str, fleet: Fleet) -> Outcome:
+def _answer_files(git: Git, commits: list[str]) -> dict[str, tuple[bytes, bytes | None]]:
+    """commit -> (its body, its plan.yaml), in three `cat-file` calls for any number."""
+    bodies = git.read_objects(commits)
+    trees = {sha: body.split(b"\n", 1)[0].removeprefix(b"tree ").decode()
+             for sha, body in bodies.items()}
+    tree_bodies = git.read_objects(trees.values())
+    blob_of = {tree: dict(tree_entries(body)).get(ANSWER_FILE.encode())
+               for tree, body in tree_bodies.items()}
+    blobs = git.read_objects(b for b in blob_of.values() if b)
+    return {sha: (body, blobs.get(blob_of.get(trees[sha]) or ""))
+            for sha, body in bodies.items()}
+
+
+def _read(cluster: str, sha: str, plan: str, fleet: Fleet,
+          found: tuple[bytes, bytes | None] | None) -> Outcome:
+    if found is None:
+        return Outcome(cluster, missing=f"answer {sha[:12]} could not be read")
+    body, raw = found
     known = fleet.clusters.get(cluster)
     line = known.signing_key if known is not None else ""
     if line:
@@ -91,11 +109,10 @@ def _read(git: Git, cluster: str, sha: str, plan: str, fleet: Fleet) -> Outcome:
             keys = TrustedKeys.from_text(line, origin=f"clusters/{cluster}.yaml")
         except InputError as exc:
             return Outcome(cluster, missing=f"the cluster's signing key is unreadable: {exc}")
-        verdict = git.verify_commit(sha, keys)
+        verdict = verify_commit_body(body, keys)
         if not verdict.ok:
             return Outcome(cluster, missing=f"answer {sha[:12]} not signed by the cluster's "
                            f"key: {verdict.reason}")
-    raw = git.read_blob(sha, ANSWER_FILE)
     if raw is None:
         return Outcome(cluster, missing=f"answer {sha[:12]} holds no {ANSWER_FILE}")
     try:

@@ -32,8 +32,15 @@ class PlanReport:
     outcomes: Mapping[str, Outcome] = field(default_factory=dict)   # of those asked
     waited: bool = True
     errors: Sequence[str] = ()                    # render errors of REV (file: message)
+    held: Mapping[str, str] = field(default_factory=dict)   # the hub's guard would hold these
 
     def entry(self, cluster: str) -> dict[str, Any]:
+        out = self._entry(cluster)
+        if cluster in self.held:
+            out["held"] = self.held[cluster]
+        return out
+
+    def _entry(self, cluster: str) -> dict[str, Any]:
         outcome = self.outcomes.get(cluster)
         if outcome is None:
             return {"planned": True, "asked": False, "unchanged": None, "actions": []}
@@ -111,6 +118,8 @@ def _line(a: PlannedAction) -> str:
 def render_text(report: PlanReport) -> str:
     lines = [report.headline()]
     lines += [f"render error: {e}" for e in report.errors]
+    lines += [f"{message} (the hub holds it until a source commit approves it)"
+              for _, message in sorted(report.held.items())]
     for cluster in report.clusters:
         outcome = report.outcomes.get(cluster)
         if outcome is None:
@@ -144,6 +153,11 @@ def render_markdown(report: PlanReport) -> str:
     if report.errors:
         lines.append("#### ❌ Render errors")
         lines += [f"- `{_escape(e)}`" for e in report.errors]
+        lines.append("")
+    if report.held:
+        lines.append("#### ⏸ Held by the mass-deletion guard")
+        lines += [f"- {_escape(m)} (until a source commit approves it: "
+                  "`Gitfleet-Approve-Deletions`)" for _, m in sorted(report.held.items())]
         lines.append("")
     asked = list(report.outcomes.values())
     if asked:

@@ -10,17 +10,15 @@ BASE's render). Each request is a commit of that tree whose parent is the cluste
 it was planned over (the agent reads drift against it), signed with the key given (the hub's,
 or a plan key the agents trust), pushed to `<prefix>/plans/<cluster>/<id>` in one atomic push.
 
-The plan id starts with its expiry (`20261207T131500Z-<rev>-<random>`), so that removing
-expired plans needs no fetch of them; the expiry the agents obey is the signed trailer.
+The plan id (`gitfleet.wire.plans.plan_id`) starts with its expiry, so that removing expired
+plans needs no fetch of them; the expiry the agents obey is the signed trailer.
 """
 
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
 
 from gitfleet.charts import folders
 from gitfleet.charts.hubrender import StatusInput, read_status_input, render_as_hub
@@ -29,16 +27,17 @@ from gitfleet.layout import Branches
 from gitfleet.model.loader import Fleet
 from gitfleet.model.problems import Problem
 from gitfleet.render.core import RenderResult
+from gitfleet.render.guards import APPROVAL_TRAILER, would_hold
 from gitfleet.source import load_snapshot
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.lastgood import load_keeping
-from gitfleet.state.objects import build_tree
+from gitfleet.state.objects import OBJ_COMMIT, OBJ_TREE, TreeBuild, build_tree, trailers_of
 from gitfleet.state.snapshot import read_revision
-from gitfleet.wire.plans import PlanRequest
+from gitfleet.wire.plans import PlanRequest, expiry_of, plan_id
 
 CLUSTERS = "clusters/"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-_ID_TIME = "%Y%m%dT%H%M%SZ"
+_EMPTY = TreeBuild(EMPTY_TREE, {"": EMPTY_TREE}, {EMPTY_TREE: (OBJ_TREE, b"")})
 
 
 @dataclass(frozen=True)
@@ -46,10 +45,13 @@ class Candidate:
     """One cluster's candidate tree, and what it is compared with."""
 
     cluster: str
-    files: Mapping[str, bytes]
-    tree: str
+    build: TreeBuild           # its tree, hashed (written only when it is asked)
     current: str | None        # the tree it would replace (None: nothing yet)
     parent: str | None         # the cluster branch commit it is planned over
+
+    @property
+    def tree(self) -> str:
+        return self.build.root
 
     @property
     def changed(self) -> bool:
@@ -65,6 +67,8 @@ class Rendered:
     result: RenderResult
     status: StatusInput
     candidates: tuple[Candidate, ...]
+    # cluster -> the hub's words when the mass-deletion guard would hold its render
+    held: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def changed(self) -> tuple[Candidate, ...]:
@@ -73,21 +77,6 @@ class Rendered:
     @property
     def errors(self) -> list[Problem]:
         return self.result.errors
-
-
-def plan_id(revision: str, expires: float) -> str:
-    """`<expiry>-<revision>-<random>`: sortable, and its expiry readable without a fetch."""
-    when = datetime.fromtimestamp(expires, UTC).strftime(_ID_TIME)
-    return f"{when}-{revision[:12]}-{secrets.token_hex(3)}"
-
-
-def expiry_of(plan: str) -> float | None:
-    """The expiry a plan id starts with (None: not a plan id gitfleet wrote)."""
-    try:
-        return datetime.strptime(plan.partition("-")[0], _ID_TIME).replace(
-            tzinfo=UTC).timestamp()
-    except ValueError:
-        return None
 
 
 def render_candidates(repo: str | os.PathLike[str], rev: str, *, charts: Charts,
@@ -100,11 +89,14 @@ def render_candidates(repo: str | os.PathLike[str], rev: str, *, charts: Charts,
     status = read_status_input(repo, fleet)
     branches = Branches(fleet.settings.branch_prefix)
     state = _hub_ref(git, branches.state)
+    previous = git.read_files(state) if state else None
     result = render_as_hub(
         fleet, source_commit=sha, status=status,
-        charts=charts.at(folders.revision(git, sha)),
-        previous_files=git.read_files(state) if state else None,
+        charts=charts.at(folders.revision(git, sha)), previous_files=previous,
         fleet_at=lambda at: load_snapshot(read_revision(repo, at)[0]))
+    held = would_hold(fleet.settings.max_deletions, before=previous or {},
+                      after=result.files, approvals_text=_approvals(git, state, sha)) \
+        if previous else ()
     before: dict[str, dict[str, bytes]] | None = None
     if base is not None:
         base_files, base_sha = read_revision(repo, base)
@@ -122,9 +114,23 @@ def render_candidates(repo: str | os.PathLike[str], rev: str, *, charts: Charts,
         else:
             current = git.run("rev-parse", f"{parent}^{{tree}}").decode().strip() \
                 if parent else None
-        tree = build_tree(mine).root if mine else EMPTY_TREE
-        out.append(Candidate(cluster, mine, tree, current, parent))
-    return Rendered(sha, fleet, result, status, tuple(out))
+        out.append(Candidate(cluster, build_tree(mine) if mine else _EMPTY, current, parent))
+    return Rendered(sha, fleet, result, status, tuple(out),
+                    {h.cluster: h.message for h in held})
+
+
+def _approvals(git: Git, state: str | None, revision: str) -> list[str]:
+    """The `Gitfleet-Approve-Deletions` values of the source commits since the state's own
+    (REV's history: a commit that approves lets the hub through, so the plan says so too)."""
+    since = trailers_of(git.run("cat-file", "commit", state)).get("Source-Commit", "") \
+        if state else ""
+    if since and not git.is_ancestor(since, revision):
+        since = ""
+    span = f"{since}..{revision}" if since else revision
+    out = git.run("log", "--max-count=1000",
+                  f"--format=%(trailers:key={APPROVAL_TRAILER},valueonly,separator=%x2C)",
+                  span).decode()
+    return [line for line in out.splitlines() if line.strip()]
 
 
 def _by_cluster(files: Mapping[str, bytes]) -> dict[str, dict[str, bytes]]:
@@ -145,20 +151,27 @@ def _hub_ref(git: Git, ref: str) -> str | None:
 
 def publish(git: Git, url: str, rendered: Rendered, *, plan: str, expires: float,
             now: float, prefix: str) -> tuple[str, ...]:
-    """Write a request commit for every changed cluster in `git` (signed with its signer) and
-    push them all to `url` in one atomic push; the clusters asked."""
+    """Write a request commit for every changed cluster in `git` (signed with its signer; all
+    objects in one pack) and push them all to `url` in one atomic push; the clusters asked."""
     branches = Branches(prefix)
     updates = []
     asked = []
+    objects: dict[str, tuple[int, bytes]] = {}
     for cand in rendered.changed:
         request = PlanRequest(plan=plan, cluster=cand.cluster, source_commit=rendered.revision,
                               expires=expires)
         text = (f"{cand.cluster}: plan {plan} of {rendered.revision[:12]}\n\n"
                 "A plan request: tried by the cluster's agent with a dry run, never applied.\n\n"
                 + "\n".join(request.trailers()) + "\n")
-        tree = git.write_tree(dict(cand.files))
-        commit = git.commit(tree, [cand.parent] if cand.parent else [], text, when=now)
+        objects.update(cand.build.objects)
+        commit, body = git.commit_object(cand.tree, [cand.parent] if cand.parent else [], text,
+                                         when=now)
+        objects[commit] = (OBJ_COMMIT, body)
         updates.append(RefUpdate(branches.plan(cand.cluster, plan), commit, None))
         asked.append(cand.cluster)
+    git.write_objects(objects)
     git.push(url, updates)
     return tuple(asked)
+
+
+__all__ = ["Candidate", "Rendered", "expiry_of", "plan_id", "publish", "render_candidates"]

@@ -130,6 +130,7 @@ class StateCommit:
     title: str = ""
     # clusters whose deletions a source commit approved (gitfleet.render.guards): their
     # cluster commits carry the approval, so the agent's prune guard lets the deletions through
+    # (such a cluster gets a commit even when its tree did not change)
     approved: Iterable[str] = ()
     # with hub shards: the cluster branches this writer may publish (None: all); the state
     # still holds the whole render, another shard's clusters are left as they are
@@ -210,8 +211,8 @@ class StateWriter:
             wanted, released = release(index, wanted)
         if commit.owns is not None:
             wanted = {name: tree for name, tree in wanted.items() if commit.owns(name)}
-        moving = sorted(name for name, tree in wanted.items()
-                        if heads.clusters.get(name, ("", ""))[1] != tree)
+        moving = sorted(name for name, tree in wanted.items()   # an approval moves it too
+                        if heads.clusters.get(name, ("", ""))[1] != tree or name in approved)
         state_changes = build.root != prev_tree
         if not state_changes and not moving:
             self._index = index

@@ -32,8 +32,10 @@ candidate writes: the change overwrites it). A Secret's values never appear (key
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -49,6 +51,7 @@ CLUSTER_TRAILER = "Gitfleet-Plan-Cluster"
 EXPIRES_TRAILER = "Gitfleet-Plan-Expires"
 SOURCE_TRAILER = "Source-Commit"
 DEFAULT_TTL = 3600.0          # seconds a plan request lives (`gitfleet plan --ttl`)
+_ID_TIME = "%Y%m%dT%H%M%SZ"
 
 
 class Act(StrEnum):
@@ -177,3 +180,18 @@ class PlanRequest:
         except (KeyError, ValueError) as exc:
             raise InputError(f"{where}: not a plan request (trailer {exc})", path=where) \
                 from None
+
+
+def plan_id(revision: str, expires: float) -> str:
+    """`<expiry>-<revision>-<random>`: sortable, and its expiry readable without a fetch."""
+    when = datetime.fromtimestamp(expires, UTC).strftime(_ID_TIME)
+    return f"{when}-{revision[:12]}-{secrets.token_hex(3)}"
+
+
+def expiry_of(plan: str) -> float | None:
+    """The expiry a plan id starts with (None: not a plan id gitfleet wrote)."""
+    try:
+        return datetime.strptime(plan.partition("-")[0], _ID_TIME).replace(
+            tzinfo=UTC).timestamp()
+    except ValueError:
+        return None

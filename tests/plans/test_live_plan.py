@@ -8,15 +8,17 @@ cluster changes; the plan refs are gone once expired."""
 from __future__ import annotations
 
 import json
-import threading
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gitfleet.agent.planreview import PlanReviewer, PlanReviewSettings
+from gitfleet.agent.agent import Agent
+from gitfleet.agent.planreview import PlanAnswers, PlanReviewer, PlanReviewSettings
+from gitfleet.clock import FakeClock, SystemClock
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.settings import HubSettings
 from gitfleet.kube.client import KubeClient
@@ -26,7 +28,7 @@ from gitfleet.state.signing import SigningKey, TrustedKeys
 from gitfleet.state.store import open_store
 from gitfleet.wire.plans import Act, PlanAnswer
 from tests.fleetfixtures import NAMESPACE, feed, managed_cluster, subscription
-from tests.harness import Remote, clone, git, gitfleet, person, push, wait_for
+from tests.harness import Remote, clone, git, gitfleet, person, push, running, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -110,17 +112,18 @@ def _settled(sim: Any) -> bool:
 
 
 @contextmanager
-def _answering(reviewers: list[PlanReviewer]) -> Iterator[None]:
-    threads = [threading.Thread(target=r.run, daemon=True) for r in reviewers]
-    for t in threads:
-        t.start()
-    try:
+def _answering(agents: list[Agent], reviewers: list[PlanReviewer]) -> Iterator[None]:
+    """The agents' loops running (real time), each answering plans with its reviewer as one
+    of its reactors, as `gitfleet agent` runs them."""
+    parts = [PlanAnswers(r) for r in reviewers]
+    for agent, part in zip(agents, parts, strict=True):
+        agent.reactors.append(part)
+    with ExitStack() as stack:
+        for agent in agents:
+            stack.enter_context(running(agent))
         yield
-    finally:
-        for r in reviewers:
-            r.stop()
-        for t in threads:
-            t.join(60)
+    for part in parts:
+        part.close()
 
 
 def _plan_refs(remote: Remote) -> list[str]:
@@ -147,8 +150,8 @@ def test_a_pull_request_planned_on_two_live_clusters(remote: Remote, tmp_path: P
     push(work, "fleet: app", _fleet(keys))
     hub = Hub(open_store(str(remote.git.path)), settings=HubSettings(interval=1))
     hub.run_once()
-    agents = {c: make_agent(remote, sim, cluster=c, signing_key_file=tmp_path / f"{c}.key")
-              for c, sim in sims.items()}
+    agents = {c: make_agent(remote, sim, cluster=c, clock=SystemClock(),
+                            signing_key_file=tmp_path / f"{c}.key") for c, sim in sims.items()}
     for agent in agents.values():
         agent.step()
     assert set(_objects(sims["c1"])) == {"Deployment/web", "Deployment/api", "Widget/gadget",
@@ -183,7 +186,7 @@ def test_a_pull_request_planned_on_two_live_clusters(remote: Remote, tmp_path: P
                               KubeClient(sims[c].api_client()), Git(agents[c].git.path),
                               identities=agents[c].keyring.identities,
                               signer=agents[c].signer.resolve) for c in sims]
-    with _answering(reviewers):
+    with _answering(list(agents.values()), reviewers):
         shown = gitfleet("plan", "--repo", remote.url, "--rev", "pr", "--wait", "120",
                          "--signing-key", str(tmp_path / "plan-key"), "-o", "json")
     assert shown.returncode == 1, shown.stdout + shown.stderr      # rejections
@@ -219,11 +222,12 @@ def test_a_pull_request_planned_on_two_live_clusters(remote: Remote, tmp_path: P
         assert answer and remote.git.verify_commit(answer, TrustedKeys.of(k)).ok
     assert sorted(r.split("/")[3] + "/" + r.split("/")[4] for r in _plan_refs(remote)) == [
         "plan-answers/c1", "plan-answers/c2", "plans/c1", "plans/c2"]
-    # the text a person reads says the same
-    assert not expired(remote.git, remote.url, now=0.0, prefix="gitfleet")   # not yet expired
-    far = 4_000_000_000.0
-    gone = expired(remote.git, remote.url, now=far, prefix="gitfleet")
-    assert len(gone) == 4 and _plan_refs(remote) == []
+    # the hub enforces the TTL: kept while the plan lives, gone once it expired
+    hub.run_once()
+    assert len(_plan_refs(remote)) == 4
+    Hub(open_store(str(remote.git.path)), settings=HubSettings(interval=1),
+        clock=FakeClock(start=time.time() + 3601)).run_once()
+    assert _plan_refs(remote) == []
 
 
 def _small_fleet(value: str) -> dict[str, str | None]:
@@ -240,7 +244,8 @@ def test_requests_not_signed_by_a_trusted_key_and_silent_clusters_are_not_planne
     push(work, "fleet: app", _small_fleet("1"))
     Hub(open_store(str(remote.git.path)), settings=HubSettings(interval=1)).run_once()
     sims = {c: kubesim() for c in ("c1", "c2")}
-    agents = {c: make_agent(remote, sim, cluster=c) for c, sim in sims.items()}
+    agents = {c: make_agent(remote, sim, cluster=c, clock=SystemClock())
+              for c, sim in sims.items()}
     for agent in agents.values():
         agent.step()
     git(work, "checkout", "-q", "-b", "pr")
@@ -251,7 +256,7 @@ def test_requests_not_signed_by_a_trusted_key_and_silent_clusters_are_not_planne
                                          trusted=trusted),
                       KubeClient(sims["c1"].api_client()), agents["c1"].git)
     # no --signing-key: c1 refuses it; c2's agent answers no plans at all
-    with _answering([c1]):
+    with _answering([agents["c1"]], [c1]):
         shown = gitfleet("plan", "--repo", remote.url, "--rev", "pr", "--wait", "10",
                          "-o", "json")
         assert shown.returncode == 3, shown.stdout + shown.stderr
@@ -284,3 +289,10 @@ def test_requests_not_signed_by_a_trusted_key_and_silent_clusters_are_not_planne
     answer = PlanAnswer.from_yaml(raw)
     assert answer.planned and [(a.action, a.kind, a.name, a.message) for a in answer.actions] \
         == [(Act.UPDATE, "ConfigMap", "old", "data.a: '1' -> '2'")]
+    # `gitfleet plan --gc` (the same removal): nothing has expired yet; later, both plans go
+    shown = gitfleet("plan", "--repo", remote.url, "--gc")
+    assert shown.returncode == 0 and "removed 0 expired plan refs" in shown.stdout, shown.stderr
+    # three plans of two requests each; c1 answered each (the unsigned ones: not planned)
+    assert len(_plan_refs(remote)) == 9
+    assert len(expired(remote.git, remote.url, now=time.time() + 3601, prefix="gitfleet")) == 9
+    assert _plan_refs(remote) == []
