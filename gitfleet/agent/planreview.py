@@ -1,9 +1,11 @@
 """The agent's answers to plan requests (SEMANTICS "Plans"): a part beside the sync that never
 applies anything and never holds a sync up.
 
-At its own interval it lists this cluster's plan requests and answers (`git ls-remote` of the
-two per-cluster prefixes, `gitfleet.layout.Branches.plans`), and answers each request that is
-not answered yet and not expired: the request commit is fetched, its signature checked (a key
+At its own interval it fetches this cluster's plan requests and answers (one `git fetch` of
+the two per-cluster prefixes, `gitfleet.layout.Branches.plans`, whose glob refspecs a protocol
+v2 server filters: the cost of a no-op fetch, never the whole ref list `ls-remote` would
+download), and answers each request that is not answered yet and not expired: its signature
+is checked (a key
 of the hub or a plan key the agent trusts; with neither configured any request is answered, as
 any cluster commit is applied), its tree read as the sync reads a cluster commit, and tried on
 the cluster with `gitfleet.agent.dryrun`. The answer is one commit holding `plan.yaml`
@@ -43,7 +45,9 @@ from gitfleet.wire.plans import (
 
 LOG = logging.getLogger("gitfleet.agent.plans")
 REQUEST_TRAILER = "Gitfleet-Plan-Request"
-_LOCAL = "refs/gitfleet-plans/"    # where a request is fetched to while it is answered
+# this cluster's plan requests and answers as last fetched (a mirror: pruned with the remote)
+_REQUESTS = "refs/gitfleet-plans/requests/"
+_ANSWERS = "refs/gitfleet-plans/answers/"
 
 
 @dataclass(frozen=True)
@@ -101,24 +105,25 @@ class PlanReviewer:
         out = self.last = Reviewed()
         cluster = self.settings.cluster
         requests_at, answers_at = self.branches.plans(cluster), self.branches.plan_answers(cluster)
-        try:
-            refs = self.git.ls_remote(self.settings.repo_url,
-                                      [f"{requests_at}*", f"{answers_at}*"])
+        try:   # a glob refspec: the server sends only this cluster's refs (protocol v2)
+            self.git.fetch(self.settings.repo_url, [f"+{requests_at}*:{_REQUESTS}*",
+                                                    f"+{answers_at}*:{_ANSWERS}*"], prune=True)
         except GitfleetError as exc:
-            out.errors.append(f"list plans: {exc}")
-            log(LOG, logging.DEBUG, "cannot list plan requests", cluster=cluster, error=str(exc))
+            out.errors.append(f"fetch plans: {exc}")
+            log(LOG, logging.DEBUG, "cannot fetch plan requests", cluster=cluster, error=str(exc))
             return self.settings.interval
-        answered = {ref.removeprefix(answers_at) for ref in refs if ref.startswith(answers_at)}
-        for ref, sha in sorted(refs.items()):
-            plan_id = ref.removeprefix(requests_at)
-            if not ref.startswith(requests_at) or plan_id in answered or "/" in plan_id \
-                    or (plan_id, sha) in self._seen:
+        answered = {ref.removeprefix(_ANSWERS) for ref in self.git.refs(_ANSWERS)}
+        for ref, sha in sorted(self.git.refs(_REQUESTS).items()):
+            plan_id = ref.removeprefix(_REQUESTS)
+            if plan_id in answered or "/" in plan_id or (plan_id, sha) in self._seen:
                 continue
             if len(self._seen) > 1024:
                 self._seen.clear()
             self._seen.add((plan_id, sha))
             try:
-                if self._answer(plan_id, ref, sha, now):
+                answer = self._judge(plan_id, sha, now)
+                if answer is not None:
+                    self._push(plan_id, sha, answer, now)
                     out.answered.append(plan_id)
             except GitfleetError as exc:
                 self._seen.discard((plan_id, sha))      # tried again at the next look
@@ -126,19 +131,6 @@ class PlanReviewer:
                 log(LOG, logging.WARNING, "cannot answer plan request", cluster=cluster,
                     plan=plan_id, error=str(exc))
         return self.settings.interval
-
-    def _answer(self, plan_id: str, ref: str, sha: str, now: float) -> bool:
-        """Fetch, judge and answer one request; False when it is left unanswered (expired)."""
-        local = f"{_LOCAL}{plan_id}"
-        self.git.fetch(self.settings.repo_url, [f"+{ref}:{local}"])
-        try:
-            answer = self._judge(plan_id, sha, now)
-            if answer is None:
-                return False
-            self._push(plan_id, sha, answer, now)
-            return True
-        finally:
-            self.git.update_refs([RefUpdate(local, None, sha)])
 
     def _judge(self, plan_id: str, sha: str, now: float) -> PlanAnswer | None:
         cluster = self.settings.cluster

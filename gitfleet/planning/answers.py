@@ -1,11 +1,12 @@
 """The agents' answers to a plan, collected while the person (or the CI job) waits, and the
 removal of expired plans.
 
-Answers are found with one `git ls-remote` per look (`<prefix>/plan-answers/*/<id>`), fetched
-together, and believed only when signed by the cluster's key where the fleet names one
-(`spec.signingKey` of its ManagedCluster, as the hub folds status): an answer anyone else
-wrote is reported as not planned, with the reason. A cluster asked that has not answered when
-the wait ends is not planned ("no answer within N s"), never left out.
+Answers are fetched with one glob refspec per look (`<prefix>/plan-answers/*/<id>`: the server
+sends only the answers' refs), read together, and believed only when signed by the cluster's
+key where the fleet names one (`spec.signingKey` of its ManagedCluster, as the hub folds
+status): an answer anyone else wrote is reported as not planned, with the reason. A cluster
+asked that has not answered when the wait ends is not planned ("no answer within N s"), never
+left out.
 
 `expired` removes every plan request and answer whose id says it expired (the ids start with
 their expiry, `gitfleet.wire.plans.plan_id`), in one atomic push; refs under the plan
@@ -59,22 +60,20 @@ def collect(git: Git, url: str, *, plan: str, asked: Sequence[str], fleet: Fleet
     deadline = clock.now() + wait
     found: dict[str, Outcome] = {}
     todo = set(asked)
+    local = f"{_LOCAL}{plan}/"
     while True:
-        refs = git.ls_remote(url, [f"{prefix}*/{plan}"])
-        new = {ref[len(prefix):].partition("/")[0]: (ref, sha) for ref, sha in refs.items()
-               if ref.startswith(prefix) and ref.endswith(f"/{plan}")}
-        new = {c: r for c, r in new.items() if c in todo}
+        # one glob refspec: the server sends only the answers' refs, with their objects
+        git.fetch(url, [f"+{prefix}*/{plan}:{local}*"])
+        new = {ref.removeprefix(local): sha for ref, sha in git.refs(local).items()}
+        new = {c: sha for c, sha in new.items() if c in todo}
         if new:
-            git.fetch(url, [f"+{ref}:{_LOCAL}{c}/{plan}" for c, (ref, _) in sorted(new.items())])
-            files = _answer_files(git, [sha for _, sha in new.values()])
-            for cluster, (_, sha) in sorted(new.items()):
+            files = _answer_files(git, list(new.values()))
+            for cluster, sha in sorted(new.items()):
                 outcome = _read(cluster, sha, plan, fleet, files.get(sha))
                 found[cluster] = outcome
                 todo.discard(cluster)
                 if on_answer is not None:
                     on_answer(outcome)
-            git.update_refs([RefUpdate(f"{_LOCAL}{c}/{plan}", None, sha)
-                             for c, (_, sha) in sorted(new.items())])
         if not todo or clock.now() >= deadline:
             break
         clock.sleep(min(POLL, max(0.0, deadline - clock.now())))

@@ -105,15 +105,17 @@ def render_candidates(repo: str | os.PathLike[str], rev: str, *, charts: Charts,
             base_fleet, source_commit=base_sha, status=status,
             charts=charts.at(folders.revision(git, base_sha))).files)
     trees = _by_cluster(result.files)
+    parents = _cluster_heads(git, branches)
+    bodies = git.read_objects(parents.values()) if before is None else {}
     out = []
     for cluster in sorted(set(fleet.clusters) | set(trees)):
         mine = trees.get(cluster, {})
-        parent = _hub_ref(git, branches.cluster(cluster))
+        parent = parents.get(cluster)
         if before is not None:
             current = build_tree(before[cluster]).root if cluster in before else None
         else:
-            current = git.run("rev-parse", f"{parent}^{{tree}}").decode().strip() \
-                if parent else None
+            body = bodies.get(parent or "")
+            current = body.split(b"\n", 1)[0].removeprefix(b"tree ").decode() if body else None
         out.append(Candidate(cluster, build_tree(mine) if mine else _EMPTY, current, parent))
     return Rendered(sha, fleet, result, status, tuple(out),
                     {h.cluster: h.message for h in held})
@@ -141,6 +143,17 @@ def _by_cluster(files: Mapping[str, bytes]) -> dict[str, dict[str, bytes]]:
             if rest:
                 out.setdefault(cluster, {})[rest] = data
     return out
+
+
+def _cluster_heads(git: Git, branches: Branches) -> dict[str, str]:
+    """cluster -> the tip of its cluster branch (one `git` call for the fleet): the
+    repository's own branches, else a clone's origin's as last fetched."""
+    prefix = branches.cluster("")
+    heads = git.refs(prefix)
+    if not heads:
+        prefix = "refs/remotes/origin/" + prefix.removeprefix("refs/heads/")
+        heads = git.refs(prefix)
+    return {ref.removeprefix(prefix): sha for ref, sha in heads.items()}
 
 
 def _hub_ref(git: Git, ref: str) -> str | None:
