@@ -53,6 +53,7 @@ SAFETY_CEILING = 6 * 3600  # the longest a document may ask agents to trust tips
 # (`agentVersion`). The hub signs `safetySeconds` by default (`--tips-safety auto`) only once
 # every agent reports this or later (gitfleet.hub.tipsafety).
 ANNOUNCED_SINCE = "0.2.0"
+_RELEASE = re.compile(r"(\d+)\.(\d+)\.(\d+)")   # a release; a dev/rc/local build: older
 _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 _NAME = re.compile(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
 
@@ -74,6 +75,18 @@ def folder_url_problem(url: str) -> str:
         return ("must be a folder URL without ?query or #fragment (tip documents hold no "
                 "secret: serve them without authentication)")
     return ""
+
+
+def reads_announced(agent_version: str) -> bool:
+    """Whether an agent of this release (a heartbeat's `agentVersion`) follows announced tips
+    and reads `safetySeconds`: ANNOUNCED_SINCE or later. An empty, foreign or unparsable
+    version counts as older (the hub then waits rather than guess)."""
+    return _release(agent_version) >= _release(ANNOUNCED_SINCE)
+
+
+def _release(version: str) -> tuple[int, int, int]:
+    match = _RELEASE.fullmatch(version)
+    return (-1, 0, 0) if match is None else (int(match[1]), int(match[2]), int(match[3]))
 
 
 class Signer(Protocol):
