@@ -2,7 +2,9 @@
 
 TYPE is clusters, subscriptions, descriptions, drift, evictions (the hub's failover tasks:
 which workload left which cluster, why, and whether its old copy is purged yet), rollouts
-(RolloutPolicy progress), fhpa (FederatedHPAs) or cronfhpa (CronFederatedHPA rules). Reads the
+(RolloutPolicy progress), shards (how far each hub shard has got: the source commit it last
+rendered, and whether that is the source branch's tip), fhpa (FederatedHPAs) or cronfhpa
+(CronFederatedHPA rules). Reads the
 state branch and the agents' status branches of a fleet repo (a local path or a URL;
 default: the current repository).
 `-o wide` adds columns, `-o json|yaml` prints every field (times as RFC 3339, ages as numbers
@@ -35,7 +37,7 @@ ALIASES = {"cluster": "clusters", "subscription": "subscriptions", "sub": "subsc
            "rollout": "rollouts",
            "federatedhpa": "fhpa", "federatedhpas": "fhpa", "fhpas": "fhpa",
            "cronfederatedhpa": "cronfhpa", "cronfederatedhpas": "cronfhpa",
-           "cronfhpas": "cronfhpa"}
+           "cronfhpas": "cronfhpa", "shard": "shards"}
 
 
 def selector(text: str) -> Callable[[dict[str, str]], bool]:
@@ -56,7 +58,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("resource", metavar="TYPE",
                    choices=sorted([*RESOURCES, *ALIASES]),
                    help="clusters | subscriptions | descriptions | drift | evictions | rollouts |"
-                   " fhpa | cronfhpa")
+                   " shards | fhpa | cronfhpa")
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="only these (a cluster's name; NAME or NAMESPACE/NAME otherwise)")
     p.add_argument("--repo", default=".", help="fleet repo: a local path or a URL (default: .)")
@@ -77,7 +79,7 @@ def load_view(spec: str, prefix: str | None) -> View:
 
 
 def _named(resource: str, row: dict[str, Any], names: Sequence[str]) -> bool:
-    if resource == "clusters":
+    if resource in ("clusters", "shards"):
         return row["name"] in names
     if resource == "evictions":
         return row["cluster"] in names or row["workload"] in names

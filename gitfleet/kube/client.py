@@ -240,6 +240,19 @@ class KubeClient:
             content_type="application/json")
         return result
 
+    def replace(self, body: JSON) -> dict[str, Any]:
+        """Replace one object (PUT). With `metadata.resourceVersion` set the server writes
+        only over that very version, else answers 409: a compare-and-swap (how Leases are
+        renewed and taken over)."""
+        meta = body.get("metadata") or {}
+        res = self.resource(str(body.get("apiVersion")), str(body.get("kind")))
+        namespace = str(meta.get("namespace") or "default") if res.namespaced else ""
+        result: dict[str, Any] = self._send(
+            "PUT", res.item(namespace, str(meta.get("name"))), body=dict(body),
+            query=[("fieldManager", self.settings.field_manager),
+                   ("fieldValidation", "Strict")], content_type="application/json")
+        return result
+
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
         """Delete one object (background propagation); False when it was already gone. An
         object held by finalizers is still there afterwards: see `delete_object`."""
