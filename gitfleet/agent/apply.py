@@ -48,8 +48,11 @@ class Applied:
     entry: InventoryEntry | None = None
     not_ours: bool = False
     writes: int = 0
-    after: Mapping[str, Any] | None = None   # a dry run: the object the server would store
-    code: int = 0    # the API server's status when it refused the write
+    # a dry run: the live object the write was made against, and what the server would store
+    before: Mapping[str, Any] | None = None
+    after: Mapping[str, Any] | None = None
+    code: int = 0        # the API server's HTTP status when it refused the write
+    refusal: str = ""    # ... and its message
 
 
 @dataclass
@@ -69,13 +72,14 @@ class Applier:
                  ignores: Ignores, clock: Clock, create_namespaces: bool = True,
                  workers: int = 4,
                  earlier: Mapping[str, tuple[ObjectRef, ...]] | None = None,
-                 dry_run: bool = False) -> None:
+                 dry_run: bool = False, namespaces: Iterable[str] = ()) -> None:
         self.kube = kube
         # A dry run (a plan: gitfleet.agent.dryrun) sends every write as the sync would, with
         # dryRun=All, and changes nothing: no namespace created, no CRD waited for, no earlier
         # hook object deleted; what cannot be asked of the server is answered "not validated".
         self.dry_run = dry_run
-        self._absent: dict[str, bool] = {}   # a dry run: namespace -> missing
+        # a dry run: namespace -> missing (`namespaces`: known to exist, never asked)
+        self._absent: dict[str, bool] = dict.fromkeys(namespaces, False)
         self.earlier = earlier or {}   # earlier instances of generateName hooks
         self.owner = owner
         self.desired = desired
@@ -230,8 +234,8 @@ class Applier:
         adopted = bool(action.entry and action.entry.adopted)
         writes = 0
         try:
-            self.kube.resource(ref.api_version, ref.kind)  # NotServed before any other call
-            if self.dry_run and self._to_come(ref.namespace):
+            res = self.kube.resource(ref.api_version, ref.kind)  # NotServed before any other
+            if self.dry_run and res.namespaced and self._to_come(ref.namespace):
                 return self._unvalidated(action, f"namespace {ref.namespace} does not exist "
                                          "yet (the sync creates it first)")
             live = action.live
@@ -271,7 +275,7 @@ class Applier:
                                         strict=sync_options_of(obj.body).validate)
                 return Applied(ObjectResult(ref, obj.description, Change.CREATED
                                             if live is None else Change.CONFIGURED),
-                               after=after)
+                               before=live, after=after)
             if sync_options_of(obj.body).validate:
                 after = self.kube.apply(body, force=True)
             else:   # Argo CD's Validate=false
@@ -282,11 +286,11 @@ class Applier:
                 return self._unvalidated(action, f"{ref.kind} is served once the "
                                          "CustomResourceDefinition this change brings is")
             return Applied(ObjectResult(ref, obj.description, Change.FAILED, error=exc.message),
-                           code=exc.status)
+                           code=exc.status, refusal=exc.message)
         except ApiError as exc:
             return Applied(ObjectResult(ref, obj.description, Change.FAILED,
                                         error=f"{exc.status} {exc.reason}: {exc.message}"),
-                           writes=writes, code=exc.status)
+                           writes=writes, code=exc.status, refusal=exc.message or exc.reason)
         preserve = bool(description and description.preserve_on_deletion)
         entry = InventoryEntry(ref=ref, description=obj.description, hash=obj.hash,
                                uid=uid_of(after), adopted=adopted,
@@ -308,8 +312,8 @@ class Applier:
         ref = obj.ref
         writes = 0
         try:
-            self.kube.resource(ref.api_version, ref.kind)
-            if self.dry_run and self._to_come(ref.namespace):
+            res = self.kube.resource(ref.api_version, ref.kind)
+            if self.dry_run and res.namespaced and self._to_come(ref.namespace):
                 return self._unvalidated(action, f"namespace {ref.namespace} does not exist "
                                          "yet (the sync creates it first)")
             if self.dry_run:
@@ -331,11 +335,11 @@ class Applier:
                 return self._unvalidated(action, f"{ref.kind} is served once the "
                                          "CustomResourceDefinition this change brings is")
             return Applied(ObjectResult(ref, obj.description, Change.FAILED, error=exc.message),
-                           code=exc.status)
+                           code=exc.status, refusal=exc.message)
         except ApiError as exc:
             return Applied(ObjectResult(ref, obj.description, Change.FAILED,
                                         error=f"{exc.status} {exc.reason}: {exc.message}"),
-                           writes=writes, code=exc.status)
+                           writes=writes, code=exc.status, refusal=exc.message or exc.reason)
         run = named(obj, str((after.get("metadata") or {}).get("name", "")))
         log(LOG, logging.INFO, "hook run created", hook=str(ref), object=str(run.ref))
         description = self.desired.descriptions.get(obj.description)

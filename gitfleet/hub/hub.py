@@ -23,6 +23,7 @@ from gitfleet.charts.renderer import Charts
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import InputError, RefConflict, TransientError
 from gitfleet.filemap import with_changes
+from gitfleet.hub.approvals import RefusedPrunes
 from gitfleet.hub.autoscaling import Autoscaling
 from gitfleet.hub.capacity import Capacity
 from gitfleet.hub.charts import HelmCharts
@@ -78,7 +79,7 @@ class Hub:
         self.metrics = metrics or Metrics()
         self.inputs = InputReader(store, settings=settings, clock=self.clock, metrics=self.metrics)
         self.planners: list[Planner] = [Capacity(), Lifecycle(), Autoscaling(store.git), *(
-            [HelmCharts(charts, store.git)] if charts is not None else [])]   # HelmChart feeds
+            [HelmCharts(charts, store.git)] if charts is not None else []), RefusedPrunes()]
         self.renderer = Renderer(store.git, approval_keys=self.inputs.source_keys)
         self.gate = RolloutDriver(store.git)          # RolloutPolicy waves (gitfleet.rollout)
         git, publish = store.git, cast(Publish, store.publish)

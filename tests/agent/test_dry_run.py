@@ -9,11 +9,14 @@ from typing import Any
 
 from gitfleet.agent.apply import Applier
 from gitfleet.agent.desired import DesiredState, parse_cluster_tree
+from gitfleet.agent.dryrun import DryRunSettings, try_candidate
 from gitfleet.agent.engine import survey
 from gitfleet.agent.ignore import Ignores
 from gitfleet.agent.inventory import INVENTORY_NAMESPACE
 from gitfleet.agent.plan import plan
 from gitfleet.clock import FakeClock
+from gitfleet.kube.client import KubeClient
+from gitfleet.wire.plans import Act
 from gitfleet.wire.status import Change, Phase
 from tests.agent.fleetstate import annotated, configmap, deployment, description_files, job, publish
 from tests.harness import person, status_of, wait_for
@@ -133,3 +136,37 @@ def test_a_new_run_of_a_generate_name_hook_is_posted_as_a_dry_run(remote, kubesi
     named = run.after["metadata"]["name"]
     assert named.startswith("schema-") and named != first        # the server named the run
     assert _jobs(kube) == [first] and _stored(kube) == before    # none created, none deleted
+
+
+def test_a_plan_answers_as_the_sync_would_write(remote, kubesim, make_agent) -> None:
+    """Through the plan's entry point (`try_candidate`): an object that exists without
+    gitfleet's marks is left alone, as the sync leaves it (never a forced 'create'), and a
+    generateName hook's new run is asked of the server, which names it."""
+    sim = kubesim()
+    publish(remote.git, "c1", description_files("default", "web", [
+        _generated("true"), configmap("web-config", "bar", {"mode": "blue"})]))
+    agent = make_agent(remote, sim)
+    wait_for(lambda: status_of(remote) and status_of(remote).descriptions[0].phase
+             is Phase.SUCCESS, step=agent.step)
+    kube = person(sim)
+    kube.apply(configmap("theirs", "bar", {"owner": "someone"}), force=True)
+    candidate = parse_cluster_tree(description_files("default", "web", [
+        _generated("echo again"), configmap("web-config", "bar", {"mode": "blue"}),
+        configmap("theirs", "bar", {"owner": "gitfleet"})]), cluster_commit="c" * 40)
+    before = _stored(kube)
+
+    found = try_candidate(KubeClient(sim.api_client()), candidate,
+                          settings=DryRunSettings(cluster="c1"), current=agent.engine.desired)
+
+    got = {(a.action, a.kind, a.name): a for a in found.actions}
+    [first] = _jobs(kube)                                   # the earlier run goes (the sync's
+    assert set(got) == {(Act.REJECT, "ConfigMap", "theirs"),   # before-hook-creation, then
+                        (Act.CREATE, "Job", "schema-"),        # its prune)
+                        (Act.DELETE, "Job", first)}
+    theirs = got[Act.REJECT, "ConfigMap", "theirs"]
+    assert theirs.code == 0 and theirs.message.endswith(
+        "already exists and is not managed by gitfleet; conflictResolution Abort leaves it alone")
+    assert got[Act.CREATE, "Job", "schema-"].message == "a new run of this hook"
+    assert found.unchanged == 1                                   # web-config
+    assert _stored(kube) == before
+    assert kube.get("v1", "ConfigMap", "bar", "theirs")["data"] == {"owner": "someone"}
