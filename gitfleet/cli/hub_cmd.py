@@ -145,11 +145,11 @@ def add_parser(subparsers: Any) -> None:
                       "at most half a connection's life, 3 x --http-timeout)")
     tips.add_argument("--tips-safety", type=safety_arg, default=HubSettings.tips_safety,
                       metavar="auto|DURATION",
-                      help="how often agents fetch Git whatever their tip says (10m..6h; "
-                      "default 10m, the agents' own, left out of the documents), or auto: the "
-                      "shortest that keeps the fleet repository within --tips-fetch-budget, "
-                      "signed into the documents; use auto once every agent reads it "
-                      "(docs/tips.md)")
+                      help="how often agents fetch Git whatever their tip says: auto (the "
+                      "default) is the shortest that keeps the fleet repository within "
+                      "--tips-fetch-budget, signed into the documents once every agent's "
+                      "heartbeat reports a release that reads it (until then the agents' own "
+                      "10m); or a fixed 10m..6h (docs/tips.md)")
     tips.add_argument("--tips-fetch-budget", type=float, default=HubSettings.tips_fetch_budget,
                       metavar="PER_SECOND",
                       help="fetches a second the fleet repository may take from agents' safety "

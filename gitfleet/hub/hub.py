@@ -53,7 +53,7 @@ from gitfleet.hub.round import (
 from gitfleet.hub.settings import HubSettings, interval_of
 from gitfleet.hub.sharding import Shards
 from gitfleet.hub.sharding import fleet_wide as sharded
-from gitfleet.hub.tips import publisher_for
+from gitfleet.hub.tips import UnservedTips, publisher_for
 from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.render.status import StatusSnapshot
@@ -97,7 +97,7 @@ class Hub:
                            ClusterMetrics(git, self.clock, self.metrics)]
         if shards is not None:    # the leader's alone
             fleet_wide = sharded(fleet_wide, shards, git, publish)
-        self.reactors: list[Reactor] = [*filter(None, [self.tips]), *fleet_wide]
+        self.reactors: list[Reactor] = [self.tips or UnservedTips(), *fleet_wide]
         self.writer: StateWriter | None = None
         self.last: RenderReport | None = None      # the last render that ran
         self.seen: RoundInputs | None = None       # the last round's inputs
@@ -199,6 +199,7 @@ class Hub:
         inputs = self.seen = self.inputs.read(source, self.writer)
         if self.shards is not None:
             inputs = self.seen = dataclasses.replace(inputs, heads=shard.heads(inputs.heads))
+            self.metrics.shard = shard.figures(inputs.fleet.clusters, leads=self.shards.leads())
         parts = tuple(planner.plan(inputs) for planner in self.planners)
         status_input = "+".join(part.digest for part in parts if part.digest)
         files = {path: data for part in parts for path, data in part.files.items()}
