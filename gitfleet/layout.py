@@ -19,6 +19,8 @@ Branches (the prefix is a setting, default `gitfleet`):
     <prefix>/fleet-status          the hub's fleet-wide summary (not `<prefix>/status`: Git cannot
                                    hold a branch `x/status` beside branches `x/status/<name>`)
     <prefix>/registrations/<name>  an agent's ClusterRegistrationRequest and the hub's answer
+    <prefix>/shards/<shard>        with `hub --shards`: that shard's state (its render of the whole
+                                   fleet; it publishes only the cluster branches it owns)
     <prefix>/approvals/<name>      manual approval: the source branch plus clusters/<name>.yaml,
                                    ready to merge through review (or `gitfleet approve <name>`)
     <prefix>/plans/<name>/<id>     a plan request: a candidate cluster tree, never applied
@@ -70,6 +72,9 @@ class Branches:
     def approval(self, name: str) -> str:
         return f"refs/heads/{self.prefix}/approvals/{name}"
 
+    def shard(self, name: str) -> str:
+        return f"refs/heads/{self.prefix}/shards/{name}"
+
     def plans(self, name: str = "") -> str:
         """The prefix of the plan requests of cluster `name` (of every cluster: no name)."""
         return f"refs/heads/{self.prefix}/plans/{name + '/' if name else ''}"
@@ -82,6 +87,17 @@ class Branches:
 
     def plan_answer(self, name: str, plan_id: str) -> str:
         return f"{self.plan_answers(name)}{plan_id}"
+
+
+@dataclass(frozen=True)
+class ShardBranches(Branches):
+    """The branches as one hub shard writes them: its state is `<prefix>/shards/<shard>`."""
+
+    shard_name: str = ""
+
+    @property
+    def state(self) -> str:
+        return self.shard(self.shard_name)
 
 
 def group_of(api_version: str) -> str:

@@ -367,6 +367,11 @@ def _settings(args: argparse.Namespace, n: int) -> dict[str, model.Settings]:
                                     change_rate=change),
            "after": model.Settings(n, shards=args.after_shards,
                                    heartbeat=after_heartbeat(args, n), **after)}
+    # the defaults (issue 34 item 3): tips announced by fleet.yaml `tips.url` and followed by
+    # every agent, the safety fetch `auto` (every agent on 0.2.0 or later), heartbeat `auto`,
+    # status in the fleet repository (no status.repositories)
+    out["defaults"] = model.Settings(n, float(SafetyChoice().for_fleet(n)),
+                                     automatic_interval(n), change_rate=change, tips=True)
     if n >= 100_000:
         out[f"after, {shards_100k} shards"] = model.Settings(
             n, shards=shards_100k, heartbeat=automatic_interval(n // shards_100k), **after)

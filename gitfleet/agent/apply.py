@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import Any
 
 from gitfleet.agent import stages
 from gitfleet.agent.changes import ObjectResult
@@ -47,6 +48,11 @@ class Applied:
     entry: InventoryEntry | None = None
     not_ours: bool = False
     writes: int = 0
+    # a dry run: the live object the write was made against, and what the server would store
+    before: Mapping[str, Any] | None = None
+    after: Mapping[str, Any] | None = None
+    code: int = 0        # the API server's HTTP status when it refused the write
+    refusal: str = ""    # ... and its message
 
 
 @dataclass
@@ -58,14 +64,22 @@ class Outcome:
     not_ours: list[str] = field(default_factory=list)
     writes: int = 0
     failed_namespaces: dict[str, str] = field(default_factory=dict)
+    applied: dict[str, Applied] = field(default_factory=dict)   # a dry run: per object
 
 
 class Applier:
     def __init__(self, kube: ClusterApi, *, owner: Owner, desired: DesiredState,
                  ignores: Ignores, clock: Clock, create_namespaces: bool = True,
                  workers: int = 4,
-                 earlier: Mapping[str, tuple[ObjectRef, ...]] | None = None) -> None:
+                 earlier: Mapping[str, tuple[ObjectRef, ...]] | None = None,
+                 dry_run: bool = False, namespaces: Iterable[str] = ()) -> None:
         self.kube = kube
+        # A dry run (a plan: gitfleet.agent.dryrun) sends every write as the sync would, with
+        # dryRun=All, and changes nothing: no namespace created, no CRD waited for, no earlier
+        # hook object deleted; what cannot be asked of the server is answered "not validated".
+        self.dry_run = dry_run
+        # a dry run: namespace -> missing (`namespaces`: known to exist, never asked)
+        self._absent: dict[str, bool] = dict.fromkeys(namespaces, False)
         self.earlier = earlier or {}   # earlier instances of generateName hooks
         self.owner = owner
         self.desired = desired
@@ -121,7 +135,7 @@ class Applier:
                     if a.obj.ref.kind == "CustomResourceDefinition"
                     and out.results[a.obj.ref.key].change in (
                         Change.CREATED, Change.CONFIGURED, Change.UNCHANGED)]
-            if crds:
+            if crds and not self.dry_run:
                 for name in self.wait_established(crds):
                     log(LOG, logging.WARNING, "CRD not established in time", crd=name)
 
@@ -151,6 +165,8 @@ class Applier:
         out = self.outcome
         with self._lock:
             out.results[action.obj.ref.key] = done.result
+            if self.dry_run:
+                out.applied[action.obj.ref.key] = done
             out.writes += done.writes
             if done.entry is not None:
                 out.entries.append(done.entry)
@@ -160,7 +176,7 @@ class Applier:
     def _ensure_namespaces(self, actions: list[Action]) -> int:
         """Create the missing namespaces of these objects that no Description provides; one
         that cannot be created (after a second try) is recorded as failed."""
-        if not self.create_namespaces:
+        if self.dry_run or not self.create_namespaces:
             return 0
         created = 0
         for action in actions:
@@ -189,6 +205,21 @@ class Applier:
                     f"cannot create namespace {ref.namespace}: {error}")
         return created
 
+    def _to_come(self, namespace: str) -> bool:
+        """A dry run: whether `namespace` does not exist yet and the sync would create it
+        first (a Description's Namespace, or the agent's): nothing in it can be asked of the
+        server yet. One the sync would not create is left for the server to refuse."""
+        if not namespace or not (self.create_namespaces or namespace in self._provided):
+            return False
+        if namespace not in self._absent:
+            self._absent[namespace] = self.kube.get("v1", "Namespace", "", namespace) is None
+        return self._absent[namespace]
+
+    def _unvalidated(self, action: Action, why: str) -> Applied:
+        obj = action.obj
+        return Applied(ObjectResult(obj.ref, obj.description, Change.CREATED,
+                                    message=f"not validated: {why}"))
+
     # -- one object ------------------------------------------------------------------------
 
     def apply_one(self, action: Action) -> Applied:
@@ -203,7 +234,10 @@ class Applier:
         adopted = bool(action.entry and action.entry.adopted)
         writes = 0
         try:
-            self.kube.resource(ref.api_version, ref.kind)  # NotServed before any other call
+            res = self.kube.resource(ref.api_version, ref.kind)  # NotServed before any other
+            if self.dry_run and res.namespaced and self._to_come(ref.namespace):
+                return self._unvalidated(action, f"namespace {ref.namespace} does not exist "
+                                         "yet (the sync creates it first)")
             live = action.live
             if action.reason in ("new", "missing"):
                 live = self.kube.get(ref.api_version, ref.kind, ref.namespace, ref.name)
@@ -213,13 +247,17 @@ class Applier:
                                                 error=foreign_error(ref, live, action.entry)),
                                    not_ours=True)
                 adopted = True
-                log(LOG, logging.INFO, "adopting", object=str(ref),
-                    reason="conflictResolution Overwrite", uid=uid_of(live))
+                if not self.dry_run:
+                    log(LOG, logging.INFO, "adopting", object=str(ref),
+                        reason="conflictResolution Overwrite", uid=uid_of(live))
             if instance(obj) and live is not None:   # a run that exists: recorded, not applied
                 return Applied(judged(obj, live, rules=self.desired.health_rules,
                                       now=self.clock.now()),
                                entry=InventoryEntry(ref=ref, description=obj.description,
                                                     hash=obj.hash, uid=uid_of(live)))
+            if action.replaces_hook and live is not None and self.dry_run:
+                return self._unvalidated(action, "the hook runs again, its previous object "
+                                         "deleted first (before-hook-creation)")
             if action.replaces_hook and live is not None:
                 writes += self.kube.delete(ref.api_version, ref.kind, ref.namespace, ref.name)
                 live = self.kube.get(ref.api_version, ref.kind, ref.namespace, ref.name)
@@ -232,17 +270,27 @@ class Applier:
             body = self.ignores.for_apply(
                 ref, managed_body(obj, self.owner.cluster, self.desired.state_commit,
                                   adopted=adopted), live, manager=self.owner.manager)
+            if self.dry_run:
+                after = self.kube.apply(body, force=True, dry_run=True,
+                                        strict=sync_options_of(obj.body).validate)
+                return Applied(ObjectResult(ref, obj.description, Change.CREATED
+                                            if live is None else Change.CONFIGURED),
+                               before=live, after=after)
             if sync_options_of(obj.body).validate:
                 after = self.kube.apply(body, force=True)
             else:   # Argo CD's Validate=false
                 after = self.kube.apply(body, force=True, strict=False)
             writes += 1
         except NotServed as exc:
-            return Applied(ObjectResult(ref, obj.description, Change.FAILED, error=exc.message))
+            if self.dry_run and _brought(self.desired, ref):
+                return self._unvalidated(action, f"{ref.kind} is served once the "
+                                         "CustomResourceDefinition this change brings is")
+            return Applied(ObjectResult(ref, obj.description, Change.FAILED, error=exc.message),
+                           code=exc.status, refusal=exc.message)
         except ApiError as exc:
             return Applied(ObjectResult(ref, obj.description, Change.FAILED,
                                         error=f"{exc.status} {exc.reason}: {exc.message}"),
-                           writes=writes)
+                           writes=writes, code=exc.status, refusal=exc.message or exc.reason)
         preserve = bool(description and description.preserve_on_deletion)
         entry = InventoryEntry(ref=ref, description=obj.description, hash=obj.hash,
                                uid=uid_of(after), adopted=adopted,
@@ -264,7 +312,16 @@ class Applier:
         ref = obj.ref
         writes = 0
         try:
-            self.kube.resource(ref.api_version, ref.kind)
+            res = self.kube.resource(ref.api_version, ref.kind)
+            if self.dry_run and res.namespaced and self._to_come(ref.namespace):
+                return self._unvalidated(action, f"namespace {ref.namespace} does not exist "
+                                         "yet (the sync creates it first)")
+            if self.dry_run:
+                body = managed_body(obj, self.owner.cluster, self.desired.state_commit)
+                after = self.kube.create(body, strict=sync_options_of(obj.body).validate,
+                                         dry_run=True)
+                return Applied(ObjectResult(ref, obj.description, Change.CREATED,
+                                            message="a new run of this hook"), after=after)
             if obj.hook is not None and DeletePolicy.BEFORE_HOOK_CREATION in obj.hook.policies:
                 for old in self.earlier.get(ref.key, ()):
                     writes += self.kube.delete(old.api_version, old.kind, old.namespace,
@@ -274,11 +331,15 @@ class Applier:
             after = self.kube.create(body, strict=sync_options_of(obj.body).validate)
             writes += 1
         except NotServed as exc:
-            return Applied(ObjectResult(ref, obj.description, Change.FAILED, error=exc.message))
+            if self.dry_run and _brought(self.desired, ref):
+                return self._unvalidated(action, f"{ref.kind} is served once the "
+                                         "CustomResourceDefinition this change brings is")
+            return Applied(ObjectResult(ref, obj.description, Change.FAILED, error=exc.message),
+                           code=exc.status, refusal=exc.message)
         except ApiError as exc:
             return Applied(ObjectResult(ref, obj.description, Change.FAILED,
                                         error=f"{exc.status} {exc.reason}: {exc.message}"),
-                           writes=writes)
+                           writes=writes, code=exc.status, refusal=exc.message or exc.reason)
         run = named(obj, str((after.get("metadata") or {}).get("name", "")))
         log(LOG, logging.INFO, "hook run created", hook=str(ref), object=str(run.ref))
         description = self.desired.descriptions.get(obj.description)
@@ -287,3 +348,15 @@ class Applier:
                                release=bool(description and description.preserve_on_deletion))
         return Applied(judged(run, after, Change.CREATED, rules=self.desired.health_rules,
                               now=self.clock.now()), entry=entry, writes=writes)
+
+
+def _brought(desired: DesiredState, ref: ObjectRef) -> bool:
+    """Whether `desired` holds the CustomResourceDefinition that serves `ref`'s kind."""
+    for obj in desired.objects.values():
+        if obj.ref.kind != "CustomResourceDefinition":
+            continue
+        spec = obj.body.get("spec") or {}
+        names = spec.get("names") or {}
+        if spec.get("group") == ref.group and names.get("kind") == ref.kind:
+            return True
+    return False

@@ -90,6 +90,7 @@ class DesiredState:
     health_rules: HealthRules = NO_RULES        # cluster.yaml's healthRules (gitfleet.health)
     heartbeat: HeartbeatTiming | None = None    # cluster.yaml's `agent:` (fleet.yaml heartbeat)
     status_repository: str = ""   # cluster.yaml's statusRepository ("": the fleet repo)
+    tips_url: str = ""            # cluster.yaml's tips.url ("": the hub announces none)
 
     @property
     def prunable(self) -> bool:
@@ -140,7 +141,7 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
     ignore_differences: tuple[Any, ...] = ()
     health_rules = NO_RULES
     heartbeat: HeartbeatTiming | None = None
-    status_repository = ""
+    status_repository = tips_url = ""
     errors: list[str] = []
     if CLUSTER_FILE in files:
         try:
@@ -148,6 +149,7 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
             errors.extend(cluster_doc.problems)   # named; the fields it knows still apply
             sync_mode = cluster_doc.sync_mode
             status_repository = cluster_doc.status_repository
+            tips_url = cluster_doc.tips_url
             ignore_differences = cluster_doc.ignore_differences
             heartbeat = cluster_doc.agent
             timeout = cluster_doc.health_progress_timeout
@@ -233,7 +235,8 @@ def parse_cluster_tree(files: Mapping[str, bytes], *, cluster_commit: str,
                         source_commit=source_commit, descriptions=descriptions, objects=objects,
                         errors=tuple(errors), sync_mode=sync_mode,
                         ignore_differences=ignore_differences, health_rules=health_rules,
-                        heartbeat=heartbeat, status_repository=status_repository)
+                        heartbeat=heartbeat, status_repository=status_repository,
+                        tips_url=tips_url)
 
 
 def placement(body: Mapping[str, Any], listed: str, description: str) -> str:

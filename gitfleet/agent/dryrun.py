@@ -1,44 +1,50 @@
 """A candidate cluster tree tried on the live cluster without writing anything: what a plan
 answers (SEMANTICS "Plans").
 
-The sync's own pure plan (`gitfleet.agent.plan.plan`: desired x inventory x live) decides what
-would be written and what pruned, exactly as the next sync would decide it; then every write
-is sent as the sync sends it (server-side apply under the agent's field manager, forced, strict
-field validation, the body `managed_body` and `ignore` make) but with `dryRun=All`, and every
-deletion as a dry-run delete. The API server answers with the object it would store (after
-defaulting and mutating admission) or refuses (validation, an immutable field, a webhook, a
-quota): that answer is the plan. The live object and the answer are compared with the drift
-comparison (`gitfleet.agent.drift.compare`), so a Secret's values never appear.
+The sync's own parts, run with `dryRun`: the survey (`gitfleet.agent.engine.survey`: owned
+kinds listed once each, generateName runs resolved, the inventory's objects looked up), the
+pure plan (`gitfleet.agent.plan.plan`: desired x inventory x live) deciding what would be
+written and what pruned exactly as the next sync would, and the apply part
+(`gitfleet.agent.apply.Applier` with `dry_run`) sending every write exactly as the sync sends
+it (server-side apply under the agent's field manager, forced, strict field validation unless
+`Validate=false`, the adopt rule, the body `managed_body` and `ignore` make) but with
+`dryRun=All`; every deletion goes out as a dry-run delete. The API server answers with the
+object it would store (after defaulting and mutating admission) or refuses (validation, an
+immutable field, a webhook, a quota): that answer is the plan. The live object and the answer
+are compared with the drift comparison (`gitfleet.agent.drift.compare`), so a Secret's values
+never appear.
 
 Reads only: the inventory record is read, owned kinds are listed once each, and nothing is
 journaled, applied, pruned or created (not even a missing namespace: objects in a namespace
-the sync would create first cannot be tried and say so). The cost is the no-op sync's reads
-plus one dry-run request per changed object.
+the sync would create first cannot be tried and say so, as objects of a kind whose CRD the
+change brings and a hook that runs again over its previous object). The cost is the no-op
+sync's reads plus one dry-run request per changed object.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from gitfleet.agent.apply import Applied, Applier
 from gitfleet.agent.desired import DesiredObject, DesiredState
 from gitfleet.agent.drift import compare, field_text
+from gitfleet.agent.engine import survey
 from gitfleet.agent.ignore import Ignores
-from gitfleet.agent.instances import generated
 from gitfleet.agent.inventory import INVENTORY_NAME, INVENTORY_NAMESPACE
 from gitfleet.agent.kubeapi import ClusterApi
-from gitfleet.agent.marks import LABEL_CLUSTER, managed_body
-from gitfleet.agent.plan import Action, Owner, drift_of, lookups, plan
+from gitfleet.agent.marks import LABEL_CLUSTER
+from gitfleet.agent.plan import Action, Owner, drift_of, plan
 from gitfleet.agent.records import InventoryRecord
-from gitfleet.kube.errors import ApiError, NotServed
-from gitfleet.model.annotations import sync_options_of
+from gitfleet.clock import SystemClock
+from gitfleet.kube.errors import ApiError
 from gitfleet.secrets.redact import HIDDEN
 from gitfleet.wire.objectref import ObjectRef
 from gitfleet.wire.plans import Act, PlannedAction
-from gitfleet.wire.status import FieldDrift
+from gitfleet.wire.status import Change, FieldDrift
 
 if TYPE_CHECKING:   # types only, as gitfleet.agent.kubeapi
     from gitfleet.kube.client import Deletion
@@ -86,35 +92,39 @@ def try_candidate(kube: DryRunApi, candidate: DesiredState, *, settings: DryRunS
     record = InventoryRecord(kube, namespace=settings.inventory_namespace,
                              name=settings.inventory_name)
     inventory = record.read().as_meant(candidate.hook_keys)
-    listed = _list_owned(kube, {o.ref.kind_key for o in candidate.objects.values()}
-                         | inventory.kinds(), f"{LABEL_CLUSTER}={settings.cluster}")
-    live = {**listed, **{r.key: _get(kube, r) for r in lookups(candidate, inventory, listed, ())}}
-    ignores = Ignores.of(candidate.objects, candidate.ignore_differences)
-    p = plan(candidate, inventory, live, owner=owner, ignores=ignores, recovery=False,
+    seen = survey(kube, candidate, inventory, owner=owner,
+                  selector=f"{LABEL_CLUSTER}={settings.cluster}")
+    desired = seen.desired     # generateName hooks named as the instance of their run
+    ignores = Ignores.of(desired.objects, desired.ignore_differences)
+    p = plan(desired, inventory, seen.live, owner=owner, ignores=ignores, recovery=False,
              max_prune_share=settings.max_prune_share,
              allow_mass_prune=settings.allow_mass_prune)
     touched = _touched(candidate, current)
-    trial = _Trial(kube, owner=owner, candidate=candidate, ignores=ignores,
-                   create_namespaces=settings.create_namespaces,
-                   namespaces={str((o.get("metadata") or {}).get("name")) for o in live.values()
-                               if o is not None and o.get("kind") == "Namespace"})
     out: list[PlannedAction] = []
     unchanged = sum(1 for k, r in p.settled.items() if not r.error)
     for key, result in sorted(p.settled.items()):
-        if result.error and key in touched:   # the sync would fail or skip it (not ours)
-            out.append(_rejected(candidate.objects[key], 0, result.error))
+        if result.error and seen.aliases.get(key, key) in touched:   # would fail, or not ours
+            out.append(_rejected(desired.objects[key], 0, result.error))
+    # namespaces known to exist (listed already) need no request
+    known = {str((o.get("metadata") or {}).get("name")) for o in seen.live.values()
+             if o is not None and o.get("kind") == "Namespace"}
+    with Applier(kube, owner=owner, desired=desired, ignores=ignores, clock=SystemClock(),
+                 create_namespaces=settings.create_namespaces, earlier=seen.earlier,
+                 dry_run=True, namespaces=known) as applier:
+        applier.apply(p.actions)
     for action in p.actions:
-        found = trial.write(action)
+        done = applier.outcome.applied[action.obj.ref.key]
+        found = _answer(action, done)
         if found is None:
             unchanged += 1
             continue
         out.append(found)
-        if current is not None and action.live is not None and found.action is not Act.REJECT:
-            drifted = _drift(current, action, owner=owner, ignores=ignores)
+        if current is not None and done.before is not None and found.action is not Act.REJECT:
+            drifted = _drift(current, action, done.before, owner=owner, ignores=ignores)
             if drifted is not None:
                 out.append(drifted)
     for entry in p.prune.delete:
-        out.append(trial.delete(entry.ref, entry.description, refused=p.prune.refused))
+        out.append(_delete(kube, entry.ref, entry.description, refused=p.prune.refused))
     for entry in p.prune.release:
         out.append(_action(Act.UPDATE, entry.ref, entry.description,
                            p.prune.reasons.get(entry.ref.key, "")
@@ -122,86 +132,41 @@ def try_candidate(kube: DryRunApi, candidate: DesiredState, *, settings: DryRunS
     return DryRun(tuple(sorted(out, key=lambda a: a.sort_key)), unchanged)
 
 
-class _Trial:
-    """The dry-run writes of one plan, with what it learnt of namespaces on the way."""
+def _answer(action: Action, done: Applied) -> PlannedAction | None:
+    """The plan's word on one dry-run write; None when the server would store the object as
+    it is (or the sync would not write it: a hook run that exists is recorded, not applied)."""
+    obj, result = action.obj, done.result
+    if result.error:
+        return _rejected(obj, done.code, done.refusal or result.error)
+    if result.change is Change.CREATED:
+        return _action(Act.CREATE, result.ref, obj.description, result.message)
+    if done.before is None or done.after is None:
+        return None
+    changed = changed_fields(done.before, done.after)
+    if not changed:
+        return None
+    shown = "; ".join(_field_line(f) for f in changed[:_SHOWN_FIELDS])
+    more = f"; +{len(changed) - _SHOWN_FIELDS} more" if len(changed) > _SHOWN_FIELDS else ""
+    return _action(Act.UPDATE, result.ref, obj.description, shown + more,
+                   fields=tuple(f.path for f in changed))
 
-    def __init__(self, kube: DryRunApi, *, owner: Owner, candidate: DesiredState,
-                 ignores: Ignores, create_namespaces: bool, namespaces: set[str]) -> None:
-        self.kube = kube
-        self.owner = owner
-        self.candidate = candidate
-        self.ignores = ignores
-        self.create_namespaces = create_namespaces
-        self.provided = {o.ref.name for o in candidate.objects.values()
-                         if o.ref.kind == "Namespace"}
-        self.crds = {o.ref.name for o in candidate.objects.values()
-                     if o.ref.kind == "CustomResourceDefinition"}
-        # namespaces known to exist (listed already) need no request
-        self._namespaces: dict[str, bool] = dict.fromkeys(namespaces, True)
 
-    def write(self, action: Action) -> PlannedAction | None:
-        """The dry run of one write; None when the server would store the object as it is."""
-        obj = action.obj
-        ref = obj.ref
-        if generated(obj):
-            return _action(Act.CREATE, ref, obj.description,
-                           "a new run of a generateName hook (created at the sync; not tried)")
-        try:
-            res = self.kube.resource(ref.api_version, ref.kind)
-        except NotServed as exc:
-            if any(name.endswith("." + ref.api_version.partition("/")[0])
-                   for name in self.crds):
-                return _action(Act.CREATE, ref, obj.description,
-                               f"{ref.kind} is served once its CRD (in this change) is "
-                               "established; not tried")
-            return _rejected(obj, exc.status, exc.message)
-        if res.namespaced and ref.namespace and not self._namespace_exists(ref.namespace):
-            if ref.namespace in self.provided or self.create_namespaces:
-                return _action(Act.CREATE, ref, obj.description,
-                               f"namespace {ref.namespace} does not exist yet (the sync creates "
-                               "it first); not tried")
-            return _rejected(obj, 404, f'namespaces "{ref.namespace}" not found')
-        body = self.ignores.for_apply(
-            ref, managed_body(obj, self.owner.cluster, self.candidate.state_commit,
-                              adopted=action.reason == "foreign"),
-            action.live, manager=self.owner.manager)
-        try:
-            after = self.kube.apply(body, force=True, strict=sync_options_of(obj.body).validate,
-                                    dry_run=True)
-        except ApiError as exc:
-            return _rejected(obj, exc.status, exc.message or exc.reason)
-        if action.live is None:
-            return _action(Act.CREATE, ref, obj.description,
-                           "adopted (conflictResolution Overwrite)" if action.reason == "foreign"
-                           else "")
-        changed = changed_fields(action.live, after)
-        if not changed:
-            return None
-        shown = "; ".join(_field_line(f) for f in changed[:_SHOWN_FIELDS])
-        more = f"; +{len(changed) - _SHOWN_FIELDS} more" if len(changed) > _SHOWN_FIELDS else ""
-        return _action(Act.UPDATE, ref, obj.description, shown + more,
-                       fields=tuple(f.path for f in changed))
-
-    def delete(self, ref: ObjectRef, description: str, *, refused: str) -> PlannedAction:
-        if refused:
-            return PlannedAction(Act.REJECT, ref.api_version, ref.kind, ref.namespace, ref.name,
-                                 f"prune refused: {refused}", description=description)
-        try:
-            gone = self.kube.delete_object(ref.api_version, ref.kind, ref.namespace, ref.name,
-                                           dry_run=True)
-        except ApiError as exc:
-            return PlannedAction(Act.REJECT, ref.api_version, ref.kind, ref.namespace, ref.name,
-                                 exc.message or exc.reason, code=exc.status,
-                                 description=description)
-        why = "pruned: no longer in the cluster's Descriptions"
-        if gone.terminating:
-            why += f" (held by finalizers {', '.join(gone.finalizers)} until they are removed)"
-        return _action(Act.DELETE, ref, description, why)
-
-    def _namespace_exists(self, name: str) -> bool:
-        if name not in self._namespaces:
-            self._namespaces[name] = self.kube.get("v1", "Namespace", "", name) is not None
-        return self._namespaces[name]
+def _delete(kube: DryRunApi, ref: ObjectRef, description: str, *,
+            refused: str) -> PlannedAction:
+    if refused:
+        return PlannedAction(Act.REJECT, ref.api_version, ref.kind, ref.namespace, ref.name,
+                             f"prune refused: {refused}", description=description)
+    try:
+        gone = kube.delete_object(ref.api_version, ref.kind, ref.namespace, ref.name,
+                                  dry_run=True)
+    except ApiError as exc:
+        return PlannedAction(Act.REJECT, ref.api_version, ref.kind, ref.namespace, ref.name,
+                             exc.message or exc.reason, code=exc.status,
+                             description=description)
+    why = "pruned: no longer in the cluster's Descriptions"
+    if gone.terminating:
+        why += f" (held by finalizers {', '.join(gone.finalizers)} until they are removed)"
+    return _action(Act.DELETE, ref, description, why)
 
 
 def changed_fields(live: Mapping[str, Any], after: Mapping[str, Any]) -> list[FieldDrift]:
@@ -224,14 +189,14 @@ def _field_line(f: FieldDrift) -> str:
     return text.replace(f"{f.path} ", f"{f.path}: ", 1)
 
 
-def _drift(current: DesiredState, action: Action, *, owner: Owner,
+def _drift(current: DesiredState, action: Action, live: Mapping[str, Any], *, owner: Owner,
            ignores: Ignores) -> PlannedAction | None:
     """What the live object no longer holds of the applied tree: the candidate's write puts
     (or leaves) it otherwise, so the drift is overwritten."""
     applied = current.objects.get(action.obj.ref.key)
-    if applied is None or action.live is None:
+    if applied is None:
         return None
-    fields = drift_of(applied, action.live, cluster=owner.cluster, ignores=ignores)
+    fields = drift_of(applied, live, cluster=owner.cluster, ignores=ignores)
     fields = [f for f in fields if not f.path.startswith(_BOOKKEEPING)]
     if not fields:
         return None
@@ -278,23 +243,3 @@ def _scrubbed(obj: DesiredObject, message: str) -> str:
     for value in sorted((v for v in values if len(v) >= 2), key=len, reverse=True):
         message = message.replace(value, HIDDEN)
     return message
-
-
-def _list_owned(kube: DryRunApi, kinds: Iterable[tuple[str, str]],
-                selector: str) -> dict[str, dict[str, Any]]:
-    live: dict[str, dict[str, Any]] = {}
-    for api_version, kind in sorted(kinds):
-        try:
-            result = kube.list_objects(api_version, kind, label_selector=selector)
-        except NotServed:
-            continue
-        for item in result.items:
-            live[ObjectRef.of(item).key] = item
-    return live
-
-
-def _get(kube: DryRunApi, ref: ObjectRef) -> dict[str, Any] | None:
-    try:
-        return kube.get(ref.api_version, ref.kind, ref.namespace, ref.name)
-    except NotServed:
-        return None

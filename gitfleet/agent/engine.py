@@ -50,6 +50,17 @@ LOG = logging.getLogger("gitfleet.agent.engine")
 
 
 @dataclass(frozen=True)
+class Survey:
+    """What a sync finds in the cluster before it plans (see `survey`)."""
+
+    desired: DesiredState     # generateName hooks named as the instance of their run
+    aliases: Mapping[str, str]   # an instance's key -> its hook's key in the Description
+    listed: dict[str, dict[str, Any]]
+    earlier: dict[str, tuple[ObjectRef, ...]]   # earlier instances of generateName hooks
+    live: dict[str, dict[str, Any] | None]
+
+
+@dataclass(frozen=True)
 class EngineSettings:
     cluster: str
     create_namespaces: bool = True
@@ -125,15 +136,9 @@ class Engine:
                 interrupted_commit=inventory.intent.state_commit if inventory.intent else "",
                 pending=sum(1 for e in inventory.entries.values() if e.pending),
                 state_commit=desired.state_commit)
-        listed = self._list_owned({o.ref.kind_key for o in desired.objects.values()}
-                                  | inventory.kinds())
-        runs = instances.resolve(desired, listed, inventory, cluster=self.owner.cluster)
-        desired = runs.desired   # generateName hooks named as the instance of their run
-        earlier = {key: tuple(r for r in refs if self.owner.wrote(listed[r.key],
-                                                                   inventory.get(r.key)))
-                   for key, refs in runs.earlier.items()}
-        live = {**listed, **{r.key: self._get_quiet(r)
-                             for r in lookups(desired, inventory, listed, self._foreign)}}
+        seen = survey(self.kube, desired, inventory, owner=self.owner, selector=self.selector,
+                      foreign=self._foreign)
+        desired, listed, live, earlier = seen.desired, seen.listed, seen.live, seen.earlier
         s = self.settings
         p = plan(desired, inventory, live, owner=self.owner, ignores=self._ignores,
                  recovery=s.recovery, max_prune_share=s.max_prune_share,
@@ -173,28 +178,11 @@ class Engine:
                 reason=p.prune.refused)
         repaired = {a.obj.ref.key for a in p.actions if a.reason in ("drift", "missing")
                     and results[a.obj.ref.key].change in (Change.CREATED, Change.CONFIGURED)}
-        return SyncReport(objects={runs.aliases.get(k, k): r for k, r in results.items()},
+        return SyncReport(objects={seen.aliases.get(k, k): r for k, r in results.items()},
                           pruned=tuple(pruned), drift=tuple(
             replace(d, repaired=d.ref.key in repaired) for d in p.drift),
             prune_refused=p.prune.refused, writes=writes,
             namespace_errors=applier.namespace_errors(), held=holds)
-
-    def _list_owned(self, kinds: Iterable[tuple[str, str]]) -> dict[str, dict[str, Any]]:
-        live: dict[str, dict[str, Any]] = {}
-        for api_version, kind in sorted(kinds):
-            try:
-                result = self.kube.list_objects(api_version, kind, label_selector=self.selector)
-            except NotServed:
-                continue
-            for item in result.items:
-                live[ObjectRef.of(item).key] = item
-        return live
-
-    def _get_quiet(self, ref: ObjectRef) -> dict[str, Any] | None:
-        try:
-            return self.kube.get(ref.api_version, ref.kind, ref.namespace, ref.name)
-        except NotServed:
-            return None
 
     # -- recovery --------------------------------------------------------------------------
 
@@ -221,7 +209,7 @@ class Engine:
             if desired is None or key not in desired.objects or entry is None:
                 return None
             obj = desired.objects[key]
-            live = self._get_quiet(obj.ref)
+            live = _get_quiet(self.kube, obj.ref)
             if live is not None and not drift_of(obj, live, cluster=self.owner.cluster,
                                                  ignores=self._ignores):
                 return None
@@ -237,6 +225,42 @@ class Engine:
             if done.entry is not None:
                 self.record.write(self.known_inventory.with_entries([done.entry]))
             return done.result
+
+
+def survey(kube: ClusterApi, desired: DesiredState, inventory: Inventory, *, owner: Owner,
+           selector: str, foreign: Iterable[str] = ()) -> Survey:
+    """What a sync finds before it plans: the owned kinds listed by `selector` once each,
+    generateName hooks named as the instance of their run, and the desired objects the list
+    did not return looked up one by one (`foreign`: keys left alone last time as someone
+    else's). Reads only: a dry run (gitfleet.agent.dryrun) surveys as the sync does."""
+    listed = _list_owned(kube, {o.ref.kind_key for o in desired.objects.values()}
+                         | inventory.kinds(), selector)
+    runs = instances.resolve(desired, listed, inventory, cluster=owner.cluster)
+    earlier = {key: tuple(r for r in refs if owner.wrote(listed[r.key], inventory.get(r.key)))
+               for key, refs in runs.earlier.items()}
+    live = {**listed, **{r.key: _get_quiet(kube, r)
+                         for r in lookups(runs.desired, inventory, listed, foreign)}}
+    return Survey(runs.desired, runs.aliases, listed, earlier, live)
+
+
+def _list_owned(kube: ClusterApi, kinds: Iterable[tuple[str, str]],
+                selector: str) -> dict[str, dict[str, Any]]:
+    live: dict[str, dict[str, Any]] = {}
+    for api_version, kind in sorted(kinds):
+        try:
+            result = kube.list_objects(api_version, kind, label_selector=selector)
+        except NotServed:
+            continue
+        for item in result.items:
+            live[ObjectRef.of(item).key] = item
+    return live
+
+
+def _get_quiet(kube: ClusterApi, ref: ObjectRef) -> dict[str, Any] | None:
+    try:
+        return kube.get(ref.api_version, ref.kind, ref.namespace, ref.name)
+    except NotServed:
+        return None
 
 
 def _journaled(journal: Inventory, actions: list[Action], desired: DesiredState) -> Inventory:

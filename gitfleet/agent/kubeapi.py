@@ -30,10 +30,13 @@ class ClusterApi(Protocol):
                      namespace: str = "", field_selector: str = "") -> ListResult: ...
 
     def apply(self, body: Mapping[str, Any], *, force: bool = True,
-              field_manager: str | None = None, strict: bool = True) -> dict[str, Any]:
-        """Server-side apply; returns the live object."""
+              field_manager: str | None = None, strict: bool = True,
+              dry_run: bool = False) -> dict[str, Any]:
+        """Server-side apply; returns the live object (`dry_run`: the object the server would
+        store, storing nothing: `dryRun=All`)."""
 
-    def create(self, body: Mapping[str, Any], *, strict: bool = True) -> dict[str, Any]:
+    def create(self, body: Mapping[str, Any], *, strict: bool = True,
+               dry_run: bool = False) -> dict[str, Any]:
         """POST (a hook with generateName); returns the live object, named by the server."""
 
     def merge_patch(self, api_version: str, kind: str, namespace: str, name: str,
@@ -43,7 +46,7 @@ class ClusterApi(Protocol):
         """False when it was already gone."""
 
     def delete_object(self, api_version: str, kind: str, namespace: str,
-                      name: str) -> Deletion:
+                      name: str, *, dry_run: bool = False) -> Deletion:
         """The delete, and whether the object is still there (Terminating, held by
         finalizers)."""
 

@@ -47,6 +47,7 @@ from gitfleet.wire.tips import (
     Verifier,
     decode,
     file_name,
+    folder_url_problem,
 )
 
 LOG = logging.getLogger("gitfleet.agent.tips")
@@ -68,15 +69,9 @@ class TipSettings:
 def document_url(base: str, cluster: str) -> str:
     """`base/<cluster>.json`; a base with credentials is refused (they would sit in argv and
     in logs)."""
-    parts = urllib.parse.urlsplit(base)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InputError(f"--tips-url must be an http(s) URL, got {base!r}")
-    if parts.username or parts.password:
-        raise InputError("--tips-url must not carry credentials (tip documents hold no "
-                         "secret: serve them without authentication)")
-    if parts.query or parts.fragment:   # a signed/SAS query would sit in argv and in logs
-        raise InputError("--tips-url must be a folder URL without ?query or #fragment (tip "
-                         "documents hold no secret: serve them without authentication)")
+    problem = folder_url_problem(base)
+    if problem:
+        raise InputError(f"--tips-url {problem}")
     return base.rstrip("/") + "/" + urllib.parse.quote(file_name(cluster))
 
 

@@ -12,10 +12,11 @@ With --trust-hub-key (repeatable; a file may hold several `ssh-ed25519 AAAA...` 
 allowed-signers lines) the agent applies only cluster-branch commits signed by one of those
 keys: anything else is refused, nothing is applied or pruned, and the status says why.
 
-With --tips-url the agent asks the hub's tip document (`URL/<cluster>.json`, served by
-`hub --serve-tips` or from `hub --tips-dir` by any web server) instead of Git whether its branch
-moved: Git is fetched when the tip changes, every --tips-safety-interval, and every --interval
-while the document cannot be had or is not signed by a --trust-hub-key (docs/tips.md).
+The agent asks the hub's tip document (`URL/<cluster>.json`, served by `hub --serve-tips` or
+from `hub --tips-dir` by any web server) instead of Git whether its branch moved, at the URL its
+cluster.yaml announces (fleet.yaml `tips.url`), or --tips-url (--no-tips: never): Git is fetched
+when the tip changes, every --tips-safety-interval, and every --interval while there is no
+document, it cannot be had or is not signed by a --trust-hub-key (docs/tips.md).
 """
 
 from __future__ import annotations
@@ -114,9 +115,14 @@ def add_parser(subparsers: Any) -> None:
                    help="how often plan requests are looked for (default 10 s)")
     p.add_argument("--no-plans", dest="plans", action="store_false",
                    help="answer no plan requests (`gitfleet plan`)")
-    p.add_argument("--tips-url", metavar="URL",
-                   help="folder URL of the hub's tip documents (e.g. http://hub:8080/tips): "
-                        "fetch Git only when URL/<cluster>.json says the branch moved")
+    tips = p.add_mutually_exclusive_group()
+    tips.add_argument("--tips-url", metavar="URL",
+                      help="folder URL of the hub's tip documents (e.g. http://hub:8080/tips): "
+                      "fetch Git only when URL/<cluster>.json says the branch moved (default: "
+                      "the URL cluster.yaml announces, fleet.yaml tips.url)")
+    tips.add_argument("--no-tips", action="store_true",
+                      help="never use tip documents, whatever cluster.yaml announces: poll "
+                      "Git every --interval")
     p.add_argument("--tips-safety-interval", type=duration_arg, default=None,
                    help="with --tips-url: fetch Git at least this often anyway; default: what "
                    "the hub's tip document asks (chosen from the fleet's size), at least 10m; "
@@ -173,17 +179,27 @@ def plan_answers(args: argparse.Namespace, settings: Any, agent: Any, kube: Any)
     return PlanAnswers(reviewer, background=not args.once)
 
 
-def tip_watcher(args: argparse.Namespace, settings: Any, agent: Any) -> Any:
-    """The --tips-url poller (gitfleet.agent.tips) of the agent `agent()` returns."""
-    from gitfleet.agent.tips import TipSettings, TipWatcher
+def tip_follower(args: argparse.Namespace, settings: Any, agent: Any) -> Any:
+    """The tip watcher of the agent `agent()` returns (gitfleet.agent.tips), run at the URL
+    cluster.yaml announces unless --tips-url or --no-tips say otherwise
+    (gitfleet.agent.tipfollower)."""
+    from gitfleet.agent.tipfollower import TipFollower
+    from gitfleet.agent.tips import TipSettings, TipWatcher, document_url
     from gitfleet.layout import Branches
 
-    tips = TipSettings(url=args.tips_url, cluster=args.cluster,
-                       ref=Branches(args.branch_prefix).cluster(args.cluster),
-                       interval=args.interval, safety=args.tips_safety_interval)
-    return TipWatcher(tips, trusted=settings.trusted_hub_keys,
-                      last_fetched=lambda: agent().branch.last_fetched,
-                      wake=lambda: agent().wake())
+    if args.tips_url:
+        document_url(args.tips_url, args.cluster)   # refused before anything starts
+
+    def watcher_for(url: str) -> TipWatcher:
+        tips = TipSettings(url=url, cluster=args.cluster,
+                           ref=Branches(args.branch_prefix).cluster(args.cluster),
+                           interval=args.interval, safety=args.tips_safety_interval)
+        return TipWatcher(tips, trusted=settings.trusted_hub_keys,
+                          last_fetched=lambda: agent().branch.last_fetched,
+                          wake=lambda: agent().wake())
+
+    return TipFollower(watcher_for, cluster=args.cluster, fixed=args.tips_url or "",
+                       off=args.no_tips)
 
 
 def _default_workdir(repo: str, cluster: str) -> Path:
@@ -238,8 +254,9 @@ def run(args: argparse.Namespace) -> int:
         age_key_file=args.age_key_file, signing_key_file=args.signing_key,
         trusted_hub_keys=trusted_keys(args.trust_hub_key))
     kube = KubeClient(api_client(args.kubeconfig, context=args.context))
-    watcher = tip_watcher(args, settings, lambda: agent) if args.tips_url else None
-    hint = watcher.hint if watcher is not None and not args.once else None
+    # --once fetches Git: one round has no tip to wait for
+    follower = None if args.once else tip_follower(args, settings, lambda: agent)
+    hint = follower.hint if follower is not None else None
     server = None
     if args.listen:
         from gitfleet.agent.server import AgentServer, ObservedAgent, Probe, listen_address
@@ -250,8 +267,9 @@ def run(args: argparse.Namespace) -> int:
         server.start()
     else:
         agent = Agent(settings, kube, branch_hint=hint)
-    if hint is not None and watcher is not None:
-        watcher.start()
+    if follower is not None:
+        agent.reactors.append(follower)
+        follower.start()
 
     def stop(signum: int, frame: Any) -> None:
         agent.stop()
@@ -269,8 +287,8 @@ def run(args: argparse.Namespace) -> int:
             plans.close()
         if server is not None:
             server.stop()
-        if watcher is not None:
-            watcher.stop()
+        if follower is not None:
+            follower.close()
     if args.once:
         for error in outcome.errors:
             print(f"error: {error}", file=sys.stderr)

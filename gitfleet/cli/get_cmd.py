@@ -2,7 +2,9 @@
 
 TYPE is clusters, subscriptions, descriptions, drift, evictions (the hub's failover tasks:
 which workload left which cluster, why, and whether its old copy is purged yet), rollouts
-(RolloutPolicy progress), fhpa (FederatedHPAs) or cronfhpa (CronFederatedHPA rules). Reads the
+(RolloutPolicy progress), shards (how far each hub shard has got: the source commit it last
+rendered, and whether that is the source branch's tip), fhpa (FederatedHPAs) or cronfhpa
+(CronFederatedHPA rules). Reads the
 state branch and the agents' status branches of a fleet repo (a local path or a URL;
 default: the current repository).
 `-o wide` adds columns, `-o json|yaml` prints every field (times as RFC 3339, ages as numbers
@@ -23,10 +25,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gitfleet.errors import InputError
+from gitfleet.fleetview.hubshards import read_shards
 from gitfleet.fleetview.repo import opened_repo
 from gitfleet.fleetview.rows import View
 from gitfleet.fleetview.snapshot import read_snapshot
 from gitfleet.fleetview.tables import RESOURCES, show
+from gitfleet.layout import Branches
 from gitfleet.state.git import Git
 
 ALIASES = {"cluster": "clusters", "subscription": "subscriptions", "sub": "subscriptions",
@@ -35,7 +39,7 @@ ALIASES = {"cluster": "clusters", "subscription": "subscriptions", "sub": "subsc
            "rollout": "rollouts",
            "federatedhpa": "fhpa", "federatedhpas": "fhpa", "fhpas": "fhpa",
            "cronfederatedhpa": "cronfhpa", "cronfederatedhpas": "cronfhpa",
-           "cronfhpas": "cronfhpa"}
+           "cronfhpas": "cronfhpa", "shard": "shards"}
 
 
 def selector(text: str) -> Callable[[dict[str, str]], bool]:
@@ -56,7 +60,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("resource", metavar="TYPE",
                    choices=sorted([*RESOURCES, *ALIASES]),
                    help="clusters | subscriptions | descriptions | drift | evictions | rollouts |"
-                   " fhpa | cronfhpa")
+                   " shards | fhpa | cronfhpa")
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="only these (a cluster's name; NAME or NAMESPACE/NAME otherwise)")
     p.add_argument("--repo", default=".", help="fleet repo: a local path or a URL (default: .)")
@@ -70,14 +74,17 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(run=run)
 
 
-def load_view(spec: str, prefix: str | None) -> View:
+def load_view(spec: str, prefix: str | None, *, shards: bool = False) -> View:
+    """The fleet as its branches say; `shards`: with the hub shards' progress too."""
     with opened_repo(spec, refs=("refs/heads/*",)) as path:
         snap = read_snapshot(Git(path), prefix=prefix)
+        if shards:
+            snap.hub_shards = read_shards(Git(path), Branches(snap.prefix))
     return View(snap, time.time())
 
 
 def _named(resource: str, row: dict[str, Any], names: Sequence[str]) -> bool:
-    if resource == "clusters":
+    if resource in ("clusters", "shards"):
         return row["name"] in names
     if resource == "evictions":
         return row["cluster"] in names or row["workload"] in names
@@ -88,7 +95,7 @@ def _named(resource: str, row: dict[str, Any], names: Sequence[str]) -> bool:
 def run(args: argparse.Namespace) -> int:
     resource = ALIASES.get(args.resource, args.resource)
     rows_of, columns, wide = RESOURCES[resource]
-    view = load_view(args.repo, args.branch_prefix)
+    view = load_view(args.repo, args.branch_prefix, shards=resource == "shards")
     rows = rows_of(view)
     if args.cluster and resource in ("fhpa", "cronfhpa"):
         raise InputError("--cluster: a FederatedHPA and its cron rules are fleet-wide")

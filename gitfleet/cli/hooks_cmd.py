@@ -5,8 +5,10 @@ gitolite, Gitea, cgit + git-http-backend...). From then on a push is refused unl
 commit it adds to a gitfleet branch is signed by that branch's writer: `<prefix>/status/<c>` and
 `<prefix>/registrations/<c>` by cluster c's key (`spec.signingKey` of clusters/<c>.yaml; a first
 registration by the key it publishes), the hub's branches (`state`, `clusters/*`,
-`fleet-status`, `approvals/*`) by a key of `--hub-key FILE`. Other branches under the prefix,
-rewinding an agent's branch, and deleting gitfleet's branches are refused. The branch prefix
+`fleet-status`, `approvals/*`) by a key of `--hub-key FILE`, plan requests (`plans/<c>/<id>`)
+by a key of `--plan-key FILE` or the hub's, plan answers (`plan-answers/<c>/<id>`) by cluster
+c's key. Other branches under the prefix, rewinding an agent's branch, and deleting gitfleet's
+branches (but approvals and plans) are refused. The branch prefix
 and source branch come from fleet.yaml on the repository's main branch unless given.
 A pre-receive hook that gitfleet did not write is never replaced (exit 2, nothing changed).
 
@@ -40,6 +42,9 @@ def add_parser(subparsers: Any) -> None:
     i.add_argument("--hub-key", type=Path, metavar="FILE",
                    help="the hub's public key(s): `ssh-ed25519 AAAA...` lines or an "
                         "allowed-signers file (without it, the hub's branches are not checked)")
+    i.add_argument("--plan-key", type=Path, metavar="FILE",
+                   help="public key(s) `gitfleet plan` signs plan requests with (beside the "
+                        "hub's; without either, plan requests are not checked)")
     i.add_argument("--branch-prefix", help="default: fleet.yaml's, else gitfleet")
     i.add_argument("--source-branch", help="where clusters/*.yaml are read (default: "
                                            "fleet.yaml's sourceBranch, else main)")
@@ -76,8 +81,14 @@ def run_install(args: argparse.Namespace) -> int:
         keys = TrustedKeys.load(args.hub_key)
         hub_keys = args.hub_key.read_text(encoding="utf-8")
         print(f"hub keys: {', '.join(keys.fingerprints)}")
+    plan_keys = ""
+    if args.plan_key is not None:
+        keys = TrustedKeys.load(args.plan_key)
+        plan_keys = args.plan_key.read_text(encoding="utf-8")
+        print(f"plan keys: {', '.join(keys.fingerprints)}")
     config = HookConfig(branch_prefix=args.branch_prefix or prefix,
-                        source_branch=args.source_branch or source, hub_keys=hub_keys)
+                        source_branch=args.source_branch or source, hub_keys=hub_keys,
+                        plan_keys=plan_keys)
     hook = install(repo, config)
     print(f"installed {hook} (settings in {hook.parent / CONFIG})")
     print(f"checks pushes to refs/heads/{config.branch_prefix}/*; cluster keys are read from "

@@ -21,6 +21,14 @@ With --signing-key (or GITFLEET_SIGNING_KEY) every commit the hub writes — sta
 branches, fleet status, registration answers and approvals — is signed in Git's SSH signature
 format (`git verify-commit` with gpg.format=ssh checks it); agents started with
 --trust-hub-key apply only such commits.
+
+With --shards auto, N replicas share the fleet (docs/scale.md): each holds a
+coordination.k8s.io/v1 Lease for its membership in --shard-namespace of the cluster it runs
+on (in-cluster config, else --shard-kubeconfig / KUBECONFIG), renders into its own state branch
+<prefix>/shards/<name> and publishes only the cluster branches it owns (rendezvous hash over
+the live members); it stops writing before its Lease can lapse. The holder of the leader
+Lease also writes the fleet status and answers registrations. Every commit names its shard
+(Gitfleet-Shard trailer). Off by default: one hub, as before.
 """
 
 from __future__ import annotations
@@ -47,9 +55,12 @@ from gitfleet.hub.kubeconfigs import (
     parse_secret_ref,
 )
 from gitfleet.hub.loop import HubDaemon
+from gitfleet.hub.membership import LeaseTimes
 from gitfleet.hub.pushworkers import PushRegistry, PushSettings, workdir_for
 from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings, parse_listen
+from gitfleet.hub.sharding import Shards, ShardSettings, default_namespace, default_shard_name
 from gitfleet.hub.tipsafety import safety_arg
+from gitfleet.kube.leases import LeaseClient
 from gitfleet.logs import log
 from gitfleet.render.charts import is_chart_problem
 from gitfleet.state.signing import SigningKey, TrustedKeys
@@ -134,15 +145,41 @@ def add_parser(subparsers: Any) -> None:
                       "at most half a connection's life, 3 x --http-timeout)")
     tips.add_argument("--tips-safety", type=safety_arg, default=HubSettings.tips_safety,
                       metavar="auto|DURATION",
-                      help="how often agents fetch Git whatever their tip says (10m..6h; "
-                      "default 10m, the agents' own, left out of the documents), or auto: the "
-                      "shortest that keeps the fleet repository within --tips-fetch-budget, "
-                      "signed into the documents; use auto once every agent reads it "
-                      "(docs/tips.md)")
+                      help="how often agents fetch Git whatever their tip says: auto (the "
+                      "default) is the shortest that keeps the fleet repository within "
+                      "--tips-fetch-budget, signed into the documents once every agent's "
+                      "heartbeat reports a release that reads it (until then the agents' own "
+                      "10m); or a fixed 10m..6h (docs/tips.md)")
     tips.add_argument("--tips-fetch-budget", type=float, default=HubSettings.tips_fetch_budget,
                       metavar="PER_SECOND",
                       help="fetches a second the fleet repository may take from agents' safety "
                       "fetches and changes, for --tips-safety auto (default 45)")
+    shards = p.add_argument_group(
+        "hub shards", "N hub replicas share the fleet, coordinated by Kubernetes Leases "
+        "(docs/scale.md)")
+    shards.add_argument("--shards", choices=("off", "auto"), default="off",
+                        help="auto: this hub is one shard of several (default off: one hub)")
+    shards.add_argument("--shard-name", metavar="NAME",
+                        help="this shard's name, stable across restarts (default: the pod's "
+                        "name, $HOSTNAME)")
+    shards.add_argument("--shard-namespace", metavar="NAMESPACE",
+                        help="where the Leases live (default: the pod's namespace, else "
+                        "default)")
+    shards.add_argument("--shard-kubeconfig", metavar="PATH",
+                        help="kubeconfig of the cluster holding the Leases (default: "
+                        "in-cluster config, else KUBECONFIG / ~/.kube/config)")
+    shards.add_argument("--shard-group", default="gitfleet-hub", metavar="NAME",
+                        help="names the shards of one fleet: Lease names and label "
+                        "(default %(default)s)")
+    shards.add_argument("--shard-lease-duration", type=duration_arg,
+                        default=LeaseTimes.duration,
+                        help="how long a Lease holds without renewal; a dead shard's clusters "
+                        "move after this, a newcomer counts after this (default 15s)")
+    shards.add_argument("--shard-renew-interval", type=duration_arg, default=LeaseTimes.renew,
+                        help="renew the Leases and list the members this often (default 3s)")
+    shards.add_argument("--shard-margin", type=duration_arg, default=LeaseTimes.margin,
+                        help="a shard stops writing this long before its Lease could lapse; "
+                        "at least the clocks' skew (default 3s)")
     p.add_argument("--no-fleet-status", action="store_true",
                    help="do not fold status branches into <prefix>/fleet-status")
     add_git_flags(p)
@@ -232,7 +269,8 @@ def run(args: argparse.Namespace) -> int:
     push = push_registry(args, store, settings, transport=transport)
     charts = charts_from(args, work=(settings.cache_dir or default_cache_dir()) / "charts",
                          interval=settings.interval or DEFAULT_INTERVAL)
-    hub = Hub(store, settings=settings, push=push, charts=charts)
+    shards = shards_of(args)
+    hub = Hub(store, settings=settings, push=push, charts=charts, shards=shards)
     try:
         if args.once:
             code = _once(hub)
@@ -243,6 +281,27 @@ def run(args: argparse.Namespace) -> int:
         return daemon.run()
     finally:
         push.stop()
+
+
+def shards_of(args: argparse.Namespace) -> Shards | None:
+    """This hub's shard, when --shards auto (the Leases' client is built here)."""
+    if args.shards == "off":
+        return None
+    if args.once:
+        raise InputError("--once does not combine with --shards auto (a shard counts only "
+                         "after holding its Lease for --shard-lease-duration)")
+    times = LeaseTimes(duration=args.shard_lease_duration, renew=args.shard_renew_interval,
+                       margin=args.shard_margin)
+    problems = times.problems()
+    if problems:
+        raise InputError("; ".join(problems))
+    settings = ShardSettings(name=args.shard_name or default_shard_name(),
+                             namespace=args.shard_namespace or default_namespace(),
+                             group=args.shard_group, times=times)
+    from gitfleet.kube.client import KubeClient, api_client  # only here: ~1 s to import
+
+    kube = KubeClient(api_client(args.shard_kubeconfig))
+    return Shards(LeaseClient(kube, settings.namespace), settings)
 
 
 def push_registry(args: argparse.Namespace, store: Store, settings: HubSettings, *,

@@ -102,11 +102,13 @@ def run(args: argparse.Namespace) -> int:
         if args.wait is not None and asked:
             outcomes = answers.collect(git, url, plan=plan, asked=asked, fleet=rendered.fleet,
                                        wait=args.wait, clock=clock)
+        unanswerable = {c: answers.Outcome(c, missing=why)
+                        for c, why in rendered.unanswerable.items()}
         found = report.PlanReport(
             plan=plan, revision=rendered.revision,
             clusters=[c.cluster for c in rendered.candidates],
-            outcomes=outcomes if args.wait is not None else {
-                c: answers.Outcome(c, missing="not waited for (--wait)") for c in asked},
+            outcomes={**unanswerable, **(outcomes if args.wait is not None else {
+                c: answers.Outcome(c, missing="not waited for (--wait)") for c in asked})},
             waited=args.wait is not None,
             errors=[p.format() for p in rendered.errors], held=rendered.held)
     if args.output == "json":

@@ -11,6 +11,7 @@ from typing import Any
 
 from gitfleet import yamlio
 from gitfleet.fleetview.autoscaling import cronfhpa_rows, fhpa_rows
+from gitfleet.fleetview.hubshards import shard_rows
 from gitfleet.fleetview.rows import (
     View,
     age,
@@ -57,6 +58,11 @@ RESOURCES: dict[str, tuple[Callable[[View], list[dict[str, Any]]], Columns, Colu
                  [("name", "name"), ("revision", "revision"), ("phase", "phase"),
                   ("wave", "wave"), ("clusters", "clusters"), ("age", "ageSeconds")],
                  [("source commit", "sourceCommit"), ("reason", "reason")]),
+    "shards": (lambda v: shard_rows(v.snap.hub_shards, state=v.snap.state_commit,
+                                    tip=v.snap.source_tip, now=v.now),
+               [("name", "name"), ("source commit", "sourceCommit"), ("current", "current"),
+                ("leads", "leads"), ("age", "ageSeconds")],
+               [("state commit", "stateCommit")]),
     "fhpa": (lambda v: fhpa_rows(v.snap.autoscalers, v.now),
              [("namespace", "namespace"), ("name", "name"), ("reference", "reference"),
               ("targets", "targets"), ("minpods", "minReplicas"), ("maxpods", "maxReplicas"),
@@ -89,8 +95,8 @@ def row_name(resource: str, row: dict[str, Any]) -> str:
     kind = {"clusters": "cluster", "subscriptions": "subscription",
             "descriptions": "description", "drift": "drift",
             "evictions": "eviction", "rollouts": "rollout",
-            "fhpa": "federatedhpa", "cronfhpa": "cronfederatedhpa"}[resource]
-    if resource == "clusters":
+            "fhpa": "federatedhpa", "cronfhpa": "cronfederatedhpa", "shards": "shard"}[resource]
+    if resource in ("clusters", "shards"):
         return f"{kind}/{row['name']}"
     if resource == "descriptions":
         return f"{kind}/{row['cluster']}/{row['namespace']}/{row['name']}"

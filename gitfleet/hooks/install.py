@@ -25,7 +25,7 @@ from gitfleet.wire.fields import known
 
 HOOK = "pre-receive"
 CONFIG = "gitfleet-hook.yaml"
-_CONFIG_FIELDS = frozenset({"branchPrefix", "sourceBranch", "hubKeys"})
+_CONFIG_FIELDS = frozenset({"branchPrefix", "sourceBranch", "hubKeys", "planKeys"})
 MARKER = "# gitfleet-hook: pre-receive"
 
 
@@ -36,12 +36,13 @@ class HookConfig:
     branch_prefix: str = DEFAULT_PREFIX
     source_branch: str = "main"
     hub_keys: str = ""            # public key lines ("" = hub branches not checked)
+    plan_keys: str = ""           # public key lines of `gitfleet plan` (beside the hub's)
 
     def to_yaml(self) -> str:
         return ("# written by `gitfleet hooks install`; read by its pre-receive hook\n"
                 + yamlio.dump({"branchPrefix": self.branch_prefix,
                                "sourceBranch": self.source_branch,
-                               "hubKeys": self.hub_keys}))
+                               "hubKeys": self.hub_keys, "planKeys": self.plan_keys}))
 
     @classmethod
     def load(cls, path: Path) -> HookConfig:
@@ -56,12 +57,17 @@ class HookConfig:
         known(doc, _CONFIG_FIELDS, str(path), "the hook's settings")
         config = cls(branch_prefix=str(doc.get("branchPrefix") or DEFAULT_PREFIX),
                      source_branch=str(doc.get("sourceBranch") or "main"),
-                     hub_keys=str(doc.get("hubKeys") or ""))
+                     hub_keys=str(doc.get("hubKeys") or ""),
+                     plan_keys=str(doc.get("planKeys") or ""))
         config.trusted_hub_keys(origin=str(path))      # unusable keys: say so now
+        config.trusted_plan_keys(origin=str(path))
         return config
 
     def trusted_hub_keys(self, *, origin: str) -> TrustedKeys:
         return TrustedKeys.from_text(self.hub_keys, origin=origin)
+
+    def trusted_plan_keys(self, *, origin: str) -> TrustedKeys:
+        return TrustedKeys.from_text(self.plan_keys, origin=origin)
 
 
 def hooks_dir(repo: Path) -> Path:

@@ -78,6 +78,7 @@ class Checker:
         self.config = config
         self.branches = Branches(config.branch_prefix)
         self.hub_keys = config.trusted_hub_keys(origin=config_path or "hub keys")
+        self.plan_keys = config.trusted_plan_keys(origin=config_path or "plan keys")
         self.source = f"refs/heads/{config.source_branch}"
         self._bodies: dict[str, bytes] = {}
 
@@ -126,8 +127,8 @@ class Checker:
                           f"but gitfleet's own branches may be under "
                           f"refs/heads/{self.branches.prefix}/")
         if update.deletes:
-            if target.owner is Owner.APPROVAL:
-                return Ruling(ref, True)
+            if target.owner in (Owner.APPROVAL, Owner.PLAN, Owner.PLAN_ANSWER):
+                return Ruling(ref, True)     # removed once merged, or once expired
             return Ruling(ref, False, f"deleting {_short(ref)} is refused: gitfleet never "
                           "deletes it, and a deletion carries no signature to check")
         if target.owner in (Owner.HUB, Owner.APPROVAL):
@@ -137,7 +138,26 @@ class Checker:
             return self._hub(update)
         if target.owner is Owner.STATUS:
             return self._status(update, target.cluster)
+        if target.owner is Owner.PLAN:
+            return self._plan(update, target.cluster)
+        if target.owner is Owner.PLAN_ANSWER:
+            keys, where = self._cluster_keys(target.cluster)
+            if keys is None:
+                return Ruling(ref, True, f"plan answer not checked: {where}")
+            return self._signed(update, keys, where, self._added_by(update))
         return self._registration(update, target.cluster)
+
+    def _plan(self, update: Update, cluster: str) -> Ruling:
+        """A plan request: signed by the hub's key or a plan key. Its parent is the cluster
+        branch commit it was planned over (the hub's), so that history is not judged again."""
+        keys = self.hub_keys.merged(self.plan_keys)
+        if not keys:
+            return Ruling(update.ref, True, "plan requests are not checked: the hook has no "
+                          "hub or plan key (gitfleet hooks install --plan-key FILE)")
+        tip = self.git.resolve(self.branches.cluster(cluster))
+        added = new_commits(self.git, [update.new], since=[update.old, *([tip] if tip else [])])
+        self._bodies.update(self.git.read_objects([s for s in added if s not in self._bodies]))
+        return self._signed(update, keys, "the hub's key or a plan key", added)
 
     def _hub(self, update: Update) -> Ruling:
         for sha in self._hub_added:

@@ -12,15 +12,18 @@ first write completes cluster branches left behind or ahead of the state.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import time
+from typing import cast
 
 from gitfleet.backoff import Retry
 from gitfleet.charts.renderer import Charts
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import InputError, RefConflict, TransientError
 from gitfleet.filemap import with_changes
+from gitfleet.hub.approvals import RefusedPrunes
 from gitfleet.hub.autoscaling import Autoscaling
 from gitfleet.hub.capacity import Capacity
 from gitfleet.hub.charts import HelmCharts
@@ -29,7 +32,13 @@ from gitfleet.hub.inputs import InputReader
 from gitfleet.hub.metrics import Metrics
 from gitfleet.hub.planexpiry import PlanExpiry
 from gitfleet.hub.pushworkers import PushRegistry
-from gitfleet.hub.reactors import ClusterMetrics, FleetStatusFold, PushWorkers, Registrations
+from gitfleet.hub.reactors import (
+    ClusterMetrics,
+    FleetStatusFold,
+    Publish,
+    PushWorkers,
+    Registrations,
+)
 from gitfleet.hub.renderer import Basis, Renderer, Rendering, RenderReport, renderer_id, state_read
 from gitfleet.hub.rollouts import RolloutDriver
 from gitfleet.hub.round import (
@@ -42,7 +51,9 @@ from gitfleet.hub.round import (
     WriteKey,
 )
 from gitfleet.hub.settings import HubSettings, interval_of
-from gitfleet.hub.tips import publisher_for
+from gitfleet.hub.sharding import Shards
+from gitfleet.hub.sharding import fleet_wide as sharded
+from gitfleet.hub.tips import UnservedTips, publisher_for
 from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.render.status import StatusSnapshot
@@ -59,8 +70,8 @@ class Hub:
     def __init__(self, store: Store, *, settings: HubSettings | None = None,
                  clock: Clock | None = None, metrics: Metrics | None = None,
                  rng: random.Random | None = None, push: PushRegistry | None = None,
-                 charts: Charts | None = None) -> None:
-        self.store, self.push = store, push
+                 charts: Charts | None = None, shards: Shards | None = None) -> None:
+        self.store, self.push, self.shards = store, push, shards
         self.settings = settings = settings or HubSettings()
         if settings.signing_key is not None:
             store.git.signer = settings.signing_key    # every commit the hub writes
@@ -68,19 +79,25 @@ class Hub:
         self.metrics = metrics or Metrics()
         self.inputs = InputReader(store, settings=settings, clock=self.clock, metrics=self.metrics)
         self.planners: list[Planner] = [Capacity(), Lifecycle(), Autoscaling(store.git), *(
-            [HelmCharts(charts, store.git)] if charts is not None else [])]   # HelmChart feeds
+            [HelmCharts(charts, store.git)] if charts is not None else []), RefusedPrunes()]
         self.renderer = Renderer(store.git, approval_keys=self.inputs.source_keys)
         self.gate = RolloutDriver(store.git)          # RolloutPolicy waves (gitfleet.rollout)
-        git, publish = store.git, store.publish
+        git, publish = store.git, cast(Publish, store.publish)
+        if shards is not None:    # hub shards (gitfleet.hub.sharding): every write fenced
+            git.trailers, publish = (shards.trailer(),), shards.fenced(publish)
+        self.publish = publish
         self.tips = publisher_for(git, self.clock, settings)   # tip documents (docs/tips.md)
-        self.reactors: list[Reactor] = [*filter(None, [self.tips]), Registrations(git, publish),
-                                        PlanExpiry(git, self.clock, publish)]   # plans' TTL
+        fleet_wide: list[Reactor] = [Registrations(git, publish),
+                                     PlanExpiry(git, self.clock, publish)]   # plans' TTL
         if push is not None:
-            self.reactors.append(PushWorkers(git, push, self.metrics))
+            fleet_wide.append(PushWorkers(git, push, self.metrics))
         if settings.fleet_status:
-            self.reactors += [FleetStatusFold(git, self.clock, publish,
-                                              lambda d: self.interval(d.inputs)),
-                              ClusterMetrics(git, self.clock, self.metrics)]
+            fleet_wide += [FleetStatusFold(git, self.clock, publish,
+                                           lambda d: self.interval(d.inputs)),
+                           ClusterMetrics(git, self.clock, self.metrics)]
+        if shards is not None:    # the leader's alone
+            fleet_wide = sharded(fleet_wide, shards, git, publish)
+        self.reactors: list[Reactor] = [self.tips or UnservedTips(), *fleet_wide]
         self.writer: StateWriter | None = None
         self.last: RenderReport | None = None      # the last render that ran
         self.seen: RoundInputs | None = None       # the last round's inputs
@@ -171,13 +188,23 @@ class Hub:
             return None, FOREVER
         if self._clean_due:
             self._clean(source.branches)
+        if self.shards is not None:   # this shard's state; its share of the cluster branches
+            shard = self.shards.begin(source.branches)
+            if shard.refused:
+                return None, self.shards.wake_in()
+            source = dataclasses.replace(source, branches=shard.branches)
         if self.writer is None or self.writer.branches != source.branches:
             self.writer = StateWriter(self.store.git, branches=source.branches,
-                                      clock=self.clock, publish=self.store.publish)
+                                      clock=self.clock, publish=self.publish)
         inputs = self.seen = self.inputs.read(source, self.writer)
+        if self.shards is not None:
+            inputs = self.seen = dataclasses.replace(inputs, heads=shard.heads(inputs.heads))
+            self.metrics.shard = shard.figures(inputs.fleet.clusters, leads=self.shards.leads())
         parts = tuple(planner.plan(inputs) for planner in self.planners)
         status_input = "+".join(part.digest for part in parts if part.digest)
         files = {path: data for part in parts for path, data in part.files.items()}
+        if self.shards is not None:   # a new member list is a new write (clusters move)
+            status_input += f"+{shard.digest}"
         key = WriteKey.of(inputs.source, inputs.branches, inputs.heads, status_input, files)
         report, started, read_before = None, time.perf_counter(), state_read(inputs.previous)
         if key != self._written:
@@ -215,6 +242,7 @@ class Hub:
                                   errors=len(result.errors), warnings=len(result.warnings)),
             clusters=inputs.fleet.clusters, status_input=status_input, renderer=renderer_id(),
             release=self.gate.release(plan), approved=rendering.guard.approved,
+            owns=self.shards.round.owns if self.shards is not None else None,
             note="\n\n".join(n for n in (*(p.note for p in parts), plan.note()) if n),
             title=next((p.title for p in parts if p.title), "")))
         done = time.perf_counter()

@@ -99,7 +99,8 @@ class HubDaemon:
 
     def _own_ref(self, ref: str) -> bool:
         b = self._branches
-        return ref in (b.state, b.fleet_status) or ref.startswith(b.cluster(""))
+        return ref in (b.state, b.fleet_status) or ref.startswith(b.cluster("")) or \
+            ref.startswith(b.shard(""))
 
     def _healthy(self) -> bool:
         return self.hub.consecutive_failures < 5
@@ -114,6 +115,10 @@ class HubDaemon:
     def run(self) -> int:
         """Loop until stopped; returns the exit code (0)."""
         self._start_triggers()
+        shards = self.hub.shards
+        if shards is not None:     # its Leases renewed in a thread; a new member list wakes us
+            shards.on_change = lambda: self.wake.set("shards")
+            shards.start()
         log(LOG, logging.INFO, "hub started", repo=self.hub.store.remote
             or str(self.hub.store.git.path), branch=self.hub.source_branch(),
             interval=self.hub.interval())
@@ -133,6 +138,8 @@ class HubDaemon:
                     self.hub.metrics.triggered("interval")
                 delay = self._step()
         finally:
+            if shards is not None:
+                shards.stop()
             if self.watcher is not None:
                 self.watcher.stop()
             if self.server is not None:

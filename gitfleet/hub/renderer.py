@@ -10,10 +10,10 @@ the round by the planners (`Contribution.render_inputs`) and passed by keyword t
 Every render then passes the mass-deletion guard (`gitfleet.render.guards`, docs/guards.md): a
 cluster that would lose too many objects keeps its previous files in the new state (so its
 branch does not move), an error in `errors.yaml` and a log line say so, and the next render
-is a full one (an incremental render would keep the held files as they are). Approvals count
-only from commits signed by a `--require-signed-source` key when that is on; a cluster an
-approval names whose agent refused a prune gets a cluster commit carrying the approval even
-when its tree does not change, so the approval reaches the agent.
+is a full one (an incremental render would keep the held files as they are). Approvals are
+read by `gitfleet.hub.approvals` (signed ones only under `--require-signed-source`); a cluster
+whose agent refused a prune that an approval covers is approved too, so its branch gets a
+commit carrying the approval even when its tree does not change.
 """
 
 from __future__ import annotations
@@ -30,28 +30,20 @@ from typing import Any
 import gitfleet
 from gitfleet.collector import collector_paused
 from gitfleet.filemap import LazyFiles, Overlay, touched, with_changes
+from gitfleet.hub.approvals import Approvals
 from gitfleet.hub.round import RoundInputs
 from gitfleet.layout import ERRORS_FILE
 from gitfleet.logs import log
 from gitfleet.model.loader import relevant
 from gitfleet.render.core import RenderResult, errors_file, render
-from gitfleet.render.guards import (
-    APPROVAL_TRAILER,
-    GUARD_UNIT,
-    Verdict,
-    approvals,
-    approves,
-    judge,
-)
+from gitfleet.render.guards import APPROVAL_TRAILER, GUARD_UNIT, Verdict, judge
 from gitfleet.render.incremental import render_incremental
 from gitfleet.render.status import StatusSnapshot
 from gitfleet.state.git import Git
-from gitfleet.state.objects import trailers_of
 from gitfleet.state.signing import TrustedKeys
 from gitfleet.state.snapshot import SOURCE_PATHS
 from gitfleet.state.writer import RENDERER, STATUS_INPUT, state_trailers, summary_totals
 from gitfleet.wire.errors import read_errors
-from gitfleet.wire.status import SyncResult
 
 LOG = logging.getLogger("gitfleet.hub")
 
@@ -116,7 +108,10 @@ class Renderer:
     result: RenderResult | None = None    # its result
     # --require-signed-source: an approval counts only from a commit signed by one of these
     approval_keys: TrustedKeys | None = None
-    _unsigned: set[str] = dataclasses.field(default_factory=set)   # approvals said not counted
+    approvals: Approvals = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        self.approvals = Approvals(self.git, self.approval_keys)
 
     def render(self, inputs: RoundInputs, snapshot: StatusSnapshot, status_input: str,
                extra: Mapping[str, Any]) -> Rendering:
@@ -136,19 +131,20 @@ class Renderer:
         source commit is judged: a render for status alone (failover, replica division)
         deletes what the hub decided, not what a commit asked for (a hold stays judged)."""
         previous, result = inputs.previous, rendering.result
+        refused = self.approvals.for_refused_prunes(inputs)   # approvals owed to agents
         base = state_trailers(self.git, inputs.heads.state).get("Source-Commit", "") \
             if inputs.heads.state else ""
         if previous is None or (base == inputs.source and not _held(previous)):
-            return rendering
+            return dataclasses.replace(rendering, guard=Verdict(approved=refused)) \
+                if refused else rendering
         # an incremental render knows what it dropped: the state is listed only for a cluster
         # that may be held (a cold round reads the folders it renders, not the fleet's)
         moved = touched(previous, result.files)
         gone = None if moved is None else \
             [p for p in moved if p not in result.files and p in previous]
-        globs, since = self._approvals(base, inputs.source)
         verdict = judge(inputs.fleet.settings.max_deletions, before=previous.keys(),
-                        after=result.files.keys(), gone=gone, globs=globs)
-        refused = self._refused_prunes(inputs, globs, since)
+                        after=result.files.keys(), gone=gone,
+                        globs=self.approvals.since(base, inputs.source))
         if refused:
             verdict = dataclasses.replace(verdict, approved=tuple(sorted(
                 {*verdict.approved, *refused})))
@@ -166,44 +162,6 @@ class Renderer:
         result = dataclasses.replace(result, files=with_changes(result.files, changes),
                                      errors=errors)
         return dataclasses.replace(rendering, result=result, guard=verdict)
-
-    def _approvals(self, base: str, source: str) -> tuple[tuple[str, ...], frozenset[str]]:
-        """The globs approved by the source commits after `base` (at most 1,000), and those
-        commits. With `approval_keys`, an approval in a commit not signed by one of them does
-        not count (said once per commit)."""
-        known = base and self.git.resolve(f"{base}^{{commit}}") == base
-        shas = self.git.run("rev-list", "--max-count=1000", source,
-                            *([f"^{base}"] if known else [])).decode().split()
-        values = []
-        for sha, body in self.git.read_objects(shas).items():
-            value = trailers_of(body).get(APPROVAL_TRAILER, "")
-            if value and self.approval_keys is not None:
-                verdict = self.git.verify_commit(sha, self.approval_keys)
-                if not verdict.ok:
-                    if sha not in self._unsigned:
-                        self._unsigned.add(sha)
-                        log(LOG, logging.WARNING, "approval not counted: its commit is not "
-                            "signed by a key --require-signed-source allows", commit=sha[:12],
-                            approves=value, reason=verdict.reason)
-                    continue
-            values.append(value)
-        return approvals(values), frozenset(shas)
-
-    def _refused_prunes(self, inputs: RoundInputs, globs: tuple[str, ...],
-                        since: frozenset[str]) -> tuple[str, ...]:
-        """The clusters `globs` approve whose agent reports a refused prune and whose branch
-        head carries no approval by a commit of `since` yet: their branch gets a commit with
-        the approval even when its tree does not move (a deletion the hub let through but the
-        agent's own guard refused, approved by a later commit)."""
-        if not globs:
-            return ()
-        heads = {name: inputs.heads.clusters[name][0]
-                 for name, status in inputs.status.statuses.items()
-                 if status.sync.result is SyncResult.PRUNE_REFUSED
-                 and name in inputs.heads.clusters and approves(globs, name)}
-        bodies = self.git.read_objects(list(heads.values())) if heads else {}
-        return tuple(sorted(name for name, head in heads.items() if trailers_of(
-            bodies.get(head, b"")).get(APPROVAL_TRAILER, "") not in since))
 
     def wrote(self, basis: Basis, result: RenderResult) -> None:
         """The state `basis.state` was written from `result`."""

@@ -49,8 +49,9 @@ class HubSettings:
     tips: bool = False                 # serve tip documents at /tips/ of `listen` (hub.tips)
     tips_dir: Path | None = None       # ... and/or write them into this folder
     tips_wait: float = 25.0            # longest a tip request is held (long-poll)
-    tips_safety: float | None = 600.0  # agents' safety fetch interval; None (auto): from the
-    tips_fetch_budget: float = 45.0    # ... fleet's size and this many fetches/s (hub.tipsafety)
+    tips_safety: float | None = None   # agents' safety fetch interval; None (auto): from the
+    tips_fetch_budget: float = 45.0    # ... fleet's size and this many fetches/s, once every
+    #                                    agent reads it (hub.tipsafety)
     stale_after: float = 10.0          # lock/temporary files of a dead Git process older than
                                        # this are removed (on start and after a failed round)
 

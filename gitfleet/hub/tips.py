@@ -33,6 +33,7 @@ from gitfleet.hub.tipsafety import SafetyChoice
 from gitfleet.logs import log
 from gitfleet.state.git import Git
 from gitfleet.state.signing import SigningKey, TrustedKeys
+from gitfleet.wire.status import HUB_WORKER_VERSION, ClusterStatus
 from gitfleet.wire.tips import (
     SAFETY_FLOOR,
     SUFFIX,
@@ -42,10 +43,12 @@ from gitfleet.wire.tips import (
     decode,
     encode,
     file_name,
+    reads_announced,
 )
 
 LOG = logging.getLogger("gitfleet.hub.tips")
 TEMP_PREFIX = ".gitfleet-tip-"
+PUSH_WORKER = HUB_WORKER_VERSION.partition("/")[0] + "/"
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,15 @@ class TipFolder:
         path.unlink(missing_ok=True)
 
 
+def older_agents(statuses: Mapping[str, ClusterStatus]) -> int:
+    """How many clusters' agents report (in their last heartbeat) a release that does not read
+    `safetySeconds`, or none. Clusters without a heartbeat have no agent to count; a hub push
+    worker's heartbeat (an agentless Push cluster) reads no tip document."""
+    return sum(1 for status in statuses.values() if status.heartbeat is not None
+               and not status.heartbeat.agent_version.startswith(PUSH_WORKER)
+               and not reads_announced(status.heartbeat.agent_version))
+
+
 def etag_of(body: bytes) -> str:
     return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
 
@@ -164,29 +176,31 @@ class TipPublisher:
         self.safety = safety or SafetyChoice()
         self._safety = 0                           # `safetySeconds` of the published documents
         self._own = TrustedKeys.of(key) if key is not None else None
-        self._seen: tuple[str | None, Mapping[str, tuple[str, str]]] | None = None
+        self._seen: tuple[str | None, Mapping[str, tuple[str, str]], int] | None = None
         self._tips: dict[str, str] = {}            # cluster -> commit, as published
         self._on_disk: dict[str, bytes] | None = None
         self.issued = 0                            # documents signed so far (for tests)
 
     def react(self, done: RoundDone) -> float:
-        seen = (done.state, done.inputs.heads.clusters)
+        older = older_agents(done.inputs.status.statuses)
+        seen = (done.state, done.inputs.heads.clusters, older)
         if seen == self._seen or done.state is None:
             return FOREVER
         prefix = done.inputs.branches.cluster("")
         heads = {ref[len(prefix):]: sha for ref, sha in self.git.refs(prefix).items()}
-        self.publish(heads, state=done.state, ref=done.inputs.branches.cluster)
+        self.publish(heads, state=done.state, ref=done.inputs.branches.cluster, older=older)
         self._seen = seen
         return FOREVER
 
     def publish(self, heads: Mapping[str, str], *, state: str,
-                ref: Callable[[str], str]) -> None:
+                ref: Callable[[str], str], older: int = 0) -> None:
         """Issue a document for every cluster whose head differs from what was published;
         withdraw those of clusters whose branch is gone. A new safety interval (the fleet grew
-        past a step, gitfleet.hub.tipsafety) re-issues every document."""
+        past a step, or the last `older` agent was upgraded: gitfleet.hub.tipsafety)
+        re-issues every document."""
         if self.folder is not None and self._on_disk is None:
             self._on_disk = self.folder.existing()
-        safety = self.safety.written(len(heads))
+        safety = self.safety.written(len(heads), older=older)
         if safety != self._safety:
             if self._tips:
                 log(LOG, logging.INFO, "tip documents re-issued with a new safety interval",
@@ -240,6 +254,24 @@ class TipPublisher:
             return None
         current = reading.tip.commit == commit and reading.tip.safety_seconds == self._safety
         return body if current else None
+
+
+class UnservedTips:
+    """The reactor of a hub that publishes no tip documents: a `tips.url` fleet.yaml announces
+    to every agent is said in the log (once per URL), since those agents then find no document
+    there and poll Git every interval."""
+
+    def __init__(self) -> None:
+        self._said = ""
+
+    def react(self, done: RoundDone) -> float:
+        url = done.inputs.fleet.settings.tips_url
+        if url and url != self._said:
+            log(LOG, logging.WARNING, "fleet.yaml announces tip documents this hub does not "
+                "publish (no --serve-tips or --tips-dir): agents find none and poll Git every "
+                "interval", url=url)
+        self._said = url
+        return FOREVER
 
 
 def publisher_for(git: Git, clock: Clock, settings: HubSettings) -> TipPublisher | None:

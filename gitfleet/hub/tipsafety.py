@@ -6,9 +6,11 @@ the fleet repository takes N / T of them a second, plus one fetch per changed br
 At the agents' own default (T = 600 s) that is 19 fetches/s at 10,000 clusters but 194 at
 100,000, over the 50 requests/s a repository is budgeted (issue 24, docs/git-budget.md). The
 hub knows N, so it picks the shortest T of a fixed ladder with N / T + N c <= budget and says
-it in every tip document (`safetySeconds`, gitfleet.wire.tips) when told to (`hub --tips-safety
-auto`, after the agents are upgraded); agents take it unless their operator overrides it
-(gitfleet.agent.tips).
+it in every tip document (`safetySeconds`, gitfleet.wire.tips); agents take it unless their
+operator overrides it (gitfleet.agent.tips). This is the default (`hub --tips-safety auto`),
+but it waits until every agent's heartbeat reports a release that reads `safetySeconds`
+(gitfleet.wire.tips.ANNOUNCED_SINCE): an older agent would refuse such a document and poll Git
+every interval. Until then the documents leave the field out, as before.
 
 T is also the longest a stuck tip server can hide a change, so the hub asks for no more than
 the budget needs and never more than SAFETY_CEILING. A fleet that would need more than that is
@@ -23,7 +25,7 @@ import math
 
 from gitfleet.durations import duration_arg
 from gitfleet.logs import log
-from gitfleet.wire.tips import SAFETY_CEILING, SAFETY_FLOOR
+from gitfleet.wire.tips import ANNOUNCED_SINCE, SAFETY_CEILING, SAFETY_FLOOR
 
 LOG = logging.getLogger("gitfleet.hub.tips")
 CHANGES = 1 / 3600     # c: the budget's assumption, one change per cluster an hour
@@ -49,31 +51,49 @@ def step_for(clusters: float, budget: float = BUDGET) -> int:
 
 class SafetyChoice:
     """The safety interval for the documents of a fleet of N clusters: `fixed` (the hub's
-    `--tips-safety`; the agents' own default unless told), or, with `fixed=None` (`--tips-safety
-    auto`), chosen from the ladder with `budget` fetches/s. Auto steps up at once and down only
-    with headroom, so a fleet at a boundary does not re-sign every document back and forth.
+    `--tips-safety DURATION`), or, with `fixed=None` (`--tips-safety auto`, the default),
+    chosen from the ladder with `budget` fetches/s. Auto steps up at once and down only with
+    headroom, so a fleet at a boundary does not re-sign every document back and forth.
 
-    Auto is opted into, not the default: an agent older than `safetySeconds` refuses a document
-    that carries it and polls Git every interval, and hubs are usually upgraded before their
-    agents. A fixed interval the fleet outgrows is said once in the log instead."""
+    Auto waits while `older` agents (their heartbeats report a release before ANNOUNCED_SINCE,
+    or none) remain: an agent older than `safetySeconds` refuses a document that carries it
+    and polls Git every interval, and hubs are upgraded before their agents. Meanwhile the
+    agents' own interval applies (the field is left out); both the wait and its end are said
+    once in the log, and a fixed interval the fleet outgrows is said once too."""
 
-    def __init__(self, *, fixed: float | None = SAFETY_FLOOR, budget: float = BUDGET) -> None:
+    def __init__(self, *, fixed: float | None = None, budget: float = BUDGET) -> None:
         self.fixed = None if fixed is None else int(min(max(fixed, SAFETY_FLOOR),
                                                         SAFETY_CEILING))
         self.budget = budget
         self.current: int | None = None
+        self.waiting: bool | None = None      # auto held back by older agents (None: not yet)
         self._warned = False
 
-    def for_fleet(self, clusters: int) -> int:
+    def for_fleet(self, clusters: int, *, older: int = 0) -> int:
         if self.fixed is not None:
             if needed(clusters, self.budget) > self.fixed and not self._warned:
                 log(LOG, logging.WARNING, "the agents' safety fetches take the fleet repository "
-                    "over its budget; once every agent reads `safetySeconds`, run the hub with "
-                    "--tips-safety auto (docs/tips.md)", clusters=clusters,
+                    "over its budget; the default, --tips-safety auto, chooses the interval "
+                    "from the fleet's size (docs/tips.md)", clusters=clusters,
                     fetches_per_second=round(clusters / self.fixed + clusters * CHANGES, 1),
                     budget=self.budget, safety=f"{self.fixed}s")
                 self._warned = True
             return self.fixed
+        if older:
+            if self.waiting is not True:
+                over = needed(clusters, self.budget) > SAFETY_FLOOR
+                log(LOG, logging.WARNING if over else logging.INFO,
+                    "safety fetch left at the agents' default until every agent reads "
+                    "safetySeconds", agents_before=f"{older} report a release before "
+                    f"{ANNOUNCED_SINCE} (or none)", clusters=clusters, safety=f"{SAFETY_FLOOR}s",
+                    fetches_per_second=round(clusters / SAFETY_FLOOR + clusters * CHANGES, 1),
+                    budget=self.budget)
+            self.waiting, self.current = True, None
+            return SAFETY_FLOOR
+        if self.waiting:
+            log(LOG, logging.INFO, "every agent reads safetySeconds: the safety fetch interval "
+                "is now chosen from the fleet's size", clusters=clusters, since=ANNOUNCED_SINCE)
+        self.waiting = False
         step = step_for(clusters, self.budget)
         if self.current is not None and step < self.current:
             step = min(self.current, step_for(clusters * HEADROOM, self.budget))
@@ -86,10 +106,10 @@ class SafetyChoice:
         self.current = step
         return step
 
-    def written(self, clusters: int) -> int:
+    def written(self, clusters: int, *, older: int = 0) -> int:
         """`safetySeconds` for the documents: 0 (left out) at the agents' own default, so a
         fleet that does not need more keeps documents older agents read."""
-        safety = self.for_fleet(clusters)
+        safety = self.for_fleet(clusters, older=older)
         return safety if safety > SAFETY_FLOOR else 0
 
 

@@ -222,9 +222,10 @@ class KubeClient:
             raise
         return result
 
-    def create(self, body: JSON, *, strict: bool = True) -> dict[str, Any]:
+    def create(self, body: JSON, *, strict: bool = True, dry_run: bool = False) -> dict[str, Any]:
         """Create one object (POST): how a hook with `metadata.generateName` is run, the
-        server naming it. Strict field validation as `apply`; returns the live object."""
+        server naming it. Strict field validation as `apply`; returns the live object.
+        `dry_run`: asked with `dryRun=All`, nothing is stored (as `apply`)."""
         meta = body.get("metadata") or {}
         res = self.resource(str(body.get("apiVersion")), str(body.get("kind")))
         namespace = str(meta.get("namespace") or "") if res.namespaced else ""
@@ -234,8 +235,22 @@ class KubeClient:
         result: dict[str, Any] = self._send(
             "POST", res.collection(namespace), body=dict(body),
             query=[("fieldManager", self.settings.field_manager),
-                   ("fieldValidation", "Strict" if strict else "Ignore")],
+                   ("fieldValidation", "Strict" if strict else "Ignore"),
+                   *([("dryRun", "All")] if dry_run else [])],
             content_type="application/json")
+        return result
+
+    def replace(self, body: JSON) -> dict[str, Any]:
+        """Replace one object (PUT). With `metadata.resourceVersion` set the server writes
+        only over that very version, else answers 409: a compare-and-swap (how Leases are
+        renewed and taken over)."""
+        meta = body.get("metadata") or {}
+        res = self.resource(str(body.get("apiVersion")), str(body.get("kind")))
+        namespace = str(meta.get("namespace") or "default") if res.namespaced else ""
+        result: dict[str, Any] = self._send(
+            "PUT", res.item(namespace, str(meta.get("name"))), body=dict(body),
+            query=[("fieldManager", self.settings.field_manager),
+                   ("fieldValidation", "Strict")], content_type="application/json")
         return result
 
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:

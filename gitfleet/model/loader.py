@@ -77,6 +77,7 @@ from gitfleet.model.settings import FleetSettings
 from gitfleet.model.statusshards import check_status
 from gitfleet.secrets.detect import plaintext_secret
 from gitfleet.wire.heartbeat import HeartbeatTiming, parse_percent
+from gitfleet.wire.tips import folder_url_problem
 
 FLEET_FILE = "fleet.yaml"
 FOLDERS = ("clusters/", "policies/", "templates/")
@@ -998,8 +999,22 @@ def load_settings(files: Mapping[str, bytes]) -> tuple[FleetSettings, list[Probl
     beat = _heartbeat_problems(data, doc)
     if beat:
         return FleetSettings(), beat
+    tips = _tips_problems(data, doc.get("tips"))
+    if tips:
+        return FleetSettings(), tips
     return FleetSettings.from_dict(doc), [*_health_problems(data, doc.get("health")),
                                           *_status_problems(data, doc.get("status"))]
+
+
+def _tips_problems(data: bytes, tips: Any) -> list[Problem]:
+    """`tips.url` that cannot be a folder of tip documents (not http(s), credentials, a
+    query), at its line: never announced to agents in silence (docs/tips.md)."""
+    url = (tips or {}).get("url") if isinstance(tips, dict) else None
+    problem = folder_url_problem(str(url)) if url else ""
+    if not problem:
+        return []
+    return [Problem(FLEET_FILE, yamlio.line_of(data, 0, ("tips", "url")), "FleetSettings",
+                    f"tips.url {problem}")]
 
 
 def _is_health_problem(problem: Problem) -> bool:

@@ -12,6 +12,7 @@ from gitfleet.layout import DEFAULT_PREFIX
 from gitfleet.model.heartbeats import HeartbeatSettings
 from gitfleet.model.statusshards import NO_SHARDS, StatusShards, check_status, parse_status
 from gitfleet.wire.heartbeat import parse_percent
+from gitfleet.wire.tips import folder_url_problem
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
 
@@ -110,6 +111,8 @@ class FleetSettings:
     # `heartbeat:` (interval, jitter, tolerance), shipped to agents in cluster.yaml `agent:`
     heartbeat: HeartbeatSettings = field(default_factory=HeartbeatSettings)
     max_deletions: MaxDeletions = MaxDeletions()   # `guards.maxDeletions`
+    # `tips.url`: where the hub's tip documents are served, announced in every cluster.yaml
+    tips_url: str = ""
 
     def interval(self, name: str, default: float) -> float:
         return self.intervals.get(name, default)
@@ -138,7 +141,14 @@ class FleetSettings:
             parse_status(data.get("status")),
             heartbeat=_heartbeat(data.get("heartbeat") or {}, data.get("intervals") or {}),
             max_deletions=_max_deletions((data.get("guards") or {}).get("maxDeletions") or {}),
+            tips_url=_tips_url(data.get("tips") or {}),
         )
+
+
+def _tips_url(data: Mapping[str, Any]) -> str:
+    """`tips.url` ("" when absent or unusable: load_settings names it as a problem)."""
+    url = str(data.get("url") or "")
+    return url if url and not folder_url_problem(url) else ""
 
 
 def _max_deletions(data: Mapping[str, Any]) -> MaxDeletions:

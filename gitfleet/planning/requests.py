@@ -75,6 +75,15 @@ class Rendered:
         return tuple(c for c in self.candidates if c.changed)
 
     @property
+    def unanswerable(self) -> dict[str, str]:
+        """Changed clusters no agent answers for, and why: a Push-mode cluster has no agent
+        of its own (the hub's push worker applies it)."""
+        return {c.cluster: "Push mode: the hub's push worker applies this cluster and no agent "
+                "answers plans for it" for c in self.changed
+                if (found := self.fleet.clusters.get(c.cluster)) is not None
+                and found.sync_mode == "Push"}
+
+    @property
     def errors(self) -> list[Problem]:
         return self.result.errors
 
@@ -171,6 +180,8 @@ def publish(git: Git, url: str, rendered: Rendered, *, plan: str, expires: float
     asked = []
     objects: dict[str, tuple[int, bytes]] = {}
     for cand in rendered.changed:
+        if cand.cluster in rendered.unanswerable:
+            continue
         request = PlanRequest(plan=plan, cluster=cand.cluster, source_commit=rendered.revision,
                               expires=expires)
         text = (f"{cand.cluster}: plan {plan} of {rendered.revision[:12]}\n\n"

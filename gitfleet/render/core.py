@@ -636,17 +636,18 @@ _CLUSTER_FILES: dict[tuple[object, ...], bytes] = {}
 def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
                   hub_taints: tuple[Taint, ...] = (), health: HealthRules = NO_RULES,
                   shards: StatusShards = NO_SHARDS,
-                  agent: HeartbeatTiming | None = None) -> bytes:
+                  agent: HeartbeatTiming | None = None, tips_url: str = "") -> bytes:
     """`cluster.yaml`: how the cluster is defined (cached: the hub renders it every round),
     the fields the agent leaves to other owners (`ignoreDifferences`, when any), and the
     taints the hub gives it from its heartbeats (with `timeAdded`: a restarted hub reads
     when a condition began from here), and the fleet's health rules (`healthRules`, when any:
     the agent judges custom kinds by them), and where its agent pushes its status
     (`statusRepository`, when the fleet has `status.repositories`: gitfleet.model.statusshards),
-    and the fleet's heartbeat timing (`agent:`, gitfleet.wire.heartbeat)."""
+    and the fleet's heartbeat timing (`agent:`, gitfleet.wire.heartbeat), and where the tip
+    documents are served (`tips:`, fleet.yaml `tips.url`: the agents follow it)."""
     status_repository = shards.agent_url(cluster.name, cluster.labels) if shards else ""
     key = (cluster, tuple(sorted(cluster.labels.items())), ignore, hub_taints, health,
-           status_repository, agent)
+           status_repository, agent, tips_url)
     text = _CLUSTER_FILES.get(key)
     if text is None:
         if len(_CLUSTER_FILES) > 100_000:
@@ -664,7 +665,7 @@ def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
             health_rules=tuple(health.to_list()) if health.rules else (),
             health_progress_timeout=format_duration(progress)
             if progress != NO_RULES.progress_timeout else "",
-            status_repository=status_repository, agent=agent))
+            status_repository=status_repository, agent=agent, tips_url=tips_url))
     return text
 
 
@@ -711,7 +712,8 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
                                                     tuple(ctx.status.taints.get(cluster.name, ())),
                                                     ctx.fleet.settings.health,
                                                     ctx.fleet.settings.status,
-                                                    ctx.fleet.heartbeat)
+                                                    ctx.fleet.heartbeat,
+                                                    ctx.fleet.settings.tips_url)
     n_desc = n_obj = 0
     delivered, doubles = _delivered(ctx, drafts, kept)
     for plan, message in doubles:

@@ -109,6 +109,7 @@ class Git:
         self.path = Path(path)
         self.identity = identity
         self.signer = signer      # when set, every commit this Git writes is signed with it
+        self.trailers: tuple[str, ...] = ()   # trailer lines every commit it writes ends with
         self.settings = settings or GitSettings()
         self.transport = transport or GitTransport(inherit_config=inherit_config)
         self.private = private    # a cache of gitfleet's own: objects readable by us alone
@@ -352,6 +353,8 @@ class Git:
                       when: float | None = None) -> tuple[str, bytes]:
         """The sha and body of a commit, without writing it (so it can go into a pack);
         signed (a `gpgsig` header) when this Git has a signer."""
+        if self.trailers:
+            message = with_trailers(message, self.trailers)
         body = encode_commit(tree=tree, parents=parents, author=self.identity,
                              when=int(time.time() if when is None else when), message=message)
         if self.signer is not None:
@@ -488,6 +491,18 @@ class Git:
                                   "cannot lock ref")):
             raise RefConflict(f"refs on {redact(url)} moved under us: {redact(_rejections(out))}")
         raise _remote_failure(args, url, proc.returncode, out)
+
+
+_TRAILER = re.compile(r"^[A-Za-z0-9-]+: ")
+
+
+def with_trailers(message: str, lines: Sequence[str]) -> str:
+    """`message` ending with the trailer `lines`: in its last paragraph when that already is a
+    block of trailers (Git reads only the last paragraph's), else in a paragraph of their own."""
+    text = message.rstrip("\n")
+    head, sep, last = text.rpartition("\n\n")
+    trailing = bool(sep) and all(_TRAILER.match(line) for line in last.split("\n"))
+    return text + ("\n" if trailing else "\n\n") + "\n".join(lines) + "\n"
 
 
 def init_repo(path: str | os.PathLike[str], *, bare: bool = True, branch: str = "main",

@@ -132,6 +132,9 @@ class StateCommit:
     # cluster commits carry the approval, so the agent's prune guard lets the deletions through
     # (such a cluster gets a commit even when its tree did not change)
     approved: Iterable[str] = ()
+    # with hub shards: the cluster branches this writer may publish (None: all); the state
+    # still holds the whole render, another shard's clusters are left as they are
+    owns: Callable[[str], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,8 @@ class StateWriter:
         released: dict[str, tuple[int, bytes]] = {}
         if release is not None:
             wanted, released = release(index, wanted)
+        if commit.owns is not None:
+            wanted = {name: tree for name, tree in wanted.items() if commit.owns(name)}
         moving = sorted(name for name, tree in wanted.items()   # an approval moves it too
                         if heads.clusters.get(name, ("", ""))[1] != tree or name in approved)
         state_changes = build.root != prev_tree

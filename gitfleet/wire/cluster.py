@@ -1,7 +1,9 @@
 """`cluster.yaml`: what the hub tells one cluster about itself beside its Descriptions — how the
 cluster is defined, the taints the hub gave it (with `timeAdded`: a restarted hub reads when a
 condition began from here), the fields its agent leaves to other owners, the fleet's health
-rules, where its agent pushes status and the fleet's heartbeat timing.
+rules, where its agent pushes status, the fleet's heartbeat timing and where the hub's tip
+documents are served (`tips: {url: ...}`, from fleet.yaml: the agent follows it unless told
+otherwise, gitfleet.agent.tipfollower).
 
 The render writes it every round; the agent, the hub's eviction timing, a render's broken
 cluster and `gitfleet get`/the dashboard read it back. Writer and reader live here so they
@@ -23,6 +25,7 @@ from gitfleet.errors import InputError
 from gitfleet.wire.emit import emit
 from gitfleet.wire.fields import items, mapping, text, unknown
 from gitfleet.wire.heartbeat import AGENT_KEY, HeartbeatTiming
+from gitfleet.wire.tips import folder_url_problem
 
 CLUSTER_FILE = "cluster.yaml"
 _T = TypeVar("_T")
@@ -30,7 +33,8 @@ NO_SCHEDULE = "NoSchedule"
 
 _FIELDS = ("name", "namespace", "labels", "syncMode", "clusterId", "taints", "provider",
            "region", "zone", "ignoreDifferences", "healthRules", "healthProgressTimeout",
-           "statusRepository", AGENT_KEY)
+           "statusRepository", AGENT_KEY, "tips")
+_TIPS_FIELDS = ("url",)
 _TAINT_FIELDS = frozenset({"key", "value", "effect", "timeAdded"})
 
 
@@ -64,6 +68,7 @@ class ClusterFile:
     health_progress_timeout: str = ""   # a duration as written ("": the default)
     status_repository: str = ""         # "": the fleet repo holds the cluster's status
     agent: HeartbeatTiming | None = None
+    tips_url: str = ""                  # the folder of the hub's tip documents ("": none said)
     # what the reader found and could not use (unknown fields, an `agent:` that does not
     # read), each naming the field; never written
     problems: tuple[str, ...] = field(default=(), compare=False)
@@ -94,6 +99,8 @@ def cluster_file(doc: ClusterFile) -> bytes:
         out["statusRepository"] = doc.status_repository
     if doc.agent is not None:
         out[AGENT_KEY] = doc.agent.to_cluster()
+    if doc.tips_url:
+        out["tips"] = {"url": doc.tips_url}
     return emit(out).encode()
 
 
@@ -128,6 +135,7 @@ def read_cluster(data: bytes | str, path: str = CLUSTER_FILE, *,
             agent = HeartbeatTiming.from_cluster(doc[AGENT_KEY])
         except ValueError as exc:
             problems.append(str(exc))
+    tips_url = shaped(lambda: _read_tips(doc.get("tips"), path, problems), "")
     return ClusterFile(
         name=text(doc, "name", default_name), namespace=text(doc, "namespace"),
         labels=shaped(lambda: {str(k): str(v) for k, v in
@@ -142,7 +150,25 @@ def read_cluster(data: bytes | str, path: str = CLUSTER_FILE, *,
                                                 "healthRules")), ()),
         health_progress_timeout=text(doc, "healthProgressTimeout"),
         status_repository=text(doc, "statusRepository"),
-        agent=agent, problems=tuple(f"{path}: {p}" for p in problems))
+        agent=agent, tips_url=tips_url, problems=tuple(f"{path}: {p}" for p in problems))
+
+
+def _read_tips(value: Any, path: str, problems: list[str]) -> str:
+    """`tips: {url: ...}`: the announced folder of tip documents ("" when none, or when it
+    cannot be used: the problem is named, and the agent polls Git as without tips)."""
+    if value is None:
+        return ""
+    tips = mapping(value, path, "tips")
+    hints = unknown(tips, _TIPS_FIELDS)
+    if hints:
+        problems.append(f"tips: unknown field(s) {', '.join(hints)}; it has "
+                        f"{', '.join(_TIPS_FIELDS)}")
+    url = text(tips, "url")
+    problem = folder_url_problem(url) if url else ""
+    if problem:
+        problems.append(f"tips.url {problem}")
+        return ""
+    return url
 
 
 def _read_taint(value: Any, path: str, problems: list[str]) -> TaintRecord:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -47,8 +48,45 @@ _PAYLOAD = ("cluster", "ref", "commit", "state", "issuedAt")
 _OPTIONAL = ("safetySeconds",)
 SAFETY_FLOOR = 600         # seconds: the agents' safety fetch when nobody says otherwise
 SAFETY_CEILING = 6 * 3600  # the longest a document may ask agents to trust tips alone
+# The first release whose agents follow the tips URL the hub announces in cluster.yaml and read
+# `safetySeconds`: `gitfleet.__version__` as its agents report it in their heartbeats
+# (`agentVersion`). The hub signs `safetySeconds` by default (`--tips-safety auto`) only once
+# every agent reports this or later (gitfleet.hub.tipsafety).
+ANNOUNCED_SINCE = "0.2.0"
+_RELEASE = re.compile(r"(\d+)\.(\d+)\.(\d+)")   # a release; a dev/rc/local build: older
 _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 _NAME = re.compile(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
+
+
+def folder_url_problem(url: str) -> str:
+    """Why `url` cannot be a folder of tip documents (`<url>/<cluster>.json`), "" when it can.
+    Tip documents hold no secret, so a URL carrying one (user:password@, a signed ?query) is
+    refused: it would sit in argv, in cluster.yaml in Git and in logs."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError as exc:
+        return f"not a URL: {exc}"
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return f"must be an http(s) URL, got {url!r}"
+    if parts.username or parts.password:
+        return ("must not carry credentials (tip documents hold no secret: serve them "
+                "without authentication)")
+    if parts.query or parts.fragment:
+        return ("must be a folder URL without ?query or #fragment (tip documents hold no "
+                "secret: serve them without authentication)")
+    return ""
+
+
+def reads_announced(agent_version: str) -> bool:
+    """Whether an agent of this release (a heartbeat's `agentVersion`) follows announced tips
+    and reads `safetySeconds`: ANNOUNCED_SINCE or later. An empty, foreign or unparsable
+    version counts as older (the hub then waits rather than guess)."""
+    return _release(agent_version) >= _release(ANNOUNCED_SINCE)
+
+
+def _release(version: str) -> tuple[int, int, int]:
+    match = _RELEASE.fullmatch(version)
+    return (-1, 0, 0) if match is None else (int(match[1]), int(match[2]), int(match[3]))
 
 
 class Signer(Protocol):

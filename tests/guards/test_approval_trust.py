@@ -21,6 +21,7 @@ from gitfleet.state.git import Git
 from gitfleet.state.signing import SigningKey, TrustedKeys
 from gitfleet.state.store import open_store
 from gitfleet.wire.status import SyncResult
+from tests.fleetfixtures import NAMESPACE, subscription
 from tests.guards.test_mass_deletion import CLUSTER, CONFIGS, _configs, _deployed, _fleet
 from tests.harness import Remote, clone, git, push, status_of
 
@@ -113,3 +114,54 @@ def test_a_later_approval_reaches_an_agent_that_refused_the_prune(
     push(work, "docs: a readme", {"README.md": "the fleet\n"})
     hub.run_once()
     assert remote.git.resolve(CLUSTER) == approved
+
+
+def test_an_approval_pushed_before_the_agent_refused_still_reaches_it(
+        remote: Remote, tmp_path: Path, kubesim, make_agent) -> None:
+    work, hub, sim, agent = _deployed(remote, tmp_path, kubesim, make_agent)
+    push(work, "fleet: guards for a big fleet",
+         {"fleet.yaml": "guards:\n  maxDeletions:\n    count: 50\n"})
+    hub.run_once()
+    push(work, "fleet: drop the app", {"policies/app.yaml": None})
+    hub.run_once()
+    dropped = remote.git.resolve(CLUSTER)
+    push(work, "fleet: yes, drop the app from c1\n\nGitfleet-Approve-Deletions: c1")
+    hub.run_once()
+    assert remote.git.resolve(CLUSTER) == dropped       # no agent has refused: nothing owed
+
+    agent.step()                                         # refuses: its head has no approval
+    status = status_of(remote)
+    assert status is not None and status.sync.result is SyncResult.PRUNE_REFUSED
+    hub.run_once()                                       # the refusal: rendered again
+    assert remote.git.resolve(CLUSTER) != dropped
+    assert "Gitfleet-Approve-Deletions:" in remote.git.run(
+        "log", "-1", "--format=%B", CLUSTER).decode()
+    agent.step()
+    assert _configs(sim) == []
+
+
+def test_an_approval_in_the_commit_the_refused_state_came_from_reaches_the_agent(
+        remote: Remote, tmp_path: Path, kubesim, make_agent) -> None:
+    work, hub, sim, agent = _deployed(remote, tmp_path, kubesim, make_agent)
+    push(work, "fleet: guards for a big fleet",
+         {"fleet.yaml": "guards:\n  maxDeletions:\n    count: 50\n"})
+    hub.run_once()
+    push(work, "fleet: only the namespace", {"policies/app.yaml": subscription()})
+    hub.run_once()
+    # before the agent ran: a commit approving c1 that also labels the Namespace; c1 loses
+    # nothing more, so its new head carries no approval, and the agent refuses 12 of 13
+    push(work, "fleet: label the namespace\n\nGitfleet-Approve-Deletions: c1",
+         {"templates/namespace.yaml": NAMESPACE + "  labels: {team: a}\n"})
+    hub.run_once()
+    labelled = remote.git.resolve(CLUSTER)
+    assert "Gitfleet-Approve-Deletions:" not in remote.git.run(
+        "log", "-1", "--format=%B", CLUSTER).decode()
+    agent.step()
+    status = status_of(remote)
+    assert status is not None and status.sync.result is SyncResult.PRUNE_REFUSED
+    hub.run_once()
+    assert remote.git.resolve(CLUSTER) != labelled
+    agent.step()
+    assert _configs(sim) == []
+    status = status_of(remote)
+    assert status is not None and status.sync.result is SyncResult.SYNCED

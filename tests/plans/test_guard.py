@@ -40,3 +40,26 @@ def test_plan_flags_a_mass_deletion_until_it_is_approved(remote: Remote, tmp_pat
     shown = gitfleet("plan", "--repo", remote.url, "--rev", "pr", "-o", "json")
     assert shown.returncode == 0, shown.stderr
     assert "held" not in json.loads(shown.stdout)["clusters"]["c1"]
+
+
+def test_a_push_mode_cluster_is_listed_not_planned_never_asked(remote: Remote,
+                                                               tmp_path: Path) -> None:
+    work = clone(remote.git.path, tmp_path / "work")
+    push(work, "fleet: app", {
+        "clusters/c1.yaml": managed_cluster("c1", "11111111-1111-4111-8111-111111111111"),
+        "clusters/p1.yaml": managed_cluster("p1", "22222222-2222-4222-8222-222222222222",
+                                            sync_mode="Push"),
+        "policies/app.yaml": subscription(feed("ConfigMap", "cfg-00")),
+        "templates/namespace.yaml": NAMESPACE,
+        "templates/cfg-00.yaml": config_map("cfg-00", "a: '1'")})
+    Hub(open_store(str(remote.git.path)), settings=HubSettings(interval=1)).run_once()
+    git(work, "checkout", "-q", "-b", "pr")
+    push(work, "a=2", {"templates/cfg-00.yaml": config_map("cfg-00", "a: '2'")}, branch="pr")
+    shown = gitfleet("plan", "--repo", remote.url, "--rev", "pr", "--wait", "1", "-o", "json")
+    assert shown.returncode == 3, shown.stdout + shown.stderr
+    clusters = json.loads(shown.stdout)["clusters"]
+    assert clusters["p1"]["planned"] is False and clusters["p1"]["reason"].startswith(
+        "Push mode: the hub's push worker applies this cluster")
+    assert clusters["c1"]["reason"].startswith("no answer within 1 s")
+    plans = [r for r in remote.git.refs("refs/heads/gitfleet/") if "/plans/" in r]
+    assert [r.split("/")[4] for r in plans] == ["c1"]

@@ -8,6 +8,7 @@ nginx; the agent's TipWatcher polls them over HTTP. Time is a hand-moved clock."
 from __future__ import annotations
 
 import json
+import logging
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,11 +17,12 @@ import pytest
 
 from gitfleet.agent.tips import TipSettings, TipWatcher
 from gitfleet.clock import FakeClock
-from gitfleet.hub.tips import TipBoard, TipFolder, TipPublisher
+from gitfleet.hub.tips import TipBoard, TipFolder, TipPublisher, older_agents
 from gitfleet.hub.tipsafety import BUDGET, CHANGES, LADDER, SafetyChoice, safety_arg
 from gitfleet.layout import Branches
 from gitfleet.state.signing import SigningKey, TrustedKeys
-from gitfleet.wire.tips import SAFETY_CEILING, Tip, TipError, decode, encode
+from gitfleet.wire.status import ClusterStatus, Heartbeat
+from gitfleet.wire.tips import SAFETY_CEILING, Tip, TipError, decode, encode, reads_announced
 from tests.tips.servers import tip_site
 
 REF = Branches().cluster("c1")
@@ -208,17 +210,60 @@ def test_agents_started_together_spread_their_safety_fetches(
         assert gaps and all(540 - 5 <= g <= 660 + 5 for g in gaps), gaps
 
 
-def test_by_default_the_hub_keeps_the_old_format_and_says_when_the_fleet_outgrows_it(
+def test_by_default_the_hub_waits_for_every_agent_to_read_the_field_then_signs_it(
         caplog: pytest.LogCaptureFixture) -> None:
     """Hubs are upgraded before their agents: an agent older than `safetySeconds` refuses a
-    document that carries it (and polls Git every interval). So the hub writes it only when
-    told (`--tips-safety auto`); until then a fleet past the budget is said in its log."""
+    document that carries it (and polls Git every interval). So the default, auto, leaves the
+    field out while any agent's heartbeat reports an older release (or none), saying in the
+    log what the fleet costs meanwhile, and signs it once the last one is upgraded."""
     from gitfleet.hub.settings import HubSettings
 
+    caplog.set_level(logging.INFO, "gitfleet.hub.tips")
     settings = HubSettings(interval=15, tips=True)
     board = TipBoard()
     publisher = TipPublisher(None, FakeClock(), key=None, board=board,  # type: ignore[arg-type]
                              safety=SafetyChoice(fixed=settings.tips_safety, budget=0.5))
+
+    def said() -> int:
+        doc = board.get("c1")
+        assert doc is not None
+        return int(json.loads(json.loads(doc.body)["tip"]).get("safetySeconds", 0))
+
+    beats = {f"c{i}": "0.2.0" for i in range(400)} | {"c3": "0.1.0", "c4": "",
+                                                       "c5": "hub-push-worker/0.1.0"}
+    publisher.publish(_heads(400), state="d" * 40, ref=Branches().cluster,
+                      older=older_agents(_statuses(beats)))
+    assert said() == 0
+    assert "until every agent reads safetySeconds" in caplog.text
+    fields = [getattr(r, "fields", {}) for r in caplog.records]
+    assert any(f.get("agents_before") == "2 report a release before 0.2.0 (or none)"
+               for f in fields), fields                       # c3 and c4, not the worker
+    beats |= {"c3": "0.2.0", "c4": "0.3.1"}                     # the last two upgraded
+    publisher.publish(_heads(400), state="d" * 40, ref=Branches().cluster,
+                      older=older_agents(_statuses(beats)))
+    assert said() == 1200 and publisher.issued == 800          # every document re-signed
+    assert "is now chosen from the fleet's size" in caplog.text
+
+
+@pytest.mark.parametrize("version, reads", [
+    ("0.2.0", True), ("0.10.0", True), ("1.0.0", True), ("0.1.0", False), ("", False),
+    ("0.2.0rc1", False), ("0.2.0.dev3", False), ("hub-push-worker/0.2.0", False),
+    ("banana", False)])
+def test_a_release_reads_announced_tips_from_0_2_0_and_anything_unclear_counts_as_older(
+        version: str, reads: bool) -> None:
+    assert reads_announced(version) is reads
+
+
+def _statuses(versions: dict[str, str]) -> dict[str, ClusterStatus]:
+    return {c: ClusterStatus(cluster=c, heartbeat=Heartbeat(
+        time="2026-12-07T12:00:00Z", interval_seconds=60, agent_version=v))
+        for c, v in versions.items()} | {"silent": ClusterStatus(cluster="silent")}
+
+
+def test_a_fixed_interval_the_fleet_outgrows_is_said(caplog: pytest.LogCaptureFixture) -> None:
+    board = TipBoard()
+    publisher = TipPublisher(None, FakeClock(), key=None, board=board,  # type: ignore[arg-type]
+                             safety=SafetyChoice(fixed=600, budget=0.5))
     publisher.publish(_heads(400), state="d" * 40, ref=Branches().cluster)
     doc = board.get("c1")
     assert doc is not None

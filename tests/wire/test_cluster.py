@@ -81,7 +81,7 @@ def test_an_unknown_field_is_named_and_the_rest_still_applies() -> None:
     assert back.problems == (
         f"{PATH}: unknown field statusRepo (did you mean statusRepository?); it has "
         "name, namespace, labels, syncMode, clusterId, taints, provider, region, zone, "
-        "ignoreDifferences, healthRules, healthProgressTimeout, statusRepository, agent",)
+        "ignoreDifferences, healthRules, healthProgressTimeout, statusRepository, agent, tips",)
     assert back.sync_mode == "Push" and back.agent == FULL.agent and back.status_repository == ""
 
 

@@ -1,0 +1,50 @@
+"""How far each hub shard has got (`gitfleet get shards`): read from the shards' state
+branches (`<prefix>/shards/<name>`), whose commits name the source commit they render.
+
+With shards, the state of the fleet for source commit X is every shard's state naming X: each
+cluster branch carries the render of the shard that owns it, so until the last shard has
+written X some clusters still run an earlier commit. `<prefix>/state` is the leader's own
+state (one render of the whole fleet, for the tables and the dashboard).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gitfleet.layout import Branches
+from gitfleet.state.git import Git
+
+
+@dataclass(frozen=True)
+class ShardProgress:
+    """One shard's state branch: its tip, when it was written and the source it renders."""
+
+    name: str
+    state: str
+    source_commit: str
+    time: int
+
+
+def read_shards(git: Git, branches: Branches) -> list[ShardProgress]:
+    """Every shard state branch of the fleet, by name (one `for-each-ref`)."""
+    prefix = branches.shard("")
+    out = git.run("for-each-ref", "--format=%(objectname)%09%(committerdate:unix)%09"
+                  "%(contents:trailers:key=Source-Commit,valueonly,separator=%x20)%09"
+                  "%(refname)", prefix).decode()
+    found = []
+    for line in out.splitlines():
+        sha, when, source, ref = line.split("\t")
+        found.append(ShardProgress(name=ref[len(prefix):], state=sha,
+                                   source_commit=source.strip(), time=int(when or 0)))
+    return sorted(found, key=lambda s: s.name)
+
+
+def shard_rows(shards: list[ShardProgress], *, state: str | None, tip: str | None,
+               now: float) -> list[dict[str, Any]]:
+    """One row per shard: the source commit it has rendered, whether that is the source
+    branch's tip, whether it leads (`<prefix>/state` is its state) and its state's age."""
+    return [{"name": s.name, "sourceCommit": s.source_commit[:12],
+             "current": "yes" if tip and s.source_commit == tip else "no",
+             "leads": "yes" if s.state == state else "", "stateCommit": s.state,
+             "ageSeconds": max(0, int(now - s.time)) if s.time else None} for s in shards]

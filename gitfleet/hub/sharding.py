@@ -1,0 +1,323 @@
+"""`hub --shards auto`: this replica's membership and leadership Leases, renewed in a thread
+of their own (a long render must not let them lapse), and the fence every ref write passes.
+
+Each shard renders the fleet into its own state branch (`<prefix>/shards/<name>`) and
+publishes only the cluster branches it owns (gitfleet.hub.membership); the holder of the
+leader Lease also writes the fleet-wide parts (fleet status, registration answers, the
+per-cluster metrics, push workers). Every publish is checked at the last moment: a cluster
+branch only while this shard owns it, its own state only while it is a member, anything else
+only while it leads. Ref compare-and-swap (expected old values) stays underneath.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import secrets
+import socket
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from gitfleet.clock import Clock, SystemClock
+from gitfleet.errors import RefConflict, TransientError
+from gitfleet.hub.membership import SHARD_LABEL, LeaseTimes, Owner, ShardView
+from gitfleet.hub.metrics import ShardFigures
+from gitfleet.hub.round import FOREVER, Reactor, RoundDone
+from gitfleet.kube.errors import ApiError, Unreachable
+from gitfleet.kube.leases import Lease, LeaseClient, LeaseTaken
+from gitfleet.layout import Branches, ShardBranches
+from gitfleet.logs import log
+from gitfleet.state.git import Git, RefUpdate
+from gitfleet.state.writer import StateHeads
+
+LOG = logging.getLogger("gitfleet.hub.shards")
+SHARD_TRAILER = "Gitfleet-Shard"
+GROUP_LABEL = "gitfleet.io/hub-shards"
+Publish = Callable[[Sequence[RefUpdate]], None]
+
+
+class ShardFenced(TransientError):
+    """This shard may not write now (its Lease lapses, or it is not a member yet)."""
+
+
+class OwnershipMoved(RefConflict):
+    """A cluster this round meant to write changed hands: re-read and write what is ours."""
+
+
+@dataclass(frozen=True)
+class ShardSettings:
+    """Who this shard is and where its Leases live."""
+
+    name: str
+    namespace: str = "default"
+    group: str = "gitfleet-hub"        # Lease names and label value: shards of one fleet
+    times: LeaseTimes = field(default_factory=LeaseTimes)
+
+    @property
+    def membership_lease(self) -> str:
+        return f"{self.group}-shard-{self.name}"
+
+    @property
+    def leader_lease(self) -> str:
+        return f"{self.group}-leader"
+
+
+def default_shard_name() -> str:
+    """The pod's name (a StatefulSet's stable `<set>-<ordinal>`), else the host's."""
+    return os.environ.get("HOSTNAME") or socket.gethostname()
+
+
+def default_namespace() -> str:
+    """The namespace the pod runs in (the service account's), else `default`."""
+    try:
+        with open("/var/run/secrets/kubernetes.io/serviceaccount/namespace") as fh:
+            return fh.read().strip() or "default"
+    except OSError:
+        return "default"
+
+
+class Shards:
+    """This replica's place among the hub's shards."""
+
+    def __init__(self, leases: LeaseClient, settings: ShardSettings, *,
+                 clock: Clock | None = None) -> None:
+        self.leases, self.settings = leases, settings
+        self.clock = clock or SystemClock()
+        self.identity = f"{settings.name}/{secrets.token_hex(4)}"   # this process
+        self.branches: Branches = Branches()       # the prefix the last round used
+        self._lock = threading.Lock()
+        self._view = ShardView(settings.name, (), float("-inf"), 0.0, settings.times)
+        self._mine: Lease | None = None            # our membership Lease as last written
+        self._leader: Lease | None = None          # the leader Lease as last read or written
+        self._leads_until = 0.0                    # we lead until then (less the margin)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._said = ""                            # the last fence reason logged
+        self._failing = False                      # the last renewal failed
+        self.round = ShardRound(ShardBranches(), self._view.owns(self.clock.now()))
+        self.on_change: Callable[[], None] | None = None   # the member list changed
+        self._members: tuple[str, ...] = ()
+
+    # -- the Leases ------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Renew the membership Lease, list the members, hold or try the leader Lease. An
+        unreachable API is logged; the last view stays and its fence comes nearer."""
+        try:
+            started = self.clock.now()
+            expiry = self._renew(started)
+            listed = self.clock.now()
+            found = self.leases.list(label_selector=f"{GROUP_LABEL}={self.settings.group}")
+            view = ShardView(self.settings.name, tuple(found), listed, expiry,
+                             self.settings.times)
+            with self._lock:
+                self._view = view
+            self._lead(self.clock.now())
+            members = view.members(self.clock.now())
+            if members != self._members:
+                log(LOG, logging.INFO, "shard members", shard=self.settings.name,
+                    members=",".join(members))
+                self._members = members
+                if self.on_change is not None:
+                    self.on_change()
+        except (Unreachable, ApiError, LeaseTaken) as exc:
+            level = logging.DEBUG if self._failing else logging.WARNING
+            log(LOG, level, "shard Leases not renewed", shard=self.settings.name,
+                error=str(exc))
+            self._failing = True
+            return
+        if self._failing:
+            log(LOG, logging.INFO, "shard Leases renewed again", shard=self.settings.name)
+            self._failing = False
+
+    def _renew(self, now: float) -> float:
+        """Hold our membership Lease for another duration; returns when it lapses (0: not
+        ours: another process of the same name holds it until it lapses)."""
+        s, times = self.settings, self.settings.times
+        prev = self._mine or self.leases.get(s.membership_lease)
+        if prev is not None and prev.holder != self.identity and prev.expires > now:
+            self._mine = None
+            return 0.0
+        lease = Lease(name=s.membership_lease, holder=self.identity, duration=times.duration,
+                      acquired=now, renewed=now, transitions=0,
+                      labels={GROUP_LABEL: s.group, SHARD_LABEL: s.name})
+        if prev is not None:
+            lapsed = prev.holder != self.identity or prev.expires <= now
+            lease = replace(lease, acquired=now if lapsed else prev.acquired,
+                            transitions=prev.transitions + (prev.holder != self.identity))
+        try:
+            self._mine = self.leases.write(lease, previous=prev)
+        except LeaseTaken:
+            self._mine = None
+            raise
+        return now + times.duration
+
+    def _lead(self, now: float) -> None:
+        s, times = self.settings, self.settings.times
+        prev = self._leader or self.leases.get(s.leader_lease)
+        if prev is not None and prev.holder != self.identity and prev.expires > now:
+            self._leader = self.leases.get(s.leader_lease)     # look again next time
+            return
+        lease = Lease(name=s.leader_lease, holder=self.identity, duration=times.duration,
+                      acquired=now, renewed=now, labels={})
+        if prev is not None:
+            ours = prev.holder == self.identity and prev.expires > now
+            lease = replace(lease, acquired=prev.acquired if ours else now,
+                            transitions=prev.transitions + (not ours))
+        try:
+            self._leader = self.leases.write(lease, previous=prev)
+        except LeaseTaken:
+            self._leader = None
+            return
+        if self._leads_until <= now:
+            log(LOG, logging.INFO, "shard leads", shard=s.name)
+        self._leads_until = now + times.duration
+
+    def start(self) -> None:
+        """Renew in a thread of its own, every renew interval, until `stop()`."""
+        self.tick()
+        self._thread = threading.Thread(target=self._run, name="shard-leases", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.settings.times.renew):
+            self.tick()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    # -- what this shard may do ------------------------------------------------------------
+
+    def view(self) -> ShardView:
+        with self._lock:
+            return self._view
+
+    def owner(self) -> Owner:
+        return self.view().owns(self.clock.now())
+
+    def leads(self) -> bool:
+        return self.clock.now() < self._leads_until - self.settings.times.margin
+
+    def begin(self, branches: Branches) -> ShardRound:
+        """A round's share: this shard's state under the fleet's prefix, and what it owns now
+        (the writer publishes only that; the fence checks again at the publish)."""
+        self.branches = ShardBranches(branches.prefix, shard_name=self.settings.name)
+        owner = self.owner()
+        if owner.refused and owner.refused != self._said:
+            log(LOG, logging.INFO, "shard writes nothing yet", shard=self.settings.name,
+                reason=owner.refused)
+        self._said = owner.refused
+        self.round = ShardRound(self.branches, owner)
+        return self.round
+
+    def fenced(self, publish: Publish) -> Publish:
+        """`publish`, checked at the last moment (see the module's docstring)."""
+        def guarded(updates: Sequence[RefUpdate]) -> None:
+            self.check(updates)
+            publish(updates)
+        return guarded
+
+    def check(self, updates: Sequence[RefUpdate]) -> None:
+        owner, prefix = self.owner(), self.branches.cluster("")
+        mine = ShardBranches(self.branches.prefix, shard_name=self.settings.name).state
+        for update in updates:
+            if update.ref.startswith(prefix):
+                if owner.refused:
+                    self._refuse(owner.refused)
+                if not owner.owns(update.ref[len(prefix):]):
+                    raise OwnershipMoved(f"cluster {update.ref[len(prefix):]} is no longer "
+                                         f"shard {self.settings.name}'s to write")
+            elif update.ref == mine:
+                if owner.refused:
+                    self._refuse(owner.refused)
+            elif not self.leads():
+                raise ShardFenced(f"shard {self.settings.name} does not lead: {update.ref} "
+                                  "is the leader's to write")
+
+    def _refuse(self, why: str) -> None:
+        if why != self._said:
+            log(LOG, logging.WARNING, "shard stops writing", shard=self.settings.name,
+                reason=why)
+            self._said = why
+        raise ShardFenced(f"shard {self.settings.name} writes nothing: {why}")
+
+    def wake_in(self) -> float:
+        """Seconds until this shard wants a round for its Leases' sake (a newcomer counting,
+        a member lapsing): at most one renew interval."""
+        return self.settings.times.renew
+
+    def trailer(self) -> str:
+        return f"{SHARD_TRAILER}: {self.settings.name}"
+
+
+@dataclass(frozen=True)
+class ShardRound:
+    """One round's share of the fleet."""
+
+    branches: ShardBranches
+    owner: Owner
+
+    @property
+    def refused(self) -> str:
+        return self.owner.refused
+
+    @property
+    def digest(self) -> str:
+        """Names the member list (part of the state's Status-Input: a new list, a new write)."""
+        members = ",".join(self.owner.members)
+        return "shards-" + hashlib.sha1(members.encode()).hexdigest()[:12]
+
+    def owns(self, cluster: str) -> bool:
+        return self.owner.owns(cluster)
+
+    def heads(self, heads: StateHeads) -> StateHeads:
+        """`heads` with only the cluster branches this round may write."""
+        return StateHeads(state=heads.state, clusters={
+            name: head for name, head in heads.clusters.items() if self.owner.owns(name)})
+
+    def figures(self, clusters: Iterable[str], *, leads: bool) -> ShardFigures:
+        """What /metrics says of this shard (`clusters`: the fleet's)."""
+        return ShardFigures(self.owner.me, len(self.owner.members),
+                            len(self.owner.share(clusters)), leads)
+
+
+@dataclass
+class LeaderState:
+    """Points `<prefix>/state` at the leader's own state commit, so that readers (`get`, the
+    dashboard, `status`) read one render of the whole fleet, as they do without shards."""
+
+    git: Git
+    publish: Publish
+
+    def react(self, done: RoundDone) -> float:
+        if done.state is None:
+            return FOREVER
+        ref = Branches(done.inputs.branches.prefix).state
+        old = self.git.resolve(ref)
+        if old != done.state:
+            self.publish([RefUpdate(ref, done.state, old)])
+        return FOREVER
+
+
+def fleet_wide(reactors: Sequence[Reactor], shards: Shards, git: Git,
+               publish: Publish) -> list[Reactor]:
+    """The fleet-wide reactors as a shard runs them: the leader's alone, with `<prefix>/state`
+    pointed at the leader's state first."""
+    return [LeaderOnly(reactor, shards) for reactor in (LeaderState(git, publish), *reactors)]
+
+
+@dataclass
+class LeaderOnly:
+    """A reactor that only the leading shard runs (the fleet-wide parts)."""
+
+    reactor: Reactor
+    shards: Shards
+
+    def react(self, done: RoundDone) -> float:
+        if not self.shards.leads():
+            return self.shards.wake_in() if self.shards.view().leases else FOREVER
+        return self.reactor.react(done)
