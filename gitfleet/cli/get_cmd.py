@@ -25,10 +25,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gitfleet.errors import InputError
+from gitfleet.fleetview.hubshards import read_shards
 from gitfleet.fleetview.repo import opened_repo
 from gitfleet.fleetview.rows import View
 from gitfleet.fleetview.snapshot import read_snapshot
 from gitfleet.fleetview.tables import RESOURCES, show
+from gitfleet.layout import Branches
 from gitfleet.state.git import Git
 
 ALIASES = {"cluster": "clusters", "subscription": "subscriptions", "sub": "subscriptions",
@@ -72,9 +74,12 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(run=run)
 
 
-def load_view(spec: str, prefix: str | None) -> View:
+def load_view(spec: str, prefix: str | None, *, shards: bool = False) -> View:
+    """The fleet as its branches say; `shards`: with the hub shards' progress too."""
     with opened_repo(spec, refs=("refs/heads/*",)) as path:
         snap = read_snapshot(Git(path), prefix=prefix)
+        if shards:
+            snap.hub_shards = read_shards(Git(path), Branches(snap.prefix))
     return View(snap, time.time())
 
 
@@ -90,7 +95,7 @@ def _named(resource: str, row: dict[str, Any], names: Sequence[str]) -> bool:
 def run(args: argparse.Namespace) -> int:
     resource = ALIASES.get(args.resource, args.resource)
     rows_of, columns, wide = RESOURCES[resource]
-    view = load_view(args.repo, args.branch_prefix)
+    view = load_view(args.repo, args.branch_prefix, shards=resource == "shards")
     rows = rows_of(view)
     if args.cluster and resource in ("fhpa", "cronfhpa"):
         raise InputError("--cluster: a FederatedHPA and its cron rules are fleet-wide")

@@ -17,7 +17,7 @@ from gitfleet import yamlio
 from gitfleet.errors import InputError
 from gitfleet.fleetview.autoscaling import AutoscalerStatuses, read_autoscalers
 from gitfleet.fleetview.hiding import hidden_status
-from gitfleet.fleetview.hubshards import ShardProgress, read_shards
+from gitfleet.fleetview.hubshards import ShardProgress
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE, Branches
 from gitfleet.logs import log
 from gitfleet.model.settings import FleetSettings
@@ -101,7 +101,8 @@ class FleetSnapshot:
     status_rejected: dict[str, str] = field(default_factory=dict)
     status_warnings: dict[str, str] = field(default_factory=dict)
     autoscalers: AutoscalerStatuses = AutoscalerStatuses()    # the fleet-status branch
-    hub_shards: list[ShardProgress] = field(default_factory=list)   # <prefix>/shards/<name>
+    # <prefix>/shards/<name>, read only when asked for (`get shards`: read_shards)
+    hub_shards: list[ShardProgress] = field(default_factory=list)
     source_tip: str | None = None          # the source branch's tip
     status_commits: dict[str, str] = field(default_factory=dict)   # cluster -> status read
     only: frozenset[str] | None = None     # read for these clusters alone (None: all)
@@ -229,7 +230,7 @@ def read_snapshot(git: Git, *, prefix: str | None = None, source_ref: str | None
             setattr(snap, name, getattr(previous, name))
     elif state is not None:
         _read_state(git, branches, snap, state, previous)
-    snap.hub_shards, snap.source_tip = read_shards(git, branches), source
+    snap.source_tip = source
     keys = _cluster_keys(git, source, snap, previous)
     shards = snap.keep("shards", source, lambda: shards_at(git, source) if source else NO_SHARDS,
                        previous)

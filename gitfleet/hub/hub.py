@@ -199,6 +199,7 @@ class Hub:
         inputs = self.seen = self.inputs.read(source, self.writer)
         if self.shards is not None:
             inputs = self.seen = dataclasses.replace(inputs, heads=shard.heads(inputs.heads))
+            self.metrics.shard = shard.figures(inputs.fleet.clusters, leads=self.shards.leads())
         parts = tuple(planner.plan(inputs) for planner in self.planners)
         status_input = "+".join(part.digest for part in parts if part.digest)
         files = {path: data for part in parts for path, data in part.files.items()}

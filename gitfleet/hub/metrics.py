@@ -148,6 +148,16 @@ class RolloutFigures:
     states: Mapping[str, int]        # cluster state -> clusters in it
 
 
+@dataclass(frozen=True)
+class ShardFigures:
+    """One hub shard's place among the shards, as of its last round."""
+
+    name: str
+    members: int                     # members counted (this one included when it counts)
+    clusters: int                    # cluster branches it may write
+    leads: bool
+
+
 @dataclass
 class Metrics:
     renders: int = 0
@@ -168,6 +178,7 @@ class Metrics:
     push_workers: int = 0             # clusters the hub applies to (gitfleet.hub.pushworkers)
     push_workers_broken: int = 0      # of which without a usable kubeconfig
     rollouts: dict[str, RolloutFigures] = field(default_factory=dict)
+    shard: ShardFigures | None = None  # with `hub --shards`: this shard's place (hub.sharding)
     _clusters: ClusterReader | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _registry: CollectorRegistry | None = field(default=None, repr=False)
@@ -272,6 +283,17 @@ def _families(m: Metrics) -> Iterator[Metric]:
     if m.last_source_commit:
         info.add_metric([m.last_source_commit, m.last_state_commit], 1)
     yield info
+    if m.shard is not None:
+        yield _gauge("gitfleet_hub_shard_members", "Hub shards counted as members.",
+                     m.shard.members)
+        yield _gauge("gitfleet_hub_shard_clusters",
+                     "Cluster branches this shard writes (its share).", m.shard.clusters)
+        yield _gauge("gitfleet_hub_shard_leader", "1 while this shard holds the leader Lease.",
+                     int(m.shard.leads))
+        shard = GaugeMetricFamily("gitfleet_hub_shard_info", "This hub shard's name.",
+                                  labels=["shard"])
+        shard.add_metric([m.shard.name], 1)
+        yield shard
     triggers = CounterMetricFamily("gitfleet_hub_triggers", "Wake-ups by trigger.",
                                    labels=["trigger"])
     for reason, count in sorted(m.triggers.items()):

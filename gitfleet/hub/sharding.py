@@ -17,12 +17,13 @@ import os
 import secrets
 import socket
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import RefConflict, TransientError
 from gitfleet.hub.membership import SHARD_LABEL, LeaseTimes, Owner, ShardView
+from gitfleet.hub.metrics import ShardFigures
 from gitfleet.hub.round import FOREVER, Reactor, RoundDone
 from gitfleet.kube.errors import ApiError, Unreachable
 from gitfleet.kube.leases import Lease, LeaseClient, LeaseTaken
@@ -277,6 +278,11 @@ class ShardRound:
         """`heads` with only the cluster branches this round may write."""
         return StateHeads(state=heads.state, clusters={
             name: head for name, head in heads.clusters.items() if self.owner.owns(name)})
+
+    def figures(self, clusters: Iterable[str], *, leads: bool) -> ShardFigures:
+        """What /metrics says of this shard (`clusters`: the fleet's)."""
+        return ShardFigures(self.owner.me, len(self.owner.members),
+                            len(self.owner.share(clusters)), leads)
 
 
 @dataclass

@@ -30,6 +30,7 @@ from gitfleet.hub.membership import owner_of
 from gitfleet.kube.leases import LeaseClient
 from gitfleet.kubesim import KubeSim
 from gitfleet.layout import Branches
+from gitfleet.state.signing import SigningKey
 from tests.fleetfixtures import config_map, feed, managed_cluster, subscription
 from tests.harness import (
     Remote,
@@ -129,6 +130,16 @@ def writers(remote: Remote, cluster: str) -> list[tuple[int, str, str]]:
     return rows[::-1]
 
 
+def signers(remote: Remote, cluster: str, allowed: Path) -> list[tuple[str, str, str]]:
+    """(commit, signature check, signer) of the cluster branch's commits as real Git checks
+    them against the shards' keys (`allowed`: one principal per shard), and the shard the
+    commit's trailer names."""
+    out = remote.git.run("-c", "gpg.format=ssh", "-c", f"gpg.ssh.allowedSignersFile={allowed}",
+                         "log", "--format=%H %G? %GS %(trailers:key=Gitfleet-Shard,valueonly,"
+                         "separator=)", B.cluster(cluster)).decode()
+    return [tuple(line.split()) for line in out.splitlines()]   # type: ignore[misc]
+
+
 def runs(names: list[str]) -> list[str]:
     return [n for i, n in enumerate(names) if i == 0 or names[i - 1] != n]
 
@@ -147,8 +158,12 @@ def configmap(sim: KubeSim) -> str | None:
 @contextmanager
 def shard(remote: Remote, tmp: Path, name: str, config: Path, *,
           log: str = "") -> Iterator[subprocess.Popen[bytes]]:
-    with hub_process("--repo", remote.url, "--interval", "0.5s", "--cache-dir",
-                     str(tmp / f"cache-{name}"), "--shards", "auto", "--shard-name", name,
+    key = tmp / f"key-{name}"
+    if not key.exists():          # each shard signs with a key of its own
+        SigningKey.generate(comment=name).save(key)
+    with hub_process("--repo", remote.url, "--signing-key", str(key), "--interval", "0.5s",
+                     "--cache-dir", str(tmp / f"cache-{name}"), "--shards", "auto",
+                     "--shard-name", name,
                      "--shard-kubeconfig", str(config), "--shard-lease-duration",
                      f"{DURATION}s", "--shard-renew-interval", "0.5s", "--shard-margin",
                      f"{MARGIN}s", log=tmp / f"{log or name}.log") as proc:
@@ -247,6 +262,14 @@ def test_three_shards_split_the_fleet_hand_over_on_kill_and_cut_off_and_never_wr
         expected = runs([owners[cluster], without_s1[cluster], owners[cluster],
                          without_s2[cluster]])
         assert runs([name for _, _, name in history]) == expected, (cluster, history)
+
+    # every commit is signed by the key of the shard its trailer names (real Git checks)
+    allowed = tmp_path / "allowed-signers"
+    allowed.write_text("".join(f"{n} {SigningKey.load(tmp_path / f'key-{n}').public_line()}\n"
+                               for n in SHARDS))
+    for cluster in CLUSTERS:
+        for sha, good, signer, named in signers(remote, cluster, allowed):
+            assert (good, signer) == ("G", named), (cluster, sha, good, signer, named)
 
     # `gitfleet get shards`: how far each has got; s2, cut off, still names version 4
     got = gitfleet("get", "shards", "--repo", str(remote.git.path), "-o", "json")

@@ -1,0 +1,144 @@
+"""One hub shard's share of a fleet, against one hub doing it all (issue 34).
+
+    .venv/bin/python bench/bench_shards.py [--clusters 10000] [--templates 10] [--shards 8]
+
+On a fleet from `bench/fleetgen.py` committed to a fresh local repository, each case runs in
+a process of its own (its peak memory is its own): `one-hub` is `Hub` without shards; `shard`
+is shard s0 of `--shards` members, whose membership Leases (and the leader Lease, held by s0)
+sit in a kubesim started here. Each case measures its first round (render + write: the
+state, the cluster branches it publishes) and the median of three one-change rounds (one
+cluster's Localization edited: the round of the shard that owns that cluster). CPU seconds
+count the case's process and its Git children; the load average is printed, as the machine is
+shared.
+
+Today each shard renders the whole fleet and writes its own state branch of it; what it
+divides is the cluster branches published (and their commits and ref updates): the figures
+show which part of a round that is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_hub import change_one, cpu, make_repo, peak_rss_mib, refs  # noqa: E402
+from fleetgen import cluster_name, generate  # noqa: E402
+
+from gitfleet.hub.hub import Hub  # noqa: E402
+from gitfleet.hub.membership import SHARD_LABEL, LeaseTimes, owner_of  # noqa: E402
+from gitfleet.hub.settings import HubSettings  # noqa: E402
+from gitfleet.hub.sharding import GROUP_LABEL, Shards, ShardSettings  # noqa: E402
+from gitfleet.state.store import open_store  # noqa: E402
+
+TIMES = LeaseTimes(duration=3600, renew=60, margin=10)   # nothing lapses during a run
+
+
+def leases_in(kubeconfig: Path, shards: int, me: str) -> None:
+    """Membership Leases of s0..sN-1 acquired an hour ago (`me`'s for the case's process), and
+    the leader Lease, held by `me`."""
+    from gitfleet.kube.client import KubeClient, api_client
+    from gitfleet.kube.leases import Lease, LeaseClient
+
+    client = LeaseClient(KubeClient(api_client(kubeconfig)), "default")
+    now = time.time()
+    for i in range(shards):
+        name = f"s{i}"
+        client.write(Lease(name=f"gitfleet-hub-shard-{name}", holder=f"{name}/bench",
+                           duration=3600, acquired=now - 3600, renewed=now,
+                           labels={GROUP_LABEL: "gitfleet-hub", SHARD_LABEL: name}),
+                     previous=None)
+    client.write(Lease(name="gitfleet-hub-leader", holder=f"{me}/bench", duration=3600,
+                       acquired=now - 3600, renewed=now), previous=None)
+
+
+def case(work: Path, kubeconfig: Path | None, me: str, repeats: int) -> dict[str, object]:
+    shards = None
+    if kubeconfig is not None:
+        from gitfleet.kube.client import KubeClient, api_client
+        from gitfleet.kube.leases import LeaseClient
+
+        shards = Shards(LeaseClient(KubeClient(api_client(kubeconfig)), "default"),
+                        ShardSettings(name=me, times=TIMES))
+        shards.identity = f"{me}/bench"
+        shards.tick()
+        assert not shards.owner().refused and shards.leads(), shards.owner().refused
+    hub = Hub(open_store(str(work)), settings=HubSettings(), shards=shards)
+    t, c = time.perf_counter(), cpu()
+    first = hub.run_once()
+    first_s, first_cpu, first_rss = time.perf_counter() - t, cpu() - c, peak_rss_mib()
+    assert first is not None and first.wrote
+    rounds, rounds_cpu, moved = [], [], []
+    for n in range(repeats):
+        before = refs(work)
+        change_one(work, n)
+        t, c = time.perf_counter(), cpu()
+        report = hub.run_once()
+        rounds.append(time.perf_counter() - t)
+        rounds_cpu.append(cpu() - c)
+        after = refs(work)
+        assert report is not None
+        moved.append(sum(1 for r in after if "/clusters/" in r and after[r] != before.get(r)))
+    return {"first_round_s": round(first_s, 2), "first_round_cpu_s": round(first_cpu, 2),
+            "first_round_peak_rss_mib": round(first_rss), "render_s":
+            round(first.render_seconds, 2), "write_s": round(first.write_seconds, 2),
+            "cluster_branches_published": len(first.moved),
+            "objects_written": first.objects_written,
+            "one_change_round_median_s": round(statistics.median(rounds), 3),
+            "one_change_round_cpu_median_s": round(statistics.median(rounds_cpu), 3),
+            "one_change_branches_moved": moved}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--clusters", type=int, default=10_000)
+    p.add_argument("--templates", type=int, default=30)
+    p.add_argument("--shards", type=int, default=8)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--case", choices=("one-hub", "shard"), help=argparse.SUPPRESS)
+    p.add_argument("--work", help=argparse.SUPPRESS)
+    p.add_argument("--kubeconfig", help=argparse.SUPPRESS)
+    p.add_argument("--me", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.case:      # the child: one case, its figures as JSON
+        kubeconfig = Path(args.kubeconfig) if args.case == "shard" else None
+        print(json.dumps(case(Path(args.work), kubeconfig, args.me, args.repeats)))
+        return 0
+    from gitfleet.kubesim import KubeSim
+
+    # the shard measured owns the cluster the one-change rounds edit
+    owner = owner_of(cluster_name(0), [f"s{i}" for i in range(args.shards)])
+    assert owner is not None
+    print(f"load average {os.getloadavg()}; {args.clusters} clusters x {args.templates} "
+          f"templates; {args.shards} shards; measured: {owner}, the edited cluster's owner")
+    files = generate(clusters=args.clusters, templates=args.templates)
+    with tempfile.TemporaryDirectory(prefix="bench-shards-") as tmp, KubeSim() as sim:
+        kubeconfig = sim.write_kubeconfig(Path(tmp) / "kubeconfig")
+        leases_in(kubeconfig, args.shards, owner)
+        for name in ("one-hub", "shard"):
+            work = Path(tmp) / name
+            make_repo(work, {k: v for k, v in files.items()})
+            out = subprocess.run([sys.executable, __file__, "--case", name, "--work",
+                                  str(work), "--kubeconfig", str(kubeconfig), "--repeats",
+                                  str(args.repeats), "--me", owner], capture_output=True, text=True,
+                                 env={**os.environ, "PYTHONPATH": str(ROOT)})
+            assert out.returncode == 0, out.stderr[-3000:]
+            print(name, out.stdout.strip().splitlines()[-1])
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(f"load average {os.getloadavg()}; children CPU {kids.ru_utime + kids.ru_stime:.1f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
