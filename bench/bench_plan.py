@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                                 fleet=fleet, wait=0)
         collect_s = time.perf_counter() - started
         planned = sum(1 for o in found.values() if o.planned)
-        print(f"collect {len(names)} answers (ls-remote, one fetch, read): {collect_s:.2f} s; "
+        print(f"collect {len(names)} answers (one glob-refspec fetch, read): {collect_s:.2f} s; "
               f"{planned} planned")
     return 0
 
