@@ -97,7 +97,7 @@ class Agent:
         self.verifier = Verifier(settings, git=self.git, branch=self.branch,
                                  status_branch=self.status_branch, engine=self.engine,
                                  outages=outages, rng=rng, previous=previous)
-        self.syncer = Syncer(settings, self.engine, branch_ref=self.branch.remote_ref)
+        self.syncer = Syncer(settings, self.engine, branch_ref=self.branch.remote_ref, rng=rng)
         # extra work at poll time, after the status is written (gitfleet.agent.round.Reactor)
         self.reactors: list[Reactor] = list(reactors)
         self._wake = threading.Event()
@@ -156,29 +156,15 @@ class Agent:
         return max(wake, 0.0)
 
     def _next_delay(self, r: Round) -> float:
-        now, s, fetcher = r.now, self.settings, self.fetcher
-        delay = s.interval
-        if fetcher.poll_at > now:   # this step did not poll: the poll stays where it was due
-            delay = fetcher.poll_at - now
-        if r.report is not None and not r.report.settled:
-            delay = min(delay, s.progress_interval)
-        if self.syncer.kube_failures:
-            delay = min(delay, s.kube_backoff.delay(self.syncer.kube_failures, self.rng))
-        if fetcher.failures:
-            delay = min(delay, max(0.0, fetcher.next_fetch - now))
-        if self.reporter.retry.failures:
-            delay = min(delay, self.reporter.retry.wait(now))
-        if self.verifier.retry.failures:
-            delay = min(delay, self.verifier.retry.wait(now))
-        poll = delay
-        if s.own_heartbeat:
-            delay = min(delay, max(0.0, self.heartbeats.schedule.next - now))
-        if self.heartbeats.metrics:
-            delay = min(delay, max(0.0, self.heartbeats.next_collect - now))
-        # A step woken only for a heartbeat (or a metrics report) polls Git at the pace it
-        # would have anyway: jittered heartbeats cost no fetches.
+        """The soonest any part wants the next round. A round woken only for a heartbeat (or
+        a metrics report) polls Git at the pace it would have anyway: jittered heartbeats
+        cost no fetches."""
+        now = r.now
+        poll = min(self.fetcher.wake_in(now), self.syncer.wake_in(r),
+                   self.reporter.wake_in(now), self.verifier.wake_in(now))
+        delay = min(poll, self.heartbeats.wake_in(now))
         if delay < poll:
-            fetcher.defer_poll(now + poll)
+            self.fetcher.defer_poll(now + poll)
         return max(delay, 0.0)
 
     # -- recovery --------------------------------------------------------------------------

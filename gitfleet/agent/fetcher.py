@@ -44,6 +44,14 @@ class Fetcher:
         round_.out.commit = commit
         return replace(round_, polled=polled, answered=answered, commit=commit)
 
+    def wake_in(self, now: float) -> float:
+        """Seconds until the next poll is due: the interval, or where a round woken for a
+        heartbeat left it, sooner while a failed fetch is backed off from."""
+        wake = self.poll_at - now if self.poll_at > now else self.settings.interval
+        if self.failures:
+            wake = min(wake, max(0.0, self.next_fetch - now))
+        return wake
+
     def defer_poll(self, at: float) -> None:
         """The next round comes before the poll is due (for a heartbeat): poll at `at`."""
         self.poll_at = at

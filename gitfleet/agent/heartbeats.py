@@ -19,7 +19,7 @@ from gitfleet.agent.beats import HeartbeatSchedule
 from gitfleet.agent.desired import DesiredState
 from gitfleet.agent.heartbeat import build_heartbeat
 from gitfleet.agent.metrics import autoscaled_targets, collect
-from gitfleet.agent.round import Round, StepOutcome
+from gitfleet.agent.round import FOREVER, Round, StepOutcome
 from gitfleet.agent.settings import AgentSettings
 from gitfleet.clock import isoformat
 from gitfleet.kube.client import KubeClient
@@ -54,6 +54,15 @@ class Heartbeats:
         """Whether this round is the one a heartbeat or a metrics report is due at."""
         return (self.settings.own_heartbeat and self.schedule.due(now)) or (
             bool(self.metrics) and now >= self.next_collect)
+
+    def wake_in(self, now: float) -> float:
+        """Seconds until the next heartbeat or metrics report is due."""
+        wake = FOREVER
+        if self.settings.own_heartbeat:
+            wake = max(0.0, self.schedule.next - now)
+        if self.metrics:
+            wake = min(wake, max(0.0, self.next_collect - now))
+        return wake
 
     def take(self, round_: Round) -> Round:
         now, out = round_.now, round_.out

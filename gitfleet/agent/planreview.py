@@ -96,6 +96,11 @@ class PlanReviewer:
         """Seconds until the next look (0: now)."""
         return max(0.0, self._next - self.clock.now())
 
+    def look_now(self) -> None:
+        """Make the next look due at once (something said a request is waiting: a tip
+        document, say); the agent's next round starts it."""
+        self._next = 0.0
+
     def step(self) -> float:
         """Answer what waits; the seconds until the next look."""
         now = self.clock.now()

@@ -18,7 +18,7 @@ from dataclasses import replace
 from gitfleet.agent.changes import DriftFound, ObjectResult
 from gitfleet.agent.desired import DesiredState
 from gitfleet.agent.outage import Outages
-from gitfleet.agent.round import Round
+from gitfleet.agent.round import FOREVER, Round
 from gitfleet.agent.settings import AgentSettings
 from gitfleet.agent.statusbranch import StatusBranch
 from gitfleet.agent.synclog import repair_line
@@ -51,6 +51,10 @@ class Reporter:
                 self.retry.failed(now, self.rng)
                 log(LOG, logging.DEBUG, "cannot read status branch yet", error=str(exc))
         return self._status
+
+    def wake_in(self, now: float) -> float:
+        """Seconds until a failed status push is tried again."""
+        return self.retry.wait(now) if self.retry.failures else FOREVER
 
     def remote_answered(self) -> None:
         """A fetch went through: push a waiting status now."""

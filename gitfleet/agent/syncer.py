@@ -11,6 +11,7 @@ to the hub (Push, or Dual with AppPusher: this agent then only reports heartbeat
 from __future__ import annotations
 
 import logging
+import random
 from dataclasses import replace
 
 from gitfleet.agent.desired import DesiredState
@@ -18,7 +19,7 @@ from gitfleet.agent.engine import Engine
 from gitfleet.agent.healthlog import log_changes
 from gitfleet.agent.records import RecordError
 from gitfleet.agent.report import aborted_status, build_status, sync_verdict
-from gitfleet.agent.round import Course, Round
+from gitfleet.agent.round import FOREVER, Course, Round
 from gitfleet.agent.settings import AgentSettings
 from gitfleet.agent.synclog import SyncLog
 from gitfleet.clock import isoformat
@@ -30,12 +31,24 @@ LOG = logging.getLogger("gitfleet.agent")
 
 
 class Syncer:
-    def __init__(self, settings: AgentSettings, engine: Engine, *, branch_ref: str) -> None:
+    def __init__(self, settings: AgentSettings, engine: Engine, *, branch_ref: str,
+                 rng: random.Random) -> None:
         self.settings, self.engine, self.branch_ref = settings, engine, branch_ref
+        self.rng = rng
         self.log = SyncLog(settings.cluster)
         self.kube_failures = 0    # syncs aborted in a row (the API server away)
         self.refused = ""         # why this agent refuses to run (Push mode without AppPusher)
         self._delegated = False   # the last sync was left to the hub (Push/Dual + AppPusher)
+
+    def wake_in(self, round_: Round) -> float:
+        """Seconds until the apply wants another round: soon while objects progress, and
+        with backoff (and jitter) while the API server is away."""
+        wake = FOREVER
+        if round_.report is not None and not round_.report.settled:
+            wake = self.settings.progress_interval
+        if self.kube_failures:
+            wake = min(wake, self.settings.kube_backoff.delay(self.kube_failures, self.rng))
+        return wake
 
     def apply(self, round_: Round, previous: ClusterStatus | None) -> Round:
         """The round's status; `previous` is the status branch's (None: none or unread)."""

@@ -19,7 +19,7 @@ from gitfleet.agent.clusterbranch import ClusterBranch
 from gitfleet.agent.engine import Engine
 from gitfleet.agent.outage import Outages
 from gitfleet.agent.records import RecordError
-from gitfleet.agent.round import Round, StepOutcome, Unread
+from gitfleet.agent.round import FOREVER, Round, StepOutcome, Unread
 from gitfleet.agent.settings import AgentSettings
 from gitfleet.agent.statusbranch import StatusBranch
 from gitfleet.backoff import Retry
@@ -66,6 +66,10 @@ class Verifier:
         desired = self.branch.read(commit) if commit and not refused and not unjudged else None
         return replace(round_, verdict=verdict, unjudged=unjudged, unread=unread,
                        desired=desired)
+
+    def wake_in(self, now: float) -> float:
+        """Seconds until a failed by-id fetch of the applied commit is tried again."""
+        return self.retry.wait(now) if self.retry.failures else FOREVER
 
     def log_read_errors(self, round_: Round) -> None:
         """One warning per cluster commit read with errors."""
