@@ -59,7 +59,7 @@ from gitfleet.hub.pushworkers import PushRegistry, PushSettings, workdir_for
 from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings, parse_listen
 from gitfleet.hub.sharding import Shards, ShardSettings, default_namespace, default_shard_name
 from gitfleet.hub.tipsafety import safety_arg
-from gitfleet.kube.leases import LeaseClient
+from gitfleet.kube.leases import lease_client
 from gitfleet.logs import log
 from gitfleet.render.charts import is_chart_problem
 from gitfleet.state.signing import SigningKey, TrustedKeys
@@ -299,10 +299,7 @@ def shards_of(args: argparse.Namespace) -> Shards | None:
     settings = ShardSettings(name=args.shard_name or default_shard_name(),
                              namespace=args.shard_namespace or default_namespace(),
                              group=args.shard_group, times=times)
-    from gitfleet.kube.client import KubeClient, api_client  # only here: ~1 s to import
-
-    kube = KubeClient(api_client(args.shard_kubeconfig))
-    return Shards(LeaseClient(kube, settings.namespace), settings)
+    return Shards(lease_client(args.shard_kubeconfig, settings.namespace), settings)
 
 
 def push_registry(args: argparse.Namespace, store: Store, settings: HubSettings, *,

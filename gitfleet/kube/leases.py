@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gitfleet.errors import TransientError
+from gitfleet.errors import InputError, TransientError
 from gitfleet.kube.errors import ApiError
 
 # the client is imported by whoever builds one (~1 s, which a hub without shards never pays)
@@ -65,6 +65,21 @@ def _lease(obj: Mapping[str, Any]) -> Lease:
                  transitions=int(spec.get("leaseTransitions") or 0),
                  version=str(meta.get("resourceVersion", "")),
                  labels=dict(meta.get("labels") or {}))
+
+
+def lease_client(kubeconfig: str | None, namespace: str) -> LeaseClient:
+    """The Leases of `namespace` on the cluster of `kubeconfig` (None: in-cluster config, else
+    KUBECONFIG / ~/.kube/config); no usable configuration is an InputError saying so."""
+    from kubernetes.config import ConfigException
+
+    from gitfleet.kube.client import KubeClient, api_client  # (~1 s: only for shards)
+
+    try:
+        return LeaseClient(KubeClient(api_client(kubeconfig)), namespace)
+    except (ConfigException, OSError, ValueError) as exc:
+        raise InputError(f"no Kubernetes API for the shards' Leases: {exc} (give "
+                         "--shard-kubeconfig, or run in a pod)",
+                         path=kubeconfig or "KUBECONFIG") from None
 
 
 class LeaseClient:
