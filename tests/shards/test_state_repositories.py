@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import yaml
 from kubernetes import client
 
@@ -19,6 +20,7 @@ from gitfleet.layout import Branches
 from gitfleet.model.loader import load_fleet
 from gitfleet.render.core import render
 from gitfleet.state.git import Git, init_repo
+from gitfleet.state.signing import SigningKey, TrustedKeys
 from gitfleet.state.store import open_store
 from tests.fleetfixtures import NAMESPACE, config_map, feed, managed_cluster, subscription
 from tests.harness import Remote, commit, git
@@ -91,6 +93,7 @@ def test_clusters_are_placed_by_label_then_by_hash() -> None:
     assert where["p"] == "", "a Push cluster's branch stays where the push worker reads it"
 
 
+@pytest.mark.slow
 def test_the_agent_follows_its_branch_into_state_repositories(
         tmp_path: Path, remote: Remote, kubesim: Callable[..., KubeSim],
         make_agent: Callable[..., Agent]) -> None:
@@ -150,3 +153,39 @@ def test_the_agent_follows_its_branch_into_state_repositories(
     assert _named(remote.git) == "" and _named(a) == ""
     fresh.step()
     assert _value(sim) == "5" and fresh.branch.url == remote.url
+
+
+@pytest.mark.slow
+def test_only_a_signed_commit_sends_the_agent_elsewhere(
+        tmp_path: Path, remote: Remote, kubesim: Callable[..., KubeSim],
+        make_agent: Callable[..., Agent]) -> None:
+    a_url, b_url = (tmp_path / "state-a.git").as_uri(), (tmp_path / "state-b.git").as_uri()
+    a = init_repo(tmp_path / "state-a.git", bare=True)
+    init_repo(tmp_path / "state-b.git", bare=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    git(work, "init", "-q", "-b", "main")
+    _source(work, remote, _fleet(("a", a_url, "env: test")))
+    key = SigningKey.generate()
+    hub = Hub(open_store(str(remote.git.path)),
+              settings=HubSettings(fleet_status=False, signing_key=key))
+    hub.run_once()
+    trusted = TrustedKeys.of(key)
+    assert a.verify_commit(a.resolve(REF) or "", trusted).ok, "signed as every hub commit"
+    assert remote.git.verify_commit(remote.git.resolve(REF) or "", trusted).ok
+    sim = kubesim()
+    make_agent(remote, sim, register=False, trusted_hub_keys=trusted).step()
+    assert _value(sim) == "1"
+
+    # someone who can push to the fleet repo points the link at a repository of theirs
+    forged = tmp_path / "forged"
+    forged.mkdir()
+    git(forged, "init", "-q", "-b", "x")
+    commit(forged, "forged", {"cluster.yaml": f"name: c1\nstateRepository: {b_url}\n",
+                              "app/cfg.yaml": config_map("cfg", "v: 'forged'")})
+    git(forged, "push", "-q", "-f", str(tmp_path / "state-b.git"), f"x:{REF}")
+    git(forged, "push", "-q", "-f", str(remote.git.path), f"x:{REF}")
+    fresh = make_agent(remote, sim, register=False, trusted_hub_keys=trusted)
+    fresh.step()
+    assert fresh.branch.url == remote.url, "an unsigned commit names no place to follow"
+    assert _value(sim) == "1"
