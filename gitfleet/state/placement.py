@@ -73,6 +73,7 @@ class StatePlaces:
     #                                         written before its own (where its agent may read)
     _named: dict[str, str] = field(default_factory=dict)   # cluster tree -> the place it names
     fetches: int = 0
+    _none: bool = False      # no state repositories and no copies of any: nothing to route
 
     def heads(self, shards: StateShards, assigned: Mapping[str, str], branches: Branches,
               heads: StateHeads) -> StateHeads:
@@ -83,9 +84,10 @@ class StatePlaces:
         self.shards, self.branches = shards, branches
         self.assigned = dict(assigned)
         self.moving = {}
-        if not shards and not self.git.refs(STATE_REFS):   # (no state repositories, ever)
-            self.tips = {}
-            return heads
+        if not shards and (self._none or not self.git.refs(STATE_REFS)):
+            self.tips, self._none = {}, True     # no state repositories, and no copies left:
+            return heads                         # (copies come only from listed ones)
+        self._none = False
         self._refresh()
         self.tips = self._read_tips()
         out = dict(heads.clusters)
