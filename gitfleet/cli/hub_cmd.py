@@ -54,7 +54,6 @@ from gitfleet.hub.kubeconfigs import (
     NoKubeconfigs,
     parse_secret_ref,
 )
-from gitfleet.hub.loop import HubDaemon
 from gitfleet.hub.membership import LeaseTimes
 from gitfleet.hub.pushworkers import PushRegistry, PushSettings, workdir_for
 from gitfleet.hub.settings import DEFAULT_INTERVAL, HubSettings, parse_listen
@@ -276,6 +275,8 @@ def run(args: argparse.Namespace) -> int:
             code = _once(hub)
             push.wait(timeout=ONCE_PUSH_TIMEOUT)
             return code
+        from gitfleet.hub.loop import HubDaemon  # its HTTP stack (~0.2 s) never for --once
+
         daemon = HubDaemon(hub)
         daemon.install_signals()
         return daemon.run()

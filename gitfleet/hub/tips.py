@@ -182,7 +182,7 @@ class TipPublisher:
         self.issued = 0                            # documents signed so far (for tests)
 
     def react(self, done: RoundDone) -> float:
-        older = older_agents(done.inputs.status.statuses)
+        older = older_agents(done.inputs.status.statuses) if self.safety.fixed is None else 0
         seen = (done.state, done.inputs.heads.clusters, older)
         if seen == self._seen or done.state is None:
             return FOREVER

@@ -27,6 +27,7 @@ smaller fleets keep documents that agents older than the field read too (docs/ti
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 import urllib.parse
@@ -77,6 +78,7 @@ def folder_url_problem(url: str) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=256)   # a fleet runs a handful of releases: one parse each
 def reads_announced(agent_version: str) -> bool:
     """Whether an agent of this release (a heartbeat's `agentVersion`) follows announced tips
     and reads `safetySeconds`: ANNOUNCED_SINCE or later. An empty, foreign or unparsable
