@@ -149,3 +149,20 @@ def test_a_shard_whose_lease_lapsed_comes_back_as_a_newcomer(
         clock.advance(3)
         s0.tick()
     assert s0.owner().members == ("s0",)
+
+
+def test_the_hub_is_woken_when_its_standing_changes_and_only_then(
+        shard: Callable[..., Shards]) -> None:
+    s0 = shard("s0")
+    clock = shard.clock  # type: ignore[attr-defined]
+    woken: list[tuple[str, ...]] = []
+    s0.on_change = lambda: woken.append(s0.view().members(clock.now()))
+    s0.tick()                          # leads at once, counts one join delay later
+    for _ in range(6):
+        clock.advance(3)
+        s0.tick()
+    assert woken == [(), ("s0",)]
+    shard.sim.down()  # type: ignore[attr-defined]
+    clock.advance(10)
+    s0.tick()                          # its list of members too old to write by
+    assert len(woken) == 3
