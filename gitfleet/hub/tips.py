@@ -189,6 +189,9 @@ class TipPublisher:
         prefix = done.inputs.branches.cluster("")
         heads = {ref[len(prefix):]: sha for ref, sha in self.git.refs(prefix).items()}
         self.publish(heads, state=done.state, ref=done.inputs.branches.cluster, older=older)
+        fleet = done.inputs.fleet
+        self.safety.check_status_pushes(len(heads), heartbeat=fleet.heartbeat.interval,
+                                        own_repos=bool(fleet.settings.status))
         self._seen = seen
         return FOREVER
 

@@ -269,3 +269,19 @@ def test_a_fixed_interval_the_fleet_outgrows_is_said(caplog: pytest.LogCaptureFi
     assert doc is not None
     assert "safetySeconds" not in json.loads(json.loads(doc.body)["tip"])
     assert "--tips-safety auto" in caplog.text
+
+
+def test_status_pushes_over_the_budget_in_the_fleet_repository_are_said_once(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """100,000 clusters with status in the fleet repository: 27.8 status pushes/s from changes
+    alone (one per change, one change per cluster an hour) and 4.6 heartbeats at 6 h; no
+    safety interval offsets them, so the hub says what to do."""
+    choice = SafetyChoice()
+    choice.check_status_pushes(10_000, heartbeat=2400, own_repos=False)     # 6.9/s: fine
+    choice.check_status_pushes(100_000, heartbeat=21600, own_repos=True)    # their own repos
+    assert "status.repositories" not in caplog.text
+    for _ in range(2):
+        choice.check_status_pushes(100_000, heartbeat=21600, own_repos=False)
+    said = [getattr(r, "fields", {}) for r in caplog.records
+            if "status.repositories" in r.getMessage()]
+    assert [f.get("pushes_per_second") for f in said] == [32.4]
