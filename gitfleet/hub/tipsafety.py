@@ -56,11 +56,12 @@ class SafetyChoice:
     chosen from the ladder with `budget` fetches/s. Auto steps up at once and down only with
     headroom, so a fleet at a boundary does not re-sign every document back and forth.
 
-    Auto waits while `older` agents (their heartbeats report a release before ANNOUNCED_SINCE,
-    or none) remain: an agent older than `safetySeconds` refuses a document that carries it
-    and polls Git every interval, and hubs are upgraded before their agents. Meanwhile the
-    agents' own interval applies (the field is left out); both the wait and its end are said
-    once in the log, and a fixed interval the fleet outgrows is said once too."""
+    Auto waits while `older` clusters (their heartbeats report a release before
+    ANNOUNCED_SINCE, an unplaceable one, or none yet) remain: an agent older than
+    `safetySeconds` refuses a document that carries it and polls Git every interval, and hubs
+    are upgraded before their agents. Meanwhile the agents' own interval applies (the field is
+    left out); both the wait and its end are said once in the log, and a fixed interval the
+    fleet outgrows is said once too."""
 
     def __init__(self, *, fixed: float | None = None, budget: float = BUDGET) -> None:
         self.fixed = None if fixed is None else int(min(max(fixed, SAFETY_FLOOR),

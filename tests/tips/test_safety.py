@@ -232,15 +232,16 @@ def test_by_default_the_hub_waits_for_every_agent_to_read_the_field_then_signs_i
     beats = {f"c{i}": "0.2.0" for i in range(400)} | {"c3": "0.1.0", "c4": "",
                                                        "c5": "hub-push-worker/0.1.0"}
     publisher.publish(_heads(400), state="d" * 40, ref=Branches().cluster,
-                      older=older_agents(_statuses(beats)))
+                      older=older_agents(_statuses(beats), [*beats, "silent", "new"]))
     assert said() == 0
     assert "until every agent reads safetySeconds" in caplog.text
     fields = [getattr(r, "fields", {}) for r in caplog.records]
-    assert any(f.get("agents_before") == "2 report a release before 0.2.0 (or none)"
-               for f in fields), fields                       # c3 and c4, not the worker
-    beats |= {"c3": "0.2.0", "c4": "0.3.1"}                     # the last two upgraded
+    assert any(f.get("agents_before") == "4 report a release before 0.2.0 (or none)"
+               for f in fields), fields      # c3, c4, and two without a heartbeat; no worker
+    beats |= {"c3": "0.2.0", "c4": "0.3.1"}                     # the last two upgraded...
+    assert older_agents(_statuses(beats), [*beats, "silent", "new"]) == 2
     publisher.publish(_heads(400), state="d" * 40, ref=Branches().cluster,
-                      older=older_agents(_statuses(beats)))
+                      older=older_agents(_statuses(beats), beats))   # ...and the others beat
     assert said() == 1200 and publisher.issued == 800          # every document re-signed
     assert "is now chosen from the fleet's size" in caplog.text
 
