@@ -8,6 +8,14 @@ With trusted hub keys, a commit is applied only when it carries a good signature
 (`verdict`): anyone who can push to the branch can otherwise make the agent apply anything. A
 refused commit is not even parsed (its files could be crafted to hurt the parser or the SOPS
 decryption).
+
+With `fleet.yaml: state: repositories` the branch lives where its `cluster.yaml` says
+(`stateRepository`, docs/state-shards.md): the agent starts at the fleet repo (`--repo`, where
+the hub keeps a link to the place: a restarted agent finds it there) and follows the place a
+fetched commit names, at once. It follows only a commit signed by a trusted hub key (any
+commit without trusted keys), so nobody who can push to one repository can send the agent to
+another. A place that has no branch yet (a move under way) is left for the fleet repo, and
+what was fetched last stays.
 """
 
 from __future__ import annotations
@@ -18,10 +26,12 @@ from typing import Any
 
 from gitfleet.agent.desired import DesiredState, parse_cluster_tree
 from gitfleet.agent.prune import with_approval
+from gitfleet.errors import InputError
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RemoteRefMissing
 from gitfleet.state.objects import trailers_of
 from gitfleet.state.signing import TrustedKeys, Verdict
+from gitfleet.wire.cluster import CLUSTER_FILE, read_cluster
 
 
 @dataclass(frozen=True)
@@ -38,7 +48,8 @@ class ClusterBranch:
         self.trusted = trusted or None   # None: every commit is applied (unsigned state)
         self._verdicts: dict[tuple[str, str], Verdict] = {}
         self.identities = identities  # age identities for SOPS files (gitfleet.secrets)
-        self.url = url
+        self.home = self.url = url       # the fleet repo; the place the branch is fetched from
+        self._places: dict[str, str] = {}      # commit -> the place its cluster.yaml names
         self.remote_ref = branches.cluster(cluster)
         self.local_ref = "refs/remotes/origin/" + self.remote_ref.removeprefix("refs/heads/")
         self._parsed: DesiredState | None = None
@@ -48,12 +59,48 @@ class ClusterBranch:
         return self.git.resolve(self.local_ref)
 
     def fetch(self) -> FetchResult:
-        """Fetch the branch; TransientError when the remote is unreachable."""
-        try:
-            self.git.fetch(self.url, [f"+{self.remote_ref}:{self.local_ref}"])
-        except RemoteRefMissing:
-            return FetchResult(commit=None, exists=False)
+        """Fetch the branch where it lives (following a place the fetched commit names, one
+        hop); TransientError when the remote is unreachable."""
+        if not self._fetch_from(self.url):
+            if self.url == self.home:
+                return FetchResult(commit=None, exists=False)
+            self.url = self.home     # no branch there (yet): the fleet repo's link says where
+            if not self._fetch_from(self.url):
+                return FetchResult(commit=None, exists=False)
+        place = self._place_of(self.last_fetched)
+        if place is not None and place != self.url:
+            before = self.url
+            self.url = place
+            if not self._fetch_from(place):
+                self.url = before    # (a move under way: its place is written last)
         return FetchResult(commit=self.last_fetched, exists=True)
+
+    def _fetch_from(self, url: str) -> bool:
+        try:
+            self.git.fetch(url, [f"+{self.remote_ref}:{self.local_ref}"])
+        except RemoteRefMissing:
+            return False
+        return True
+
+    def _place_of(self, commit: str | None) -> str | None:
+        """Where the cluster.yaml of `commit` says the branch lives (the fleet repo when it
+        names none); None when the commit is not one the agent may follow (not signed by a
+        trusted hub key) or its cluster.yaml cannot be read."""
+        if commit is None:
+            return None
+        if commit in self._places:
+            return self._places[commit] or None
+        place = ""
+        if self.trusted is None or self.git.verify_commit(commit, self.trusted).ok:
+            data = self.git.read_blob(commit, CLUSTER_FILE)
+            try:
+                doc = read_cluster(data, CLUSTER_FILE) if data is not None else None
+            except InputError:
+                doc = None
+            if doc is not None:
+                place = doc.state_repository or self.home
+        self._places = {commit: place}
+        return place or None
 
     def verdict(self, commit: str, *, applied: str = "") -> Verdict | None:
         """Whether `commit` may be applied: None without trusted keys (anything goes), else

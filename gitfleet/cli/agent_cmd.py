@@ -184,11 +184,8 @@ def tip_follower(args: argparse.Namespace, settings: Any, agent: Any) -> Any:
     cluster.yaml announces unless --tips-url or --no-tips say otherwise
     (gitfleet.agent.tipfollower)."""
     from gitfleet.agent.tipfollower import TipFollower
-    from gitfleet.agent.tips import TipSettings, TipWatcher, document_url
+    from gitfleet.agent.tips import TipSettings, TipWatcher
     from gitfleet.layout import Branches
-
-    if args.tips_url:
-        document_url(args.tips_url, args.cluster)   # refused before anything starts
 
     def watcher_for(url: str) -> TipWatcher:
         tips = TipSettings(url=url, cluster=args.cluster,
@@ -236,6 +233,10 @@ def run(args: argparse.Namespace) -> int:
     from gitfleet.kube.client import KubeClient, api_client
 
     gates: dict[str, bool] = args.feature_gates
+    if args.tips_url:   # refused before anything starts, --once too (it polls no tips)
+        from gitfleet.agent.tips import document_url
+
+        document_url(args.tips_url, args.cluster)
     if args.kubeconfig and not Path(args.kubeconfig).is_file():
         raise InputError("kubeconfig file not found", path=str(args.kubeconfig))
     repo, transport = remote_of(args, logger="gitfleet.agent")

@@ -57,6 +57,7 @@ from gitfleet.hub.tips import UnservedTips, publisher_for
 from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.render.status import StatusSnapshot
+from gitfleet.state.placement import StatePlaces
 from gitfleet.state.store import Store
 from gitfleet.state.writer import RenderSummary, StateCommit, StateWriter
 
@@ -83,6 +84,9 @@ class Hub:
         self.renderer = Renderer(store.git, approval_keys=self.inputs.source_keys)
         self.gate = RolloutDriver(store.git)          # RolloutPolicy waves (gitfleet.rollout)
         git, publish = store.git, cast(Publish, store.publish)
+        # cluster branches in fleet.yaml's state repositories (gitfleet.state.placement)
+        self.places = StatePlaces(git, publish)
+        publish = self.places.publish
         if shards is not None:    # hub shards (gitfleet.hub.sharding): every write fenced
             git.trailers, publish = (shards.trailer(),), shards.fenced(publish)
         self.publish = publish
@@ -197,6 +201,9 @@ class Hub:
             self.writer = StateWriter(self.store.git, branches=source.branches,
                                       clock=self.clock, publish=self.publish)
         inputs = self.seen = self.inputs.read(source, self.writer)
+        placing = inputs.fleet.settings.state
+        inputs = self.seen = dataclasses.replace(inputs, heads=self.places.heads(
+            placing, placing.assign(inputs.fleet.clusters), inputs.branches, inputs.heads))
         if self.shards is not None:
             inputs = self.seen = dataclasses.replace(inputs, heads=shard.heads(inputs.heads))
             self.metrics.shard = shard.figures(inputs.fleet.clusters, leads=self.shards.leads())

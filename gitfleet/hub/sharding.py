@@ -97,14 +97,17 @@ class Shards:
         self._said = ""                            # the last fence reason logged
         self._failing = False                      # the last renewal failed
         self.round = ShardRound(ShardBranches(), self._view.owns(self.clock.now()))
-        self.on_change: Callable[[], None] | None = None   # the member list changed
+        self.on_change: Callable[[], None] | None = None   # its standing changed
         self._members: tuple[str, ...] = ()
+        self._standing: tuple[tuple[str, ...], bool, bool] = ((), False, False)
 
     # -- the Leases ------------------------------------------------------------------------
 
     def tick(self) -> None:
         """Renew the membership Lease, list the members, hold or try the leader Lease. An
-        unreachable API is logged; the last view stays and its fence comes nearer."""
+        unreachable API is logged; the last view stays and its fence comes nearer. A change
+        of this shard's standing (the members, leading, allowed to write) wakes the hub
+        (`on_change`): its rounds need no polling for the Leases' sake."""
         try:
             started = self.clock.now()
             expiry = self._renew(started)
@@ -115,22 +118,26 @@ class Shards:
             with self._lock:
                 self._view = view
             self._lead(self.clock.now())
-            members = view.members(self.clock.now())
-            if members != self._members:
-                log(LOG, logging.INFO, "shard members", shard=self.settings.name,
-                    members=",".join(members))
-                self._members = members
-                if self.on_change is not None:
-                    self.on_change()
+            if self._failing:
+                log(LOG, logging.INFO, "shard Leases renewed again", shard=self.settings.name)
+                self._failing = False
         except (Unreachable, ApiError, LeaseTaken) as exc:
             level = logging.DEBUG if self._failing else logging.WARNING
             log(LOG, level, "shard Leases not renewed", shard=self.settings.name,
                 error=str(exc))
             self._failing = True
-            return
-        if self._failing:
-            log(LOG, logging.INFO, "shard Leases renewed again", shard=self.settings.name)
-            self._failing = False
+        now = self.clock.now()
+        view = self.view()
+        members = view.members(now)
+        if members != self._members:
+            log(LOG, logging.INFO, "shard members", shard=self.settings.name,
+                members=",".join(members))
+        standing = (members, self.leads(), not view.valid(now))
+        self._members = members
+        if standing != self._standing:
+            self._standing = standing
+            if self.on_change is not None:
+                self.on_change()
 
     def _renew(self, now: float) -> float:
         """Hold our membership Lease for another duration; returns when it lapses (0: not
@@ -246,9 +253,10 @@ class Shards:
         raise ShardFenced(f"shard {self.settings.name} writes nothing: {why}")
 
     def wake_in(self) -> float:
-        """Seconds until this shard wants a round for its Leases' sake (a newcomer counting,
-        a member lapsing): at most one renew interval."""
-        return self.settings.times.renew
+        """Seconds until this shard wants a round for its Leases' sake: never (a change of
+        its standing wakes the hub through `on_change`; the Leases thread sees it within one
+        renew interval)."""
+        return FOREVER
 
     def trailer(self) -> str:
         return f"{SHARD_TRAILER}: {self.settings.name}"
@@ -319,5 +327,5 @@ class LeaderOnly:
 
     def react(self, done: RoundDone) -> float:
         if not self.shards.leads():
-            return self.shards.wake_in() if self.shards.view().leases else FOREVER
+            return self.shards.wake_in()
         return self.reactor.react(done)

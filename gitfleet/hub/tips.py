@@ -21,7 +21,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,13 +152,19 @@ class TipFolder:
         path.unlink(missing_ok=True)
 
 
-def older_agents(statuses: Mapping[str, ClusterStatus]) -> int:
-    """How many clusters' agents report (in their last heartbeat) a release that does not read
-    `safetySeconds`, or none. Clusters without a heartbeat have no agent to count; a hub push
-    worker's heartbeat (an agentless Push cluster) reads no tip document."""
-    return sum(1 for status in statuses.values() if status.heartbeat is not None
-               and not status.heartbeat.agent_version.startswith(PUSH_WORKER)
-               and not reads_announced(status.heartbeat.agent_version))
+def older_agents(statuses: Mapping[str, ClusterStatus], clusters: Iterable[str]) -> int:
+    """How many of `clusters` have not shown, in their last heartbeat, an agent release that
+    reads `safetySeconds`: an older or unplaceable version, or no heartbeat yet (the hub waits
+    for every cluster's first one rather than guess). A hub push worker's heartbeat (an
+    agentless Push cluster) counts as read: nothing there polls a tip document."""
+    count = 0
+    for cluster in clusters:
+        status = statuses.get(cluster)
+        beat = status.heartbeat if status is not None else None
+        version = beat.agent_version if beat is not None else ""
+        if not version.startswith(PUSH_WORKER) and not reads_announced(version):
+            count += 1
+    return count
 
 
 def etag_of(body: bytes) -> str:
@@ -182,13 +188,17 @@ class TipPublisher:
         self.issued = 0                            # documents signed so far (for tests)
 
     def react(self, done: RoundDone) -> float:
-        older = older_agents(done.inputs.status.statuses) if self.safety.fixed is None else 0
+        older = 0 if self.safety.fixed is not None else \
+            older_agents(done.inputs.status.statuses, done.inputs.fleet.clusters)
         seen = (done.state, done.inputs.heads.clusters, older)
         if seen == self._seen or done.state is None:
             return FOREVER
         prefix = done.inputs.branches.cluster("")
         heads = {ref[len(prefix):]: sha for ref, sha in self.git.refs(prefix).items()}
         self.publish(heads, state=done.state, ref=done.inputs.branches.cluster, older=older)
+        fleet = done.inputs.fleet
+        self.safety.check_status_pushes(len(heads), heartbeat=fleet.heartbeat.interval,
+                                        own_repos=bool(fleet.settings.status))
         self._seen = seen
         return FOREVER
 

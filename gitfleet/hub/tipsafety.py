@@ -32,6 +32,7 @@ CHANGES = 1 / 3600     # c: the budget's assumption, one change per cluster an h
 BUDGET = 45.0          # fetches/s on the fleet repository: issue 24's 50 requests/s, less the
 #                        <= 5 pushes/s the automatic heartbeat puts on it when status lives there
 LADDER = (600, 900, 1200, 1800, 2400, 3600, 5400, 7200, 10800, 14400, 21600)
+PUSHES = 10.0          # pushes/s a repository is budgeted (issue 24)
 HEADROOM = 1.1         # a step down waits until it would hold for 10 % more clusters
 assert LADDER[0] == SAFETY_FLOOR and LADDER[-1] == SAFETY_CEILING
 
@@ -55,11 +56,12 @@ class SafetyChoice:
     chosen from the ladder with `budget` fetches/s. Auto steps up at once and down only with
     headroom, so a fleet at a boundary does not re-sign every document back and forth.
 
-    Auto waits while `older` agents (their heartbeats report a release before ANNOUNCED_SINCE,
-    or none) remain: an agent older than `safetySeconds` refuses a document that carries it
-    and polls Git every interval, and hubs are upgraded before their agents. Meanwhile the
-    agents' own interval applies (the field is left out); both the wait and its end are said
-    once in the log, and a fixed interval the fleet outgrows is said once too."""
+    Auto waits while `older` clusters (their heartbeats report a release before
+    ANNOUNCED_SINCE, an unplaceable one, or none yet) remain: an agent older than
+    `safetySeconds` refuses a document that carries it and polls Git every interval, and hubs
+    are upgraded before their agents. Meanwhile the agents' own interval applies (the field is
+    left out); both the wait and its end are said once in the log, and a fixed interval the
+    fleet outgrows is said once too."""
 
     def __init__(self, *, fixed: float | None = None, budget: float = BUDGET) -> None:
         self.fixed = None if fixed is None else int(min(max(fixed, SAFETY_FLOOR),
@@ -68,6 +70,7 @@ class SafetyChoice:
         self.current: int | None = None
         self.waiting: bool | None = None      # auto held back by older agents (None: not yet)
         self._warned = False
+        self._pushes_said = False
 
     def for_fleet(self, clusters: int, *, older: int = 0) -> int:
         if self.fixed is not None:
@@ -105,6 +108,21 @@ class SafetyChoice:
             self._warned = True
         self.current = step
         return step
+
+    def check_status_pushes(self, clusters: int, *, heartbeat: float, own_repos: bool) -> None:
+        """Say once when the status pushes alone take the fleet repository over its budget:
+        with status in the fleet repository (no `status.repositories`), every heartbeat and the
+        status push each change causes land there, N (1/H + c) a second, which no safety
+        interval can offset (docs/git-budget.md, "The defaults")."""
+        pushes = clusters * (1 / heartbeat + CHANGES) if heartbeat > 0 else 0.0
+        if own_repos or pushes <= PUSHES or self._pushes_said:
+            return
+        log(LOG, logging.WARNING, "status pushes take the fleet repository over its budget: "
+            "spread the status branches over fleet.yaml status.repositories "
+            "(docs/status-shards.md)", clusters=clusters,
+            pushes_per_second=round(pushes, 1), budget=PUSHES,
+            heartbeat=f"{heartbeat:g}s")
+        self._pushes_said = True
 
     def written(self, clusters: int, *, older: int = 0) -> int:
         """`safetySeconds` for the documents: 0 (left out) at the agents' own default, so a

@@ -74,6 +74,7 @@ from gitfleet.model.rollouts import (
     parse_max_unavailable,
 )
 from gitfleet.model.settings import FleetSettings
+from gitfleet.model.stateshards import check_state
 from gitfleet.model.statusshards import check_status
 from gitfleet.secrets.detect import plaintext_secret
 from gitfleet.wire.heartbeat import HeartbeatTiming, parse_percent
@@ -1003,7 +1004,8 @@ def load_settings(files: Mapping[str, bytes]) -> tuple[FleetSettings, list[Probl
     if tips:
         return FleetSettings(), tips
     return FleetSettings.from_dict(doc), [*_health_problems(data, doc.get("health")),
-                                          *_status_problems(data, doc.get("status"))]
+                                          *_status_problems(data, doc.get("status")),
+                                          *_state_problems(data, doc.get("state"))]
 
 
 def _tips_problems(data: bytes, tips: Any) -> list[Problem]:
@@ -1027,6 +1029,14 @@ def _status_problems(data: bytes, status: Any) -> list[Problem]:
                     f"status.{'.'.join(map(str, p.where))}: {p.message}" if p.where
                     else f"status: {p.message}")
             for p in check_status(status)]
+
+
+def _state_problems(data: bytes, state: Any) -> list[Problem]:
+    """`state.repositories` problems, each at its line (gitfleet.model.stateshards)."""
+    return [Problem(FLEET_FILE, yamlio.line_of(data, 0, ("state", *p.where)), "FleetSettings",
+                    f"state.{'.'.join(map(str, p.where))}: {p.message}" if p.where
+                    else f"state: {p.message}")
+            for p in check_state(state)]
 
 
 def _heartbeat_problems(data: bytes, doc: dict[str, Any]) -> list[Problem]:

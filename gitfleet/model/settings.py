@@ -10,6 +10,7 @@ from gitfleet.durations import parse_duration
 from gitfleet.health import NO_RULES, HealthRules
 from gitfleet.layout import DEFAULT_PREFIX
 from gitfleet.model.heartbeats import HeartbeatSettings
+from gitfleet.model.stateshards import NO_STATE_SHARDS, StateShards, check_state, parse_state
 from gitfleet.model.statusshards import NO_SHARDS, StatusShards, check_status, parse_status
 from gitfleet.wire.heartbeat import parse_percent
 from gitfleet.wire.tips import folder_url_problem
@@ -108,6 +109,7 @@ class FleetSettings:
     secrets_plaintext: str = "warn"  # a plaintext Secret template: "warn" or "deny" (an error)
     health: HealthRules = NO_RULES  # `health:` rules, shipped to agents in cluster.yaml
     status: StatusShards = NO_SHARDS  # `status.repositories` (gitfleet.model.statusshards)
+    state: StateShards = NO_STATE_SHARDS  # `state.repositories` (gitfleet.model.stateshards)
     # `heartbeat:` (interval, jitter, tolerance), shipped to agents in cluster.yaml `agent:`
     heartbeat: HeartbeatSettings = field(default_factory=HeartbeatSettings)
     max_deletions: MaxDeletions = MaxDeletions()   # `guards.maxDeletions`
@@ -139,6 +141,8 @@ class FleetSettings:
             health=_health(data.get("health"), data.get("healthProgressTimeout")),
             status=NO_SHARDS if check_status(data.get("status")) else
             parse_status(data.get("status")),
+            state=NO_STATE_SHARDS if check_state(data.get("state")) else
+            parse_state(data.get("state")),
             heartbeat=_heartbeat(data.get("heartbeat") or {}, data.get("intervals") or {}),
             max_deletions=_max_deletions((data.get("guards") or {}).get("maxDeletions") or {}),
             tips_url=_tips_url(data.get("tips") or {}),

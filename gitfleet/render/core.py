@@ -24,6 +24,7 @@ from gitfleet.model.loader import Fleet
 from gitfleet.model.objects import Cluster, ObjectKey, Propagation, Taint
 from gitfleet.model.problems import Problem
 from gitfleet.model.settings import IgnoreEntry, autoscaled_entries
+from gitfleet.model.stateshards import NO_STATE_SHARDS, StateShards
 from gitfleet.model.statusshards import NO_SHARDS, StatusShards
 from gitfleet.render.charts import (
     Capabilities,
@@ -636,7 +637,8 @@ _CLUSTER_FILES: dict[tuple[object, ...], bytes] = {}
 def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
                   hub_taints: tuple[Taint, ...] = (), health: HealthRules = NO_RULES,
                   shards: StatusShards = NO_SHARDS,
-                  agent: HeartbeatTiming | None = None, tips_url: str = "") -> bytes:
+                  agent: HeartbeatTiming | None = None, tips_url: str = "",
+                  state: StateShards = NO_STATE_SHARDS) -> bytes:
     """`cluster.yaml`: how the cluster is defined (cached: the hub renders it every round),
     the fields the agent leaves to other owners (`ignoreDifferences`, when any), and the
     taints the hub gives it from its heartbeats (with `timeAdded`: a restarted hub reads
@@ -644,10 +646,14 @@ def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
     the agent judges custom kinds by them), and where its agent pushes its status
     (`statusRepository`, when the fleet has `status.repositories`: gitfleet.model.statusshards),
     and the fleet's heartbeat timing (`agent:`, gitfleet.wire.heartbeat), and where the tip
-    documents are served (`tips:`, fleet.yaml `tips.url`: the agents follow it)."""
+    documents are served (`tips:`, fleet.yaml `tips.url`: the agents follow it), and where
+    its branch lives (`stateRepository`, fleet.yaml `state.repositories`:
+    gitfleet.model.stateshards; the agent fetches there)."""
     status_repository = shards.agent_url(cluster.name, cluster.labels) if shards else ""
+    state_repository = state.url_of(cluster.name, cluster.labels, cluster.sync_mode) \
+        if state else ""
     key = (cluster, tuple(sorted(cluster.labels.items())), ignore, hub_taints, health,
-           status_repository, agent, tips_url)
+           status_repository, agent, tips_url, state_repository)
     text = _CLUSTER_FILES.get(key)
     if text is None:
         if len(_CLUSTER_FILES) > 100_000:
@@ -665,7 +671,8 @@ def _cluster_file(cluster: Cluster, ignore: tuple[IgnoreEntry, ...] = (),
             health_rules=tuple(health.to_list()) if health.rules else (),
             health_progress_timeout=format_duration(progress)
             if progress != NO_RULES.progress_timeout else "",
-            status_repository=status_repository, agent=agent, tips_url=tips_url))
+            status_repository=status_repository, agent=agent, tips_url=tips_url,
+            state_repository=state_repository))
     return text
 
 
@@ -713,7 +720,8 @@ def _write_cluster(ctx: _Context, cluster: Cluster, drafts: dict[str, _Draft],
                                                     ctx.fleet.settings.health,
                                                     ctx.fleet.settings.status,
                                                     ctx.fleet.heartbeat,
-                                                    ctx.fleet.settings.tips_url)
+                                                    ctx.fleet.settings.tips_url,
+                                                    ctx.fleet.settings.state)
     n_desc = n_obj = 0
     delivered, doubles = _delivered(ctx, drafts, kept)
     for plan, message in doubles:

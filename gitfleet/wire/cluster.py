@@ -33,7 +33,7 @@ NO_SCHEDULE = "NoSchedule"
 
 _FIELDS = ("name", "namespace", "labels", "syncMode", "clusterId", "taints", "provider",
            "region", "zone", "ignoreDifferences", "healthRules", "healthProgressTimeout",
-           "statusRepository", AGENT_KEY, "tips")
+           "statusRepository", "stateRepository", AGENT_KEY, "tips")
 _TIPS_FIELDS = ("url",)
 _TAINT_FIELDS = frozenset({"key", "value", "effect", "timeAdded"})
 
@@ -67,6 +67,7 @@ class ClusterFile:
     health_rules: tuple[Mapping[str, Any], ...] = ()
     health_progress_timeout: str = ""   # a duration as written ("": the default)
     status_repository: str = ""         # "": the fleet repo holds the cluster's status
+    state_repository: str = ""          # "": the fleet repo holds the cluster's branch
     agent: HeartbeatTiming | None = None
     tips_url: str = ""                  # the folder of the hub's tip documents ("": none said)
     # what the reader found and could not use (unknown fields, an `agent:` that does not
@@ -97,6 +98,8 @@ def cluster_file(doc: ClusterFile) -> bytes:
         out["healthProgressTimeout"] = doc.health_progress_timeout
     if doc.status_repository:
         out["statusRepository"] = doc.status_repository
+    if doc.state_repository:
+        out["stateRepository"] = doc.state_repository
     if doc.agent is not None:
         out[AGENT_KEY] = doc.agent.to_cluster()
     if doc.tips_url:
@@ -150,6 +153,7 @@ def read_cluster(data: bytes | str, path: str = CLUSTER_FILE, *,
                                                 "healthRules")), ()),
         health_progress_timeout=text(doc, "healthProgressTimeout"),
         status_repository=text(doc, "statusRepository"),
+        state_repository=text(doc, "stateRepository"),
         agent=agent, tips_url=tips_url, problems=tuple(f"{path}: {p}" for p in problems))
 
 

@@ -127,3 +127,42 @@ def test_a_cluster_that_changed_hands_is_refused_at_the_publish(
     lost = next(c for c in owned if not s0.owner().owns(c))
     with pytest.raises(OwnershipMoved, match=lost):
         s0.check([RefUpdate(Branches().cluster(lost), "1" * 40, None)])
+
+
+def test_a_shard_whose_lease_lapsed_comes_back_as_a_newcomer(
+        shard: Callable[..., Shards]) -> None:
+    s0 = shard("s0")
+    clock = shard.clock  # type: ignore[attr-defined]
+    for _ in range(6):
+        s0.tick()
+        clock.advance(3)
+    assert s0.owner().members == ("s0",)
+    shard.sim.down()  # type: ignore[attr-defined]
+    clock.advance(20)            # its Lease lapsed meanwhile
+    s0.tick()
+    shard.sim.up()  # type: ignore[attr-defined]
+    s0.tick()
+    lease = s0.leases.get("gitfleet-hub-shard-s0")
+    assert lease is not None and lease.acquired == lease.renewed == clock.now()
+    assert "not a member yet" in s0.owner().refused   # the others may have taken its share
+    for _ in range(6):
+        clock.advance(3)
+        s0.tick()
+    assert s0.owner().members == ("s0",)
+
+
+def test_the_hub_is_woken_when_its_standing_changes_and_only_then(
+        shard: Callable[..., Shards]) -> None:
+    s0 = shard("s0")
+    clock = shard.clock  # type: ignore[attr-defined]
+    woken: list[tuple[str, ...]] = []
+    s0.on_change = lambda: woken.append(s0.view().members(clock.now()))
+    s0.tick()                          # leads at once, counts one join delay later
+    for _ in range(6):
+        clock.advance(3)
+        s0.tick()
+    assert woken == [(), ("s0",)]
+    shard.sim.down()  # type: ignore[attr-defined]
+    clock.advance(10)
+    s0.tick()                          # its list of members too old to write by
+    assert len(woken) == 3

@@ -30,7 +30,7 @@ from gitfleet.state.signing import SigningKey, TrustedKeys
 from gitfleet.wire.cluster import ClusterFile, cluster_file, read_cluster
 from gitfleet.wire.tips import Tip, encode
 from tests.agent.fleetstate import configmap, description_files, publish
-from tests.harness import Remote, clone, push, run_hub, wait_for
+from tests.harness import Remote, clone, gitfleet, push, run_hub, wait_for
 from tests.tips.servers import CountingGitDaemon, StaticSite
 
 REF = Branches().cluster("c1")
@@ -218,3 +218,15 @@ def test_the_hub_announces_fleet_yamls_url_in_every_cluster_yaml_and_refuses_a_b
     assert "s3cret" not in done.stdout + done.stderr
     kept = yaml.safe_load(remote.git.read_blob(Branches().cluster("c1"), "cluster.yaml"))
     assert kept["tips"] == {"url": "https://tips.example/fleet"}   # the last good fleet.yaml
+
+
+@pytest.mark.parametrize("once", [True, False])
+def test_a_tips_url_flag_carrying_a_secret_is_refused_before_anything_starts(
+        tmp_path: Path, once: bool) -> None:
+    done = gitfleet("agent", "--repo", str(tmp_path / "none.git"), "--cluster", "c1",
+                    "--kubeconfig", str(tmp_path / "missing"), "--workdir", str(tmp_path / "a"),
+                    "--tips-url", "https://ops:hunter2@tips.example/fleet",
+                    *(["--once"] if once else []), timeout=60)
+    assert done.returncode != 0
+    assert "--tips-url must not carry credentials" in done.stderr, done.stderr
+    assert "hunter2" not in done.stdout + done.stderr

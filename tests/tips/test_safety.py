@@ -232,15 +232,16 @@ def test_by_default_the_hub_waits_for_every_agent_to_read_the_field_then_signs_i
     beats = {f"c{i}": "0.2.0" for i in range(400)} | {"c3": "0.1.0", "c4": "",
                                                        "c5": "hub-push-worker/0.1.0"}
     publisher.publish(_heads(400), state="d" * 40, ref=Branches().cluster,
-                      older=older_agents(_statuses(beats)))
+                      older=older_agents(_statuses(beats), [*beats, "silent", "new"]))
     assert said() == 0
     assert "until every agent reads safetySeconds" in caplog.text
     fields = [getattr(r, "fields", {}) for r in caplog.records]
-    assert any(f.get("agents_before") == "2 report a release before 0.2.0 (or none)"
-               for f in fields), fields                       # c3 and c4, not the worker
-    beats |= {"c3": "0.2.0", "c4": "0.3.1"}                     # the last two upgraded
+    assert any(f.get("agents_before") == "4 report a release before 0.2.0 (or none)"
+               for f in fields), fields      # c3, c4, and two without a heartbeat; no worker
+    beats |= {"c3": "0.2.0", "c4": "0.3.1"}                     # the last two upgraded...
+    assert older_agents(_statuses(beats), [*beats, "silent", "new"]) == 2
     publisher.publish(_heads(400), state="d" * 40, ref=Branches().cluster,
-                      older=older_agents(_statuses(beats)))
+                      older=older_agents(_statuses(beats), beats))   # ...and the others beat
     assert said() == 1200 and publisher.issued == 800          # every document re-signed
     assert "is now chosen from the fleet's size" in caplog.text
 
@@ -269,3 +270,19 @@ def test_a_fixed_interval_the_fleet_outgrows_is_said(caplog: pytest.LogCaptureFi
     assert doc is not None
     assert "safetySeconds" not in json.loads(json.loads(doc.body)["tip"])
     assert "--tips-safety auto" in caplog.text
+
+
+def test_status_pushes_over_the_budget_in_the_fleet_repository_are_said_once(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """100,000 clusters with status in the fleet repository: 27.8 status pushes/s from changes
+    alone (one per change, one change per cluster an hour) and 4.6 heartbeats at 6 h; no
+    safety interval offsets them, so the hub says what to do."""
+    choice = SafetyChoice()
+    choice.check_status_pushes(10_000, heartbeat=2400, own_repos=False)     # 6.9/s: fine
+    choice.check_status_pushes(100_000, heartbeat=21600, own_repos=True)    # their own repos
+    assert "status.repositories" not in caplog.text
+    for _ in range(2):
+        choice.check_status_pushes(100_000, heartbeat=21600, own_repos=False)
+    said = [getattr(r, "fields", {}) for r in caplog.records
+            if "status.repositories" in r.getMessage()]
+    assert [f.get("pushes_per_second") for f in said] == [32.4]

@@ -23,6 +23,7 @@ FULL = ClusterFile(
     health_rules=({"group": "example.com", "kind": "Widget", "current": "true"},),
     health_progress_timeout="7m",
     status_repository="https://git.example/status-eu.git",
+    state_repository="https://git.example/state-eu.git",
     agent=HeartbeatTiming(interval=60.0, jitter=0.1, tolerance=180.0))
 
 
@@ -57,6 +58,7 @@ healthRules:
   current: "true"
 healthProgressTimeout: "7m"
 statusRepository: "https://git.example/status-eu.git"
+stateRepository: "https://git.example/state-eu.git"
 agent:
   heartbeatInterval: "1m"
   heartbeatJitter: "10%"
@@ -81,7 +83,8 @@ def test_an_unknown_field_is_named_and_the_rest_still_applies() -> None:
     assert back.problems == (
         f"{PATH}: unknown field statusRepo (did you mean statusRepository?); it has "
         "name, namespace, labels, syncMode, clusterId, taints, provider, region, zone, "
-        "ignoreDifferences, healthRules, healthProgressTimeout, statusRepository, agent, tips",)
+        "ignoreDifferences, healthRules, healthProgressTimeout, statusRepository, stateRepository, "
+        "agent, tips",)
     assert back.sync_mode == "Push" and back.agent == FULL.agent and back.status_repository == ""
 
 
