@@ -20,14 +20,14 @@ class Killed(BaseException):
 def killed_at_state_publish(f: RolloutFleet) -> Hub:
     """A fresh hub that dies right before it would publish the state commit."""
     hub = f.new_hub()
-    publish = hub.store.publish
+    publish = hub.publish       # what the hub publishes through (a shard's is fenced)
 
     def dying(updates: Sequence[RefUpdate]) -> None:
         if any(u.ref.endswith("/state") for u in updates):
             raise Killed
         publish(updates)
 
-    hub.store.publish = dying  # type: ignore[method-assign]
+    hub.publish = dying
     return hub
 
 
