@@ -91,6 +91,8 @@ class Hub:
             git.trailers, publish = (shards.trailer(),), shards.fenced(publish)
         self.publish = publish
         self.tips = publisher_for(git, self.clock, settings)   # tip documents (docs/tips.md)
+        if self.tips is not None:
+            self.tips.placed = self.places.placed_tips
         fleet_wide: list[Reactor] = [Registrations(git, publish),
                                      PlanExpiry(git, self.clock, publish)]   # plans' TTL
         if push is not None:

@@ -184,6 +184,9 @@ class TipPublisher:
         self._own = TrustedKeys.of(key) if key is not None else None
         self._seen: tuple[str | None, Mapping[str, tuple[str, str]], int] | None = None
         self._tips: dict[str, str] = {}            # cluster -> commit, as published
+        # the tips of branches in state repositories (gitfleet.state.placement): the fleet
+        # repo holds only their link
+        self.placed: Callable[[], Mapping[str, str]] = dict
         self._on_disk: dict[str, bytes] | None = None
         self.issued = 0                            # documents signed so far (for tests)
 
@@ -195,6 +198,7 @@ class TipPublisher:
             return FOREVER
         prefix = done.inputs.branches.cluster("")
         heads = {ref[len(prefix):]: sha for ref, sha in self.git.refs(prefix).items()}
+        heads.update(self.placed())
         self.publish(heads, state=done.state, ref=done.inputs.branches.cluster, older=older)
         fleet = done.inputs.fleet
         self.safety.check_status_pushes(len(heads), heartbeat=fleet.heartbeat.interval,

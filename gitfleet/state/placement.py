@@ -164,8 +164,22 @@ class StatePlaces:
         with contextlib.suppress(RefConflict):    # the next round fetches it again
             self.git.update_refs(copies)
         tips = self.tips.setdefault(place, {})
-        for u in updates:
-            tips.pop(u.ref[len(prefix):], None)   # (time and tree unknown here: re-read)
+        for u in updates:    # (tree and time are read again at the next round's fetch)
+            name = u.ref[len(prefix):]
+            if u.new is None:
+                tips.pop(name, None)
+            else:
+                tips[name] = Tip(u.new, NO_TREE, 0)
+
+    def placed_tips(self) -> dict[str, str]:
+        """cluster -> the tip of its branch in the state repository it is placed in (as
+        fetched this round, or as written since): what tip documents announce."""
+        out = {}
+        for name, place in self.assigned.items():
+            tip = self.tips.get(place, {}).get(name)
+            if tip is not None:
+                out[name] = tip.commit
+        return out
 
     def _read_places(self, tips: Iterable[Tip]) -> None:
         """Learn which place the `cluster.yaml` of each of `tips` names (one batch, once per

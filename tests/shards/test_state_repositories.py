@@ -22,6 +22,7 @@ from gitfleet.render.core import render
 from gitfleet.state.git import Git, init_repo
 from gitfleet.state.signing import SigningKey, TrustedKeys
 from gitfleet.state.store import open_store
+from gitfleet.wire.tips import decode
 from tests.fleetfixtures import NAMESPACE, config_map, feed, managed_cluster, subscription
 from tests.harness import Remote, commit, git
 
@@ -189,3 +190,27 @@ def test_only_a_signed_commit_sends_the_agent_elsewhere(
     fresh.step()
     assert fresh.branch.url == remote.url, "an unsigned commit names no place to follow"
     assert _value(sim) == "1"
+
+
+def test_tip_documents_name_the_tip_in_the_state_repository(
+        tmp_path: Path, remote: Remote) -> None:
+    a_url = (tmp_path / "state-a.git").as_uri()
+    a = init_repo(tmp_path / "state-a.git", bare=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    git(work, "init", "-q", "-b", "main")
+    _source(work, remote, _fleet(("a", a_url, "env: test")))
+    key, folder = SigningKey.generate(), tmp_path / "tips"
+    hub = Hub(open_store(str(remote.git.path)), settings=HubSettings(
+        fleet_status=False, signing_key=key, tips=True, tips_dir=folder))
+
+    def announced() -> str:
+        return decode((folder / "c1.json").read_bytes(), cluster="c1", ref=REF,
+                      trusted=TrustedKeys.of(key)).tip.commit
+
+    hub.run_once()
+    assert announced() == a.resolve(REF)
+    _source(work, remote, _fleet(("a", a_url, "env: test")), data="v: '2'")
+    hub.run_once()
+    assert a.resolve(REF) != remote.git.resolve(REF), "the fleet repo holds the link only"
+    assert announced() == a.resolve(REF), "the document names the tip the agent fetches"
