@@ -209,6 +209,9 @@ class Hub:
         if self.shards is not None:
             inputs = self.seen = dataclasses.replace(inputs, heads=shard.heads(inputs.heads))
             self.metrics.shard = shard.figures(inputs.fleet.clusters, leads=self.shards.leads())
+        # a place a cluster left, once its agent applied a commit naming the new one (owned
+        # clusters only: the deletions pass the shard fence like every write)
+        self.places.purge(self.publish, inputs.status.statuses, owned=inputs.heads.clusters)
         parts = tuple(planner.plan(inputs) for planner in self.planners)
         status_input = "+".join(part.digest for part in parts if part.digest)
         files = {path: data for part in parts for path, data in part.files.items()}

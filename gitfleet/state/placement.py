@@ -37,6 +37,7 @@ from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.urls import redact
 from gitfleet.state.writer import StateHeads
 from gitfleet.wire.cluster import CLUSTER_FILE, read_cluster
+from gitfleet.wire.status import ClusterStatus
 
 LOG = logging.getLogger("gitfleet.hub.placement")
 STATE_REFS = "refs/gitfleet-state/"       # <repository>/<cluster>: as last fetched or pushed
@@ -71,7 +72,11 @@ class StatePlaces:
     tips: dict[str, dict[str, Tip]] = field(default_factory=dict)   # place -> cluster -> tip
     moving: dict[str, tuple[str, ...]] = field(default_factory=dict)   # cluster -> the places
     #                                         written before its own (where its agent may read)
-    _named: dict[str, str] = field(default_factory=dict)   # cluster tree -> the place it names
+    _named: dict[str, str] = field(default_factory=dict)   # tree or commit -> the place its
+    #                                                          cluster.yaml names
+    settled: dict[str, str] = field(default_factory=dict)   # cluster -> its place, for those
+    #                                    settled there and still holding a branch elsewhere
+    purging: dict[str, list[str]] = field(default_factory=dict)   # cluster -> places to purge
     fetches: int = 0
     _none: bool = False      # no state repositories and no copies of any: nothing to route
 
@@ -83,7 +88,7 @@ class StatePlaces:
         written (the round is retried with backoff)."""
         self.shards, self.branches = shards, branches
         self.assigned = dict(assigned)
-        self.moving = {}
+        self.moving, self.settled = {}, {}
         if not shards and (self._none or not self.git.refs(STATE_REFS)):
             self.tips, self._none = {}, True     # no state repositories, and no copies left:
             return heads                         # (copies come only from listed ones)
@@ -94,7 +99,7 @@ class StatePlaces:
         names = set(self.assigned).union(*(set(t) for t in self.tips.values()))
         spread = {name: [(p, tip) for p, places in self.tips.items()
                          if (tip := places.get(name)) is not None] for name in names}
-        self._read_places(tip for found in spread.values() if len(found) > 1
+        self._read_places(tip.tree for found in spread.values() if len(found) > 1
                           for _, tip in found)
         for name, found in spread.items():
             place = self.assigned.get(name, FLEET)
@@ -112,6 +117,8 @@ class StatePlaces:
                 if place != FLEET and name not in self.tips[FLEET]:   # its link is gone
                     self.moving[name] = (FLEET,)
                     out[name] = (newest.commit, NO_TREE)
+                elif len(found) > 1 + (place != FLEET):     # still somewhere it left
+                    self.settled[name] = place
                 continue
             # the agent reads a place holding the newest commit: each of them (and the fleet
             # repo, its link) gets the move commit first, the new place last
@@ -120,6 +127,41 @@ class StatePlaces:
             log(LOG, logging.INFO, "cluster branch moving", cluster=name,
                 source=",".join(p or "fleet repo" for p in holding), to=place or "fleet repo")
         return StateHeads(state=heads.state, clusters=out)
+
+    def purge(self, publish: Publish, statuses: Mapping[str, ClusterStatus], *,
+              owned: Mapping[str, object]) -> None:
+        """Delete the branch of each cluster in the state repositories it left, once it is
+        settled in its place (the newest commit there, naming it, the fleet repo's link
+        present) and its agent's status says it applied a commit naming that place: the agent
+        fetches there now. Each deletion is leased on the tip fetched, and goes through
+        `publish` (the hub's, fenced with shards; routed here by `self.publish`). A deleted
+        place the agent still read would send it to the fleet repo's link, which names the
+        new place: nothing is lost either way. Places fleet.yaml no longer lists are kept."""
+        listed = self.shards.by_name()
+        candidates: dict[str, list[str]] = {}
+        for name, place in self.settled.items():
+            left = [q for q in self.tips if q not in (FLEET, place) and q in listed and
+                    name in self.tips[q]]
+            status = statuses.get(name)
+            if left and name in owned and status is not None and status.sync.cluster_commit:
+                candidates[name] = left
+        if not candidates:
+            return
+        applied = {name: statuses[name].sync.cluster_commit for name in candidates}
+        self._read_places(applied.values())
+        prefix = self.branches.cluster("")
+        updates = []
+        self.purging = {}
+        for name, left in candidates.items():
+            if self._named.get(applied[name]) != self.settled[name]:
+                continue
+            self.purging[name] = left
+            updates.append(RefUpdate(prefix + name, None, self.tips[left[0]][name].commit))
+        if updates:
+            log(LOG, logging.INFO, "cluster branches purged where their clusters left",
+                clusters=len(updates))
+            publish(updates)
+        self.purging = {}
 
     def publish(self, updates: Sequence[RefUpdate]) -> None:
         """Send each cluster branch update to its place (a moving cluster's first to where its
@@ -136,6 +178,10 @@ class StatePlaces:
                 first.setdefault(FLEET, []).append(update)
                 continue
             name = update.ref[len(prefix):]
+            if update.new is None:    # (the writer never deletes a cluster branch: a purge)
+                for q in self.purging.get(name, ()):
+                    last.setdefault(q, []).append(self._update(q, name, update))
+                continue
             place = self.assigned.get(name, FLEET)
             for old in self.moving.get(name, ()):
                 if old != place:
@@ -181,11 +227,12 @@ class StatePlaces:
                 out[name] = tip.commit
         return out
 
-    def _read_places(self, tips: Iterable[Tip]) -> None:
-        """Learn which place the `cluster.yaml` of each of `tips` names (one batch, once per
-        tree): a commit found in several places is the one its agent follows there."""
+    def _read_places(self, revs: Iterable[str]) -> None:
+        """Learn which place the `cluster.yaml` of each of `revs` (trees or commits) names
+        (one batch, once each): a commit found in several places is the one its agent
+        follows there."""
         urls = {repo.url: repo.name for repo in self.shards.repositories}
-        wanted = {tip.tree for tip in tips if tip.tree not in self._named}
+        wanted = {rev for rev in revs if rev not in self._named}
         if not wanted:
             return
         if len(self._named) > 200_000:

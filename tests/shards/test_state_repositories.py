@@ -132,6 +132,11 @@ def test_the_agent_follows_its_branch_into_state_repositories(
     agent.step()
     assert _value(sim) == "3"
     assert agent.branch.url == b_url
+    hub.run_once()      # its status says it applied a commit naming b: a is purged
+    assert a.resolve(REF) is None, "the place it left is purged once the agent moved"
+    assert _named(b) == b_url and _named(remote.git) == b_url, "the link stays"
+    agent.step()
+    assert _value(sim) == "3" and agent.branch.url == b_url
 
     # a hub killed after the link, before the new place: as if b's branch was never written
     # (b stays listed until its clusters have left it: it is where their agents read)
