@@ -119,8 +119,9 @@ class Verifier:
 
     def _know_applied(self, applied: str, now: float, out: StepOutcome) -> bool:
         """Fetch the applied cluster commit by id when this repository lacks it (a restarted
-        agent with a new workdir, after the branch was pushed back): without it, an older
-        commit cannot be told from an unrelated one. Gone from the fleet repo (Git says "not
+        agent with a new workdir, after the branch was pushed back), where the branch lives
+        (a state repository: docs/state-shards.md): without it, an older
+        commit cannot be told from an unrelated one. Gone from there (Git says "not
         our ref" over protocol v2): judged as before (logged), never a refusal of every commit
         on a status record's word. Any other failure (the remote away, a 503, any answer over
         protocol v0) is retried with the Git backoff, and False until it is known: the caller
@@ -130,7 +131,7 @@ class Verifier:
         if not self.retry.ready(now):
             return False
         try:
-            self.git.fetch_object(self.settings.repo_url, applied)
+            self.git.fetch_object(self.branch.url, applied)   # where the branch lives
         except GitfleetError as exc:
             if not _gone(exc):
                 wait = self.retry.failed(now, self.rng)

@@ -219,3 +219,37 @@ def test_tip_documents_name_the_tip_in_the_state_repository(
     hub.run_once()
     assert a.resolve(REF) != remote.git.resolve(REF), "the fleet repo holds the link only"
     assert announced() == a.resolve(REF), "the document names the tip the agent fetches"
+
+
+@pytest.mark.slow
+def test_a_replay_in_the_state_repository_is_refused_by_a_restarted_agent(
+        tmp_path: Path, served_remote: Remote, kubesim: Callable[..., KubeSim],
+        make_agent: Callable[..., Agent]) -> None:
+    a_url = (tmp_path / "state-a.git").as_uri()
+    a = init_repo(tmp_path / "state-a.git", bare=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    git(work, "init", "-q", "-b", "main")
+    _source(work, served_remote, _fleet(("a", a_url, "env: test")))
+    key = SigningKey.generate()
+    # the hub works on a mirror of a remote fleet repo: the remote gets the links only
+    hub = Hub(open_store(served_remote.url, cache_dir=tmp_path / "hub-cache"),
+              settings=HubSettings(fleet_status=False, signing_key=key))
+    hub.run_once()
+    first = a.resolve(REF) or ""
+    trusted = TrustedKeys.of(key)
+    sim = kubesim()
+    agent = make_agent(served_remote, sim, register=False, trusted_hub_keys=trusted)
+    agent.step()
+    _source(work, served_remote, _fleet(("a", a_url, "env: test")), data="v: '2'")
+    hub.run_once()
+    agent.step()
+    assert _value(sim) == "2"
+    # someone who can push to the state repository pushes the old, well-signed state back;
+    # an agent restarted on a new workdir knows the applied commit from its cluster's record
+    a.run("update-ref", REF, first)
+    fresh = make_agent(served_remote, sim, register=False, trusted_hub_keys=trusted)
+    fresh.step()
+    assert fresh.branch.url == a_url
+    assert _value(sim) == "2", "the older commit is refused: it fetched the applied one by id " \
+        "where the branch lives"
