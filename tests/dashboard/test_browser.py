@@ -84,6 +84,10 @@ def test_the_grid_shows_every_cluster_and_application_and_filters_by_url(
                                          "-l", "env=prod", "-o", "json"))
     assert 0 < len(prod) < len(clusters)
     page.fill("#f-l", "env=prod")
+    # a live update (the next heartbeat) rebuilds the page while the user types: the text stays
+    page.evaluate("() => { window.typedInto = document.querySelector('form.filters'); }")
+    page.wait_for_function("() => document.querySelector('form.filters') !== window.typedInto")
+    assert page.input_value("#f-l") == "env=prod"
     page.keyboard.press("Enter")
     page.wait_for_function(f"() => document.querySelectorAll('#grid tbody tr').length == "
                            f"{len(prod)}")

@@ -484,7 +484,18 @@
       else parts = [h("h1", {}, "Not available"), h("p", { class: "error", role: "alert" }, e.message)];
     }
     if (r.hash !== location.hash) return;   // the user moved on meanwhile
+    // a live update keeps what the user is typing into a filter (the new form is built from
+    // the URL, which has not changed yet): its text and caret
+    const typed = keepFocus ? [...view.querySelectorAll("form.filters input")].map((i) =>
+      [i.id, i.value, i.selectionStart, i.selectionEnd]) : [];
     view.replaceChildren(...parts);
+    for (const [id, value, start, end] of typed) {
+      const input = id && document.getElementById(id);
+      if (input && input.value !== value) {
+        input.value = value;
+        if (id === focused && start !== null) input.setSelectionRange(start, end);
+      }
+    }
     if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
     if (keepFocus) window.scrollTo(scroll[0], scroll[1]);
     route = r.hash;
