@@ -1,6 +1,7 @@
 """One hub shard's share of a fleet, against one hub doing it all (issue 34).
 
-    .venv/bin/python bench/bench_shards.py [--clusters 10000] [--templates 10] [--shards 8]
+    .venv/bin/python bench/bench_shards.py [--clusters 10000] [--templates 30] [--shards 8]
+        [--cases one-hub,shard]
 
 On a fleet from `bench/fleetgen.py` committed to a fresh local repository, each case runs in
 a process of its own (its peak memory is its own): `one-hub` is `Hub` without shards; `shard`
@@ -11,9 +12,8 @@ cluster's Localization edited: the round of the shard that owns that cluster). C
 count the case's process and its Git children; the load average is printed, as the machine is
 shared.
 
-Today each shard renders the whole fleet and writes its own state branch of it; what it
-divides is the cluster branches published (and their commits and ref updates): the figures
-show which part of a round that is.
+The shard renders only the clusters it owns (gitfleet.hub.assembly): `clusters_rendered` says
+how many. `--cases shard` measures the shard alone (a fleet too large for one hub here).
 """
 
 from __future__ import annotations
@@ -94,6 +94,7 @@ def case(work: Path, kubeconfig: Path | None, me: str, repeats: int) -> dict[str
             "first_round_peak_rss_mib": round(first_rss), "render_s":
             round(first.render_seconds, 2), "write_s": round(first.write_seconds, 2),
             "cluster_branches_published": len(first.moved),
+            "clusters_rendered": len(first.result.clusters),
             "objects_written": first.objects_written,
             "one_change_round_median_s": round(statistics.median(rounds), 3),
             "one_change_round_cpu_median_s": round(statistics.median(rounds_cpu), 3),
@@ -106,6 +107,7 @@ def main() -> int:
     p.add_argument("--templates", type=int, default=30)
     p.add_argument("--shards", type=int, default=8)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--cases", default="one-hub,shard", help="comma-separated: one-hub, shard")
     p.add_argument("--case", choices=("one-hub", "shard"), help=argparse.SUPPRESS)
     p.add_argument("--work", help=argparse.SUPPRESS)
     p.add_argument("--kubeconfig", help=argparse.SUPPRESS)
@@ -126,7 +128,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-shards-") as tmp, KubeSim() as sim:
         kubeconfig = sim.write_kubeconfig(Path(tmp) / "kubeconfig")
         leases_in(kubeconfig, args.shards, owner)
-        for name in ("one-hub", "shard"):
+        for name in args.cases.split(","):
             work = Path(tmp) / name
             make_repo(work, {k: v for k, v in files.items()})
             out = subprocess.run([sys.executable, __file__, "--case", name, "--work",

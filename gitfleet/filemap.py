@@ -261,6 +261,17 @@ def files_in(files: Mapping[str, bytes], folders: Collection[str]) -> list[str]:
     return [p for p in files if p.rpartition("/")[0] in wanted]
 
 
+def files_below(files: Mapping[str, bytes], folders: Collection[str]) -> list[str]:
+    """The paths of `files` in or below one of `folders`. A state read lazily lists only
+    those folders (level by level); any other map is walked."""
+    shas = files.shas if isinstance(files, LazyFiles) else None
+    lister = getattr(shas, "files_below", None)
+    if lister is not None:
+        return list(lister(folders))
+    prefixes = tuple(f"{folder}/" for folder in folders)
+    return [p for p in files if p.startswith(prefixes)]
+
+
 def overlay(base: Mapping[str, bytes], changes: Mapping[str, bytes],
             removed: Collection[str]) -> Overlay:
     """`base` changed by `changes` and `removed` (flattened onto the base of an overlay)."""

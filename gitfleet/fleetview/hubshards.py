@@ -3,8 +3,9 @@ branches (`<prefix>/shards/<name>`), whose commits name the source commit they r
 
 With shards, the state of the fleet for source commit X is every shard's state naming X: each
 cluster branch carries the render of the shard that owns it, so until the last shard has
-written X some clusters still run an earlier commit. `<prefix>/state` is the leader's own
-state (one render of the whole fleet, for the tables and the dashboard).
+written X some clusters still run an earlier commit. `<prefix>/state` is the fleet's state
+the leader publishes: its own state, or (shards that render only their own clusters) one
+assembled from the cluster branches, whose `Shard-State` trailer names the leader's state.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class ShardProgress:
     state: str
     source_commit: str
     time: int
+    leads: bool = False        # `<prefix>/state` was assembled from this state (Shard-State)
 
 
 def read_shards(git: Git, branches: Branches) -> list[ShardProgress]:
@@ -32,11 +34,14 @@ def read_shards(git: Git, branches: Branches) -> list[ShardProgress]:
     out = git.run("for-each-ref", "--format=%(objectname)%09%(committerdate:unix)%09"
                   "%(contents:trailers:key=Source-Commit,valueonly,separator=%x20)%09"
                   "%(refname)", prefix).decode()
+    leader = git.run("for-each-ref", "--format=%(contents:trailers:key=Shard-State,valueonly,"
+                     "separator=%x20)", branches.state).decode().strip()
     found = []
     for line in out.splitlines():
         sha, when, source, ref = line.split("\t")
         found.append(ShardProgress(name=ref[len(prefix):], state=sha,
-                                   source_commit=source.strip(), time=int(when or 0)))
+                                   source_commit=source.strip(), time=int(when or 0),
+                                   leads=bool(leader) and sha == leader))
     return sorted(found, key=lambda s: s.name)
 
 
@@ -46,5 +51,5 @@ def shard_rows(shards: list[ShardProgress], *, state: str | None, tip: str | Non
     branch's tip, whether it leads (`<prefix>/state` is its state) and its state's age."""
     return [{"name": s.name, "sourceCommit": s.source_commit[:12],
              "current": "yes" if tip and s.source_commit == tip else "no",
-             "leads": "yes" if s.state == state else "", "stateCommit": s.state,
+             "leads": "yes" if s.leads or s.state == state else "", "stateCommit": s.state,
              "ageSeconds": max(0, int(now - s.time)) if s.time else None} for s in shards]

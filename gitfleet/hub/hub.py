@@ -24,6 +24,7 @@ from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import InputError, RefConflict, TransientError
 from gitfleet.filemap import with_changes
 from gitfleet.hub.approvals import RefusedPrunes
+from gitfleet.hub.assembly import Share, Shares
 from gitfleet.hub.autoscaling import Autoscaling
 from gitfleet.hub.capacity import Capacity
 from gitfleet.hub.charts import HelmCharts
@@ -73,6 +74,7 @@ class Hub:
                  rng: random.Random | None = None, push: PushRegistry | None = None,
                  charts: Charts | None = None, shards: Shards | None = None) -> None:
         self.store, self.push, self.shards = store, push, shards
+        self.shares = Shares(store.git)     # with shards: each round's share of the fleet
         self.settings = settings = settings or HubSettings()
         if settings.signing_key is not None:
             store.git.signer = settings.signing_key    # every commit the hub writes
@@ -206,8 +208,12 @@ class Hub:
         placing = inputs.fleet.settings.state
         inputs = self.seen = dataclasses.replace(inputs, heads=self.places.heads(
             placing, placing.assign(inputs.fleet.clusters), inputs.branches, inputs.heads))
-        if self.shards is not None:
-            inputs = self.seen = dataclasses.replace(inputs, heads=shard.heads(inputs.heads))
+        share: Share | None = None
+        if self.shards is not None:   # its own clusters rendered, the fleet's state assembled
+            share = self.shares.of(inputs.fleet, inputs.heads, inputs.previous, shard.owns)
+            inputs = self.seen = dataclasses.replace(
+                inputs, heads=shard.heads(inputs.heads),
+                previous=inputs.previous if share is None else share.fleet)
             self.metrics.shard = shard.figures(inputs.fleet.clusters, leads=self.shards.leads())
         # a place a cluster left, once its agent applied a commit naming the new one (owned
         # clusters only: the deletions pass the shard fence like every write)
@@ -216,13 +222,13 @@ class Hub:
         status_input = "+".join(part.digest for part in parts if part.digest)
         files = {path: data for part in parts for path, data in part.files.items()}
         if self.shards is not None:   # a new member list is a new write (clusters move)
-            status_input += f"+{shard.digest}"
+            status_input += f"+{shard.digest}" + ("+divided" if share is not None else "")
         key = WriteKey.of(inputs.source, inputs.branches, inputs.heads, status_input, files)
         report, started, read_before = None, time.perf_counter(), state_read(inputs.previous)
         if key != self._written:
             snapshot = StatusSnapshot(**{k: v for p in parts for k, v in p.snapshot.items()})
             rendering = self.renderer.render(inputs, snapshot, status_input, {
-                k: v for p in parts for k, v in p.render_inputs.items()})
+                k: v for p in parts for k, v in p.render_inputs.items()}, share=share)
             report = self._write(inputs, parts, rendering, status_input, started=started,
                                  read_before=read_before)
         elif self.renderer.result is not None and self.gate.last and self.gate.last.active:

@@ -31,6 +31,7 @@ import gitfleet
 from gitfleet.collector import collector_paused
 from gitfleet.filemap import LazyFiles, Overlay, touched, with_changes
 from gitfleet.hub.approvals import Approvals
+from gitfleet.hub.assembly import Share
 from gitfleet.hub.round import RoundInputs
 from gitfleet.layout import ERRORS_FILE
 from gitfleet.logs import log
@@ -114,27 +115,40 @@ class Renderer:
         self.approvals = Approvals(self.git, self.approval_keys)
 
     def render(self, inputs: RoundInputs, snapshot: StatusSnapshot, status_input: str,
-               extra: Mapping[str, Any]) -> Rendering:
+               extra: Mapping[str, Any], *, share: Share | None = None) -> Rendering:
         """The render of `inputs` with `snapshot`; `extra`: more keyword inputs (run with
-        the cycle collector paused: gitfleet.hub.collector)."""
+        the cycle collector paused: gitfleet.hub.collector). `share`: a hub shard's round
+        that renders only the clusters it owns (gitfleet.hub.assembly; `inputs.previous` is
+        then the whole fleet's, assembled)."""
+        only = share.owned if share is not None else None
         with collector_paused():
-            found = self._incremental(inputs, snapshot, status_input, extra)
+            found = self._incremental(inputs, snapshot, status_input, extra, only)
             if found is None:
                 found = Rendering(render(inputs.fleet, source_commit=inputs.source,
                                          previous_files=inputs.previous, status=snapshot,
-                                         fleet_at=inputs.fleet_at, **extra))
-            return self._guarded(inputs, found)
+                                         fleet_at=inputs.fleet_at, only_clusters=only,
+                                         **extra))
+            elif share is not None:
+                found = dataclasses.replace(found, result=dataclasses.replace(
+                    found.result, files=share.rebased(found.result.files)))
+            return self._guarded(inputs, found, share)
 
-    def _guarded(self, inputs: RoundInputs, rendering: Rendering) -> Rendering:
+    def _guarded(self, inputs: RoundInputs, rendering: Rendering,
+                 share: Share | None = None) -> Rendering:
         """`rendering` with every cluster the mass-deletion guard holds kept as the previous
         state has it, and an error naming each hold (gitfleet.render.guards). Only a new
         source commit is judged: a render for status alone (failover, replica division)
-        deletes what the hub decided, not what a commit asked for (a hold stays judged)."""
+        deletes what the hub decided, not what a commit asked for (a hold stays judged).
+        A shard judges its own clusters, and the ones it took over always: their previous
+        owner may have held them (that hold is in the branch, not in this shard's state)."""
         previous, result = inputs.previous, rendering.result
         refused = self.approvals.for_refused_prunes(inputs)   # approvals owed to agents
         base = state_trailers(self.git, inputs.heads.state).get("Source-Commit", "") \
             if inputs.heads.state else ""
-        if previous is None or (base == inputs.source and not _held(previous)):
+        judged = previous is not None and (base != inputs.source or _held(previous))
+        if share is not None and previous is not None:
+            previous, judged = share.judged(previous, judged)
+        if previous is None or not judged:
             return dataclasses.replace(rendering, guard=Verdict(approved=refused)) \
                 if refused else rendering
         # an incremental render knows what it dropped: the state is listed only for a cluster
@@ -168,7 +182,8 @@ class Renderer:
         self.last, self.result = basis, result
 
     def _incremental(self, inputs: RoundInputs, snapshot: StatusSnapshot,
-                     status_input: str, extra: Mapping[str, Any]) -> Rendering | None:
+                     status_input: str, extra: Mapping[str, Any],
+                     only: frozenset[str] | None = None) -> Rendering | None:
         if inputs.previous is None or _held(inputs.previous):
             return None      # a held cluster's files are the old ones: render them afresh
         mode, basis = "incremental", self.last
@@ -185,7 +200,8 @@ class Renderer:
         result = render_incremental(
             inputs.fleet_at(basis.source), inputs.fleet, paths=paths,
             previous_files=inputs.previous, source_commit=inputs.source, status=snapshot,
-            fleet_at=inputs.fleet_at, previous_totals=basis.totals, **extra)
+            fleet_at=inputs.fleet_at, previous_totals=basis.totals, only_clusters=only,
+            **extra)
         return None if result is None else Rendering(result, mode, len(paths))
 
     def _basis_in_git(self, state: str | None) -> Basis | None:

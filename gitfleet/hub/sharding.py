@@ -1,10 +1,11 @@
 """`hub --shards auto`: this replica's membership and leadership Leases, renewed in a thread
 of their own (a long render must not let them lapse), and the fence every ref write passes.
 
-Each shard renders the fleet into its own state branch (`<prefix>/shards/<name>`) and
-publishes only the cluster branches it owns (gitfleet.hub.membership); the holder of the
-leader Lease also writes the fleet-wide parts (fleet status, registration answers, the
-per-cluster metrics, push workers). Every publish is checked at the last moment: a cluster
+Each shard renders into its own state branch (`<prefix>/shards/<name>`) and publishes only the
+cluster branches it owns (gitfleet.hub.membership); where the fleet is divided it renders only
+those clusters (gitfleet.hub.assembly). The holder of the leader Lease also writes the
+fleet-wide parts (`<prefix>/state`, fleet status, registration answers, the per-cluster
+metrics, push workers). Every publish is checked at the last moment: a cluster
 branch only while this shard owns it, its own state only while it is a member, anything else
 only while it leads. Ref compare-and-swap (expected old values) stays underneath.
 """
@@ -22,18 +23,24 @@ from dataclasses import dataclass, field, replace
 
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import RefConflict, TransientError
+from gitfleet.hub.assembly import assemble, divides
 from gitfleet.hub.membership import SHARD_LABEL, LeaseTimes, Owner, ShardView
 from gitfleet.hub.metrics import ShardFigures
 from gitfleet.hub.round import FOREVER, Reactor, RoundDone
 from gitfleet.kube.errors import ApiError, Unreachable
 from gitfleet.kube.leases import Lease, LeaseClient, LeaseTaken
-from gitfleet.layout import Branches, ShardBranches
+from gitfleet.layout import ERRORS_FILE, Branches, ShardBranches
 from gitfleet.logs import log
+from gitfleet.model.problems import Problem
+from gitfleet.render.core import errors_file
 from gitfleet.state.git import Git, RefUpdate
-from gitfleet.state.writer import StateHeads
+from gitfleet.state.objects import OBJ_COMMIT, TreeIndex
+from gitfleet.state.writer import StateHeads, read_heads, state_trailers
+from gitfleet.wire.errors import read_errors
 
 LOG = logging.getLogger("gitfleet.hub.shards")
 SHARD_TRAILER = "Gitfleet-Shard"
+SHARD_STATE = "Shard-State"        # the fleet's state names the leader's state it was made from
 GROUP_LABEL = "gitfleet.io/hub-shards"
 Publish = Callable[[Sequence[RefUpdate]], None]
 
@@ -295,37 +302,87 @@ class ShardRound:
 
 @dataclass
 class LeaderState:
-    """Points `<prefix>/state` at the leader's own state commit, so that readers (`get`, the
-    dashboard, `status`) read one render of the whole fleet, as they do without shards."""
+    """Points `<prefix>/state` at the fleet's state, so that readers (`get`, the dashboard,
+    `status`) read one state of the whole fleet, as they do without shards.
+
+    A shard that renders the whole fleet (a fleet not divided: gitfleet.hub.assembly) points
+    it at its own state commit. A divided shard's state holds only its own clusters, so the
+    leader assembles the fleet's: its own state's top-level files, every cluster branch's
+    tree (tree ids: nothing is rendered or read) and an `errors.yaml` holding the problems of
+    every live shard's state. The fleet-wide reactors then read that state."""
 
     git: Git
     publish: Publish
+    shards: Shards
+    # the errors.yaml blobs of the shards' states last merged, and the merge
+    _errors: tuple[tuple[str | None, ...], bytes] | None = field(default=None, init=False)
 
-    def react(self, done: RoundDone) -> float:
+    def fleet_state(self, done: RoundDone) -> RoundDone:
+        """Publish the fleet's state; returns `done` as the fleet-wide reactors read it."""
         if done.state is None:
-            return FOREVER
+            return done
         ref = Branches(done.inputs.branches.prefix).state
         old = self.git.resolve(ref)
-        if old != done.state:
-            self.publish([RefUpdate(ref, done.state, old)])
-        return FOREVER
+        if not divides(done.inputs.fleet):
+            if old != done.state:
+                self.publish([RefUpdate(ref, done.state, old)])
+            return done
+        branches = Branches(done.inputs.branches.prefix)
+        heads = read_heads(self.git, branches)
+        assembly = assemble(self.git, base=self.git.resolve(f"{done.state}^{{tree}}"),
+                            clusters={n: tree for n, (_, tree) in heads.clusters.items()},
+                            files={ERRORS_FILE: self._merged_errors(branches)})
+        commit = old
+        if old is None or self.git.resolve(f"{old}^{{tree}}") != assembly.root or \
+                state_trailers(self.git, old).get(SHARD_STATE) != done.state:
+            source = state_trailers(self.git, done.state).get("Source-Commit", "")
+            message = (f"Fleet state: {len(heads.clusters)} cluster branches, assembled by "
+                       f"shard {self.shards.settings.name}\n\nSource-Commit: {source}\n"
+                       f"{SHARD_STATE}: {done.state}\n")
+            commit, body = self.git.commit_object(assembly.root, [old] if old else [], message)
+            self.git.write_objects({**assembly.objects, commit: (OBJ_COMMIT, body)})
+            self.publish([RefUpdate(ref, commit, old)])
+        return replace(done, state=commit, index=TreeIndex.lazy(
+            assembly.root, read=self.git.read_objects))
+
+    def _merged_errors(self, branches: Branches) -> bytes:
+        """The problems of every live shard's state, once each (sorted, as a render
+        writes them)."""
+        members = self.shards.owner().members or (self.shards.settings.name,)
+        states = [ShardBranches(branches.prefix, shard_name=m).state for m in members]
+        blobs = tuple(self.git.resolve(f"{ref}:{ERRORS_FILE}") for ref in states)
+        if self._errors is not None and self._errors[0] == blobs:
+            return self._errors[1]
+        found = self.git.read_objects([b for b in blobs if b])
+        errors: set[Problem] = set()
+        warnings: set[Problem] = set()
+        for data in found.values():
+            read = read_errors(data)
+            errors.update(Problem.of(p) for p in read.errors)
+            warnings.update(Problem.of(p) for p in read.warnings)
+        merged = errors_file(sorted(errors), sorted(warnings))
+        self._errors = (blobs, merged)
+        return merged
 
 
 def fleet_wide(reactors: Sequence[Reactor], shards: Shards, git: Git,
                publish: Publish) -> list[Reactor]:
-    """The fleet-wide reactors as a shard runs them: the leader's alone, with `<prefix>/state`
-    pointed at the leader's state first."""
-    return [LeaderOnly(reactor, shards) for reactor in (LeaderState(git, publish), *reactors)]
+    """The fleet-wide reactors as a shard runs them: the leader's alone, reading the fleet's
+    state it points `<prefix>/state` at first."""
+    return [Leading(shards, LeaderState(git, publish, shards), tuple(reactors))]
 
 
 @dataclass
-class LeaderOnly:
-    """A reactor that only the leading shard runs (the fleet-wide parts)."""
+class Leading:
+    """The reactors that only the leading shard runs (the fleet-wide parts), after it
+    published the fleet's state."""
 
-    reactor: Reactor
     shards: Shards
+    state: LeaderState
+    reactors: tuple[Reactor, ...]
 
     def react(self, done: RoundDone) -> float:
         if not self.shards.leads():
             return self.shards.wake_in()
-        return self.reactor.react(done)
+        done = self.state.fleet_state(done)
+        return min((reactor.react(done) for reactor in self.reactors), default=FOREVER)

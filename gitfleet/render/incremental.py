@@ -11,7 +11,7 @@ everything. Tests compare it byte for byte with a full render.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import overload
 
 from gitfleet.filemap import files_in, overlay, subset
@@ -49,14 +49,19 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
                        status: StatusSnapshot | None = None,
                        fleet_at: Callable[[str], Fleet] | None = None,
                        previous_totals: tuple[int, int] | None = None,
-                       charts: ChartRenderer | None = None) -> RenderResult | None:
+                       charts: ChartRenderer | None = None,
+                       only_clusters: Collection[str] | None = None) -> RenderResult | None:
     """The render of `head` after `base` (whose render is `previous_files`), or None when only
     a full render is safe. `status` must be what `base` was rendered with.
 
     `previous_totals` are the Descriptions and objects `previous_files` holds (a state
     commit's Render-Summary): with them the totals of the result are counted from the folders
     rendered again alone, and nothing outside them is listed (a state read lazily from Git
-    stays unread); the per-cluster figures are then counted only when asked for."""
+    stays unread); the per-cluster figures are then counted only when asked for.
+
+    `only_clusters` renders only those clusters' subtrees (a hub shard's own; scheduling
+    still reads the whole fleet's previous state where it needs it): the result holds the
+    others as `previous_files` has them, and its figures count only these clusters."""
     if previous_files is None or ERRORS_FILE not in previous_files:
         return None
     if base.broken_paths or head.broken_paths or base.broken_clusters or head.broken_clusters:
@@ -70,6 +75,8 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
     units = _units(scope)
     folders = {folder for unit in units for folder in _folders(unit)}
     only = _localized_clusters(base, head) if not scope.propagations else None
+    if only_clusters is not None:
+        only = set(only_clusters) if only is None else only & set(only_clusters)
     drafted = set(head.clusters) if only is None else only
     restricted = scope.restrict(head)
     # Scheduling reads the previous Descriptions of every cluster only for steady division and
@@ -114,12 +121,14 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
     n_warn, n_err = problems_per_cluster(warnings), problems_per_cluster(errors)
     again_set = set(again)
 
+    names = [c for c in head.clusters if only_clusters is None or c in only_clusters]
+
     def summaries() -> list[ClusterSummary]:
-        counts = _kept_counts(previous_files, again_set, set(head.clusters))
+        counts = _kept_counts(previous_files, again_set, set(names))
         return [ClusterSummary(c, by_name.get(c, none).descriptions + counts[c][0],
                                by_name.get(c, none).objects + counts[c][1], n_warn[c],
                                n_err[c])
-                for c in head.clusters]
+                for c in names]
 
     if previous_totals is None:
         return RenderResult(files, errors, warnings, summaries(), result.variants_built)
@@ -127,7 +136,7 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
     totals = (previous_totals[0] - gone_desc + result.descriptions,
               previous_totals[1] - (len(redone_paths) - gone_desc) + result.objects)
     return RenderResult(files, errors, warnings,
-                        LazySummaries(list(head.clusters), summaries),
+                        LazySummaries(names, summaries),
                         result.variants_built, totals=totals)
 
 

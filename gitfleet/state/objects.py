@@ -210,6 +210,22 @@ class LazyTree:
                     if mode == MODE_TREE:
                         self._shas[prefix + name] = child.hex()
 
+    def files_below(self, folders: Collection[str]) -> list[str]:
+        """The plain files in and below `folders` (absent folders list nothing), read level by
+        level (one batch per depth): a shard lists its own clusters of a fleet's state."""
+        out: list[str] = []
+        level = list(folders)
+        while level:
+            self.load(level)
+            below: list[str] = []
+            for folder in level:
+                prefix = f"{folder}/" if folder else ""
+                for name, (mode, _) in (self._entries.get(folder) or {}).items():
+                    (out if mode == MODE_FILE else below if mode == MODE_TREE else []).append(
+                        prefix + name)
+            level = below
+        return out
+
     def files_in(self, folders: Collection[str]) -> list[str]:
         """The plain files directly in `folders` (absent folders list nothing), reading only
         those folders and the ones above them."""
@@ -298,6 +314,9 @@ class _TreeBlobs(Mapping[str, bytes]):
 
     def files_in(self, folders: Collection[str]) -> list[str]:
         return self.tree.files_in(folders)
+
+    def files_below(self, folders: Collection[str]) -> list[str]:
+        return self.tree.files_below(folders)
 
 
 class _Gotten(Mapping[str, _V]):

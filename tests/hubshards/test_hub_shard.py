@@ -1,8 +1,8 @@
 """One hub shard's round, in process: a local fleet repository, the Leases on kubesim (a
 FakeClock for them), another member's Lease already there. The shard writes its own state
-branch, exactly the cluster branches it owns, each commit naming it; as leader it points
-`<prefix>/state` at its state; /metrics says its share. Without shards nothing of this
-exists (the hub's own tests cover that hub)."""
+branch, exactly the cluster branches it owns, each commit naming it; as leader it writes
+`<prefix>/state` from its state and the cluster branches; /metrics says its share. Without
+shards nothing of this exists (the hub's own tests cover that hub)."""
 
 from __future__ import annotations
 
@@ -61,8 +61,12 @@ def test_a_shard_writes_its_state_and_only_the_cluster_branches_it_owns(
         body = git(repo, "log", "-1", "--format=%B", B.cluster(cluster))
         assert body.rstrip().endswith("Gitfleet-Shard: s0"), body
     state = Git(repo).resolve(B.shard("s0"))
-    assert state is not None and Git(repo).resolve(B.state) == state   # it leads
-    assert "Gitfleet-Shard: s0" in git(repo, "log", "-1", "--format=%B", B.state)
+    assert state is not None
+    # it leads: `<prefix>/state` is the fleet's state, made from its state and the branches
+    fleet_state = git(repo, "log", "-1", "--format=%B", B.state)
+    assert f"Shard-State: {state}" in fleet_state and "Gitfleet-Shard: s0" in fleet_state
+    listed = git(repo, "ls-tree", "--name-only", f"{B.state}:clusters").split()
+    assert listed == mine
     text = hub.metrics.text()
     assert f"gitfleet_hub_shard_clusters {float(len(mine))}" in text
     assert "gitfleet_hub_shard_members 2.0" in text and "gitfleet_hub_shard_leader 1.0" in text

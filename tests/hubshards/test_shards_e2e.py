@@ -280,8 +280,12 @@ def test_three_shards_split_the_fleet_hand_over_on_kill_and_cut_off_and_never_wr
     assert {n: r["current"] for n, r in rows.items()} == {"s0": "yes", "s1": "yes", "s2": "no"}
     assert rows["s0"]["sourceCommit"] == tip[:12]
     [leader] = [n for n, r in rows.items() if r["leads"] == "yes"]
-    # the leader's state is the fleet's (`<prefix>/state`); it alone wrote the fleet status
-    assert remote.git.resolve(B.state) == rows[leader]["stateCommit"]
+    # the leader made the fleet's state (`<prefix>/state`) from its state and every cluster
+    # branch; it alone wrote the fleet status
+    fleet_state = remote.git.run("log", "-1", "--format=%B", B.state).decode()
+    assert f"Shard-State: {rows[leader]['stateCommit']}" in fleet_state, fleet_state
+    listed = remote.git.run("ls-tree", "--name-only", f"{B.state}:clusters").decode().split()
+    assert listed == sorted(CLUSTERS)
     status_writers = remote.git.run("log", "--format=%(trailers:key=Gitfleet-Shard,valueonly)",
                                     B.fleet_status).decode().split()
     assert status_writers and set(status_writers) <= set(SHARDS)
