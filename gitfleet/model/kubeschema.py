@@ -160,12 +160,19 @@ def _schemas(directory: str) -> _Schemas:
 _RESULTS: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
+_USED: set[tuple[str, str]] = set()     # verdicts checked or looked up since the last export
+
+
 def export_results() -> dict[str, dict[str, list[str]]]:
-    """Every verdict this process holds, as JSON-shaped data: per schema version, per
+    """The verdicts of the templates checked since the last export (the snapshots loaded
+    meanwhile, failed templates included), as JSON-shaped data: per schema version, per
     template (and CRD) digest, the problems found (none for most)."""
     out: dict[str, dict[str, list[str]]] = {}
-    for (directory, key), messages in _RESULTS.items():
-        out.setdefault(directory, {})[key] = list(messages)
+    for directory, key in sorted(_USED):
+        messages = _RESULTS.get((directory, key))
+        if messages is not None:
+            out.setdefault(directory, {})[key] = list(messages)
+    _USED.clear()
     return out
 
 
@@ -211,8 +218,10 @@ def _check(directory: str, t: Template, crds: Mapping[tuple[str, str], Template]
     crd = crds.get((group, t.kind))
     basis = crd.digest if crd is not None else ""
     cache_key = (directory, f"{t.digest}:{basis}")
-    if t.digest and cache_key in _RESULTS:
-        return _RESULTS[cache_key]
+    if t.digest:
+        _USED.add(cache_key)
+        if cache_key in _RESULTS:
+            return _RESULTS[cache_key]
     schemas = _schemas(directory)   # read (~2 MB of JSON) at the first template not cached
     # Not checked: SOPS metadata (travels with an encrypted file) and status (trimmed before
     # anything is applied: an exported object's status is no error of the template).
@@ -227,6 +236,7 @@ def _check(directory: str, t: Template, crds: Mapping[tuple[str, str], Template]
     if t.digest:
         if len(_RESULTS) > _CACHE_LIMIT:
             _RESULTS.clear()
+            _USED.intersection_update({cache_key})
         _RESULTS[cache_key] = result
     return result
 

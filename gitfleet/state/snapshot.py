@@ -184,7 +184,8 @@ class ParsedCache:
         log(LOG, logging.DEBUG, "parse cache taken back", files=taken)
 
     def keep(self, contents: Iterable[bytes]) -> None:
-        """Note a loaded snapshot's files; write the file when it lacks some and is due."""
+        """Note a loaded snapshot's files; write the file when it lacks some and is due (with
+        the schema verdicts of the templates checked meanwhile)."""
         for data in contents:
             self._seen.setdefault(hashlib.sha1(data).hexdigest(), data)
         new = len(self._seen.keys() - self._kept)
@@ -197,13 +198,14 @@ class ParsedCache:
             return
         self._written = now
         entries = export_parsed(self._seen.values())
+        checks = export_results()
         self._seen = {}
         path = self._path()
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # a mirror is private
             _remove_stale_temporaries(path)
             text = json.dumps({"code": _code_id(), "files": entries,
-                               "schemaChecks": export_results()}, separators=(",", ":"))
+                               "schemaChecks": checks}, separators=(",", ":"))
             write_atomically(path, text.encode("utf-8"), prefix=path.name + ".", suffix=".tmp")
         except OSError as exc:          # a cache: the hub works on without it
             log(LOG, logging.WARNING, "parse cache not written", path=str(path),
