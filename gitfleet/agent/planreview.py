@@ -1,7 +1,12 @@
 """The agent's answers to plan requests (SEMANTICS "Plans"): a part beside the sync that never
 applies anything and never holds a sync up.
 
-At its own interval it fetches this cluster's plan requests and answers (one `git fetch` of
+When does it look? Where the hub's tip document lists the plan requests waiting for this cluster
+(gitfleet.wire.tips `plans`; the agent's `TipFollower` reads it), the reviewer looks when the
+document lists one it has not looked at, within one tip poll of the request, and never
+otherwise: no Git request while no plan waits. Without such a document (no tips, an older hub,
+a tip server away or untrusted) it looks at its own interval (`--plan-interval`), as before.
+Either way a look fetches this cluster's plan requests and answers (one `git fetch` of
 the two per-cluster prefixes, `gitfleet.layout.Branches.plans`, whose glob refspecs a protocol
 v2 server filters: the cost of a no-op fetch, never the whole ref list `ls-remote` would
 download), and answers each request that is not answered yet and not expired: its signature
@@ -25,7 +30,7 @@ from typing import Any
 
 from gitfleet.agent.desired import DesiredState, parse_cluster_tree
 from gitfleet.agent.dryrun import DryRunApi, DryRunSettings, try_candidate
-from gitfleet.agent.round import Round
+from gitfleet.agent.round import FOREVER, Round
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import GitfleetError, InputError, RefConflict
 from gitfleet.kube.errors import ApiError, Unreachable
@@ -55,7 +60,8 @@ class PlanReviewSettings:
     repo_url: str
     cluster: str
     branch_prefix: str = "gitfleet"
-    interval: float = 10.0                  # seconds between looks for new requests
+    interval: float = 10.0                  # seconds between looks for new requests (without a
+    #                                         tip document listing them; else between retries)
     # signatures accepted on a request: the hub's keys and the plan keys (None: any request)
     trusted: TrustedKeys | None = None
     dry_run: DryRunSettings | None = None   # None: the defaults for `cluster`
@@ -78,7 +84,8 @@ class PlanReviewer:
     def __init__(self, settings: PlanReviewSettings, kube: DryRunApi, git: Git, *,
                  identities: Callable[[], Sequence[Any]] | None = None,
                  signer: Callable[[], SigningKey | None] | None = None,
-                 clock: Clock | None = None) -> None:
+                 clock: Clock | None = None,
+                 notices: Callable[[], frozenset[str] | None] | None = None) -> None:
         self.settings = settings
         self.kube = kube
         # a Git of the agent's repository (its own instance: `signer` sets whom it signs as;
@@ -88,24 +95,57 @@ class PlanReviewer:
         self.identities = identities
         self.clock = clock or SystemClock()
         self.branches = Branches(settings.branch_prefix)
+        # the plan ids the tip document lists (None: no usable document lists them; the
+        # TipFollower's `plans`)
+        self.notices = notices
         self._seen: set[tuple[str, str]] = set()    # (id, request commit) answered or tried
-        self._next = 0.0
+        self._looked: frozenset[str] = frozenset()  # ids a look found or was told of
+        self._next = 0.0          # without a listing: the next look
+        self._retry = 0.0         # with one: no look before this (after a failed look)
+        self._told = False        # look_now() was called
+        self._listing: bool | None = None   # whether a tip document lists plans (for the log)
         self.last = Reviewed()
 
     def due(self) -> float:
-        """Seconds until the next look (0: now)."""
-        return max(0.0, self._next - self.clock.now())
+        """Seconds until the next look (0: now; FOREVER: when a tip document lists a new
+        request)."""
+        now = self.clock.now()
+        listed = self._listed()
+        if self._told:
+            return 0.0
+        if listed is None:
+            return max(0.0, self._next - now)
+        if listed <= self._looked:
+            return FOREVER
+        return max(0.0, self._retry - now)
 
     def look_now(self) -> None:
-        """Make the next look due at once (something said a request is waiting: a tip
-        document, say); the agent's next round starts it."""
-        self._next = 0.0
+        """Make the next look due at once (something said a request is waiting); the agent's
+        next round starts it."""
+        self._told = True
+
+    def _listed(self) -> frozenset[str] | None:
+        listed = self.notices() if self.notices is not None else None
+        listing = listed is not None
+        if listing != self._listing and (listing or self._listing is not None):
+            if listing:
+                log(LOG, logging.INFO, "plan requests: the tip document lists them; looked "
+                    "for when it lists a new one", cluster=self.settings.cluster)
+            else:
+                log(LOG, logging.INFO, "plan requests: no tip document lists them; looked for "
+                    "every --plan-interval", cluster=self.settings.cluster,
+                    interval=f"{self.settings.interval:g}s")
+        self._listing = listing
+        return listed
 
     def step(self) -> float:
         """Answer what waits; the seconds until the next look."""
+        wait = self.due()
+        if wait > 0:
+            return wait
         now = self.clock.now()
-        if now < self._next:
-            return self._next - now
+        told = self._listed() or frozenset()
+        self._told = False
         self._next = now + self.settings.interval
         out = self.last = Reviewed()
         cluster = self.settings.cluster
@@ -116,10 +156,13 @@ class PlanReviewer:
         except GitfleetError as exc:
             out.errors.append(f"fetch plans: {exc}")
             log(LOG, logging.DEBUG, "cannot fetch plan requests", cluster=cluster, error=str(exc))
+            self._retry = now + self.settings.interval
             return self.settings.interval
         answered = {ref.removeprefix(_ANSWERS) for ref in self.git.refs(_ANSWERS)}
+        found, failed = set(), set()
         for ref, sha in sorted(self.git.refs(_REQUESTS).items()):
             plan_id = ref.removeprefix(_REQUESTS)
+            found.add(plan_id)
             if plan_id in answered or "/" in plan_id or (plan_id, sha) in self._seen:
                 continue
             if len(self._seen) > 1024:
@@ -132,10 +175,15 @@ class PlanReviewer:
                     out.answered.append(plan_id)
             except GitfleetError as exc:
                 self._seen.discard((plan_id, sha))      # tried again at the next look
+                failed.add(plan_id)
                 out.errors.append(f"plan {plan_id}: {exc}")
                 log(LOG, logging.WARNING, "cannot answer plan request", cluster=cluster,
                     plan=plan_id, error=str(exc))
-        return self.settings.interval
+        # a new set, never changed in place: due() may read it from the tip poller's thread
+        looked = self._looked if len(self._looked) < 4096 else frozenset()
+        self._looked = (looked | told | found) - failed
+        self._retry = now + self.settings.interval if failed else 0.0
+        return self.due()
 
     def _judge(self, plan_id: str, sha: str, now: float) -> PlanAnswer | None:
         cluster = self.settings.cluster
@@ -207,35 +255,59 @@ class PlanReviewer:
 
 
 class PlanAnswers:
-    """The agent's part for plans (a `gitfleet.agent.round.Reactor`): at the reviewer's
-    interval it starts a look in a thread of its own, so the round that triggers it, and every
-    sync after it, never waits for a dry run (`background`; the agent's --once answers in the
-    round itself)."""
+    """The agent's part for plans (a `gitfleet.agent.round.Reactor`): when the reviewer's look
+    is due it starts it in a thread of its own, so the round that triggers it, and every sync
+    after it, never waits for a dry run (`background`; the agent's --once answers in the round
+    itself). `poke()` (the tip poller, when its document lists plan requests) starts a due
+    look at once, without a round: a round would cost a no-op sync."""
 
     def __init__(self, reviewer: PlanReviewer, *, background: bool = True) -> None:
         self.reviewer = reviewer
         self.background = background
         self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._running = False     # a look's thread runs (set and cleared under the lock)
+        self._again = False       # poked while it ran
 
     def react(self, round_: Round) -> float:
-        interval = self.reviewer.settings.interval
-        if self._thread is not None and self._thread.is_alive():
-            return interval
-        wait = self.reviewer.due()
-        if wait > 0:
-            return wait
         if not self.background:
-            return self.reviewer.step()
-        self._thread = threading.Thread(target=self._look, name="gitfleet-plans", daemon=True)
-        self._thread.start()
-        return interval
+            wait = self.reviewer.due()
+            return wait if wait > 0 else self.reviewer.step()
+        if self._start():
+            return self.reviewer.settings.interval
+        return self.reviewer.due()
+
+    def poke(self) -> None:
+        """Start the look now if one is due (from any thread)."""
+        if self.background:
+            self._start()
+
+    def _start(self) -> bool:
+        """Start a due look; True while one runs."""
+        with self._lock:
+            if self._running:
+                self._again = True
+                return True
+            if self.reviewer.due() > 0:
+                return False
+            self._running, self._again = True, False
+            self._thread = threading.Thread(target=self._look, name="gitfleet-plans",
+                                            daemon=True)
+            self._thread.start()
+            return True
 
     def _look(self) -> None:
-        try:
-            self.reviewer.step()
-        except GitfleetError as exc:    # one bad look never ends the part
-            log(LOG, logging.WARNING, "plan review failed", cluster=self.reviewer.settings.cluster,
-                error=str(exc))
+        while True:
+            try:
+                self.reviewer.step()
+            except GitfleetError as exc:    # one bad look never ends the part
+                log(LOG, logging.WARNING, "plan review failed",
+                    cluster=self.reviewer.settings.cluster, error=str(exc))
+            with self._lock:     # poked meanwhile with a new request listed: look again
+                if not self._again or self.reviewer.due() > 0:
+                    self._running = False
+                    return
+                self._again = False
 
     def close(self, timeout: float = 30.0) -> None:
         """Wait for a look under way (an answer half pushed is pushed)."""

@@ -34,6 +34,8 @@ class Watcher(Protocol):
 
     def hint(self) -> str | None: ...
 
+    def plans(self) -> frozenset[str] | None: ...
+
     def start(self) -> None: ...
 
     def stop(self) -> None: ...
@@ -44,7 +46,10 @@ class TipFollower:
 
     `watcher_for(url)` builds a watcher for a folder URL; `fixed`: the operator's `--tips-url`
     (followed from `start()`, whatever cluster.yaml says); `off`: `--no-tips`. `hint()` is the
-    agent's `branch_hint`; `react()` is its reactor; `close()` stops the watcher."""
+    agent's `branch_hint`; `react()` is its reactor; `close()` stops the watcher. `plans()`
+    is what the watcher's document says of plan requests (the agent's plan part asks it), and
+    `noticed()`, which the watcher calls when the document lists a plan request, tells
+    whoever `listen`s (the plan part, without waking a round)."""
 
     def __init__(self, watcher_for: Callable[[str], Watcher], *, cluster: str,
                  fixed: str = "", off: bool = False) -> None:
@@ -53,6 +58,7 @@ class TipFollower:
         self.watcher: Watcher | None = None
         self.url = ""                  # the folder URL the running watcher polls
         self._announced: str | None = None   # cluster.yaml's tips.url, as last read
+        self._listeners: list[Callable[[], None]] = []
 
     def start(self) -> None:
         """Start the operator's `--tips-url` watcher, if any (announced ones start with the
@@ -63,6 +69,20 @@ class TipFollower:
     def hint(self) -> str | None:
         watcher = self.watcher
         return None if watcher is None else watcher.hint()
+
+    def plans(self) -> frozenset[str] | None:
+        """The plan requests the running watcher's document lists (None: no watcher, or no
+        usable document saying)."""
+        watcher = self.watcher
+        return None if watcher is None else watcher.plans()
+
+    def listen(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    def noticed(self) -> None:
+        """The watcher's document lists plan requests (maybe new ones)."""
+        for listener in self._listeners:
+            listener()
 
     def react(self, round_: Round) -> float:
         desired = round_.desired

@@ -80,12 +80,13 @@ class TipWatcher:
 
     def __init__(self, settings: TipSettings, *, trusted: Verifier | None,
                  last_fetched: Callable[[], str | None], wake: Callable[[], None],
+                 notice: Callable[[], None] = lambda: None,
                  rng: random.Random | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings
         self.url = document_url(settings.url, settings.cluster)
         self.trusted = trusted
-        self.last_fetched, self.wake = last_fetched, wake
+        self.last_fetched, self.wake, self.notice = last_fetched, wake, notice
         self.rng = rng or random.Random()
         self.clock = clock
         self.tip: str | None = None        # the last good document's commit
@@ -96,6 +97,7 @@ class TipWatcher:
         self._answered = 0.0               # when the last answer came
         self._rushed = False               # ... and it was a new document, asked again at once
         self.asked = 0                     # `safetySeconds` of the last good document
+        self._plans: frozenset[str] | None = None   # its `plans` (None: it says nothing)
         self._safety_from = clock()        # the last safety fetch (or the start)
         # the first safety fetch at a random point of the first interval (spread starts)
         self._safety_share = self.rng.uniform(0.0, 1.0) if settings.safety_jitter else 1.0
@@ -117,6 +119,12 @@ class TipWatcher:
                 self._safety_share = 1.0 + self.rng.uniform(-jitter, jitter)
                 return None
             return self.tip
+
+    def plans(self) -> frozenset[str] | None:
+        """The plan requests the hub says wait for this cluster, or None when no usable
+        document says (the agent then looks for them at its --plan-interval)."""
+        with self._lock:
+            return None if self.problem else self._plans
 
     def safety(self) -> float:
         """Seconds between safety fetches: the operator's flag, else the hub's (floor 10 min,
@@ -170,21 +178,26 @@ class TipWatcher:
                     return self._failed(f"HTTP {exc.code} from the tip server")
                 etag, held = exc.headers.get("ETag") or self._etag, exc.headers.get(
                     "Preference-Applied")
-                return self._good(self.tip, etag, held, started, self.asked)
+                return self._good(self.tip, etag, held, started, self.asked, self._plans)
         except TipError as exc:
             return self._failed(str(exc))
         except (OSError, ValueError, http.client.HTTPException) as exc:
             # unreachable, timed out, a broken answer (a cut body, a garbage status line)
             return self._failed(f"tip server unreachable: {type(exc).__name__}: {exc}")
-        return self._good(reading.tip.commit, etag, held, started, reading.tip.safety_seconds)
+        plans = None if reading.tip.plans is None else frozenset(reading.tip.plans)
+        return self._good(reading.tip.commit, etag, held, started, reading.tip.safety_seconds,
+                          plans)
 
     def _good(self, commit: str, etag: str | None, held: str | None, started: float,
-              asked: int) -> float:
+              asked: int, plans: frozenset[str] | None) -> float:
         with self._lock:
             changed = commit != self.tip
             was = self.problem
+            fresh = changed or plans != self._plans
+            new_plans = plans is not None and (bool(was) or bool(plans - (self._plans or set())))
             self.tip, self._etag, self.problem, self.failures = commit, etag, "", 0
             asked, self.asked = self.asked, asked
+            self._plans = plans
         if asked != self.asked:
             log(LOG, logging.INFO, "safety fetch interval", cluster=self.settings.cluster,
                 asked_by_hub=f"{self.asked}s" if self.asked else "nothing",
@@ -195,15 +208,18 @@ class TipWatcher:
                 "tip moves", cluster=self.settings.cluster, url=self.url)
         if changed and commit != self.last_fetched():
             self.wake()
-        # Ask again at once after a new document (the next request, with its ETag, is held
-        # if the server holds requests) and after a held request; a request answered at once
-        # with nothing new (a static store, a busy hub) waits the interval. A server that
+        if new_plans:
+            self.notice()       # a plan request may wait: the agent's plan part looks at once
+        # Ask again at once after a new document, a new tip or new plans (the next request,
+        # with its ETag, is held if the server holds requests) and after a held request; a
+        # request answered at once with nothing new (a static store, a busy hub) waits the
+        # interval. A server that
         # flips documents at once, again and again, gets one quick round per interval: it
         # cannot make the agent ask Git more than twice an interval.
         now = self.clock()
         rushed = self._rushed and started - self._answered < 1.0 and now - started < 1.0
-        self._answered, self._rushed = now, changed and not rushed
-        if self._rushed or (held and not changed and now - started >= self.settings.wait / 2):
+        self._answered, self._rushed = now, fresh and not rushed
+        if self._rushed or (held and not fresh and now - started >= self.settings.wait / 2):
             return 0.0
         return self._spread(self.settings.interval)
 

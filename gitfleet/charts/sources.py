@@ -7,6 +7,9 @@
   against its digest.
 - `repo: file://path`: a chart folder in the fleet repository (`<path>/<chart>`, read at the
   source commit); its version is the one in Chart.yaml and its digest that of its files.
+
+The HTTP client (`fetch`: urllib.request with http.client, ssl and email, ~20 ms to import) is
+imported where a chart is fetched: every render imports this module, few fleets fetch charts.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet import yamlio
-from gitfleet.charts import fetch, versions
+from gitfleet.charts import versions
 from gitfleet.charts.credentials import Credentials
 from gitfleet.charts.errors import ChartError
 from gitfleet.errors import InputError
@@ -60,6 +63,8 @@ def kind_of(repo: str) -> str:
 
 
 def read_index(repo: str, auth: Credentials | None) -> dict[str, Any]:
+    from gitfleet.charts import fetch
+
     url = repo.rstrip("/") + "/index.yaml"
     raw = fetch.get(url, auth=auth, what=f"chart repository {repo}")
     try:
@@ -96,6 +101,8 @@ def resolve_http(repo: str, chart: str, constraint: str, index: Mapping[str, Any
 
 
 def _oci_base(repo: str, chart: str, plain_http: bool) -> tuple[str, str]:
+    from gitfleet.charts import fetch
+
     parts = fetch.check_url(repo)
     path = posixpath.join(parts.path.strip("/"), chart).strip("/")
     scheme = "http" if plain_http else "https"
@@ -104,6 +111,8 @@ def _oci_base(repo: str, chart: str, plain_http: bool) -> tuple[str, str]:
 
 def resolve_oci(repo: str, chart: str, constraint: str, *, plain_http: bool,
                 auth: Credentials | None) -> Resolved:
+    from gitfleet.charts import fetch
+
     base, ref = _oci_base(repo, chart, plain_http)
     tags = fetch.get_json(f"{base}/tags/list", auth=auth, what=f"chart {ref}")
     listed = [str(t).replace("_", "+") for t in (tags.get("tags") or [])] \
@@ -157,6 +166,8 @@ def resolve_folder(repo: str, chart: str, constraint: str, read: FolderReader | 
 
 def fetch_archive(resolved: Resolved, auth: Credentials | None) -> bytes:
     """The archive's bytes, verified against the digest the index or manifest gave."""
+    from gitfleet.charts import fetch
+
     origin = resolved.url if resolved.kind == "oci" else resolved.repo
     data = fetch.get(resolved.url, auth=auth, origin=origin,
                      what=f"chart {resolved.chart} {resolved.version}")

@@ -112,7 +112,8 @@ def add_parser(subparsers: Any) -> None:
                    "requests signed by one of them or by a --trust-hub-key (repeatable; else "
                    "GITFLEET_TRUST_PLAN_KEY; with neither, any request is answered)")
     p.add_argument("--plan-interval", type=duration_arg, default=10.0, metavar="SECONDS",
-                   help="how often plan requests are looked for (default 10 s)")
+                   help="how often plan requests are looked for while no tip document lists "
+                   "them (default 10 s)")
     p.add_argument("--no-plans", dest="plans", action="store_false",
                    help="answer no plan requests (`gitfleet plan`)")
     tips = p.add_mutually_exclusive_group()
@@ -152,10 +153,11 @@ def trusted_keys(paths: list[Path]) -> Any:
     return keys
 
 
-def plan_answers(args: argparse.Namespace, settings: Any, agent: Any, kube: Any) -> Any:
+def plan_answers(args: argparse.Namespace, settings: Any, agent: Any, kube: Any,
+                 follower: Any = None) -> Any:
     """The agent's part that answers plan requests (gitfleet.agent.planreview): a Git of its
     own on the agent's repository, signing with the agent's key; in a thread of its own but
-    under --once."""
+    under --once; told of requests by the tip document `follower` runs, if it lists them."""
     from gitfleet.agent.dryrun import DryRunSettings
     from gitfleet.agent.planreview import PlanAnswers, PlanReviewer, PlanReviewSettings
     from gitfleet.state.git import Git
@@ -175,8 +177,12 @@ def plan_answers(args: argparse.Namespace, settings: Any, agent: Any, kube: Any)
                                allow_mass_prune=settings.allow_mass_prune))
     reviewer = PlanReviewer(review, kube, Git(agent.git.path, transport=settings.git_transport,
                                               private=True),
-                            identities=agent.keyring.identities, signer=agent.signer.resolve)
-    return PlanAnswers(reviewer, background=not args.once)
+                            identities=agent.keyring.identities, signer=agent.signer.resolve,
+                            notices=follower.plans if follower is not None else None)
+    part = PlanAnswers(reviewer, background=not args.once)
+    if follower is not None:
+        follower.listen(part.poke)
+    return part
 
 
 def tip_follower(args: argparse.Namespace, settings: Any, agent: Any) -> Any:
@@ -193,10 +199,11 @@ def tip_follower(args: argparse.Namespace, settings: Any, agent: Any) -> Any:
                            interval=args.interval, safety=args.tips_safety_interval)
         return TipWatcher(tips, trusted=settings.trusted_hub_keys,
                           last_fetched=lambda: agent().branch.last_fetched,
-                          wake=lambda: agent().wake())
+                          wake=lambda: agent().wake(), notice=lambda: follower.noticed())
 
-    return TipFollower(watcher_for, cluster=args.cluster, fixed=args.tips_url or "",
-                       off=args.no_tips)
+    follower = TipFollower(watcher_for, cluster=args.cluster, fixed=args.tips_url or "",
+                           off=args.no_tips)
+    return follower
 
 
 def _default_workdir(repo: str, cluster: str) -> Path:
@@ -278,7 +285,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.once:
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
-    plans = plan_answers(args, settings, agent, kube) if args.plans else None
+    plans = plan_answers(args, settings, agent, kube, follower) if args.plans else None
     if plans is not None:
         agent.reactors.append(plans)
     try:

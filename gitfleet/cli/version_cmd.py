@@ -8,15 +8,15 @@ The commit is the checkout's HEAD when gitfleet runs from a Git checkout (an edi
 install from a VCS URL (`pip install git+https://...@<commit>`, PEP 610 `direct_url.json`),
 and an image built with `--build-arg GITFLEET_COMMIT=...` writes it beside the package
 (`gitfleet/COMMIT`). Without either, only the release is printed.
+
+Every command imports this module (`--version` is everyone's flag): what only printing the
+version needs (importlib.metadata, platform) is imported when it is printed.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "text":
         print(version_line(commit))
         return 0
+    import platform
+
     from gitfleet.fleetview.tables import print_data  # the table machinery: only for -o
 
     print_data({"gitfleet": __version__, "commit": commit,
@@ -76,6 +78,9 @@ def build_commit() -> str:
     recorded = package / COMMIT_FILE
     if recorded.is_file():
         return recorded.read_text().strip()
+    import json
+    from importlib import metadata
+
     try:
         direct = metadata.distribution("gitfleet").read_text("direct_url.json")
     except metadata.PackageNotFoundError:

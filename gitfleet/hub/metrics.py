@@ -8,6 +8,7 @@ ready verdict (heartbeat age and the agent's probes, as `fleet-status` judges it
 age, drift count, and whether the commit the agent last synced is its cluster branch head — and
 if not, for how long the head has waited (from the head's commit time); and the clusters the
 mass-deletion guard holds (from the state's errors.yaml, read again only when it changed).
+prometheus_client is imported at the first scrape, so `hub --once` never imports it.
 """
 
 from __future__ import annotations
@@ -16,14 +17,7 @@ import logging
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-
-from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import (
-    CounterMetricFamily,
-    GaugeMetricFamily,
-    Metric,
-    SummaryMetricFamily,
-)
+from typing import TYPE_CHECKING
 
 from gitfleet.clock import Clock, parse_iso
 from gitfleet.errors import GitfleetError
@@ -35,6 +29,10 @@ from gitfleet.state.git import Git
 from gitfleet.state.statusread import StatusView
 from gitfleet.state.writer import read_heads
 from gitfleet.wire.status import ClusterStatus, SyncResult, SyncStatus
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 LOG = logging.getLogger("gitfleet.hub.metrics")
 
@@ -216,6 +214,8 @@ class Metrics:
 
     def text(self) -> str:
         """The Prometheus exposition format (text 0.0.4)."""
+        from prometheus_client import CollectorRegistry, generate_latest
+
         if self._registry is None:
             registry = CollectorRegistry(auto_describe=False)
             registry.register(_Collector(self))
@@ -245,14 +245,20 @@ class _Collector:
 
 
 def _counter(name: str, help_: str, value: float) -> CounterMetricFamily:
+    from prometheus_client.core import CounterMetricFamily
+
     return CounterMetricFamily(name, help_, value=value)
 
 
 def _gauge(name: str, help_: str, value: float) -> GaugeMetricFamily:
+    from prometheus_client.core import GaugeMetricFamily
+
     return GaugeMetricFamily(name, help_, value=value)
 
 
 def _families(m: Metrics) -> Iterator[Metric]:
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
+
     yield _counter("gitfleet_hub_renders", "Renders run.", m.renders)
     yield SummaryMetricFamily("gitfleet_hub_render_seconds", "Time spent rendering and writing.",
                               count_value=m.renders, sum_value=m.render_seconds_sum)
@@ -302,6 +308,8 @@ def _families(m: Metrics) -> Iterator[Metric]:
 
 
 def _cluster_families(rows: Mapping[str, ClusterFigures]) -> Iterator[Metric]:
+    from prometheus_client.core import GaugeMetricFamily
+
     def family(name: str, help_: str) -> GaugeMetricFamily:
         return GaugeMetricFamily(name, help_, labels=["cluster"])
 
@@ -328,6 +336,8 @@ def _cluster_families(rows: Mapping[str, ClusterFigures]) -> Iterator[Metric]:
 
 def _hold_families(rows: Mapping[str, ClusterFigures],
                    holds: Mapping[str, Hold]) -> Iterator[Metric]:
+    from prometheus_client.core import GaugeMetricFamily
+
     yield _gauge("gitfleet_hub_clusters_held", "Clusters whose state the mass-deletion guard "
                  "holds (fleet.yaml guards.maxDeletions) until a commit approves it.", len(holds))
     held = GaugeMetricFamily("gitfleet_cluster_held", "1 while the mass-deletion guard holds "
@@ -351,6 +361,8 @@ ROLLOUT_PHASES = ("Progressing", "Paused", "RolledBack", "Aborted", "Complete")
 
 
 def _rollout_families(rows: Mapping[str, RolloutFigures]) -> Iterator[Metric]:
+    from prometheus_client.core import GaugeMetricFamily
+
     wave = GaugeMetricFamily("gitfleet_rollout_wave", "The wave a rollout is releasing "
                              "(1-based; waves + 1 once complete).", labels=["policy"])
     waves = GaugeMetricFamily("gitfleet_rollout_waves", "Waves of the RolloutPolicy.",

@@ -7,6 +7,13 @@ state key), into a `TipBoard` the hub's listener serves with ETags and long-poll
 (gitfleet.hub.tipserver), and/or as static files in a folder (`hub --tips-dir`) that any web
 server, bucket or CDN can serve. Nothing is re-issued while nothing moves.
 
+A cluster whose agent reads it (its heartbeat reports gitfleet.wire.tips.ANNOUNCED_SINCE or
+later) also finds in its document the plan requests waiting for it (`plans`: the unexpired ids
+under `<prefix>/plans/<cluster>/`, read from the hub's mirror after each fetch), so its agent
+answers a plan within one tip poll without fetching Git every `--plan-interval`
+(docs/plans.md). The documents of other clusters leave the field out, as before: an older
+agent would refuse a field it does not know.
+
 The folder is the hub's alone to write: a document is replaced atomically (a reader sees the
 old or the new file, never half of one), and the only files ever removed are tip documents of
 clusters that left the fleet and temporary files of a killed write, both named as gitfleet
@@ -30,11 +37,15 @@ from gitfleet.clock import Clock
 from gitfleet.hub.round import FOREVER, RoundDone
 from gitfleet.hub.settings import HubSettings
 from gitfleet.hub.tipsafety import SafetyChoice
+from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.state.git import Git
 from gitfleet.state.signing import SigningKey, TrustedKeys
+from gitfleet.wire.plans import expiry_of
 from gitfleet.wire.status import HUB_WORKER_VERSION, ClusterStatus
 from gitfleet.wire.tips import (
+    MAX_PLANS,
+    PLAN_ID,
     SAFETY_FLOOR,
     SUFFIX,
     Tip,
@@ -167,6 +178,32 @@ def older_agents(statuses: Mapping[str, ClusterStatus], clusters: Iterable[str])
     return count
 
 
+def plan_readers(statuses: Mapping[str, ClusterStatus], clusters: Iterable[str]) -> set[str]:
+    """The clusters whose agent, by its last heartbeat, reads `plans` in its tip document."""
+    out = set()
+    for cluster in clusters:
+        status = statuses.get(cluster)
+        beat = status.heartbeat if status is not None else None
+        if beat is not None and reads_announced(beat.agent_version):
+            out.add(cluster)
+    return out
+
+
+def waiting_plans(git: Git, branches: Branches, *, now: float,
+                  readers: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """For each of `readers`, the ids of its unexpired plan requests (the newest MAX_PLANS,
+    oldest first: an id starts with its expiry); refs that are no plan id are left out."""
+    head = branches.plans()
+    found: dict[str, list[str]] = {cluster: [] for cluster in readers}
+    for ref in git.refs(head):
+        cluster, _, plan = ref[len(head):].partition("/")
+        ids = found.get(cluster)
+        when = expiry_of(plan) if ids is not None and PLAN_ID.fullmatch(plan) else None
+        if ids is not None and when is not None and when > now:
+            ids.append(plan)
+    return {cluster: tuple(sorted(ids)[-MAX_PLANS:]) for cluster, ids in found.items()}
+
+
 def etag_of(body: bytes) -> str:
     return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
 
@@ -182,8 +219,9 @@ class TipPublisher:
         self.safety = safety or SafetyChoice()
         self._safety = 0                           # `safetySeconds` of the published documents
         self._own = TrustedKeys.of(key) if key is not None else None
-        self._seen: tuple[str | None, Mapping[str, tuple[str, str]], int] | None = None
-        self._tips: dict[str, str] = {}            # cluster -> commit, as published
+        self._seen: tuple[object, ...] | None = None
+        # cluster -> (commit, plans), as published
+        self._tips: dict[str, tuple[str, tuple[str, ...] | None]] = {}
         # the tips of branches in state repositories (gitfleet.state.placement): the fleet
         # repo holds only their link
         self.placed: Callable[[], Mapping[str, str]] = dict
@@ -193,25 +231,31 @@ class TipPublisher:
     def react(self, done: RoundDone) -> float:
         older = 0 if self.safety.fixed is not None else \
             older_agents(done.inputs.status.statuses, done.inputs.fleet.clusters)
-        seen = (done.state, done.inputs.heads.clusters, older)
+        inputs = done.inputs
+        readers = plan_readers(inputs.status.statuses, inputs.fleet.clusters)
+        plans = waiting_plans(self.git, inputs.branches, now=self.clock.now(), readers=readers)
+        seen = (done.state, inputs.heads.clusters, older, plans)
         if seen == self._seen or done.state is None:
             return FOREVER
-        prefix = done.inputs.branches.cluster("")
+        prefix = inputs.branches.cluster("")
         heads = {ref[len(prefix):]: sha for ref, sha in self.git.refs(prefix).items()}
         heads.update(self.placed())
-        self.publish(heads, state=done.state, ref=done.inputs.branches.cluster, older=older)
-        fleet = done.inputs.fleet
+        self.publish(heads, state=done.state, ref=inputs.branches.cluster, older=older,
+                     plans=plans)
+        fleet = inputs.fleet
         self.safety.check_status_pushes(len(heads), heartbeat=fleet.heartbeat.interval,
                                         own_repos=bool(fleet.settings.status))
         self._seen = seen
         return FOREVER
 
     def publish(self, heads: Mapping[str, str], *, state: str,
-                ref: Callable[[str], str], older: int = 0) -> None:
-        """Issue a document for every cluster whose head differs from what was published;
-        withdraw those of clusters whose branch is gone. A new safety interval (the fleet grew
-        past a step, or the last `older` agent was upgraded: gitfleet.hub.tipsafety)
-        re-issues every document."""
+                ref: Callable[[str], str], older: int = 0,
+                plans: Mapping[str, tuple[str, ...]] | None = None) -> None:
+        """Issue a document for every cluster whose head or waiting plans (`plans`: for the
+        clusters whose agent reads them; the others' documents leave the field out) differ
+        from what was published; withdraw those of clusters whose branch is gone. A new
+        safety interval (the fleet grew past a step, or the last `older` agent was upgraded:
+        gitfleet.hub.tipsafety) re-issues every document."""
         if self.folder is not None and self._on_disk is None:
             self._on_disk = self.folder.existing()
         safety = self.safety.written(len(heads), older=older)
@@ -224,19 +268,21 @@ class TipPublisher:
         now = self.clock.now()
         moved = 0
         for cluster, commit in sorted(heads.items()):
-            if self._tips.get(cluster) == commit or cluster_of(cluster + SUFFIX) is None:
+            waiting = (plans or {}).get(cluster)
+            if self._tips.get(cluster) == (commit, waiting) or \
+                    cluster_of(cluster + SUFFIX) is None:
                 continue
-            body = self._current_on_disk(cluster, commit, ref(cluster))
+            body = self._current_on_disk(cluster, commit, waiting, ref(cluster))
             if body is None:
                 tip = Tip(cluster=cluster, ref=ref(cluster), commit=commit, state=state,
-                          issued_at=now, safety_seconds=safety)
+                          issued_at=now, safety_seconds=safety, plans=waiting)
                 body = encode(tip, self.key)
                 self.issued += 1
                 if self.folder is not None:
                     self.folder.write(cluster, body)
             if self.board is not None:
                 self.board.put(cluster, Published(commit, body, etag_of(body)))
-            self._tips[cluster] = commit
+            self._tips[cluster] = (commit, waiting)
             moved += 1
         gone = [c for c in {*self._tips, *(self._on_disk or {})} if c not in heads]
         for cluster in gone:
@@ -251,7 +297,8 @@ class TipPublisher:
             log(LOG, logging.INFO, "tips published", moved=moved, withdrawn=len(gone),
                 state=state[:12])
 
-    def _current_on_disk(self, cluster: str, commit: str, ref: str) -> bytes | None:
+    def _current_on_disk(self, cluster: str, commit: str, plans: tuple[str, ...] | None,
+                         ref: str) -> bytes | None:
         """An earlier run's document that already names `commit` (kept as it is: a restart
         rewrites nothing), else None."""
         body = (self._on_disk or {}).get(cluster)
@@ -266,7 +313,8 @@ class TipPublisher:
         signer = self._own.signer(reading.signature) if self._own and reading.signature else None
         if self.key is not None and signer != self.key.fingerprint:
             return None
-        current = reading.tip.commit == commit and reading.tip.safety_seconds == self._safety
+        tip = reading.tip
+        current = (tip.commit, tip.safety_seconds, tip.plans) == (commit, self._safety, plans)
         return body if current else None
 
 

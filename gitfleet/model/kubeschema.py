@@ -11,23 +11,29 @@ is one, and otherwise only structurally (what the loader already does).
 
 Each distinct template content is checked once per process (cached by digest): a hub renders
 the same templates every round.
+
+jsonschema is imported at the first template checked, and the schema files are found without
+importing `kubernetes-validate` (whose package imports jsonschema too): a process that only
+asks which groups are built in, or restarts from the hub's parse cache, pays for neither.
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
+import importlib.util
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from importlib import resources
-from typing import Any
-
-import jsonschema
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gitfleet.model.objects import ObjectKey, Template, group_of
 from gitfleet.model.problems import Problem
+
+if TYPE_CHECKING:
+    import jsonschema
 
 _PACKAGE = "kubernetes_validate"
 _SCHEMA_DIR = "kubernetes-json-schema"
@@ -51,9 +57,18 @@ class _Version:
 
 
 @functools.cache
+def _schema_root() -> Path:
+    """The package's schema folder, found without running the package's `__init__`."""
+    spec = importlib.util.find_spec(_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(f"No module named {_PACKAGE!r}", name=_PACKAGE)
+    return Path(next(iter(spec.submodule_search_locations))) / _SCHEMA_DIR
+
+
+@functools.cache
 def known_versions() -> tuple[_Version, ...]:
     """The Kubernetes minor versions with schemas, oldest first."""
-    root = resources.files(_PACKAGE).joinpath(_SCHEMA_DIR)
+    root = _schema_root()
     found = []
     for entry in root.iterdir():
         match = _VERSION_DIR.fullmatch(entry.name)
@@ -86,7 +101,7 @@ class _Schemas:
 
     def __init__(self, version: _Version) -> None:
         self.version = version
-        path = resources.files(_PACKAGE).joinpath(_SCHEMA_DIR, version.directory, _DEFINITIONS)
+        path = _schema_root() / version.directory / _DEFINITIONS
         self.defs: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))["$defs"]
         self.by_gvk: dict[tuple[str, str, str], str] = {}
         self.versions_of: dict[str, list[str]] = {}  # kind -> apiVersions serving it
@@ -104,6 +119,8 @@ class _Schemas:
     def validator(self, name: str) -> jsonschema.Draft202012Validator:
         found = self._validators.get(name)
         if found is None:
+            import jsonschema
+
             root = {"$defs": self.defs, "$ref": f"#/$defs/{name}"}
             found = self._validators[name] = jsonschema.Draft202012Validator(root)
         return found
@@ -334,6 +351,8 @@ def _check_custom(body: Mapping[str, Any], api_version: str, crd: Template) -> t
         schema = block.get("openAPIV3Schema") if isinstance(block, dict) else None
         if not isinstance(schema, dict):
             return ()
+        import jsonschema
+
         try:
             return _errors(_crd_validator(crd.digest, version, json.dumps(schema)), body)
         except (jsonschema.SchemaError, re.error, TypeError, ValueError) as exc:
@@ -347,6 +366,8 @@ def _check_custom(body: Mapping[str, Any], api_version: str, crd: Template) -> t
 @functools.lru_cache(maxsize=256)
 def _crd_validator(digest: str, version: str, schema_text: str
                    ) -> jsonschema.Draft202012Validator:
+    import jsonschema
+
     root = _from_openapi(json.loads(schema_text), root=True)
     jsonschema.Draft202012Validator.check_schema(root)
     return jsonschema.Draft202012Validator(root)

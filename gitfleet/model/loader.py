@@ -986,13 +986,19 @@ def load_settings(files: Mapping[str, bytes]) -> tuple[FleetSettings, list[Probl
     if data is None:
         return FleetSettings(), []
     origin = Origin(FLEET_FILE)
+    # through the parse cache, as every other file: a process that took the last one's parse
+    # results back checks fleet.yaml without importing jsonschema (a cold `hub --once`)
     try:
-        doc = yamlio.load_one(data, FLEET_FILE)
+        docs = _CACHE.documents(data, FLEET_FILE)
     except InputError as exc:
         return FleetSettings(), [Problem(FLEET_FILE, exc.line, "", exc.message)]
+    if len(docs) > 1:
+        return FleetSettings(), [Problem(FLEET_FILE, docs[1].line, "",
+                                         "expected one YAML document, found several")]
+    doc = docs[0].data if docs else None
     if doc is None:
         return FleetSettings(), []
-    found = [f for f in schema.findings("FleetSettings", doc) if not f.warning]
+    found = [f for f in _CACHE.findings("FleetSettings", doc) if not f.warning]
     if found:   # each at its line (a missing field: its parent's)
         return FleetSettings(), [
             Problem(origin.path, yamlio.line_of(data, 0, f.where), "FleetSettings", f.text())

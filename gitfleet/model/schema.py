@@ -13,6 +13,11 @@ Most documents are valid, and a fleet has thousands of them: each schema is also
 Python with fastjsonschema (once a kind has been seen often enough to pay for compiling), which
 answers "valid?" several times faster; only an invalid document goes through jsonschema for its
 messages, which name every field that is wrong.
+
+jsonschema (with referencing, attrs and its format checkers, ~0.15 s of a process's start) and
+fastjsonschema are imported at the first document checked: commands that only read status or
+state (`get`, `status`, a hub restarting from its parse cache) import this module and never
+check a document.
 """
 
 from __future__ import annotations
@@ -23,11 +28,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import fastjsonschema
-import jsonschema
-from jsonschema.protocols import Validator
+if TYPE_CHECKING:
+    import jsonschema
+    from jsonschema.protocols import Validator
 
 MARK = "x-gitfleet"
 # The kinds whose schemas list their upstream Go types: their problems use the strict wording.
@@ -78,6 +83,8 @@ def _schema(kind: str) -> dict[str, Any]:
 @cache
 def validator(kind: str) -> Validator:
     """The jsonschema validator of one kind (file `schemas/<kind>.json`)."""
+    import jsonschema
+
     schema = _schema(kind)
     cls = jsonschema.validators.validator_for(schema)
     v: Validator = cls(schema)
@@ -86,6 +93,8 @@ def validator(kind: str) -> Validator:
 
 @cache
 def _fast(kind: str) -> Any:
+    import fastjsonschema
+
     return fastjsonschema.compile(_schema(kind))
 
 
@@ -101,6 +110,8 @@ def is_valid(kind: str, data: Any) -> bool:
     if seen < COMPILE_AFTER:
         _checked[kind] = seen + 1
         return bool(validator(kind).is_valid(data))
+    import fastjsonschema
+
     try:
         _fast(kind)(data)
     except fastjsonschema.JsonSchemaException:

@@ -36,8 +36,6 @@ from typing import Any
 
 import pyrage
 import yaml
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from gitfleet import yamlio
 from gitfleet.errors import InputError
@@ -167,6 +165,9 @@ def decrypt_value(ciphertext: str, *, key: bytes, additional_data: str) -> Any:
         data, iv, tag = _b64(match[1]), _b64(match[2]), _b64(match[3])
     except binascii.Error:
         raise ValueError("bad base64 in ENC[...]") from None
+    from cryptography.exceptions import InvalidTag  # only when a value is decrypted (~30 ms)
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     try:
         plain = AESGCM(key).decrypt(iv, data + tag, additional_data.encode())
     except InvalidTag:
@@ -179,6 +180,8 @@ def encrypt_value(plaintext: Any, *, key: bytes, additional_data: str,
     if isinstance(plaintext, str) and plaintext == "":
         return ""
     iv = nonce if nonce is not None else os.urandom(_NONCE_SIZE)
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     out = AESGCM(key).encrypt(iv, _to_bytes(plaintext), additional_data.encode())
     enc = base64.b64encode
     return (f"ENC[AES256_GCM,data:{enc(out[:-16]).decode()},iv:{enc(iv).decode()},"

@@ -14,6 +14,9 @@ with a space) after `committer`; the payload signed is the commit without that h
 
 Verification never raises on hostile input: anything malformed is simply "not signed by a
 trusted key". Key material is never printed in errors.
+
+`cryptography` (~30 ms to import) is imported where a key is made, read or used: every process
+that runs Git imports this module, most of them never sign or verify anything.
 """
 
 from __future__ import annotations
@@ -27,12 +30,15 @@ import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-
-from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from typing import TYPE_CHECKING
 
 from gitfleet.errors import InputError
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
 
 KEY_TYPE = "ssh-ed25519"
 _MAGIC = b"SSHSIG"
@@ -100,6 +106,8 @@ class SigningKey:
     """An Ed25519 private key: the hub's (or an agent's) identity for signing commits."""
 
     def __init__(self, key: Ed25519PrivateKey, *, comment: str = "") -> None:
+        from cryptography.hazmat.primitives import serialization
+
         self._key = key
         self.comment = comment
         raw = key.public_key().public_bytes(serialization.Encoding.Raw,
@@ -111,12 +119,18 @@ class SigningKey:
 
     @classmethod
     def generate(cls, *, comment: str = "") -> SigningKey:
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
         return cls(Ed25519PrivateKey.generate(), comment=comment)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> SigningKey:
         """An unencrypted OpenSSH Ed25519 private key file (as `ssh-keygen -t ed25519 -N ''`
         writes it). Anything else is an InputError that names the file, never its content."""
+        from cryptography.exceptions import UnsupportedAlgorithm
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
         where = str(path)
         try:
             data = Path(path).read_bytes()
@@ -142,6 +156,8 @@ class SigningKey:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the key in OpenSSH format with mode 0600; an existing file is never replaced."""
+        from cryptography.hazmat.primitives import serialization
+
         data = self._key.private_bytes(serialization.Encoding.PEM,
                                        serialization.PrivateFormat.OpenSSH,
                                        serialization.NoEncryption())
@@ -249,6 +265,8 @@ class TrustedKeys:
     def verify(self, data: bytes, armored: str, *, namespace: str = "git") -> str | None:
         """The fingerprint of the trusted key that signed `data`; None when none did or the
         signature is malformed. Never raises on hostile input."""
+        from cryptography.exceptions import InvalidSignature
+
         try:
             return self._verify(data, armored, namespace)
         except (ValueError, TypeError, KeyError, InvalidSignature, UnicodeError,
@@ -368,6 +386,8 @@ def _parse_line(text: str, *, origin: str, line: int) -> TrustedKey:
     namespaces: tuple[str, ...] | None = None
     if at == 2:
         namespaces = _options(tokens[1], bad)
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     try:
         blob = base64.b64decode(tokens[at + 1], validate=True)
         r = _Reader(blob)

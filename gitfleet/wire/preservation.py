@@ -8,6 +8,9 @@ agent reports the values they select from the live object (`preserved` in its st
 copies the old cluster's last reported values into the eviction task; the render puts them as
 labels on the workload's copies in the other clusters. A value that is not a valid label value
 (more than 63 characters, other characters than alphanumerics, `-`, `_`, `.`) is not reported.
+
+jsonpath_ng (and its parser generator) is imported at the first rule compiled: every render
+imports this module, few fleets preserve state.
 """
 
 from __future__ import annotations
@@ -18,9 +21,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
-
-from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
-from jsonpath_ng.parser import parse as _parse_jsonpath
 
 ANNOTATION = "gitfleet.io/state-preservation"
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
@@ -43,6 +43,9 @@ def _compiled(json_path: str) -> Any:
         raise ValueError("empty JSONPath")
     if text.startswith("."):
         text = "$" + text
+    from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
+    from jsonpath_ng.parser import parse as _parse_jsonpath
+
     try:
         return _parse_jsonpath(text)
     except (JsonPathLexerError, JsonPathParserError, Exception) as exc:

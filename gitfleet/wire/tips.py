@@ -22,6 +22,13 @@ or damaged document is refused here (`TipError`), and the agent then falls back 
 holds (gitfleet.hub.tipsafety). A document written without it reads exactly as before, and the
 hub writes it only when it asks for more than the agents' own default (SAFETY_FLOOR), so
 smaller fleets keep documents that agents older than the field read too (docs/tips.md).
+
+`plans` (optional): the ids of the plan requests waiting for this cluster (`gitfleet plan`,
+gitfleet.wire.plans), newest last, at most MAX_PLANS, so that its agent looks for them within
+one tip poll instead of fetching Git every `--plan-interval`. Present (possibly empty) only in
+the document of a cluster whose agent reads it (its heartbeat reports ANNOUNCED_SINCE or
+later); a document without it says nothing about plans, and the agent then looks for them at
+its own interval, as before.
 """
 
 from __future__ import annotations
@@ -46,17 +53,20 @@ MAX_SIZE = 16 * 1024              # a real document is ~600 bytes; bounds hostil
 SUFFIX = ".json"
 _ENVELOPE = ("apiVersion", "kind", "tip", "signature")
 _PAYLOAD = ("cluster", "ref", "commit", "state", "issuedAt")
-_OPTIONAL = ("safetySeconds",)
+_OPTIONAL = ("safetySeconds", "plans")
+MAX_PLANS = 64             # plan ids one document lists (the newest): ~3 KB at most
 SAFETY_FLOOR = 600         # seconds: the agents' safety fetch when nobody says otherwise
 SAFETY_CEILING = 6 * 3600  # the longest a document may ask agents to trust tips alone
 # The first release whose agents follow the tips URL the hub announces in cluster.yaml and read
-# `safetySeconds`: `gitfleet.__version__` as its agents report it in their heartbeats
+# `safetySeconds` and `plans`: `gitfleet.__version__` as its agents report it in their heartbeats
 # (`agentVersion`). The hub signs `safetySeconds` by default (`--tips-safety auto`) only once
 # every agent reports this or later (gitfleet.hub.tipsafety).
 ANNOUNCED_SINCE = "0.2.0"
 _RELEASE = re.compile(r"(\d+)\.(\d+)\.(\d+)")   # a release; a dev/rc/local build: older
 _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 _NAME = re.compile(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
+# a plan id as `gitfleet plan` writes it: its expiry, then anything a ref name component holds
+PLAN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[A-Za-z0-9_-]{1,100}")
 
 
 def folder_url_problem(url: str) -> str:
@@ -117,14 +127,18 @@ class Tip:
     state: str           # the hub's state commit that wrote (or last confirmed) it
     issued_at: float     # when the hub published it (epoch seconds)
     safety_seconds: int = 0   # the safety fetch interval the hub asks for (0: not said)
+    plans: tuple[str, ...] | None = None   # plan requests waiting (None: not said)
 
     def payload(self) -> bytes:
-        """The signed bytes: compact JSON with sorted keys (`safetySeconds` only when said)."""
+        """The signed bytes: compact JSON with sorted keys (`safetySeconds` and `plans` only
+        when said)."""
         fields: dict[str, object] = {
             "cluster": self.cluster, "ref": self.ref, "commit": self.commit,
             "state": self.state, "issuedAt": isoformat(self.issued_at)}
         if self.safety_seconds:
             fields["safetySeconds"] = self.safety_seconds
+        if self.plans is not None:
+            fields["plans"] = list(self.plans)
         return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
 
 
@@ -195,6 +209,7 @@ def decode(data: bytes, *, cluster: str, ref: str, trusted: Verifier | None) -> 
                                       or not SAFETY_FLOOR <= safety <= SAFETY_CEILING):
         raise TipError(f"tip: `safetySeconds` must be a whole number of seconds from "
                        f"{SAFETY_FLOOR} to {SAFETY_CEILING}, got {safety!r}")
+    plans = _plans(fields["plans"]) if "plans" in fields else None
     if not all(isinstance(v, str) for v in values.values()):
         raise TipError(f"tip: {', '.join(_PAYLOAD)} must all be strings")
     if values["cluster"] != cluster or values["ref"] != ref:
@@ -208,7 +223,20 @@ def decode(data: bytes, *, cluster: str, ref: str, trusted: Verifier | None) -> 
     except ValueError:
         raise TipError("tip: `issuedAt` is not an RFC 3339 UTC time") from None
     return Reading(Tip(cluster=cluster, ref=ref, commit=commit, state=state, issued_at=issued,
-                       safety_seconds=safety), signed_by=signed_by, signature=signature)
+                       safety_seconds=safety, plans=plans),
+                   signed_by=signed_by, signature=signature)
+
+
+def _plans(value: Any) -> tuple[str, ...]:
+    """`plans`: a list of at most MAX_PLANS distinct plan ids."""
+    if not isinstance(value, list) or len(value) > MAX_PLANS:
+        raise TipError(f"tip: `plans` must be a list of at most {MAX_PLANS} plan ids")
+    for item in value:
+        if not isinstance(item, str) or not PLAN_ID.fullmatch(item):
+            raise TipError(f"tip: `plans` holds {item!r}, not a plan id")
+    if len(set(value)) != len(value):
+        raise TipError("tip: `plans` lists a plan id twice")
+    return tuple(value)
 
 
 def _fields(doc: Any, known: tuple[str, ...], what: str,

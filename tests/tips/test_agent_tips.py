@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,10 +56,11 @@ class Fleet:
             self.tip(commit)
         return commit
 
-    def tip(self, commit: str, signer: SigningKey | None | str = "hub") -> None:
+    def tip(self, commit: str, signer: SigningKey | None | str = "hub",
+            plans: tuple[str, ...] | None = None) -> None:
         key = self.key if signer == "hub" else signer
-        doc = encode(Tip(cluster="c1", ref=REF, commit=commit, state="", issued_at=1e9),
-                     key)  # type: ignore[arg-type]
+        doc = encode(Tip(cluster="c1", ref=REF, commit=commit, state="", issued_at=1e9,
+                         plans=plans), key)  # type: ignore[arg-type]
         TipFolder(self.folder).write("c1", doc)       # as the hub writes it
 
 
@@ -361,3 +363,81 @@ def test_a_broken_answer_is_an_outage_of_tips_never_the_end_of_the_poller() -> N
             assert (watcher.hint() is None) is broken   # broken: the agent asks Git
     finally:
         server.close()
+
+
+def test_a_plan_its_tip_document_lists_is_answered_in_one_look_and_none_is_looked_for_before(
+        fleet: Fleet, kubesim, tmp_path: Path, made: list[Agent]) -> None:  # type: ignore[no-untyped-def]
+    """With a document that lists plans, the agent's plan part asks Git nothing until a
+    request is listed, then answers it with one fetch; without one, it looks every
+    --plan-interval again."""
+    from gitfleet.agent.planreview import PlanReviewer, PlanReviewSettings
+    from gitfleet.agent.round import FOREVER
+    from gitfleet.clock import FakeClock
+    from gitfleet.kube.client import KubeClient
+    from gitfleet.state.git import Git, RefUpdate
+    from gitfleet.wire.plans import Act, PlanAnswer, PlanRequest, plan_id
+
+    sim = kubesim()
+    first = fleet.render("1", tip=False)
+    fleet.tip(first, plans=())
+    ticks = Ticks()
+    agent, watcher = _make(fleet, tmp_path, sim, ticks=ticks)
+    made.append(agent)
+    clock = FakeClock()
+    reviewer = PlanReviewer(PlanReviewSettings(repo_url=fleet.remote.url, cluster="c1",
+                                               interval=10.0, trusted=TrustedKeys.of(fleet.key)),
+                            KubeClient(sim.api_client()), Git(agent.git.path),
+                            identities=agent.keyring.identities, clock=clock,
+                            notices=watcher.plans)
+    told: list[float] = []
+    watcher.notice = lambda: told.append(reviewer.due())
+    watcher.poll()
+    assert told == [FOREVER]         # the first document: the plan part asked, nothing listed
+    agent.step()
+    assert _applied(sim) == "1" and watcher.plans() == frozenset()
+    before = fleet.daemon.fetches()
+    for _ in range(3):
+        clock.advance(10)
+        ticks.now += 10
+        watcher.poll()
+        assert reviewer.step() == FOREVER           # nothing listed: no look
+    assert fleet.daemon.fetches() == before
+
+    # a request for c1 (the tree with v=2, over the applied commit), signed with the hub's key
+    expires = time.time() + 3600
+    plan = plan_id(first, expires)
+    request = PlanRequest(plan=plan, cluster="c1", source_commit="1" * 40, expires=expires)
+    git = fleet.remote.git
+    git.signer = fleet.key
+    try:
+        tree = git.write_tree(description_files("default", "app",
+                                                [configmap("a", "bar", {"v": "2"})]))
+        commit = git.commit(tree, [first], "plan\n\n" + "\n".join(request.trailers()) + "\n")
+    finally:
+        git.signer = None
+    git.update_refs([RefUpdate(Branches().plan("c1", plan), commit, None)])
+    assert reviewer.step() == FOREVER and fleet.daemon.fetches() == before   # not listed yet
+
+    fleet.tip(first, plans=(plan,))                 # the hub's next round lists it
+    ticks.now += 10
+    watcher.poll()
+    assert told == [FOREVER, 0.0]                   # the plan part is told, and due at once
+    reviewer.step()
+    assert reviewer.last.answered == [plan], reviewer.last.errors
+    assert fleet.daemon.fetches() == before + 1     # one look
+    raw = git.read_blob(Branches().plan_answer("c1", plan), "plan.yaml")
+    assert raw is not None
+    assert [(a.action, a.name, a.message) for a in PlanAnswer.from_yaml(raw).actions] == [
+        (Act.UPDATE, "a", "data.v: '1' -> '2'")]
+    for _ in range(3):
+        clock.advance(10)
+        ticks.now += 10
+        watcher.poll()
+        assert reviewer.step() == FOREVER           # answered, still listed: no look
+    assert fleet.daemon.fetches() == before + 1 and _applied(sim) == "1"
+
+    fleet.site.down()                               # no document: its own interval again
+    watcher.poll()
+    assert watcher.plans() is None
+    assert reviewer.step() == 10.0
+    assert fleet.daemon.fetches() == before + 2

@@ -1,0 +1,82 @@
+"""Each `gitfleet` process imports what its command uses, not every library gitfleet has.
+
+A test suite and a fleet's CI start hundreds of `gitfleet` processes, and a cold `hub --once`
+is mostly its start (bench/README.md, "Every process starts lean"): libraries that only some
+fleets or some commands need are imported where they are used. Counted from each process's own
+`sys.modules` after a real run of the command on the worked example, never timed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.harness import ROOT, example_repo, gitfleet
+
+PROBE = """
+import json, sys
+from gitfleet.cli import main
+code = main()
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+# used only by a fleet or a command that has them: HelmChart version ranges, state preservation
+# rules, signing keys and SOPS values, a metrics scrape, a chart fetched over HTTP, `--version`
+OPTIONAL = ("nodesemver", "jsonpath_ng", "cryptography", "prometheus_client", "urllib.request",
+            "importlib.metadata")
+# checking documents against schemas: only where a document is read and checked
+SCHEMAS = ("jsonschema", "fastjsonschema", "referencing", "kubernetes_validate")
+
+
+def _modules(*args: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    assert answer["code"] == 0, done.stderr
+    return list(answer["modules"])
+
+
+def _among(modules: list[str], names: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == n or m.startswith(n + ".") for n in names)]
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The worked example, rendered once by the hub (its state and parse cache written)."""
+    base = tmp_path_factory.mktemp("lean")
+    repo, cache = example_repo(base / "fleet"), base / "cache"
+    done = gitfleet("hub", "--repo", str(repo), "--once", "--no-fleet-status",
+                    "--cache-dir", str(cache))
+    assert done.returncode == 0, done.stderr
+    return repo, cache
+
+
+def test_reading_the_fleet_imports_no_optional_library(rendered: tuple[Path, Path]) -> None:
+    repo, _ = rendered
+    for command in (["get", "clusters"], ["status"]):
+        loaded = _modules(*command, "--repo", str(repo))
+        assert _among(loaded, OPTIONAL) == [], command
+
+
+def test_validate_and_render_import_no_library_the_example_does_not_use(
+        rendered: tuple[Path, Path], tmp_path: Path) -> None:
+    repo, _ = rendered
+    assert _among(_modules("validate", str(repo)), OPTIONAL) == []
+    assert _among(_modules("render", str(repo), "--out", str(tmp_path / "out")), OPTIONAL) == []
+
+
+def test_a_cold_hub_round_imports_no_library_the_example_does_not_use(
+        rendered: tuple[Path, Path]) -> None:
+    repo, cache = rendered
+    loaded = _modules("hub", "--repo", str(repo), "--once", "--no-fleet-status",
+                      "--cache-dir", str(cache))
+    assert _among(loaded, OPTIONAL) == []
+
+
+def test_the_version_command_imports_no_optional_library() -> None:
+    assert _among(_modules("version"), OPTIONAL + SCHEMAS) == []
