@@ -17,6 +17,11 @@ what the previous hub parsed of the fleet) removed first, as after a fresh clone
 `--code` runs the cold hub from another checkout (e.g. main, for a before/after figure). The
 state is first stamped with the measured build's `Renderer` trailer (same tree), so that every
 build restarts incrementally from the same state rather than one of them rendering in full.
+
+`--compiled` runs the cold hubs as an installed gitfleet runs (pip compiles bytecode at
+install): with a bytecode folder per build (PYTHONPYCACHEPREFIX), after one uncounted round
+that fills it and leaves the parse cache in the build's own format. Without it, a machine that
+sets PYTHONDONTWRITEBYTECODE (this one does) compiles every imported module in every process.
 """
 
 from __future__ import annotations
@@ -99,20 +104,26 @@ def stamp(work: Path, code: Path) -> None:
     git(work, "update-ref", STATE, commit)
 
 
-def cold(work: Path, rounds: int, code: Path, *, first: int,
-         parse_cache: bool = True) -> list[dict[str, object]]:
+def cold(work: Path, rounds: int, code: Path, *, first: int, parse_cache: bool = True,
+         bytecode: Path | None = None) -> list[dict[str, object]]:
     stamp(work, code)
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    if bytecode is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(bytecode)
     out = []
-    for n in range(rounds):
-        change_one(work, first + n)      # a value no earlier round used
+    for n in range(-1 if bytecode is not None else 0, rounds):
+        change_one(work, first + n + 1)  # a value no earlier round used
         if not parse_cache:              # as on a fresh clone: every fleet file parsed
             (work / ".git" / "gitfleet" / "parsed.json").unlink(missing_ok=True)
         t, c, o = time.perf_counter(), cpu(), stored_objects(work)
         done = subprocess.run([sys.executable, "-m", "gitfleet", "hub", "--repo", str(work),
                                "--once", "--no-fleet-status"], cwd=code, capture_output=True,
-                              text=True, env={**os.environ, "PYTHONPATH": str(code)})
+                              text=True, env=env)
         wall, used = time.perf_counter() - t, cpu() - c
         assert done.returncode == 0 and "1 cluster branches moved" in done.stdout, done.stderr
+        if n < 0:
+            continue                     # the uncounted round of --compiled
         log = done.stdout + done.stderr
         mode = re.search(r"mode=(\w+)", log)
         read = re.search(r"state_blobs_read=(\d+)", log)
@@ -147,6 +158,9 @@ def main() -> None:
     parser.add_argument("--without-parse-cache", action="store_true",
                         help="also run cold hubs without the parse results a previous hub "
                              "kept in the Git folder (as after a fresh clone)")
+    parser.add_argument("--compiled", action="store_true",
+                        help="cold hubs keep compiled bytecode, as an installed gitfleet does "
+                             "(one uncounted round per build fills it first)")
     parser.add_argument("--fleet-status", action="store_true",
                         help="the running hub also folds fleet status (as `gitfleet hub` does "
                              "by default); the cold hubs never do")
@@ -162,7 +176,8 @@ def main() -> None:
         print(summary("running hub", running(work, args.rounds,
                                               fleet_status=args.fleet_status)), flush=True)
         for i, code in enumerate(args.code or [ROOT]):
-            rows = cold(work, args.rounds, code.resolve(), first=100 * (i + 1))
+            rows = cold(work, args.rounds, code.resolve(), first=100 * (i + 1),
+                        bytecode=tmp / f"bytecode-{i}" if args.compiled else None)
             print(summary(f"cold hub --once ({code})", rows), flush=True)
         if args.without_parse_cache:
             rows = cold(work, args.rounds, ROOT, first=1000, parse_cache=False)

@@ -10,7 +10,9 @@ is checked against the `openAPIV3Schema` of a CustomResourceDefinition in the fl
 is one, and otherwise only structurally (what the loader already does).
 
 Each distinct template content is checked once per process (cached by digest): a hub renders
-the same templates every round.
+the same templates every round. The verdicts also travel with the hub's parse cache
+(`export_results`, `preload_results`), so a process that starts next (a cold `hub --once`)
+neither checks the unchanged templates again nor reads the schemas at all.
 
 jsonschema is imported at the first template checked, and the schema files are found without
 importing `kubernetes-validate` (whose package imports jsonschema too): a process that only
@@ -135,6 +137,8 @@ class _Schemas:
 def is_builtin_group(group: str, kubernetes_version: str = "") -> bool:
     """Whether `group` is one of Kubernetes' own (at that version): its kinds' scopes are
     known; a custom group's are known only from a CRD."""
+    if "." not in group:        # what _Schemas.is_builtin_group answers without the schemas
+        return True
     version, _ = pick_version(kubernetes_version)
     return _schemas(version.directory).is_builtin_group(group)
 
@@ -156,18 +160,51 @@ def _schemas(directory: str) -> _Schemas:
 _RESULTS: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
+_USED: set[tuple[str, str]] = set()     # verdicts checked or looked up since the last export
+
+
+def export_results() -> dict[str, dict[str, list[str]]]:
+    """The verdicts of the templates checked since the last export (the snapshots loaded
+    meanwhile, failed templates included), as JSON-shaped data: per schema version, per
+    template (and CRD) digest, the problems found (none for most)."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for directory, key in sorted(_USED):
+        messages = _RESULTS.get((directory, key))
+        if messages is not None:
+            out.setdefault(directory, {})[key] = list(messages)
+    _USED.clear()
+    return out
+
+
+def preload_results(entries: Mapping[str, Any]) -> int:
+    """Take back what `export_results` gave (verdicts already held are kept); returns how
+    many were taken. Anything not in that shape is a ValueError, and nothing is taken."""
+    taken: dict[tuple[str, str], tuple[str, ...]] = {}
+    for directory, verdicts in entries.items():
+        if not isinstance(verdicts, dict):
+            raise ValueError(f"not a schema check entry: {directory!r}")
+        for key, messages in verdicts.items():
+            if not (isinstance(messages, list) and all(isinstance(m, str) for m in messages)):
+                raise ValueError(f"not a schema check entry: {key!r}")
+            taken[(str(directory), str(key))] = tuple(messages)
+    if len(_RESULTS) + len(taken) > _CACHE_LIMIT:
+        return 0
+    for cache_key, messages in taken.items():
+        _RESULTS.setdefault(cache_key, messages)
+    return len(taken)
+
+
 def check_templates(templates: Mapping[ObjectKey, Template], kubernetes_version: str = ""
                     ) -> tuple[list[tuple[ObjectKey, Problem]], list[Problem]]:
     """The templates that fail their kind's schema (each with one problem naming every field
     at fault), and warnings about the version itself. Called by the loader once every
     template (and so every CRD) is read."""
     version, note = pick_version(kubernetes_version)
-    schemas = _schemas(version.directory)
     warnings = [Problem("fleet.yaml", None, "FleetSettings", note)] if note else []
     crds = _crds(templates.values())
     failed = []
     for key, t in templates.items():
-        messages = _check(schemas, t, crds)
+        messages = _check(version.directory, t, crds)
         if messages:
             who = f"{t.kind}/{t.namespace + '/' if t.namespace else ''}{t.name}"
             failed.append((key, Problem(t.origin.path, t.origin.line, who,
@@ -175,14 +212,17 @@ def check_templates(templates: Mapping[ObjectKey, Template], kubernetes_version:
     return failed, warnings
 
 
-def _check(schemas: _Schemas, t: Template, crds: Mapping[tuple[str, str], Template]
+def _check(directory: str, t: Template, crds: Mapping[tuple[str, str], Template]
            ) -> tuple[str, ...]:
     group = group_of(t.api_version)
     crd = crds.get((group, t.kind))
     basis = crd.digest if crd is not None else ""
-    cache_key = (schemas.version.directory, f"{t.digest}:{basis}")
-    if t.digest and cache_key in _RESULTS:
-        return _RESULTS[cache_key]
+    cache_key = (directory, f"{t.digest}:{basis}")
+    if t.digest:
+        _USED.add(cache_key)
+        if cache_key in _RESULTS:
+            return _RESULTS[cache_key]
+    schemas = _schemas(directory)   # read (~2 MB of JSON) at the first template not cached
     # Not checked: SOPS metadata (travels with an encrypted file) and status (trimmed before
     # anything is applied: an exported object's status is no error of the template).
     body = {k: v for k, v in t.body.items()
@@ -196,6 +236,7 @@ def _check(schemas: _Schemas, t: Template, crds: Mapping[tuple[str, str], Templa
     if t.digest:
         if len(_RESULTS) > _CACHE_LIMIT:
             _RESULTS.clear()
+            _USED.intersection_update({cache_key})
         _RESULTS[cache_key] = result
     return result
 

@@ -29,6 +29,7 @@ import gitfleet
 from gitfleet.atomicfile import write_atomically
 from gitfleet.errors import InputError
 from gitfleet.logs import log
+from gitfleet.model.kubeschema import export_results, preload_results
 from gitfleet.model.loader import FLEET_FILE, FOLDERS, Fleet, export_parsed, preload_parsed
 from gitfleet.secrets.links import refuse_symlinks
 from gitfleet.source import load_snapshot, snapshot_paths
@@ -103,12 +104,15 @@ class SourceReader:
 @functools.cache
 def _code_id() -> str:
     """The code whose parse results a cache holds: gitfleet's version and its model and YAML
-    modules, and the versions of the parser and validator libraries."""
+    modules, and the versions of the parser and validator libraries and of the Kubernetes
+    schemas templates are checked against."""
     import yaml
 
     validator = _installed_version("jsonschema")
+    schemas = _installed_version("kubernetes_validate")
     root = Path(gitfleet.__file__).parent
-    h = hashlib.sha1(f"{gitfleet.__version__} {yaml.__version__} {validator}".encode())
+    h = hashlib.sha1(f"{gitfleet.__version__} {yaml.__version__} {validator} {schemas}"
+                     .encode())
     paths = [root / "yamlio.py", *sorted((root / "model").rglob("*"))]
     for path in paths:
         if path.is_file() and path.suffix in (".py", ".json"):
@@ -167,8 +171,12 @@ class ParsedCache:
             if not isinstance(doc, dict) or doc.get("code") != _code_id() or \
                     not isinstance(doc.get("files"), dict):
                 return
+            checks = doc.get("schemaChecks", {})
+            if not isinstance(checks, dict):
+                raise ValueError("schemaChecks is not a mapping")
             self.taken = taken = preload_parsed(doc["files"])
             self._kept = frozenset(doc["files"])
+            preload_results(checks)
         except (ValueError, TypeError) as exc:
             log(LOG, logging.WARNING, "parse cache unreadable, ignored", path=str(path),
                 error=str(exc)[:200])
@@ -176,7 +184,8 @@ class ParsedCache:
         log(LOG, logging.DEBUG, "parse cache taken back", files=taken)
 
     def keep(self, contents: Iterable[bytes]) -> None:
-        """Note a loaded snapshot's files; write the file when it lacks some and is due."""
+        """Note a loaded snapshot's files; write the file when it lacks some and is due (with
+        the schema verdicts of the templates checked meanwhile)."""
         for data in contents:
             self._seen.setdefault(hashlib.sha1(data).hexdigest(), data)
         new = len(self._seen.keys() - self._kept)
@@ -189,12 +198,14 @@ class ParsedCache:
             return
         self._written = now
         entries = export_parsed(self._seen.values())
+        checks = export_results()
         self._seen = {}
         path = self._path()
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # a mirror is private
             _remove_stale_temporaries(path)
-            text = json.dumps({"code": _code_id(), "files": entries}, separators=(",", ":"))
+            text = json.dumps({"code": _code_id(), "files": entries,
+                               "schemaChecks": checks}, separators=(",", ":"))
             write_atomically(path, text.encode("utf-8"), prefix=path.name + ".", suffix=".tmp")
         except OSError as exc:          # a cache: the hub works on without it
             log(LOG, logging.WARNING, "parse cache not written", path=str(path),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import ROOT, example_repo, gitfleet
+from tests.harness import ROOT, commit, example_repo, gitfleet
 
 PROBE = """
 import json, sys
@@ -80,3 +80,25 @@ def test_a_cold_hub_round_imports_no_library_the_example_does_not_use(
 
 def test_the_version_command_imports_no_optional_library() -> None:
     assert _among(_modules("version"), OPTIONAL + SCHEMAS) == []
+
+
+def test_a_cold_hub_round_takes_the_schema_verdicts_back_and_reports_the_same_problems(
+        tmp_path: Path) -> None:
+    """The templates' Kubernetes schema verdicts travel with the parse cache: the next process
+    reports the same problem (a misspelt field) without importing jsonschema."""
+    repo, cache = example_repo(tmp_path / "fleet"), tmp_path / "cache"
+    (repo / "templates" / "web" / "settings.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: web\n"
+        "dat:\n  colour: blue\n")
+    commit(repo, "a ConfigMap with a misspelt field")
+    args = ("hub", "--repo", str(repo), "--once", "--no-fleet-status", "--cache-dir", str(cache))
+    first = gitfleet(*args)
+    assert "1 errors" in first.stdout, first.stdout + first.stderr
+    errors = [line for line in first.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "dat: unknown field" in errors[0], first.stderr
+    again = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True,
+                           text=True, cwd=ROOT, timeout=120, check=False)
+    assert "1 errors" in again.stdout, again.stdout + again.stderr
+    assert [line for line in again.stderr.splitlines() if line.startswith("error:")] == errors
+    answer = json.loads(again.stdout.strip().splitlines()[-1])
+    assert _among(answer["modules"], SCHEMAS) == []
