@@ -154,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="answerers at work at once (their git processes share this machine's "
                    "cores with the server)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--pack-refs", action="store_true",
+                   help="pack the served repository's refs before the plans (its ~3,000 "
+                   "branches; git daemon never does, a Git host's maintenance does)")
     a = p.parse_args(argv)
     rng = random.Random(a.seed)
     print(f"load average at start: {_load()}")
@@ -192,6 +195,8 @@ def _run(a: argparse.Namespace, rng: random.Random, tmp: Path, source: Path, bar
     print(f"hub's first render and write: {time.perf_counter() - started:.1f} s")
     _heartbeats(bare, names)
     hub.run_once()                                   # every agent reads `plans` now
+    if a.pack_refs:       # as a Git host's maintenance keeps them: one packed-refs file
+        _git(bare, "pack-refs", "--all")
     assert hub.tips is not None and hub.tips.board is not None
     board = hub.tips.board
     assert _listed(board, names[0]) == frozenset(), "the documents list no plans"

@@ -36,6 +36,7 @@ from gitfleet.state.objects import (
     MODE_TREE,
     OBJ_BLOB,
     OBJ_TREE,
+    Entries,
     TreeIndex,
     blob_sha,
     decode_tree,
@@ -65,9 +66,34 @@ class Assembly:
             return {**git.read_objects(rest), **found} if rest else found
         return read
 
-    def index(self, git: Git) -> TreeIndex:
-        """The assembled tree, read lazily (a folder when asked for)."""
-        return TreeIndex.lazy(self.root, read=self.reader(git))
+    def index(self, git: Git, decoded: Trees | None = None) -> TreeIndex:
+        """The assembled tree, read lazily (a folder when asked for); `decoded`: the trees
+        a previous assembly read (see `Trees`)."""
+        return TreeIndex.lazy(self.root, read=self.reader(git),
+                              decoded=None if decoded is None else decoded.entries)
+
+    @property
+    def made_trees(self) -> list[str]:
+        return [sha for sha, (kind, _) in self.objects.items() if kind == OBJ_TREE]
+
+
+class Trees:
+    """Tree entries read by one assembly and served to the next without Git: a shard reads
+    the fleet's state every round, and only what moved is new. The trees made by an assembly
+    (its root and `clusters/`, as large as the fleet) are dropped when the next one is made."""
+
+    LIMIT = 2_000_000          # trees kept at most (then all are dropped and read again)
+
+    def __init__(self) -> None:
+        self.entries: dict[str, Entries] = {}
+        self._made: list[str] = []
+
+    def made(self, assembly: Assembly) -> None:
+        for sha in self._made:
+            self.entries.pop(sha, None)
+        self._made = assembly.made_trees
+        if len(self.entries) > self.LIMIT:
+            self.entries.clear()
 
 
 def assemble(git: Git, *, base: str | None, clusters: Mapping[str, str],
@@ -156,6 +182,7 @@ class Shares:
     def __init__(self, git: Git) -> None:
         self.git = git
         self._last: tuple[str, Mapping[str, bytes]] | None = None   # (root, its files)
+        self._trees = Trees()
 
     def of(self, fleet: Fleet, heads: StateHeads, own: Mapping[str, bytes] | None,
            owns: Callable[[str], bool]) -> Share | None:
@@ -172,7 +199,8 @@ class Shares:
             return Share(owned, own, None)
         assembly = assemble(git, base=base, clusters=trees)
         if self._last is None or self._last[0] != assembly.root:
-            self._last = (assembly.root, assembly.index(git).files)
+            self._trees.made(assembly)
+            self._last = (assembly.root, assembly.index(git, self._trees).files)
         mine = assembly.base_clusters
         gained = frozenset(name for name in owned
                            if trees.get(name, EMPTY_TREE) != mine.get(name, EMPTY_TREE))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 
 from gitfleet.clock import Clock, SystemClock
 from gitfleet.errors import RefConflict, TransientError
-from gitfleet.hub.assembly import assemble, divides
+from gitfleet.hub.assembly import Trees, assemble, divides
 from gitfleet.hub.membership import SHARD_LABEL, LeaseTimes, Owner, ShardView
 from gitfleet.hub.metrics import ShardFigures
 from gitfleet.hub.round import FOREVER, Reactor, RoundDone
@@ -34,7 +34,7 @@ from gitfleet.logs import log
 from gitfleet.model.problems import Problem
 from gitfleet.render.core import errors_file
 from gitfleet.state.git import Git, RefUpdate
-from gitfleet.state.objects import OBJ_COMMIT, TreeIndex
+from gitfleet.state.objects import OBJ_COMMIT
 from gitfleet.state.writer import StateHeads, read_heads, state_trailers
 from gitfleet.wire.errors import read_errors
 
@@ -314,8 +314,9 @@ class LeaderState:
     git: Git
     publish: Publish
     shards: Shards
-    # the errors.yaml blobs of the shards' states last merged, and the merge
-    _errors: tuple[tuple[str | None, ...], bytes] | None = field(default=None, init=False)
+    # the errors.yaml files of the shards' states last merged, and the merge
+    _errors: tuple[tuple[bytes, ...], bytes] | None = field(default=None, init=False)
+    _trees: Trees = field(default_factory=Trees, init=False)     # read by the last rounds
 
     def fleet_state(self, done: RoundDone) -> RoundDone:
         """Publish the fleet's state; returns `done` as the fleet-wide reactors read it."""
@@ -342,26 +343,27 @@ class LeaderState:
             commit, body = self.git.commit_object(assembly.root, [old] if old else [], message)
             self.git.write_objects({**assembly.objects, commit: (OBJ_COMMIT, body)})
             self.publish([RefUpdate(ref, commit, old)])
-        return replace(done, state=commit, index=TreeIndex.lazy(
-            assembly.root, read=self.git.read_objects))
+        self._trees.made(assembly)
+        return replace(done, state=commit, index=assembly.index(self.git, self._trees))
 
     def _merged_errors(self, branches: Branches) -> bytes:
         """The problems of every live shard's state, once each (sorted, as a render
         writes them)."""
         members = self.shards.owner().members or (self.shards.settings.name,)
-        states = [ShardBranches(branches.prefix, shard_name=m).state for m in members]
-        blobs = tuple(self.git.resolve(f"{ref}:{ERRORS_FILE}") for ref in states)
-        if self._errors is not None and self._errors[0] == blobs:
+        paths = [f"{ShardBranches(branches.prefix, shard_name=m).state}:{ERRORS_FILE}"
+                 for m in members]
+        found = self.git.read_objects(paths)           # (one `cat-file`; absent ones left out)
+        files = tuple(found[p] for p in paths if p in found)
+        if self._errors is not None and self._errors[0] == files:
             return self._errors[1]
-        found = self.git.read_objects([b for b in blobs if b])
         errors: set[Problem] = set()
         warnings: set[Problem] = set()
-        for data in found.values():
+        for data in files:
             read = read_errors(data)
             errors.update(Problem.of(p) for p in read.errors)
             warnings.update(Problem.of(p) for p in read.warnings)
         merged = errors_file(sorted(errors), sorted(warnings))
-        self._errors = (blobs, merged)
+        self._errors = (files, merged)
         return merged
 
 

@@ -112,11 +112,16 @@ class LazyTree:
     A restarted hub needs the state's index, but a one-cluster change looks at a few folders of
     a state that lists a million entries; reading it whole (`ls-tree -r`) is what made a cold
     start slow. `read` maps tree ids (hex) to their bodies; this module stays free of Git.
+    `decoded` (tree id -> its entries) is shared by trees read one after another (a hub
+    shard's leader assembles the fleet's state every round): a folder whose tree is in it is
+    neither read nor counted as a miss.
     """
 
-    def __init__(self, root: str, *, read: Reader, eager_after: int = 8) -> None:
+    def __init__(self, root: str, *, read: Reader, eager_after: int = 8,
+                 decoded: dict[str, Entries] | None = None) -> None:
         self.root = root
         self._read = read
+        self._decoded = decoded
         self._entries: dict[str, Entries] = {}
         self._shas: dict[str, str] = {"": root}     # folder -> tree id, for folders seen
         self._misses = 0
@@ -139,6 +144,10 @@ class LazyTree:
                 entry = above.get(name)
                 if entry is None or entry[0] != MODE_TREE:
                     return None               # known not to be a folder: nothing to read
+                known = None if self._decoded is None else self._decoded.get(entry[1].hex())
+                if known is not None:
+                    self._put(folder, known)
+                    return known
         self._misses += 1
         if self._misses > self._eager_after:
             self.load_all()
@@ -195,20 +204,29 @@ class LazyTree:
             wanted.setdefault(sha, []).append(folder)
         if not wanted:
             return
-        got = self._read(list(wanted))
-        self.reads += 1
-        missing = [sha for sha in wanted if sha not in got]
+        decoded = self._decoded if self._decoded is not None else {}
+        unknown = [sha for sha in wanted if sha not in decoded]
+        got = self._read(unknown) if unknown else {}
+        self.reads += bool(unknown)
+        missing = [sha for sha in unknown if sha not in got]
         if missing:
             raise TransientError(f"{len(missing)} trees of the state are missing from the "
                                  f"repository (first {missing[0]})")
         for sha, names in wanted.items():
-            entries = _decode_entries(got[sha])
+            entries = decoded.get(sha)
+            if entries is None:
+                entries = _decode_entries(got[sha])
+                if self._decoded is not None:
+                    self._decoded[sha] = entries
             for folder in names:
-                self._entries[folder] = entries
-                prefix = f"{folder}/" if folder else ""
-                for name, (mode, child) in entries.items():
-                    if mode == MODE_TREE:
-                        self._shas[prefix + name] = child.hex()
+                self._put(folder, entries)
+
+    def _put(self, folder: str, entries: Entries) -> None:
+        self._entries[folder] = entries
+        prefix = f"{folder}/" if folder else ""
+        for name, (mode, child) in entries.items():
+            if mode == MODE_TREE:
+                self._shas[prefix + name] = child.hex()
 
     def files_below(self, folders: Collection[str]) -> list[str]:
         """The plain files in and below `folders` (absent folders list nothing), read level by
@@ -443,11 +461,13 @@ class TreeIndex:
         return self.trees[""]
 
     @classmethod
-    def lazy(cls, root: str, *, read: Reader) -> TreeIndex:
+    def lazy(cls, root: str, *, read: Reader,
+             decoded: dict[str, Entries] | None = None) -> TreeIndex:
         """The index of tree `root`, already in Git, read folder by folder through `read`
         (object ids -> bodies) as the files and folders are asked for: nothing is hashed
-        and nothing listed up front. Its `files` read contents lazily too."""
-        tree = LazyTree(root, read=read)
+        and nothing listed up front. Its `files` read contents lazily too. `decoded`: tree
+        entries known already (see `LazyTree`)."""
+        tree = LazyTree(root, read=read, decoded=decoded)
         blobs = _TreeBlobs(tree)
         return cls(files=LazyFiles(blobs, read=read), blobs=blobs,
                    folders=_ByFolder(tree, tree.entries), trees=_ByFolder(tree, tree.sha))
