@@ -17,6 +17,8 @@ import pytest
 
 from tests.harness import ROOT, commit, example_repo, gitfleet
 
+pytestmark = pytest.mark.slow   # each test runs the CLI two or three times
+
 PROBE = """
 import json, sys
 from gitfleet.cli import main
