@@ -456,8 +456,6 @@
       if (a.dataset.nav === (kind === "history" ? "history" : "fleet")) a.setAttribute("aria-current", "page");
       else a.removeAttribute("aria-current");
     }
-    const focused = keepFocus && document.activeElement && document.activeElement.id;
-    const scroll = [window.scrollX, window.scrollY];
     let parts;
     try {
       if (kind === "cluster") {
@@ -484,8 +482,12 @@
       else parts = [h("h1", {}, "Not available"), h("p", { class: "error", role: "alert" }, e.message)];
     }
     if (r.hash !== location.hash) return;   // the user moved on meanwhile
-    // a live update keeps what the user is typing into a filter (the new form is built from
-    // the URL, which has not changed yet): its text and caret
+    // a live update keeps what the user is doing *now*, not when the update began (it waits for
+    // the server meanwhile, and the user may have clicked into a filter): the focused input,
+    // the scroll position, and the text typed into a filter with its caret (the new form is
+    // built from the URL, which has not changed yet)
+    const focused = keepFocus && document.activeElement && document.activeElement.id;
+    const scroll = [window.scrollX, window.scrollY];
     const typed = keepFocus ? [...view.querySelectorAll("form.filters input")].map((i) =>
       [i.id, i.value, i.selectionStart, i.selectionEnd]) : [];
     view.replaceChildren(...parts);
