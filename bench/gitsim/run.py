@@ -53,6 +53,10 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--clusters", default="1000", help="fleet sizes, comma-separated")
     p.add_argument("--servers", default="http,daemon", help="http and/or daemon")
     p.add_argument("--seconds", type=float, default=30.0, help="each real-time run")
+    p.add_argument("--drain", type=float, default=0.0,
+                   help="seconds after a run in which a changed cluster that has not fetched "
+                   "its change yet (the workers lagged) fetches again until it has it; 0: the "
+                   "run's window alone is the measurement")
     p.add_argument("--workers", type=int, default=6, help="client threads of a real-time run")
     p.add_argument("--probe-count", type=int, default=60)
     p.add_argument("--changes", type=int, default=50, help="branches moved in each run")
@@ -169,7 +173,7 @@ class Size:
             print(f"  {name}: real-time run, {a.seconds:g} s ...", file=sys.stderr)
             res = run(server, agents, hub, sched, duration=a.seconds, workers=a.workers,
                       changes=a.changes, stopped=self.stopped, status_repos=status_repos,
-                      rng=self.rng, tips=tips, start=start)
+                      rng=self.rng, tips=tips, start=start, drain=a.drain)
             results.append(res)
             print(f"  {name}: probes ...", file=sys.stderr)
             live = [c for c in fleet.clusters if c not in self.stopped]

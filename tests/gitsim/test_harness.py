@@ -23,9 +23,11 @@ pytestmark = pytest.mark.skipif(not all(shutil.which(p) for p in ("nginx", "fcgi
 
 def test_tiny_fleet_counts_agree(tmp_path: Path) -> None:
     out = tmp_path / "gitsim.json"
-    # 10 s per run: the change comes at a third of it, so a 2-s fetch interval has ~6 s to see
-    # it even when the workers lag under load (at 7 s a change went unseen once in CI)
+    # 10 s per run, the change at a third of it; a changed cluster the lagging workers had not
+    # come to by the end fetches within the drain (a 10-s window alone missed one in an idle CI
+    # run: the harness's lag p99 was 4.2 s there)
     assert main(["--clusters", "20", "--servers", "http,daemon", "--seconds", "10",
+                 "--drain", "60",
                  "--workers", "3", "--probe-count", "6", "--changes", "4",
                  "--stopped-share", "0.1", "--before-interval", "2", "--before-heartbeat", "4",
                  "--after-heartbeat", "6", "--after-safety", "20", "--after-tip-poll", "1",
