@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from tests.harness import (
     process,
     wait_for,
 )
+from tests.tips.servers import log_tails, tips_served
 
 pytestmark = pytest.mark.slow
 
@@ -54,17 +54,9 @@ def test_a_plan_is_answered_through_the_tip_document_with_an_hour_long_plan_inte
              "--trust-hub-key", str(tmp_path / "hub.pub"), "--workdir", str(tmp_path / "agent"),
              "--plan-interval", "1h"]
 
-    def logs() -> str:
-        return "\n".join(f"--- {name}\n" + (tmp_path / name).read_text()[-3000:]
-                         for name in ("hub.log", "agent.log") if (tmp_path / name).exists())
+    logs = log_tails(tmp_path, "hub.log", "agent.log")
 
-    def published() -> bool:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/tips/prod-east.json",
-                                        timeout=5) as answer:
-                return bool(answer.status == 200)
-        except OSError:
-            return False
+    published = tips_served(port, "prod-east")
 
     with hub_process("--repo", str(bare), "--listen", f"127.0.0.1:{port}", "--serve-tips",
                      "--signing-key", str(tmp_path / "hub.key"), log=tmp_path / "hub.log"):

@@ -4,7 +4,8 @@ upload-pack, i.e. every fetch) and nginx serving a folder of tip documents (its 
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
+import urllib.request
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -93,3 +94,23 @@ def tip_site(tmp_path: Path) -> Iterator[tuple[TipFolder, str]]:
         yield folder, server.url
     finally:
         server.down()
+
+
+def tips_served(port: int, cluster: str) -> Callable[[], bool]:
+    """Whether the hub on `port` serves `cluster`'s tip document yet (its first round done)."""
+    def served() -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/tips/{cluster}.json",
+                                        timeout=5) as answer:
+                return bool(answer.status == 200)
+        except OSError:
+            return False
+    return served
+
+
+def log_tails(folder: Path, *names: str) -> Callable[[], str]:
+    """The last lines of the processes' logs in `folder`, for a failed wait's message."""
+    def tails() -> str:
+        return "\n".join(f"--- {name}\n" + (folder / name).read_text()[-3000:]
+                         for name in names if (folder / name).exists())
+    return tails

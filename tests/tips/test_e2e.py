@@ -7,7 +7,6 @@ returning), not because the agent polled Git."""
 from __future__ import annotations
 
 import sys
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 from gitfleet.state.signing import SigningKey
 from tests.gitserver import free_port
 from tests.harness import clone, edit, example_repo, git, hub_process, person, process, wait_for
+from tests.tips.servers import log_tails, tips_served
 
 CONFIG = "templates/web/web.yaml"
 
@@ -54,17 +54,9 @@ def test_a_push_reaches_an_agent_with_an_hour_long_interval_through_its_tip(
         obj = kube.get("v1", "ConfigMap", "web", "web-config")
         return "" if obj is None else str(obj["data"]["server.json"])
 
-    def logs() -> str:
-        return "\n".join(f"--- {name}\n" + (tmp_path / name).read_text()[-3000:]
-                         for name in ("hub.log", "agent.log"))
+    logs = log_tails(tmp_path, "hub.log", "agent.log")
 
-    def published() -> bool:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/tips/prod-east.json",
-                                        timeout=5) as answer:
-                return bool(answer.status == 200)
-        except OSError:
-            return False
+    published = tips_served(port, "prod-east")
 
     with hub_process("--repo", str(bare), "--listen", f"127.0.0.1:{port}", "--serve-tips",
                      "--signing-key", str(tmp_path / "hub.key"), log=tmp_path / "hub.log"):
