@@ -42,7 +42,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -51,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import fleetgen  # noqa: E402
+from bench_plan import Counting  # noqa: E402  (the real client, counting its requests)
 
 from bench.gitsim.servers import tree_cpu  # noqa: E402
 from gitfleet.agent.agent import Agent, AgentSettings  # noqa: E402
@@ -80,19 +80,6 @@ HELD = tip_slots(HubSettings().http_connections)     # requests the hub's listen
 POLL = 10.0 * 1.1                                     # the longest tip poll of one not held
 WEBHOOK = HubSettings().debounce
 INTERVAL = 15.0                                       # the hub's default fetch interval
-
-
-class Counting(KubeClient):
-    """The real client, counting the requests it sends (method, dry run or not)."""
-
-    def __init__(self, api: Any) -> None:
-        super().__init__(api)
-        self.sent: Counter[str] = Counter()
-
-    def _send(self, method: str, path: str, **kw: Any) -> Any:
-        dry = any(k == "dryRun" for k, _ in kw.get("query") or ())
-        self.sent[f"{method}{' dryRun' if dry else ''}"] += 1
-        return super()._send(method, path, **kw)
 
 
 class Stand(PlanReviewer):
