@@ -9,6 +9,7 @@ in the hub's list; it never reaches into another part's attributes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -73,8 +74,10 @@ class RoundDone:
     state: str | None                   # the state commit the round ends on
     index: TreeIndex | None             # its tree, as the writer knows it (None: no state)
 
-    @property
+    @functools.cached_property
     def rows(self) -> dict[str, dict[str, Any]]:
+        """Per cluster, the planners' fields merged (made once per round: a row per cluster
+        of the fleet; readers do not change it)."""
         out: dict[str, dict[str, Any]] = {}
         for part in self.parts:
             for name, row in part.rows.items():
