@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 from gitfleet.clock import isoformat, parse_iso
 from gitfleet.errors import InputError
@@ -69,6 +72,16 @@ class LifecycleInputs:
         return evictions_file(self.tasks, self.unhealthy)
 
 
+# the fleet-status row of a cluster without taints or evictions (most of a fleet), one object
+_CALM: Mapping[str, Any] = MappingProxyType({"taints": [], "evictions": 0})
+
+
+def _row(taints: tuple[Taint, ...], evictions: int) -> Mapping[str, Any]:
+    if not taints and not evictions:
+        return _CALM
+    return {"taints": [f"{t.key}:{t.effect}" for t in taints], "evictions": evictions}
+
+
 class Lifecycle:
     """Judges the fleet's clusters round after round (remembers the last judgement only to
     say what changed; the decisions themselves come from Git)."""
@@ -86,8 +99,8 @@ class Lifecycle:
             log(LOG, logging.WARNING, "cluster lifecycle", change=change)
         snapshot = dict(taints=life.taints, evicted=life.evicted, retained=life.retained,
                         preserved=life.preserved) if life.digest else {}
-        rows = {name: {"taints": [f"{t.key}:{t.effect}" for t in life.taints.get(name, ())],
-                       "evictions": sum(1 for t in life.tasks if t.cluster == name)}
+        evictions = Counter(t.cluster for t in life.tasks)
+        rows = {name: _row(life.taints.get(name, ()), evictions[name])
                 for name in inputs.fleet.clusters}
         return Contribution(snapshot=snapshot, digest=life.digest,
                             files={EVICTIONS_FILE: life.file()}, note="\n".join(life.changes),

@@ -21,8 +21,8 @@ from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.model.loader import FLEET_FILE, Fleet, KeptSettings
 from gitfleet.source import load_snapshot
-from gitfleet.state.lastgood import last_good_settings
 from gitfleet.state.heads import HeadReader
+from gitfleet.state.lastgood import last_good_settings
 from gitfleet.state.signing import TrustedKeys
 from gitfleet.state.snapshot import SourceReader
 from gitfleet.state.statusread import StatusReader

@@ -97,7 +97,7 @@ class FleetStatusFold:
         if done.index is None:
             return FOREVER
         self.status.branches = done.inputs.branches
-        rows: dict[str, dict[str, Any]] = dict(done.rows)    # the round's own stays as is
+        rows: dict[str, Mapping[str, Any]] = dict(done.rows)   # the round's own stays as is
         for name, hold in self._held(done.index).items():
             rows[name] = {**rows.get(name, {}), "held": hold.message}
         wrote = self.status.fold(done.inputs.fleet, done.index, done.inputs.status,

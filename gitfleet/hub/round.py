@@ -75,13 +75,15 @@ class RoundDone:
     index: TreeIndex | None             # its tree, as the writer knows it (None: no state)
 
     @functools.cached_property
-    def rows(self) -> dict[str, dict[str, Any]]:
+    def rows(self) -> dict[str, Mapping[str, Any]]:
         """Per cluster, the planners' fields merged (made once per round: a row per cluster
-        of the fleet; readers do not change it)."""
-        out: dict[str, dict[str, Any]] = {}
+        of the fleet). A row only one planner gives is its very object (a planner may give
+        many clusters one row): readers never change a row."""
+        out: dict[str, Mapping[str, Any]] = {}
         for part in self.parts:
             for name, row in part.rows.items():
-                out.setdefault(name, {}).update(row)
+                had = out.get(name)
+                out[name] = row if had is None else {**had, **row}
         return out
 
     @property
