@@ -190,7 +190,11 @@ def _run(a: argparse.Namespace, rng: random.Random, tmp: Path, source: Path, bar
 
     _git(source, "checkout", "-q", "-b", "pr")
     path = source / "templates/app009/objects.yaml"
-    path.write_text(path.read_text().replace("    app: d0\n", "    app: d0\n    tier: one\n", 1))
+    text = path.read_text()      # a label on Deployment d0, or on the Namespace when the unit
+    changed = text.replace("    app: d0\n", "    app: d0\n    tier: one\n", 1)  # has none
+    if changed == text:          # (--templates under 20: one object per unit)
+        changed = text.replace("  name: app009\n", "  labels:\n    tier: one\n  name: app009\n", 1)
+    path.write_text(changed)
     _git(source, "commit", "-qam", "one template")
     _git(source, "push", "-q", str(bare), "pr")
     planner = init_repo(tmp / "plan.git", bare=True)

@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -119,22 +120,45 @@ def run_hub(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]
 
 @contextmanager
 def process(argv: list[str], *, log: Path | None = None) -> Iterator[subprocess.Popen[bytes]]:
-    """`argv` in the background (output to `log`, or dropped); SIGTERM, then SIGKILL, on the
-    way out, always."""
-    out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115
+    """`argv` in the background, its output into `log` (or a temporary file); SIGTERM, then
+    SIGKILL, on the way out, always. When the test fails inside the block, the last lines of the
+    process's output go to stderr, which pytest shows with the failure: a daemon's log is what
+    tells a slow machine from a bug (a flaky end-to-end test is otherwise undiagnosable)."""
+    path = log or Path(tempfile.mkstemp(prefix="gitfleet-proc-", suffix=".log")[1])
+    out = open(path, "wb")  # noqa: SIM115
     proc = subprocess.Popen(argv, stdout=out, stderr=out, cwd=ROOT, env=dict(os.environ))
     try:
         yield proc
+    except BaseException:
+        _stop(proc)
+        _show_tail(proc, path)
+        raise
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
-        if log:
-            out.close()  # type: ignore[union-attr]
+        _stop(proc)
+        out.close()
+        if log is None:
+            path.unlink(missing_ok=True)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def _show_tail(proc: subprocess.Popen[bytes], path: Path, lines: int = 80) -> None:
+    """The last `lines` lines of a failed test's background process, to stderr."""
+    try:
+        tail = path.read_bytes().decode(errors="replace").splitlines()[-lines:]
+    except OSError:
+        return
+    argv = [str(a) for a in proc.args] if isinstance(proc.args, list) else [str(proc.args)]
+    sys.stderr.write(f"--- last {len(tail)} lines of {' '.join(argv[:6])} ... "
+                     f"(exit {proc.returncode}) ---\n" + "\n".join(tail) + "\n")
 
 
 @contextmanager

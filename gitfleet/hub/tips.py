@@ -22,7 +22,6 @@ names them.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 import math
@@ -31,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitfleet.atomicfile import write_atomically
 from gitfleet.clock import Clock
@@ -56,6 +56,10 @@ from gitfleet.wire.tips import (
     file_name,
     reads_announced,
 )
+
+# only the daemon's tip server waits on events: `hub --once` never imports asyncio (nor ssl)
+if TYPE_CHECKING:
+    import asyncio
 
 LOG = logging.getLogger("gitfleet.hub.tips")
 TEMP_PREFIX = ".gitfleet-tip-"
@@ -102,10 +106,14 @@ class TipBoard:
 
     def watch(self, cluster: str, event: asyncio.Event) -> None:
         """`event` is set (on the running loop) at the next `put` for `cluster`."""
+        import asyncio
+
         with self._lock:
             self._waiters.setdefault(cluster, set()).add((asyncio.get_running_loop(), event))
 
     def unwatch(self, cluster: str, event: asyncio.Event) -> None:
+        import asyncio
+
         with self._lock:
             waiting = self._waiters.get(cluster)
             if waiting is not None:

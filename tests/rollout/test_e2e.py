@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gitfleet.clock import SystemClock
 from tests.fleetfixtures import NAMESPACE, feed, managed_cluster, subscription
@@ -67,6 +68,14 @@ def _image(sim) -> str | None:
     return str(obj["spec"]["template"]["spec"]["containers"][0]["image"])
 
 
+def _phase(remote: Remote) -> str | None:
+    """The phase of policy `web`'s rollout, from the state branch's rollouts.yaml."""
+    data = remote.git.read_blob("refs/heads/gitfleet/state", "rollouts.yaml")
+    found = [r for r in (yaml.safe_load(data) or {}).get("rollouts", [])
+             if r.get("policy") == "web"] if data else []
+    return str(found[0]["phase"]) if found else None
+
+
 def _arrival_order(sims: dict, image: str, *, timeout: float) -> list[str]:
     """The clusters in the order the image reached them (polled; bounded)."""
     order: list[str] = []
@@ -96,6 +105,9 @@ def test_waves_in_order_and_a_bad_image_rolled_back_at_the_canary(
 
             push(work, "web 1.26", {"templates/web.yaml": WEB.format(tag="1.26")})
             assert _arrival_order(sims, "nginx:1.26", timeout=60) == ["canary", "early", "rest"]
+            # the last wave's image arrives before its health is judged: 1.26 is done only when
+            # its rollout is Complete (the canary stalling earlier would roll 1.26 back, rightly)
+            wait_for(lambda: _phase(remote) == "Complete", timeout=60, what="1.26 Complete")
 
             # 1.27 never becomes ready in the canary: it stops there and is rolled back
             sims["canary"].set_rollout_stalled("Deployment", "app", "web")
