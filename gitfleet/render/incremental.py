@@ -35,6 +35,7 @@ from gitfleet.render.delivery import (
     policies_broken,
     undelivered_warnings,
 )
+from gitfleet.render.lastplans import plans_for
 from gitfleet.render.plans import best_strength, karmada_claims, keeps_placement, resolve_feed
 from gitfleet.render.previous import CLAIMS_FILE, PreviousState
 from gitfleet.render.scope import Scope, scope_of
@@ -93,8 +94,11 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
         again = [f for f in again if f.split("/", 2)[1] in only]
     # every cluster file drafted is written again by the render below
     replaced = [f"clusters/{c}/{CLUSTER_FILE}" for c in sorted(drafted)]
+    # scheduling of the units in scope: the last incremental render's again where it holds
+    plans = plans_for(restricted, status or StatusSnapshot(), PreviousState(redone))
     result = render(restricted, source_commit=source_commit, previous_files=redone,
-                    status=status, fleet_at=fleet_at, only_clusters=only, charts=charts)
+                    status=status, fleet_at=fleet_at, only_clusters=only, charts=charts,
+                    plans=plans)
     changes = {p: d for p, d in result.files.items() if p not in (ERRORS_FILE, CLAIMS_FILE)}
     idents = {_ident(u) for u in units}
     old_errors, old_warnings = _previous_problems(redone[ERRORS_FILE])
