@@ -26,6 +26,8 @@ from typing import Any
 from gitfleet.errors import TransientError
 
 Reader = Callable[[list[str]], Mapping[str, bytes]]   # blob ids -> contents
+# (path, binary blob id) -> the content when known without Git (else None)
+Known = Callable[[str, bytes], bytes | None]
 
 
 class LazyFiles(Mapping[str, bytes]):
@@ -35,12 +37,16 @@ class LazyFiles(Mapping[str, bytes]):
     everything left is read at once, so a caller that walks the whole map costs a few reads,
     not one per file. Identical contents (the same blob) are held once. Blob ids are binary
     (20 bytes), as a tree index holds them, so the index and this map share one dict; `shas`
-    is never changed.
+    is never changed. `known` serves the contents another map in memory holds at the same
+    path with the same blob id (a hub shard's leader reads back the clusters its writer has
+    just built): those are neither read from Git nor counted as read.
     """
 
-    def __init__(self, shas: Mapping[str, bytes], *, read: Reader, eager_after: int = 8) -> None:
+    def __init__(self, shas: Mapping[str, bytes], *, read: Reader, eager_after: int = 8,
+                 known: Known | None = None) -> None:
         self.shas = shas
         self._read = read
+        self._known = known
         self._blobs: dict[bytes, bytes] = {}
         self._misses = 0
         self._eager_after = eager_after
@@ -50,6 +56,8 @@ class LazyFiles(Mapping[str, bytes]):
     def __getitem__(self, path: str) -> bytes:
         sha = self.shas[path]
         data = self._blobs.get(sha)
+        if data is None and self._known is not None:
+            data = self._known(path, sha)
         if data is None:
             self._misses += 1
             if self._misses > self._eager_after:
@@ -82,17 +90,25 @@ class LazyFiles(Mapping[str, bytes]):
         return len(self._blobs)
 
     def load(self, paths: Iterable[str]) -> None:
-        """Read the contents of `paths` not read yet, in one batch."""
-        shas = self.shas
-        self._load_shas([sha for p in paths if (sha := shas.get(p)) is not None])
+        """Read the contents of `paths` not read yet (nor known), in one batch."""
+        shas, known = self.shas, self._known
+        found = [(p, sha) for p in paths if (sha := shas.get(p)) is not None]
+        if known is not None:
+            blobs = self._blobs
+            found = [(p, sha) for p, sha in found if sha in blobs or known(p, sha) is None]
+        self._load_shas([sha for _, sha in found])
 
     def subset(self, paths: Iterable[str]) -> dict[str, bytes]:
         """The files of `paths` this map holds, read in one batch (one lookup per path)."""
-        shas = self.shas
+        shas, known = self.shas, self._known
         found = {p: sha for p in paths if (sha := shas.get(p)) is not None}
-        self._load_shas(found.values())
+        out: dict[str, bytes] = {}
+        if known is not None:
+            out = {p: data for p, sha in found.items() if sha not in self._blobs
+                   and (data := known(p, sha)) is not None}
+        self._load_shas(sha for p, sha in found.items() if p not in out)
         blobs = self._blobs
-        return {p: blobs[sha] for p, sha in found.items()}
+        return {p: out[p] if p in out else blobs[sha] for p, sha in found.items()}
 
     def _load_shas(self, shas: Iterable[bytes]) -> None:
         wanted = [sha for sha in dict.fromkeys(shas) if sha not in self._blobs]

@@ -66,11 +66,14 @@ class Assembly:
             return {**git.read_objects(rest), **found} if rest else found
         return read
 
-    def index(self, git: Git, decoded: Trees | None = None) -> TreeIndex:
+    def index(self, git: Git, decoded: Trees | None = None, *,
+              known: TreeIndex | None = None) -> TreeIndex:
         """The assembled tree, read lazily (a folder when asked for); `decoded`: the trees
-        a previous assembly read (see `Trees`)."""
+        a previous assembly read (see `Trees`); `known`: the shard's own state as its writer
+        built it (its clusters' folders and files are served from it where their ids agree,
+        not read back from Git)."""
         return TreeIndex.lazy(self.root, read=self.reader(git),
-                              decoded=None if decoded is None else decoded.entries)
+                              decoded=None if decoded is None else decoded.entries, known=known)
 
     @property
     def made_trees(self) -> list[str]:

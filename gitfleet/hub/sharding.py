@@ -342,7 +342,8 @@ class LeaderState:
             self.git.write_objects({**assembly.objects, commit: (OBJ_COMMIT, body)})
             self.publish([RefUpdate(ref, commit, old)])
         self._trees.made(assembly)
-        return replace(done, state=commit, index=assembly.index(self.git, self._trees))
+        return replace(done, state=commit,
+                       index=assembly.index(self.git, self._trees, known=done.index))
 
     def _merged_errors(self, branches: Branches) -> bytes:
         """The problems of every live shard's state, once each (sorted, as a render

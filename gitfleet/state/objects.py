@@ -114,14 +114,18 @@ class LazyTree:
     start slow. `read` maps tree ids (hex) to their bodies; this module stays free of Git.
     `decoded` (tree id -> its entries) is shared by trees read one after another (a hub
     shard's leader assembles the fleet's state every round): a folder whose tree is in it is
-    neither read nor counted as a miss.
+    neither read nor counted as a miss. `known` is a tree built in memory whose folders serve
+    the same folders here when their tree ids agree (a shard's leader reads back the clusters
+    its writer has just built): their entries are shared, not read nor decoded again.
     """
 
     def __init__(self, root: str, *, read: Reader, eager_after: int = 8,
-                 decoded: dict[str, Entries] | None = None) -> None:
+                 decoded: dict[str, Entries] | None = None,
+                 known: TreeIndex | None = None) -> None:
         self.root = root
         self._read = read
         self._decoded = decoded
+        self._known = known if known is not None and known.built else None
         self._entries: dict[str, Entries] = {}
         self._shas: dict[str, str] = {"": root}     # folder -> tree id, for folders seen
         self._misses = 0
@@ -144,7 +148,10 @@ class LazyTree:
                 entry = above.get(name)
                 if entry is None or entry[0] != MODE_TREE:
                     return None               # known not to be a folder: nothing to read
-                known = None if self._decoded is None else self._decoded.get(entry[1].hex())
+                sha = entry[1].hex()
+                known = None if self._decoded is None else self._decoded.get(sha)
+                if known is None:
+                    known = self._built(folder, sha)
                 if known is not None:
                     self._put(folder, known)
                     return known
@@ -202,6 +209,14 @@ class LazyTree:
                     continue                      # not a folder of this tree
                 sha = self._shas[folder] = entry[1].hex()
             wanted.setdefault(sha, []).append(folder)
+        if self._known is not None:
+            for sha in list(wanted):
+                for folder in wanted[sha]:
+                    built = self._built(folder, sha)
+                    if built is not None:
+                        for each in wanted.pop(sha):
+                            self._put(each, built)
+                        break
         if not wanted:
             return
         decoded = self._decoded if self._decoded is not None else {}
@@ -220,6 +235,14 @@ class LazyTree:
                     self._decoded[sha] = entries
             for folder in names:
                 self._put(folder, entries)
+
+    def _built(self, folder: str, sha: str) -> Entries | None:
+        """The entries of `folder` (tree `sha`) in the `known` tree, if it has that very tree
+        there."""
+        known = self._known
+        if known is None or known.trees.get(folder) != sha:
+            return None
+        return known.folders.get(folder)
 
     def _put(self, folder: str, entries: Entries) -> None:
         self._entries[folder] = entries
@@ -460,16 +483,30 @@ class TreeIndex:
     def root(self) -> str:
         return self.trees[""]
 
+    @property
+    def built(self) -> bool:
+        """Whether this index is a full build held in memory (its folders and files are
+        plain maps): asking it for a folder or a file never reads Git."""
+        return isinstance(self.folders, dict) and isinstance(self.files, Listed)
+
+    def content(self, path: str, sha: bytes) -> bytes | None:
+        """The content of `path` when this index holds blob `sha` (binary) there."""
+        if self.blobs.get(path) != sha:
+            return None
+        return self.files.get(path)
+
     @classmethod
-    def lazy(cls, root: str, *, read: Reader,
-             decoded: dict[str, Entries] | None = None) -> TreeIndex:
+    def lazy(cls, root: str, *, read: Reader, decoded: dict[str, Entries] | None = None,
+             known: TreeIndex | None = None) -> TreeIndex:
         """The index of tree `root`, already in Git, read folder by folder through `read`
         (object ids -> bodies) as the files and folders are asked for: nothing is hashed
         and nothing listed up front. Its `files` read contents lazily too. `decoded`: tree
-        entries known already (see `LazyTree`)."""
-        tree = LazyTree(root, read=read, decoded=decoded)
+        entries known already; `known`: a tree built in memory that shares its folders and
+        contents where they are the same (see `LazyTree`; only a full build serves)."""
+        tree = LazyTree(root, read=read, decoded=decoded, known=known)
         blobs = _TreeBlobs(tree)
-        return cls(files=LazyFiles(blobs, read=read), blobs=blobs,
+        served = known.content if known is not None and known.built else None
+        return cls(files=LazyFiles(blobs, read=read, known=served), blobs=blobs,
                    folders=_ByFolder(tree, tree.entries), trees=_ByFolder(tree, tree.sha))
 
     def update(self, files: Mapping[str, bytes], *,

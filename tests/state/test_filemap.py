@@ -134,3 +134,43 @@ def test_a_lazy_state_is_listed_folder_by_folder(
 def _folders_of(path: str) -> list[str]:
     parts = path.split("/")[:-1]
     return [""] + ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def test_a_lazy_state_takes_from_a_built_tree_only_what_is_the_same_there(
+        tmp_path: Path) -> None:
+    """A hub shard's leader reads the fleet's state back right after its writer built its own
+    clusters (`TreeIndex.lazy(known=)`): a folder or file is served from that build only where
+    it holds the very same tree or blob at the same path; everything else comes from Git."""
+    git = init_repo(tmp_path / "repo")
+    mine = state_files(6)                             # what this shard's writer built
+    fleet = {p: d for p, d in mine.items() if not p.startswith("clusters/c5/")}
+    fleet["clusters/c2/default/api/apps_Deployment_default_api.yaml"] = b"image: api:other\n"
+    fleet["clusters/c3/default/web/extra.yaml"] = b"kind: ConfigMap\n"
+    fleet |= {p: d for p, d in state_files(8).items()
+              if p.startswith("clusters/c7/")}      # another shard's cluster
+    write = StateWriter(git, clock=FakeClock()).write(
+        StateCommit(fleet, source_commit=SRC, heads=read_heads(git, StateWriter(git).branches)))
+    built = TreeIndex().update(mine)[0]
+    expected = TreeIndex().update(fleet)[0]
+    asked: list[str] = []
+
+    def read(ids: list[str]) -> dict[str, bytes]:
+        asked.extend(ids)
+        return dict(git.read_objects(ids))
+
+    lazy = TreeIndex.lazy(write.tree, read=read, known=built)
+    assert dict(lazy.files.items()) == fleet
+    assert {f: dict(lazy.folders[f]) for f in expected.folders} == dict(expected.folders)
+    differ = {f for f in expected.folders if built.trees.get(f) != expected.trees[f]}
+    assert differ == {"", "clusters", "clusters/c2", "clusters/c2/default",
+                      "clusters/c2/default/api", "clusters/c3", "clusters/c3/default",
+                      "clusters/c3/default/web", "clusters/c7", "clusters/c7/default",
+                      *(f"clusters/c7/default/{u}" for u in ("web", "api", "db"))}
+    new = {p for p in fleet if built.blobs.get(p) != expected.blobs[p]}
+    assert new == {"clusters/c2/default/api/apps_Deployment_default_api.yaml",
+                   "clusters/c3/default/web/extra.yaml",
+                   *(p for p in fleet if p.startswith("clusters/c7/"))}
+    # Git is asked for exactly the trees and blobs that differ, each once
+    assert sorted(asked) == sorted({expected.trees[f] for f in differ}
+                                   | {expected.blobs[p].hex() for p in new})
+    assert lazy.files.loaded == len({expected.blobs[p] for p in new})   # type: ignore[attr-defined]
