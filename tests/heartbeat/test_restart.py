@@ -34,13 +34,14 @@ def _restart(remote: Remote, kubesim, agents, timing: HeartbeatTiming,  # type: 
     names = [f"c{i:02d}" for i in range(n)]
     for name in names:
         publish_timing(remote, name, timing)
-    old = {n: agents(remote, sim, clock, cluster=n, seed=i, interval=60.0)
+    old = {n: agents(remote, sim, clock, cluster=n, seed=i, interval=600.0)
            for i, n in enumerate(names)}
     run_until(clock, old, start + 900)
+    clock.advance(start + 900 - clock.now())    # a whole second: pushes are dated in seconds
     restart = clock.now()
     # the one real change during the upgrade: a new commit on c00's branch
     publish_timing(remote, "c00", timing)
-    new = {n: agents(remote, sim, clock, cluster=n, seed=100 + i, interval=60.0)
+    new = {n: agents(remote, sim, clock, cluster=n, seed=100 + i, interval=600.0)
            for i, n in enumerate(names)}
     run_until(clock, new, restart + 2 * timing.interval)
     return restart, {n: pushes(remote, n) for n in names}, sim
