@@ -73,7 +73,7 @@ class LiveFleet:
         kubeconfig = self.sims[name].write_kubeconfig(self.root / f"{name}.kubeconfig")
         self.supervisor.gitfleet(
             f"agent-{name}", "agent", "--repo", str(self.bare), "--cluster", name,
-            "--kubeconfig", str(kubeconfig), "--interval", "500ms",
+            "--kubeconfig", str(kubeconfig), "--interval", "1s",
             "--heartbeat-interval", HEARTBEAT, "--workdir", str(self.root / "agents" / name))
 
     def stop_agent(self, name: str) -> None:
@@ -105,9 +105,9 @@ def live_fleet(root: Path) -> Iterator[LiveFleet]:
             fleet.sims[name].write_kubeconfig(pushed / f"{name}.yaml")
         port = free_port()
         hub = supervisor.gitfleet(
-            "hub", "hub", "--repo", str(fleet.bare), "--interval", "300ms",
+            "hub", "hub", "--repo", str(fleet.bare), "--interval", "1s",
             "--listen", f"127.0.0.1:{port}", "--push-kubeconfigs", str(pushed),
-            "--push-agentless", "--push-interval", "500ms",
+            "--push-agentless", "--push-interval", "1s",
             "--push-heartbeat-interval", HEARTBEAT, "--cache-dir", str(root / "hub-cache"))
         wait_listening(port, timeout=120, alive=hub.proc)
         fleet.url = f"http://127.0.0.1:{port}/"
