@@ -42,6 +42,10 @@ CLUSTER_SCOPE_DIR = "_cluster"
 # the trailer of the link a status move leaves in the fleet repo's status branch (its value:
 # the URL the agent now writes to; gitfleet.agent.statusbranch writes it, the hub reads it)
 STATUS_MOVED_TRAILER = "Gitfleet-Status-Moved-To"
+# hub shards: every commit a shard writes names it; the fleet's state (`<prefix>/state`) names
+# the leader's state it was made from (gitfleet.hub.sharding writes, gitfleet.fleetview reads)
+SHARD_TRAILER = "Gitfleet-Shard"
+SHARD_STATE = "Shard-State"
 # sync modes in which the hub's push workers may apply, and so write the cluster's status too
 PUSHED_MODES = frozenset(("Push", "Dual"))
 

@@ -52,6 +52,9 @@ from gitfleet.wire.tips import (
 
 LOG = logging.getLogger("gitfleet.agent.tips")
 
+# two documents that wake the agent (a Git fetch each) within this many seconds: a rush
+WAKE_RUSH = 2.0
+
 
 @dataclass(frozen=True)
 class TipSettings:
@@ -95,7 +98,8 @@ class TipWatcher:
         self.requests = 0
         self._etag: str | None = None
         self._answered = 0.0               # when the last answer came
-        self._rushed = False               # ... and it was a new document, asked again at once
+        self._woke_at = -60.0              # when an answer last woke the agent (a Git fetch)
+        self._rushed = False               # ... and it was asked again at once
         self.asked = 0                     # `safetySeconds` of the last good document
         self._plans: frozenset[str] | None = None   # its `plans` (None: it says nothing)
         self._safety_from = clock()        # the last safety fetch (or the start)
@@ -206,20 +210,32 @@ class TipWatcher:
         if was and was != "no answer yet":
             log(LOG, logging.INFO, "tip documents answer again: Git is fetched only when the "
                 "tip moves", cluster=self.settings.cluster, url=self.url)
-        if changed and commit != self.last_fetched():
+        woke = changed and commit != self.last_fetched()
+        if woke:
             self.wake()
         if new_plans:
             self.notice()       # a plan request may wait: the agent's plan part looks at once
-        # Ask again at once after a new document, a new tip or new plans (the next request,
-        # with its ETag, is held if the server holds requests) and after a held request; a
-        # request answered at once with nothing new (a static store, a busy hub) waits the
-        # interval. A server that
-        # flips documents at once, again and again, gets one quick round per interval: it
-        # cannot make the agent ask Git more than twice an interval.
+        # Ask again at once after a new document (the next request, with its ETag, is held if
+        # the server holds requests) and after a held request; a request answered at once with
+        # nothing new (a static store, a busy hub) waits the interval. Only a document that
+        # wakes the agent makes it ask Git; a server that flips tips at once, again and again,
+        # gets one quick round per interval: two wakes within WAKE_RUSH seconds, and the next
+        # request waits the interval, so it cannot make the agent ask Git more than twice an
+        # interval. A document that cannot wake the agent (its tip is the one fetched, or only
+        # its plans or safety interval changed: the hub re-signs a document when a plan is
+        # listed or its agent upgrades) neither counts towards that nor waits the interval: a
+        # tip that moves right after it is seen within one held request. Two such documents in
+        # a row within a second wait a second (a flipping server gets no busy loop).
         now = self.clock()
-        rushed = self._rushed and started - self._answered < 1.0 and now - started < 1.0
-        self._answered, self._rushed = now, fresh and not rushed
-        if self._rushed or (held and not fresh and now - started >= self.settings.wait / 2):
+        quick = started - self._answered < 1.0 and now - started < 1.0
+        self._answered = now
+        if woke:
+            rushed = self._rushed and now - self._woke_at < WAKE_RUSH
+            self._woke_at, self._rushed = now, not rushed
+            return 0.0 if not rushed else self._spread(self.settings.interval)
+        if fresh:
+            return 1.0 if quick else 0.0
+        if held and now - started >= self.settings.wait / 2:
             return 0.0
         return self._spread(self.settings.interval)
 

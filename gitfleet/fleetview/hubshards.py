@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gitfleet.layout import Branches
+from gitfleet.errors import GitfleetError
+from gitfleet.layout import SHARD_STATE, SHARD_TRAILER, Branches
 from gitfleet.state.git import Git
 
 
@@ -25,7 +26,7 @@ class ShardProgress:
     state: str
     source_commit: str
     time: int
-    leads: bool = False        # `<prefix>/state` was assembled from this state (Shard-State)
+    leads: bool = False        # `<prefix>/state` was made from its state (Shard-State)
 
 
 def read_shards(git: Git, branches: Branches) -> list[ShardProgress]:
@@ -34,15 +35,28 @@ def read_shards(git: Git, branches: Branches) -> list[ShardProgress]:
     out = git.run("for-each-ref", "--format=%(objectname)%09%(committerdate:unix)%09"
                   "%(contents:trailers:key=Source-Commit,valueonly,separator=%x20)%09"
                   "%(refname)", prefix).decode()
-    leader = git.run("for-each-ref", "--format=%(contents:trailers:key=Shard-State,valueonly,"
-                     "separator=%x20)", branches.state).decode().strip()
+    leader = git.run("for-each-ref", f"--format=%(contents:trailers:key={SHARD_STATE},"
+                     "valueonly,separator=%x20)", branches.state).decode().strip()
+    lead = _writer(git, leader) if leader else ""
     found = []
     for line in out.splitlines():
         sha, when, source, ref = line.split("\t")
-        found.append(ShardProgress(name=ref[len(prefix):], state=sha,
-                                   source_commit=source.strip(), time=int(when or 0),
-                                   leads=bool(leader) and sha == leader))
+        name = ref[len(prefix):]
+        found.append(ShardProgress(name=name, state=sha, source_commit=source.strip(),
+                                   time=int(when or 0),
+                                   leads=bool(leader) and (sha == leader or name == lead)))
     return sorted(found, key=lambda s: s.name)
+
+
+def _writer(git: Git, commit: str) -> str:
+    """The shard that wrote `commit` (its trailer): the leader whose state `<prefix>/state`
+    was made from, also when it has written its state again since (a round the leader was
+    stopped in before it assembled, or one whose fleet state is still being made)."""
+    try:
+        return git.run("show", "-s", f"--format=%(trailers:key={SHARD_TRAILER},valueonly)",
+                       commit).decode().strip()
+    except GitfleetError:         # not in this repository (a shallow or partial copy)
+        return ""
 
 
 def shard_rows(shards: list[ShardProgress], *, state: str | None, tip: str | None,

@@ -29,7 +29,7 @@ from gitfleet.hub.metrics import ShardFigures
 from gitfleet.hub.round import FOREVER, Reactor, RoundDone
 from gitfleet.kube.errors import ApiError, Unreachable
 from gitfleet.kube.leases import Lease, LeaseClient, LeaseTaken
-from gitfleet.layout import ERRORS_FILE, Branches, ShardBranches
+from gitfleet.layout import ERRORS_FILE, SHARD_STATE, SHARD_TRAILER, Branches, ShardBranches
 from gitfleet.logs import log
 from gitfleet.model.problems import Problem
 from gitfleet.render.core import errors_file
@@ -39,8 +39,6 @@ from gitfleet.state.writer import StateHeads, read_heads, state_trailers
 from gitfleet.wire.errors import read_errors
 
 LOG = logging.getLogger("gitfleet.hub.shards")
-SHARD_TRAILER = "Gitfleet-Shard"
-SHARD_STATE = "Shard-State"        # the fleet's state names the leader's state it was made from
 GROUP_LABEL = "gitfleet.io/hub-shards"
 Publish = Callable[[Sequence[RefUpdate]], None]
 

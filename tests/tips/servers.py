@@ -4,12 +4,17 @@ upload-pack, i.e. every fetch) and nginx serving a folder of tip documents (its 
 from __future__ import annotations
 
 import subprocess
+import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from gitfleet.hub.tips import TipFolder
+from gitfleet.layout import Branches
+from gitfleet.state.git import Git, RefUpdate
+from gitfleet.timestamps import isoformat
+from gitfleet.wire.status import ClusterStatus, Heartbeat
 from tests.githosts.servers import _stop, _wait_port, start_nginx, write_nginx_conf
 from tests.gitserver import free_port
 
@@ -114,3 +119,15 @@ def log_tails(folder: Path, *names: str) -> Callable[[], str]:
         return "\n".join(f"--- {name}\n" + (folder / name).read_text()[-3000:]
                          for name in names if (folder / name).exists())
     return tails
+
+
+def beat(repo: Path, cluster: str, version: str) -> None:
+    """A status commit with a heartbeat of agent release `version`, as an agent pushes it."""
+    git = Git(repo)
+    status = ClusterStatus(cluster=cluster, heartbeat=Heartbeat(
+        time=isoformat(time.time()), interval_seconds=60, agent_version=version, healthz=True))
+    ref = Branches().status(cluster)
+    old = git.resolve(ref)
+    tree = git.write_tree({"status.yaml": status.to_yaml().encode()})
+    new = git.commit(tree, [old] if old else [], f"status of {cluster}")
+    git.update_refs([RefUpdate(ref, new, old)])

@@ -297,6 +297,33 @@ def test_a_tip_server_flipping_documents_cannot_make_the_agent_poll_faster(
     assert 9.0 <= delays[1] <= 11.0 and 9.0 <= delays[3] <= 11.0, delays
 
 
+def test_a_document_re_signed_for_a_plan_never_makes_the_agent_miss_the_next_move(
+        fleet: Fleet, kubesim, tmp_path: Path, made: list[Agent]) -> None:
+    """The hub re-signs a cluster's document without moving its tip (a plan listed, the agent
+    upgraded), and the tip moves a moment later: the poller asks again within a second each
+    time, never after its interval (an agent at `--interval 1h` saw the move an hour late),
+    and the move wakes the agent, which applies it."""
+    sim = kubesim()
+    woken: list[str] = []
+    agent, watcher = _make(fleet, tmp_path, sim, woken=woken)
+    made.append(agent)
+    first = fleet.render("1")
+    agent.step()
+    assert agent.branch.last_fetched == first and _applied(sim) == "1"
+    delays = [watcher.poll()]                  # the tip it fetched: nothing to do
+    fleet.tip(first, plans=())                 # re-signed, listing (no) plans
+    delays.append(watcher.poll())
+    fleet.tip(first, plans=("20261207T120000Z-abcdef",))
+    delays.append(watcher.poll())
+    assert woken == []
+    fleet.render("2")                          # the tip moves
+    delays.append(watcher.poll())
+    assert woken == ["wake"]
+    assert delays[0] == 0.0 and all(d <= 1.0 for d in delays), delays
+    agent.step()
+    assert _applied(sim) == "2"
+
+
 @pytest.mark.parametrize("base", ["http://user:token@hub:8080/tips",
                                   "https://bucket.example/tips?sig=secret",
                                   "https://bucket.example/tips#x", "file:///srv/tips"])

@@ -4,19 +4,17 @@ re-issues nothing, and the folder keeps every file gitfleet did not write."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.settings import HubSettings
 from gitfleet.layout import Branches
-from gitfleet.state.git import Git, RefUpdate
+from gitfleet.state.git import Git
 from gitfleet.state.signing import SigningKey, TrustedKeys
 from gitfleet.state.store import open_store
-from gitfleet.timestamps import isoformat
-from gitfleet.wire.status import ClusterStatus, Heartbeat
 from gitfleet.wire.tips import decode
 from tests.harness import commit, edit, example_repo
+from tests.tips.servers import beat
 
 CLUSTERS = ("prod-east", "prod-west", "staging")
 
@@ -91,18 +89,6 @@ def test_a_new_key_re_signs_every_document_on_restart(tmp_path: Path) -> None:
     _docs(folder, new)                                 # all verify with the new key
 
 
-def _beat(repo: Path, cluster: str, version: str) -> None:
-    """A status commit with a heartbeat of agent release `version`, as an agent pushes it."""
-    git = Git(repo)
-    status = ClusterStatus(cluster=cluster, heartbeat=Heartbeat(
-        time=isoformat(time.time()), interval_seconds=60, agent_version=version, healthz=True))
-    ref = Branches().status(cluster)
-    old = git.resolve(ref)
-    tree = git.write_tree({"status.yaml": status.to_yaml().encode()})
-    new = git.commit(tree, [old] if old else [], f"status of {cluster}")
-    git.update_refs([RefUpdate(ref, new, old)])
-
-
 def test_the_hub_signs_the_safety_interval_by_default_once_the_last_older_agent_reports(
         tmp_path: Path) -> None:
     """The default `--tips-safety auto`, through a real hub reading real status branches: a
@@ -116,7 +102,7 @@ def test_the_hub_signs_the_safety_interval_by_default_once_the_last_older_agent_
     hub.run_once()                                   # the cluster branches, then the agents
     for cluster, version in (("prod-east", "0.2.0"), ("prod-west", "0.1.0"),
                              ("staging", "0.2.0")):
-        _beat(repo, cluster, version)
+        beat(repo, cluster, version)
 
     def asked() -> set[int]:
         return {decode((folder / f"{c}.json").read_bytes(), cluster=c,
@@ -125,6 +111,6 @@ def test_the_hub_signs_the_safety_interval_by_default_once_the_last_older_agent_
 
     hub.run_once()
     assert asked() == {0}                            # prod-west's agent would refuse it
-    _beat(repo, "prod-west", "0.2.0")
+    beat(repo, "prod-west", "0.2.0")
     hub.run_once()
     assert asked() == {1200}                         # 3 / 1200 + 3 / 3600 <= 0.004

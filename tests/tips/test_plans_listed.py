@@ -16,11 +16,10 @@ from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.signing import SigningKey, TrustedKeys
 from gitfleet.state.store import open_store
-from gitfleet.timestamps import isoformat
 from gitfleet.wire.plans import plan_id
-from gitfleet.wire.status import ClusterStatus, Heartbeat
 from gitfleet.wire.tips import MAX_PLANS, Tip, TipError, decode, encode
 from tests.harness import example_repo
+from tests.tips.servers import beat
 
 REF = Branches().cluster("c1")
 KEY = SigningKey.generate()
@@ -71,18 +70,6 @@ def test_a_misspelt_plans_field_is_named() -> None:
 
 # -- the hub -----------------------------------------------------------------------------------
 
-def _beat(repo: Path, cluster: str, version: str) -> None:
-    """A status commit with a heartbeat of agent release `version`, as an agent pushes it."""
-    git = Git(repo)
-    status = ClusterStatus(cluster=cluster, heartbeat=Heartbeat(
-        time=isoformat(time.time()), interval_seconds=60, agent_version=version, healthz=True))
-    ref = Branches().status(cluster)
-    old = git.resolve(ref)
-    tree = git.write_tree({"status.yaml": status.to_yaml().encode()})
-    new = git.commit(tree, [old] if old else [], f"status of {cluster}")
-    git.update_refs([RefUpdate(ref, new, old)])
-
-
 def _request(repo: Path, cluster: str, plan: str) -> None:
     """A plan request ref (its tree: the cluster's own, as `gitfleet plan` writes them)."""
     git = Git(repo)
@@ -97,8 +84,8 @@ def test_the_hub_lists_waiting_plans_only_to_agents_that_read_them(tmp_path: Pat
     hub = Hub(open_store(str(repo)), settings=HubSettings(interval=15, signing_key=key,
                                                           tips_dir=folder))
     hub.run_once()
-    _beat(repo, "prod-east", "0.2.0")
-    _beat(repo, "prod-west", "0.1.0")          # staging: no heartbeat yet
+    beat(repo, "prod-east", "0.2.0")
+    beat(repo, "prod-west", "0.1.0")          # staging: no heartbeat yet
 
     def listed() -> dict[str, tuple[str, ...] | None]:
         return {c: decode((folder / f"{c}.json").read_bytes(), cluster=c,
@@ -124,7 +111,7 @@ def test_the_hub_lists_waiting_plans_only_to_agents_that_read_them(tmp_path: Pat
 
     hub.run_once()                              # nothing new: nothing re-signed
     assert hub.tips.issued == signed + 1
-    _beat(repo, "staging", "0.2.0")             # staging's agent reports: its document lists
+    beat(repo, "staging", "0.2.0")             # staging's agent reports: its document lists
     hub.run_once()
     assert listed()["staging"] == (fresh,)
     git = Git(repo)
