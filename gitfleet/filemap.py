@@ -278,14 +278,26 @@ def files_in(files: Mapping[str, bytes], folders: Collection[str]) -> list[str]:
 
 
 def files_below(files: Mapping[str, bytes], folders: Collection[str]) -> list[str]:
-    """The paths of `files` in or below one of `folders`. A state read lazily lists only
-    those folders (level by level); any other map is walked."""
+    """The paths of `files` in or below one of `folders`. A state read lazily (or an overlay
+    of one) lists only those folders (level by level); any other map is walked."""
+    prefixes = tuple(f"{folder}/" for folder in folders)
+    if isinstance(files, Overlay):
+        base = files.base
+        listed = [p for p in files_below(base, folders) if p not in files.removed]
+        return listed + [p for p in files.changes if p.startswith(prefixes) and p not in base]
     shas = files.shas if isinstance(files, LazyFiles) else None
     lister = getattr(shas, "files_below", None)
     if lister is not None:
         return list(lister(folders))
-    prefixes = tuple(f"{folder}/" for folder in folders)
     return [p for p in files if p.startswith(prefixes)]
+
+
+def is_lazy(files: Mapping[str, bytes]) -> bool:
+    """Whether `files` reads its tree from Git as it is asked (a state read lazily, or an
+    overlay of one): walking it whole reads every folder and content."""
+    while isinstance(files, Overlay):
+        files = files.base
+    return isinstance(files, LazyFiles)
 
 
 def overlay(base: Mapping[str, bytes], changes: Mapping[str, bytes],

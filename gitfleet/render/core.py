@@ -201,6 +201,10 @@ def render(fleet: Fleet, *, source_commit: str = "",
     ctx.warnings.extend(ctx.overlay.problems)
     ctx.warnings.extend(trimmed_field_warnings(fleet))
     ctx.warnings.extend(unmatched_selectors(fleet))
+    wanted = [c for c in fleet.clusters if only_clusters is None or c in only_clusters]
+    # a state read lazily: what the render asks of the previous state, listed in a few batches
+    # (the clusters it renders; the tainted ones, which scheduling asks about)
+    ctx.previous.prefetch([*wanted, *ctx.status.taints])
     unit_plans, claims = plans if plans is not None else \
         plan_all(fleet, ctx.status, ctx.previous)
     ctx.policies = policy_index(fleet)
@@ -210,7 +214,6 @@ def render(fleet: Fleet, *, source_commit: str = "",
     claimed: dict[str, list[ObjectKey]] = {}
     for key, claimer in claims.items():
         claimed.setdefault(policy_id(claimer), []).append(key)
-    wanted = [c for c in fleet.clusters if only_clusters is None or c in only_clusters]
     drafts: dict[str, dict[str, _Draft]] = {c: {} for c in wanted}
     kept: dict[str, dict[str, dict[str, bytes]]] = {c: {} for c in wanted}
     for plan in sorted(unit_plans, key=lambda p: (p.folder, p.kind)):

@@ -4,7 +4,7 @@ or Karmada propagation policy (a "unit", one Description per unit and cluster)."
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Container, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,8 +170,7 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
         else:
             feeds.append(template)
     taints = unit_taints(status, previous, generic.folder)
-    holding = {c for c in clusters if previous.get(c, generic.folder) is not None
-               or previous.get(c, helm.folder) is not None}
+    holding = _Holding(previous, clusters, (generic.folder, helm.folder))
     weights = selection.subscription_weights(
         sub, clusters, taints, holding=holding,
         room=_subgroup_room(sub, feeds, clusters, status, previous, generic.folder))
@@ -179,8 +178,8 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
         weights = _steady_binding(sub, weights, holding, feeds, status, previous,
                                   generic=generic.folder, helm=helm.folder)
     # NoSchedule keeps a cluster that holds the unit, but it gets no extra replicas
-    drain = {c for c in weights if c in holding and selection.cordoned(
-        clusters[c], sub.tolerations, taints.get(c, ()))}
+    drain = {c for c in weights if selection.cordoned(
+        clusters[c], sub.tolerations, taints.get(c, ())) and c in holding}
     trigger = _digest(sub.digest, *(t.digest for t in feeds), *sorted(weights))
     plans = [p for p in (generic, helm)
              if p.deployer == "generic" and any(not t.is_helm_chart for t in feeds) or
@@ -258,7 +257,32 @@ def plan_subscription(sub: Subscription, fleet: Fleet, clusters: Mapping[str, Cl
     return plans
 
 
-def _steady_binding(sub: Subscription, weights: dict[str, int], holding: Collection[str],
+class _Holding(Container[str]):
+    """The clusters whose previous state holds a unit (in one of its folders), asked cluster
+    by cluster: scheduling asks only about clusters where a taint makes it matter, so a
+    render of some clusters of a large fleet read lazily reads only theirs."""
+
+    def __init__(self, previous: PreviousState, clusters: Mapping[str, Cluster],
+                 folders: tuple[str, ...]) -> None:
+        self._previous = previous
+        self._clusters = clusters
+        self._folders = folders
+        self._known: dict[str, bool] = {}
+
+    def __contains__(self, cluster: object) -> bool:
+        if not isinstance(cluster, str) or cluster not in self._clusters:
+            return False
+        found = self._known.get(cluster)
+        if found is None:
+            found = self._known[cluster] = any(
+                self._previous.get(cluster, folder) is not None for folder in self._folders)
+        return found
+
+    def __bool__(self) -> bool:
+        return any(c in self for c in self._clusters)
+
+
+def _steady_binding(sub: Subscription, weights: dict[str, int], holding: Container[str],
                     feeds: list[Template], status: StatusSnapshot, previous: PreviousState,
                     *, generic: str, helm: str) -> dict[str, int]:
     """Dynamic dividing binds a cluster that newly matches only when replicas are placed: at a

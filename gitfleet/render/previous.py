@@ -4,18 +4,26 @@ ApplyLater bases and unchanged `sourceCommit`s.
 Reading is lazy and cheap: files are grouped by Description folder, and the few scalar fields
 the render needs are taken from the text gitfleet itself wrote (see `emit`), so a render of a
 large fleet does not parse every previous Description.
+
+A previous state read lazily from Git (a restarted hub's, a hub shard's fleet assembled from
+every cluster branch) is not indexed up front: `get` lists the folders of the clusters asked
+about (`prefetch` lists many in one batch per tree level and reads their Descriptions in one
+batch), so a shard that renders its share of a 100,000-cluster fleet reads its own clusters'
+previous state, not the fleet's. What needs every cluster (`descriptions`, `by_folder`: broken
+files, failover, rebalance tokens) still reads the whole state.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from gitfleet import yamlio
 from gitfleet.errors import InputError
+from gitfleet.filemap import files_below, is_lazy, prefetch, subset
 from gitfleet.layout import DESCRIPTION_FILE
 from gitfleet.wire.claims import CLAIMS_FILE as CLAIMS_FILE
 from gitfleet.wire.claims import read_claims
@@ -35,7 +43,7 @@ class PreviousDescription:
 
     cluster: str
     folder: str  # "<ns>/<name>" inside the cluster
-    files: dict[str, bytes] = field(default_factory=dict)
+    files: Mapping[str, bytes] = field(default_factory=dict)
 
     @property
     def text(self) -> str:
@@ -110,12 +118,61 @@ def _scan_int(raw: bytes, path: str) -> int | None:
     return None
 
 
+class _Folder(Mapping[str, bytes]):
+    """One Description folder of a state read lazily: its file names are known, a content is
+    read when asked for (alone: no read of the rest of the state)."""
+
+    def __init__(self, files: Mapping[str, bytes], prefix: str, names: list[str]) -> None:
+        self._files = files
+        self._prefix = prefix
+        self._names = names
+
+    def __getitem__(self, name: str) -> bytes:
+        if name not in self._names:
+            raise KeyError(name)
+        path = self._prefix + name
+        return subset(self._files, [path])[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
 class PreviousState:
     """Index of a previous state tree (path -> bytes)."""
 
     def __init__(self, files: Mapping[str, bytes] | None) -> None:
         self.files: Mapping[str, bytes] = files if files is not None else {}
         self._replicas: dict[tuple[bytes, str], int | None] = {}
+        self._lazy = is_lazy(self.files)
+        # a state read lazily: cluster -> its Description folders -> their file names
+        self._listed: dict[str, dict[str, list[str]]] = {}
+        self._found: dict[tuple[str, str], PreviousDescription] = {}
+
+    def prefetch(self, clusters: Iterable[str]) -> None:
+        """List the Description folders of `clusters` and read their Descriptions, in a few
+        batches (a state held in memory needs nothing)."""
+        if not self._lazy or "descriptions" in self.__dict__:
+            return
+        todo = [c for c in dict.fromkeys(clusters) if c not in self._listed]
+        if not todo:
+            return
+        for cluster in todo:
+            self._listed[cluster] = {}
+        descriptions = []
+        for path in files_below(self.files, [f"clusters/{c}" for c in todo]):
+            parts = path.split("/")
+            if len(parts) != 5:
+                continue
+            folders = self._listed.get(parts[1])
+            if folders is None:       # (a folder named like another's path: not listed)
+                continue
+            folders.setdefault(f"{parts[2]}/{parts[3]}", []).append(parts[4])
+            if parts[4] == DESCRIPTION_FILE:
+                descriptions.append(path)
+        prefetch(self.files, descriptions)
 
     @cached_property
     def descriptions(self) -> dict[tuple[str, str], PreviousDescription]:
@@ -143,7 +200,20 @@ class PreviousState:
         return found
 
     def get(self, cluster: str, folder: str) -> PreviousDescription | None:
-        return self.descriptions.get((cluster, folder))
+        if not self._lazy or "descriptions" in self.__dict__:
+            return self.descriptions.get((cluster, folder))
+        listed = self._listed.get(cluster)
+        if listed is None:
+            self.prefetch([cluster])
+            listed = self._listed[cluster]
+        names = listed.get(folder)
+        if names is None:
+            return None
+        found = self._found.get((cluster, folder))
+        if found is None:
+            found = self._found[(cluster, folder)] = PreviousDescription(
+                cluster, folder, _Folder(self.files, f"clusters/{cluster}/{folder}/", names))
+        return found
 
     @cached_property
     def by_folder(self) -> dict[str, list[PreviousDescription]]:

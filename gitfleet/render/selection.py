@@ -6,7 +6,7 @@ and of clusters in the repo never changes an outcome.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any
 
 from gitfleet.model.objects import Cluster, Subscription, Taint
@@ -62,7 +62,7 @@ def cordoned(cluster: Cluster, tolerations: Sequence[Mapping[str, Any]],
 def subscription_weights(sub: Subscription, clusters: Mapping[str, Cluster],
                          taints: Mapping[str, Sequence[Taint]], *,
                          room: Mapping[str, int] | None = None,
-                         holding: Collection[str] = ()) -> dict[str, int]:
+                         holding: Container[str] = ()) -> dict[str, int]:
     """Bound clusters of a Subscription with their weight (sum over matching subscribers).
 
     With `schedulingBySubGroup`, each subscriber binds only the first `minClusters` of the
@@ -70,13 +70,14 @@ def subscription_weights(sub: Subscription, clusters: Mapping[str, Cluster],
     available replicas for the workload, none = all equal), and a cluster's weight sums the
     subscribers that bound it. A subscriber without minClusters binds nothing here: the
     planner reports it (`missing_min_clusters`). `holding`: clusters the unit is placed in
-    already (the previous state); a NoSchedule taint does not unbind them.
+    already (the previous state); a NoSchedule taint does not unbind them (asked only of a
+    cluster such a taint would keep out: `holding` may read the previous state lazily).
     """
     weights: dict[str, int] = {}
     if sub.by_subgroup:
         usable = {name: clusters[name] for name in sorted(clusters)
-                  if schedulable(clusters[name], sub.tolerations, taints.get(name, ()),
-                                 holds=name in holding)}
+                  if _schedulable(clusters[name], sub.tolerations, taints.get(name, ()),
+                                  name, holding)}
         for s in sub.subscribers:
             matched = [n for n in usable if matches_selector(s.selector, usable[n].labels)]
             ranked = subgroup_order(matched, clusters=usable, tolerations=sub.tolerations,
@@ -88,11 +89,18 @@ def subscription_weights(sub: Subscription, clusters: Mapping[str, Cluster],
         cluster = clusters[name]
         hits = [s.weight for s in sub.subscribers
                 if matches_selector(s.selector, cluster.labels)]
-        if not hits or not schedulable(cluster, sub.tolerations, taints.get(name, ()),
-                                       holds=name in holding):
+        if not hits or not _schedulable(cluster, sub.tolerations, taints.get(name, ()),
+                                        name, holding):
             continue
         weights[name] = sum(hits)
     return weights
+
+
+def _schedulable(cluster: Cluster, tolerations: Sequence[Mapping[str, Any]],
+                 extra_taints: Sequence[Taint], name: str, holding: Container[str]) -> bool:
+    """`schedulable`, asking `holding` only when a taint that holding relaxes is in the way."""
+    return schedulable(cluster, tolerations, extra_taints) or (
+        name in holding and schedulable(cluster, tolerations, extra_taints, holds=True))
 
 
 def subgroup_order(names: Sequence[str], *, clusters: Mapping[str, Cluster],
