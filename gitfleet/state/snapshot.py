@@ -206,6 +206,7 @@ class ParsedCache:
         self._taken = False
         self._kept: frozenset[str] = frozenset()      # content digests the file holds
         self._seen: dict[str, bytes] = {}             # digest -> contents loaded since
+        self._digests: dict[bytes, str] = {}          # the last load's contents -> digests
         self._written: float | None = None
         self.taken = 0                                # entries taken back (tests, logs)
 
@@ -242,8 +243,12 @@ class ParsedCache:
     def keep(self, contents: Iterable[bytes]) -> None:
         """Note a loaded snapshot's files; write the file when it lacks some and is due (with
         the schema verdicts of the templates checked meanwhile)."""
-        for data in contents:
-            self._seen.setdefault(hashlib.sha1(data).hexdigest(), data)
+        digests = {}
+        for data in contents:    # (a file unchanged since the last load: its digest kept)
+            digest = self._digests.get(data) or hashlib.sha1(data).hexdigest()
+            digests[data] = digest
+            self._seen.setdefault(digest, data)
+        self._digests = digests
         new = len(self._seen.keys() - self._kept)
         if not new or (self._kept and new <= len(self._seen) // 100):
             # a few new files (a push) cost a few parses next time; a write costs more
