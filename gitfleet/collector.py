@@ -7,6 +7,12 @@ keeps scanning them, the whole heap on each full pass: 4 s of CPU in such a firs
 0.4 s in every other one-change round. The render, the state write (its tree build and pack:
 some 400,000 objects at 10,000 clusters) and the fold therefore run with it paused; it runs
 again, as usual, once they are done, and frees whatever cycles they left.
+
+The hub pauses it for its whole round (`Hub._rounds`): a round also loads the fleet and plans
+over every cluster, and what lives through a few young collections in that time counts towards
+a full one; in a hub shard at 20,000 clusters that made one full pass, 0.4 s, in every
+one-change round. Paused, what a round drops is freed by its reference count alone and only
+what it keeps is scanned once it ends (a full pass about once in a hundred rounds).
 """
 
 from __future__ import annotations

@@ -88,7 +88,12 @@ def snapshot_paths(paths: Iterable[str]) -> set[str]:
     folder (a build may read `.env` or `.properties` files)."""
     listed = list(paths)
     roots = kustomize_roots(listed)
-    return {p for p in listed if relevant(p) or _root_of(p, roots) is not None}
+    return {p for p in listed if in_snapshot(p, roots)}
+
+
+def in_snapshot(path: str, roots: Iterable[str]) -> bool:
+    """Whether a snapshot reads `path`, its folders' kustomization `roots` given."""
+    return relevant(path) or _root_of(path, roots) is not None
 
 
 def _references(data: bytes) -> list[str]:

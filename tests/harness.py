@@ -170,14 +170,23 @@ def hub_process(*args: str, log: Path | None = None) -> Iterator[subprocess.Pope
 
 # --- waiting --------------------------------------------------------------------------------
 
+WAIT_CEILING = 0.25   # seconds: the longest pause between two checks of `wait_for`
+
+
 def wait_for(check: Callable[[], T | None], *, timeout: float = 60.0, every: float = 0.05,
              step: Callable[[], Any] | None = None, what: str = "condition") -> T:
     """Poll `check` (running `step` first each round, if given) until it returns something
     truthy, and return that; fail the test after `timeout` seconds (60 by default: a bound is
     hit only when something is wrong, and the suite must pass at load average 8, where a daemon's
     start alone can take 20 s). A git command failing
-    inside `check` (a branch not there yet) counts as "not yet"."""
+    inside `check` (a branch not there yet) counts as "not yet".
+
+    The first pause is `every`; each next one half as long again, up to WAIT_CEILING (or
+    `every`, when larger): a check is Git processes or API calls, and a 30-second wait for a
+    daemon ran it ~600 times at a fixed 50 ms (~120 times now). What is seen at once stays quick;
+    a condition met later is seen at most WAIT_CEILING late. `every=0` steps without pausing."""
     deadline = time.monotonic() + timeout
+    pause, ceiling = every, max(every, WAIT_CEILING)
     while True:
         if step is not None:
             step()
@@ -189,7 +198,8 @@ def wait_for(check: Callable[[], T | None], *, timeout: float = 60.0, every: flo
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(every)
+        time.sleep(pause)
+        pause = min(pause * 1.5, ceiling)
 
 
 # --- a Git remote, kubesim clusters and agents ----------------------------------------------

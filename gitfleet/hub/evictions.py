@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 from gitfleet.clock import isoformat, parse_iso
 from gitfleet.errors import InputError
-from gitfleet.hub.round import Contribution, RoundInputs
+from gitfleet.hub.round import FOREVER, Contribution, RoundInputs
 from gitfleet.lifecycle.failover import (
     UNHEALTHY,
     ObjectReport,
@@ -25,7 +28,7 @@ from gitfleet.lifecycle.failover import (
     exclusions,
     failover_units,
 )
-from gitfleet.lifecycle.judgement import Condition, Judgement, judge
+from gitfleet.lifecycle.judgement import Condition, Judgement, judge, tolerance
 from gitfleet.lifecycle.taints import NO_SCHEDULE, HubTaint, cluster_taints, taint_key
 from gitfleet.logs import log
 from gitfleet.model.loader import Fleet
@@ -69,12 +72,25 @@ class LifecycleInputs:
         return evictions_file(self.tasks, self.unhealthy)
 
 
+# the fleet-status row of a cluster without taints or evictions (most of a fleet), one object
+_CALM: Mapping[str, Any] = MappingProxyType({"taints": [], "evictions": 0})
+
+
+def _row(taints: tuple[Taint, ...], evictions: int) -> Mapping[str, Any]:
+    if not taints and not evictions:
+        return _CALM
+    return {"taints": [f"{t.key}:{t.effect}" for t in taints], "evictions": evictions}
+
+
 class Lifecycle:
     """Judges the fleet's clusters round after round (remembers the last judgement only to
     say what changed; the decisions themselves come from Git)."""
 
     def __init__(self) -> None:
         self._last: dict[str, tuple[str, tuple[Taint, ...]]] = {}
+        # cluster -> (its status, judgement, until when it holds) for the clusters judged Ready
+        # or NeverReported: 10,000s of them per round, judged again only when one changes
+        self._calm: dict[str, tuple[ClusterStatus | None, Judgement, float]] = {}
         # the index of the previous state, kept while the hub's map of it stays the same
         self._previous: tuple[Mapping[str, bytes], PreviousState] | None = None
 
@@ -86,8 +102,8 @@ class Lifecycle:
             log(LOG, logging.WARNING, "cluster lifecycle", change=change)
         snapshot = dict(taints=life.taints, evicted=life.evicted, retained=life.retained,
                         preserved=life.preserved) if life.digest else {}
-        rows = {name: {"taints": [f"{t.key}:{t.effect}" for t in life.taints.get(name, ())],
-                       "evictions": sum(1 for t in life.tasks if t.cluster == name)}
+        evictions = Counter(t.cluster for t in life.tasks)
+        rows = {name: _row(life.taints.get(name, ()), evictions[name])
                 for name in inputs.fleet.clusters}
         return Contribution(snapshot=snapshot, digest=life.digest,
                             files={EVICTIONS_FILE: life.file()}, note="\n".join(life.changes),
@@ -103,9 +119,22 @@ class Lifecycle:
         hub_taints: dict[str, tuple[HubTaint, ...]] = {}
         taints: dict[str, tuple[Taint, ...]] = {}
         changes: list[str] = []
+        calm: dict[str, tuple[ClusterStatus | None, Judgement, float]] = {}
         for name in sorted(fleet.clusters):
-            j = judge(statuses.get(name), now=now, parse_time=parse_iso)
+            status = statuses.get(name)
+            known = self._calm.get(name)
+            if known is not None and known[0] is status and now <= known[2]:
+                # the same status file, judged Ready (not yet past its tolerance) or
+                # NeverReported last round: the same judgement, no taint, nothing to say
+                calm[name], judgements[name], hub_taints[name] = known, known[1], ()
+                continue
+            j = judge(status, now=now, parse_time=parse_iso)
             judgements[name] = j
+            if j.condition is Condition.NEVER_REPORTED:
+                calm[name] = (status, j, FOREVER)
+            elif j.condition is Condition.READY and status is not None and \
+                    status.heartbeat is not None and j.last_heartbeat is not None:
+                calm[name] = (status, j, j.last_heartbeat + tolerance(status.heartbeat))
             found: tuple[HubTaint, ...] = ()
             # A cluster that never reported keeps being scheduled (no taint): a new fleet
             # renders before its agents start, and an agent applies its branch before its
@@ -129,6 +158,7 @@ class Lifecycle:
                 self._last[name] = seen
         for gone in set(self._last) - set(fleet.clusters):
             del self._last[gone]
+        self._calm = calm
         raw = previous_files.get(EVICTIONS_FILE)
         tasks, unhealthy = load_tasks(raw), load_unhealthy(raw)
         no_execute = any(t.effect == "NoExecute" for ts in hub_taints.values() for t in ts)

@@ -21,6 +21,7 @@ from typing import cast
 from gitfleet.backoff import Retry
 from gitfleet.charts.renderer import Charts
 from gitfleet.clock import Clock, SystemClock
+from gitfleet.collector import collector_paused
 from gitfleet.errors import InputError, RefConflict, TransientError
 from gitfleet.filemap import with_changes
 from gitfleet.hub.approvals import RefusedPrunes
@@ -173,7 +174,8 @@ class Hub:
         self.store.refresh()
         for attempt in range(self.settings.conflict_retries + 1):
             try:
-                return self._round(pace=pace)
+                with collector_paused():
+                    return self._round(pace=pace)
             except RefConflict as exc:
                 self.metrics.ref_conflicts += 1
                 if attempt == self.settings.conflict_retries:

@@ -21,12 +21,13 @@ from gitfleet.layout import Branches
 from gitfleet.logs import log
 from gitfleet.model.loader import FLEET_FILE, Fleet, KeptSettings
 from gitfleet.source import load_snapshot
+from gitfleet.state.heads import HeadReader
 from gitfleet.state.lastgood import last_good_settings
 from gitfleet.state.signing import TrustedKeys
 from gitfleet.state.snapshot import SourceReader
 from gitfleet.state.statusread import StatusReader
 from gitfleet.state.store import Store
-from gitfleet.state.writer import StateWriter, read_heads
+from gitfleet.state.writer import StateWriter
 
 LOG = logging.getLogger("gitfleet.hub")
 DEFAULT_SOURCE_BRANCH = "main"
@@ -57,6 +58,7 @@ class InputReader:
         self.source_reader = SourceReader(store.git, fleets_kept=settings.basis_fleets_kept,
                                           keep_parsed=True)
         hub_keys = TrustedKeys.of(settings.signing_key) if settings.signing_key else None
+        self.heads = HeadReader(store.git)      # cluster branches' trees read once per commit
         self.status = StatusReader(store.git, hub_keys=hub_keys, log_rejections=True)
         self.refused = ""          # why the source tip is not rendered (unsigned), else ""
         self._fleet_branch: str | None = None     # fleet.yaml's sourceBranch, once read
@@ -93,7 +95,7 @@ class InputReader:
         self.status.trust_keys(source.fleet)    # fold only status signed by spec.signingKey
         # every status repository; each cluster read only where fleet.yaml assigns it
         self.status.use_shards(source.fleet.settings.status, self._labels(source.fleet))
-        heads = read_heads(self.store.git, source.branches)
+        heads = self.heads.read(source.branches)
         previous = None if heads.state is None else writer.files_of(heads.state)
         return RoundInputs(source=source.commit, branch=source.branch, fleet=source.fleet,
                            branches=source.branches, heads=heads, status=self.status.read(),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from gitfleet.clock import Clock
 from gitfleet.hub.fleetstatus import FleetStatus
@@ -96,9 +97,9 @@ class FleetStatusFold:
         if done.index is None:
             return FOREVER
         self.status.branches = done.inputs.branches
-        rows = done.rows
+        rows: dict[str, Mapping[str, Any]] = dict(done.rows)   # the round's own stays as is
         for name, hold in self._held(done.index).items():
-            rows.setdefault(name, {})["held"] = hold.message
+            rows[name] = {**rows.get(name, {}), "held": hold.message}
         wrote = self.status.fold(done.inputs.fleet, done.index, done.inputs.status,
                                  publish=self.publish, state_commit=done.state,
                                  recheck=self.recheck(done), rows=rows,

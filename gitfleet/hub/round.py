@@ -9,6 +9,7 @@ in the hub's list; it never reaches into another part's attributes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -73,12 +74,16 @@ class RoundDone:
     state: str | None                   # the state commit the round ends on
     index: TreeIndex | None             # its tree, as the writer knows it (None: no state)
 
-    @property
-    def rows(self) -> dict[str, dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = {}
+    @functools.cached_property
+    def rows(self) -> dict[str, Mapping[str, Any]]:
+        """Per cluster, the planners' fields merged (made once per round: a row per cluster
+        of the fleet). A row only one planner gives is its very object (a planner may give
+        many clusters one row): readers never change a row."""
+        out: dict[str, Mapping[str, Any]] = {}
         for part in self.parts:
             for name, row in part.rows.items():
-                out.setdefault(name, {}).update(row)
+                had = out.get(name)
+                out[name] = row if had is None else {**had, **row}
         return out
 
     @property

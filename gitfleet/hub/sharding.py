@@ -34,8 +34,9 @@ from gitfleet.logs import log
 from gitfleet.model.problems import Problem
 from gitfleet.render.core import errors_file
 from gitfleet.state.git import Git, RefUpdate
+from gitfleet.state.heads import HeadReader
 from gitfleet.state.objects import OBJ_COMMIT
-from gitfleet.state.writer import StateHeads, read_heads, state_trailers
+from gitfleet.state.writer import StateHeads, state_trailers
 from gitfleet.wire.errors import read_errors
 
 LOG = logging.getLogger("gitfleet.hub.shards")
@@ -315,6 +316,10 @@ class LeaderState:
     # the errors.yaml files of the shards' states last merged, and the merge
     _errors: tuple[tuple[bytes, ...], bytes] | None = field(default=None, init=False)
     _trees: Trees = field(default_factory=Trees, init=False)     # read by the last rounds
+    _heads: HeadReader = field(init=False)       # cluster branches' trees once per commit
+
+    def __post_init__(self) -> None:
+        self._heads = HeadReader(self.git)
 
     def fleet_state(self, done: RoundDone) -> RoundDone:
         """Publish the fleet's state; returns `done` as the fleet-wide reactors read it."""
@@ -327,7 +332,7 @@ class LeaderState:
                 self.publish([RefUpdate(ref, done.state, old)])
             return done
         branches = Branches(done.inputs.branches.prefix)
-        heads = read_heads(self.git, branches)
+        heads = self._heads.read(branches)
         assembly = assemble(self.git, base=self.git.resolve(f"{done.state}^{{tree}}"),
                             clusters={n: tree for n, (_, tree) in heads.clusters.items()},
                             files={ERRORS_FILE: self._merged_errors(branches)})

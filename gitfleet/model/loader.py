@@ -13,6 +13,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import Any
 
 from gitfleet import yamlio
@@ -219,6 +220,23 @@ class _ParseCache:
 _CACHE = _ParseCache()
 # (path, content, size limit) -> the cluster a cluster file gave without any problem
 _CLEAN_CLUSTERS: dict[tuple[str, bytes, int], Cluster] = {}
+_POLICY_LISTS = ("subscriptions", "globalizations", "localizations", "propagations",
+                 "karmada_overrides", "autoscalers")
+
+
+@dataclass(frozen=True)
+class _CleanPolicies:
+    """What a file under policies/ gave without any problem: its objects, per list of the
+    fleet, and the identities it claimed (a later file repeating one is a duplicate)."""
+
+    settings: FleetSettings
+    added: tuple[tuple[str, tuple[Any, ...]], ...]        # list name -> objects appended
+    seen: tuple[tuple[tuple[str, str, str, str], Origin], ...]
+
+
+# (path, content) -> the policies a file gave without any problem, when the fleet's settings
+# were the same: a hub loads thousands of unchanged Localizations at every commit it reads
+_CLEAN_POLICIES: dict[tuple[str, bytes], _CleanPolicies] = {}
 
 
 def export_parsed(contents: Iterable[bytes]) -> dict[str, list[list[Any]]]:
@@ -488,6 +506,33 @@ class _Builder:
     # -- policies and templates ------------------------------------------------------------
 
     def load_source_file(self, path: str, data: bytes, *, in_policies: bool) -> None:
+        if not in_policies:
+            self._load_source_file(path, data, in_policies=False)
+            return
+        # A policy file that loaded cleanly before gives the same objects (parsed data is
+        # never modified), unless an identity it claims is taken already (then a duplicate).
+        known = _CLEAN_POLICIES.get((path, data))
+        if known is not None and known.settings == self.settings and \
+                not any(key in self.seen for key, _ in known.seen):
+            for name, objects in known.added:
+                getattr(self, name).extend(objects)
+            self.seen.update(known.seen)
+            return
+        sizes = {name: len(getattr(self, name)) for name in _POLICY_LISTS}
+        before, warned, templates = len(self.errors), len(self.warnings), len(self.templates)
+        rollouts, seen = len(self.rollouts), len(self.seen)
+        self._load_source_file(path, data, in_policies=True)
+        if len(self.errors) == before and len(self.warnings) == warned and \
+                len(self.templates) == templates and len(self.rollouts) == rollouts:
+            if len(_CLEAN_POLICIES) > 100_000:
+                _CLEAN_POLICIES.clear()
+            _CLEAN_POLICIES[(path, data)] = _CleanPolicies(
+                self.settings,
+                tuple((name, tuple(getattr(self, name)[sizes[name]:])) for name in _POLICY_LISTS
+                      if len(getattr(self, name)) > sizes[name]),
+                tuple(reversed(list(islice(reversed(self.seen.items()), len(self.seen) - seen)))))
+
+    def _load_source_file(self, path: str, data: bytes, *, in_policies: bool) -> None:
         for doc in self.documents(path, data):
             origin = Origin(path, doc.line)
             self.source = (data, doc.index)

@@ -17,7 +17,7 @@ from typing import overload
 from gitfleet.filemap import files_in, overlay, subset
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE
 from gitfleet.model.loader import Fleet
-from gitfleet.model.objects import ObjectKey
+from gitfleet.model.objects import Cluster, ObjectKey
 from gitfleet.model.problems import Problem
 from gitfleet.render.charts import ChartRenderer
 from gitfleet.render.core import (
@@ -35,6 +35,7 @@ from gitfleet.render.delivery import (
     policies_broken,
     undelivered_warnings,
 )
+from gitfleet.render.lastplans import plans_for
 from gitfleet.render.plans import best_strength, karmada_claims, keeps_placement, resolve_feed
 from gitfleet.render.previous import CLAIMS_FILE, PreviousState
 from gitfleet.render.scope import Scope, scope_of
@@ -93,8 +94,11 @@ def render_incremental(base: Fleet, head: Fleet, *, paths: frozenset[str],
         again = [f for f in again if f.split("/", 2)[1] in only]
     # every cluster file drafted is written again by the render below
     replaced = [f"clusters/{c}/{CLUSTER_FILE}" for c in sorted(drafted)]
+    # scheduling of the units in scope: the last incremental render's again where it holds
+    plans = plans_for(restricted, status or StatusSnapshot(), PreviousState(redone))
     result = render(restricted, source_commit=source_commit, previous_files=redone,
-                    status=status, fleet_at=fleet_at, only_clusters=only, charts=charts)
+                    status=status, fleet_at=fleet_at, only_clusters=only, charts=charts,
+                    plans=plans)
     changes = {p: d for p, d in result.files.items() if p not in (ERRORS_FILE, CLAIMS_FILE)}
     idents = {_ident(u) for u in units}
     old_errors, old_warnings = _previous_problems(redone[ERRORS_FILE])
@@ -149,7 +153,7 @@ def _localized_clusters(base: Fleet, head: Fleet) -> set[str] | None:
     Localization applies in the one cluster whose dedicated namespace holds it; scheduling
     does not read it), else None. Rendering only those clusters' Descriptions is what keeps a
     one-cluster tuning of a Subscription bound to 10,000 clusters cheap."""
-    if _all_but_localizations(base) != _all_but_localizations(head):
+    if not _same_but_localizations(base, head):
         return None
     before = {o.ident: o for o in base.localizations}
     after = {o.ident: o for o in head.localizations}
@@ -158,12 +162,30 @@ def _localized_clusters(base: Fleet, head: Fleet) -> set[str] | None:
     return {c.name for c in head.clusters.values() if c.namespace in namespaces}
 
 
-def _all_but_localizations(fleet: Fleet) -> tuple[object, ...]:
-    """Everything of a fleet a render reads, but its Localizations and problems, compared by
-    content and place (object equality leaves bodies, labels and origins out)."""
+def _same_but_localizations(base: Fleet, head: Fleet) -> bool:
+    """Whether two fleets hold the same of everything a render reads but their Localizations
+    and problems. A cluster file that did not change loads as the same object (the loader
+    keeps them): only the others are compared, by content and place."""
+    if base.clusters.keys() != head.clusters.keys():
+        return False
+    for name, b in base.clusters.items():
+        h = head.clusters[name]
+        if b is not h and _cluster_sig(b) != _cluster_sig(h):
+            return False
+    return _all_but_clusters_and_localizations(base) == \
+        _all_but_clusters_and_localizations(head)
+
+
+def _cluster_sig(c: Cluster) -> tuple[object, ...]:
+    """A cluster by content and place (object equality leaves labels and origin out)."""
+    return (c, sorted(c.labels.items()), c.origin)
+
+
+def _all_but_clusters_and_localizations(fleet: Fleet) -> tuple[object, ...]:
+    """Everything of a fleet a render reads, but its clusters, Localizations and problems,
+    compared by content and place (object equality leaves bodies and origins out)."""
     return (
         fleet.settings, fleet.broken_paths, fleet.broken_clusters,
-        {n: (c, sorted(c.labels.items()), c.origin) for n, c in fleet.clusters.items()},
         {k: (t.api_version, t.digest, t.origin) for k, t in fleet.templates.items()},
         [(s, s.digest, s.origin) for s in fleet.subscriptions],
         [(g, g.digest, g.affinity, g.origin) for g in fleet.globalizations],

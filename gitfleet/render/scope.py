@@ -62,8 +62,10 @@ def _cluster_sig(c: Cluster) -> tuple[object, ...]:
 def _changed_clusters(base: Fleet, head: Fleet) -> dict[str, Cluster]:
     """Clusters that differ (in either fleet), with the version of the fleet that has them."""
     out: dict[str, Cluster] = {}
-    for name in set(base.clusters) | set(head.clusters):
+    for name in base.clusters.keys() | head.clusters.keys():
         b, h = base.clusters.get(name), head.clusters.get(name)
+        if b is h:        # an unchanged file loads as the same object (gitfleet.model.loader)
+            continue
         if b is None or h is None or _cluster_sig(b) != _cluster_sig(h):
             out[name] = h or b  # type: ignore[assignment]
     broken = base.broken_clusters | head.broken_clusters

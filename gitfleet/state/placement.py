@@ -12,7 +12,8 @@ between it and the fleet repo:
   leased on the value fetched (a compare-and-swap, as every hub write is).
 
 **Moves.** Each cluster's newest commit among its places (the fleet repo and every state
-repository, by committer time; the assigned place wins a tie) is what its agent follows. When
+repository, by committer time; within the same second, the tip descending from the others,
+then the assigned place) is what its agent follows. When
 that newest commit is not in the assigned place, the cluster is moving: the writer is given it
 as the head with a tree that matches nothing, so it writes a commit on top of it (its
 `cluster.yaml` naming the new place), and that commit goes first to the place the agent reads
@@ -110,7 +111,7 @@ class StatePlaces:
                 continue
             if len(found) == 1 and found[0][0] == place == FLEET:
                 continue      # (most fleets: the fleet repo alone)
-            newest = max(found, key=lambda f: (f[1].time, f[0] == place))[1]
+            newest = self._newest(found, place)
             holding = tuple(p for p, tip in found if tip.commit == newest.commit)
             if place in holding and self._named.get(newest.tree, place) == place:
                 out[name] = (newest.commit, newest.tree)
@@ -127,6 +128,20 @@ class StatePlaces:
             log(LOG, logging.INFO, "cluster branch moving", cluster=name,
                 source=",".join(p or "fleet repo" for p in holding), to=place or "fleet repo")
         return StateHeads(state=heads.state, clusters=out)
+
+    def _newest(self, found: Sequence[tuple[str, Tip]], place: str) -> Tip:
+        """The newest of a cluster's tips among its places: by committer time, the assigned
+        place winning a tie. Committer times have whole seconds, and a cluster's commits in
+        two places often share one (a write, then its move, in one round or two quick ones);
+        as the tips are one history (a move goes on top of the newest), a tip another tied tip
+        descends from is older, whatever the order the places were listed in. Asked of Git
+        only on such a tie, never for a cluster's link that is simply older."""
+        newest = max(found, key=lambda f: (f[1].time, f[0] == place))[1]
+        tied = [tip for _, tip in found if tip.time == newest.time and tip.commit != newest.commit]
+        for tip in tied:
+            if self.git.is_ancestor(newest.commit, tip.commit):
+                newest = tip
+        return newest
 
     def purge(self, publish: Publish, statuses: Mapping[str, ClusterStatus], *,
               owned: Mapping[str, object]) -> None:

@@ -27,17 +27,24 @@ from pathlib import Path
 
 import gitfleet
 from gitfleet.atomicfile import write_atomically
-from gitfleet.errors import InputError
+from gitfleet.errors import InputError, TransientError
 from gitfleet.logs import log
 from gitfleet.model.kubeschema import export_results, preload_results
 from gitfleet.model.loader import FLEET_FILE, FOLDERS, Fleet, export_parsed, preload_parsed
 from gitfleet.secrets.links import refuse_symlinks
-from gitfleet.source import load_snapshot, snapshot_paths
-from gitfleet.state.git import Git
+from gitfleet.source import (
+    KUSTOMIZATION_FILES,
+    in_snapshot,
+    kustomize_roots,
+    load_snapshot,
+    snapshot_paths,
+)
+from gitfleet.state.git import Git, GitError
 
 SOURCE_PATHS = (FLEET_FILE, *FOLDERS)
 PARSED_FILE = "gitfleet/parsed.json"            # inside the Git folder
 LOG = logging.getLogger("gitfleet.state.snapshot")
+_FILE_MODES = ("100644", "100755")       # blobs ls-tree lists (a symlink is refused)
 
 
 def read_revision(repo: str | os.PathLike[str], rev: str) -> tuple[dict[str, bytes], str]:
@@ -58,21 +65,70 @@ class SourceReader:
         self._blobs: dict[str, bytes] = {}                # blob sha -> content (last snapshot)
         self._fleets: OrderedDict[str, Fleet] = OrderedDict()
         self._parsed = ParsedCache(git) if keep_parsed else None
+        # the last commit listed: its listing, its kustomization folders
+        self._listing: tuple[str, dict[str, str], list[str]] | None = None
 
     def files_at(self, commit: str) -> dict[str, bytes]:
         """The fleet files (fleet.yaml, clusters/, policies/, templates/) of `commit`."""
         if self.git.resolve(f"{commit}^{{commit}}") is None:
             raise InputError(f"no such commit: {commit}", path=str(self.git.path))
-        refuse_symlinks(self.git.symlinks(commit, *(p.rstrip("/") for p in SOURCE_PATHS)),
-                        where=f"{self.git.path}@{commit[:12]}")
-        listing = self.git.ls_tree(commit, *SOURCE_PATHS)
-        listing = {p: listing[p] for p in sorted(snapshot_paths(listing))}
+        listing = self._listing_at(commit)
         wanted = [sha for sha in listing.values() if sha not in self._blobs]
         self._blobs.update(self.git.read_objects(wanted))
         files = {path: self._blobs[sha] for path, sha in listing.items()}
         if len(self._blobs) > 2 * len(listing) + 1000:     # keep about one snapshot's worth
             self._blobs = {sha: self._blobs[sha] for sha in listing.values()}
         return files
+
+    def _listing_at(self, commit: str) -> dict[str, str]:
+        """The snapshot's paths (sorted) -> blob ids. From the last listing and what changed
+        since its commit when there is one (`diff-tree`: a push changes a few of a fleet's
+        100,000 files), else from the whole tree; symlinks refused either way."""
+        last = self._listing
+        if last is not None and last[0] == commit:
+            return last[1]
+        where = f"{self.git.path}@{commit[:12]}"
+        changes = None if last is None else self._changes(last[0], commit)
+        if last is None or changes is None or any(
+                p.rpartition("/")[2] in KUSTOMIZATION_FILES for p in changes):
+            refuse_symlinks(self.git.symlinks(commit, *(p.rstrip("/") for p in SOURCE_PATHS)),
+                            where=where)
+            listed = self.git.ls_tree(commit, *SOURCE_PATHS)
+            listing = {p: listed[p] for p in sorted(snapshot_paths(listed))}
+            roots = list(kustomize_roots(listing))
+        else:
+            refuse_symlinks(sorted(p for p, (mode, _) in changes.items() if mode == "120000"),
+                            where=where)
+            listing, roots = dict(last[1]), last[2]   # no kustomization file changed
+            added = False
+            for path, (mode, sha) in changes.items():
+                if mode in _FILE_MODES and in_snapshot(path, roots):
+                    added = added or path not in listing
+                    listing[path] = sha           # (a path listed keeps its place)
+                else:
+                    listing.pop(path, None)
+            if added:
+                listing = dict(sorted(listing.items()))
+        self._listing = (commit, listing, roots)
+        return listing
+
+    def _changes(self, old: str, new: str) -> dict[str, tuple[str, str]] | None:
+        """Paths under SOURCE_PATHS added, changed or removed from commit `old` to `new`
+        -> (new mode, new blob id; "" for a removed path); None when Git cannot say."""
+        try:
+            raw = self.git.run("diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", old,
+                               new, "--", *SOURCE_PATHS)
+        except (GitError, TransientError):     # (the old commit gone): the whole tree instead
+            return None
+        out: dict[str, tuple[str, str]] = {}
+        fields = raw.split(b"\0")
+        for meta, path in zip(fields[0:-1:2], fields[1::2], strict=True):
+            parts = meta.decode().split(" ")
+            if len(parts) != 5 or not parts[0].startswith(":"):
+                return None
+            mode, sha, status = parts[1], parts[3], parts[4]
+            out[path.decode()] = ("", "") if status == "D" else (mode, sha)
+        return out
 
     def fleet_at(self, commit: str) -> Fleet:
         """The loaded fleet as of `commit` (cached for the last few commits)."""
@@ -150,6 +206,7 @@ class ParsedCache:
         self._taken = False
         self._kept: frozenset[str] = frozenset()      # content digests the file holds
         self._seen: dict[str, bytes] = {}             # digest -> contents loaded since
+        self._digests: dict[bytes, str] = {}          # the last load's contents -> digests
         self._written: float | None = None
         self.taken = 0                                # entries taken back (tests, logs)
 
@@ -186,8 +243,12 @@ class ParsedCache:
     def keep(self, contents: Iterable[bytes]) -> None:
         """Note a loaded snapshot's files; write the file when it lacks some and is due (with
         the schema verdicts of the templates checked meanwhile)."""
-        for data in contents:
-            self._seen.setdefault(hashlib.sha1(data).hexdigest(), data)
+        digests = {}
+        for data in contents:    # (a file unchanged since the last load: its digest kept)
+            digest = self._digests.get(data) or hashlib.sha1(data).hexdigest()
+            digests[data] = digest
+            self._seen.setdefault(digest, data)
+        self._digests = digests
         new = len(self._seen.keys() - self._kept)
         if not new or (self._kept and new <= len(self._seen) // 100):
             # a few new files (a push) cost a few parses next time; a write costs more

@@ -95,7 +95,7 @@ def test_signed_status_is_folded_and_forgeries_are_refused_or_ignored(
         url = f"{prefix}/fleet.git"
         remote = Remote(git=bare, url=url, base=base)
         agents = {name: make_agent(remote, sims[name], cluster=name, clock=SystemClock(),
-                                   interval=0.3, heartbeat_interval=5.0, register=False,
+                                   interval=1.0, heartbeat_interval=5.0, register=False,
                                    age_key_file=age_keys[name],
                                    signing_key_file=agent_keys[name],
                                    trusted_hub_keys=TrustedKeys.of(hub_key))

@@ -42,6 +42,25 @@ def _fleet(names: list[str]):  # type: ignore[no-untyped-def]
         f"metadata: {{name: {n}}}\nspec: {{clusterId: id-{n}}}\n").encode() for n in names})
 
 
+def test_a_running_hub_judges_an_unchanged_status_again_once_its_tolerance_ran_out() -> None:
+    # the hub judges a status it judged Ready before without reading it again: time alone
+    # must still turn it Unknown (and tainted), and a new heartbeat Ready again
+    fleet, lifecycle = _fleet(["c0", "c1"]), Lifecycle()
+    silent = {"c0": _at(T0, interval_seconds=300, tolerance_seconds=480)}   # c1 never reported
+    for now in (T0 + 10, T0 + 480):
+        life = lifecycle.judge(fleet, silent, None, now=now)
+        assert {n: j.condition for n, j in life.judgements.items()} == {
+            "c0": Condition.READY, "c1": Condition.NEVER_REPORTED}
+        assert not life.taints and not life.digest
+    late = lifecycle.judge(fleet, silent, None, now=T0 + 481)
+    assert late.judgements["c0"].condition is Condition.UNKNOWN
+    assert [t.key for t in late.taints["c0"]] == ["cluster.gitfleet.io/unreachable"]
+    assert late.digest and any("cluster c0 is Unknown" in c for c in late.changes)
+    back = {"c0": _at(T0 + 600, interval_seconds=300, tolerance_seconds=480)}
+    again = lifecycle.judge(fleet, back, None, now=T0 + 601)
+    assert again.judgements["c0"].condition is Condition.READY and not again.taints
+
+
 @pytest.mark.slow
 def test_the_hub_flags_a_stopped_agent_after_the_tolerance_and_never_a_live_one(
         logged: Remote, kubesim, agents) -> None:

@@ -253,3 +253,43 @@ def test_a_replay_in_the_state_repository_is_refused_by_a_restarted_agent(
     assert fresh.branch.url == a_url
     assert _value(sim) == "2", "the older commit is refused: it fetched the applied one by id " \
         "where the branch lives"
+
+
+def test_a_move_within_the_second_of_the_last_write_keeps_the_newest_history(
+        tmp_path: Path, remote: Remote, kubesim: Callable[..., KubeSim],
+        make_agent: Callable[..., Agent]) -> None:
+    """Committer times have whole seconds: a cluster's link in the fleet repo and its newer
+    commit in repository a written in the same second (a hub whose clock stands still here,
+    as in two quick rounds), then a move to b. The move goes on top of the newer commit, never
+    of the link, so the agent that applied it follows to b and applies the next change."""
+    from gitfleet.clock import FakeClock
+
+    a_url, b_url = (tmp_path / "state-a.git").as_uri(), (tmp_path / "state-b.git").as_uri()
+    a = init_repo(tmp_path / "state-a.git", bare=True)
+    b = init_repo(tmp_path / "state-b.git", bare=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    git(work, "init", "-q", "-b", "main")
+    # b listed first: the places are looked at in the order fleet.yaml lists them
+    _source(work, remote, _fleet(("b", b_url, "env: none"), ("a", a_url, "env: test")))
+    hub = Hub(open_store(str(remote.git.path)), settings=HubSettings(fleet_status=False),
+              clock=FakeClock())
+    hub.run_once()
+    link = remote.git.resolve(REF) or ""
+    sim = kubesim()
+    agent = make_agent(remote, sim, register=False)
+    _source(work, remote, _fleet(("b", b_url, "env: none"), ("a", a_url, "env: test")),
+            data="v: '2'")
+    hub.run_once()
+    written = a.resolve(REF) or ""
+    assert written != link and a.is_ancestor(link, written)
+    agent.step()
+    assert _value(sim) == "2"
+
+    _source(work, remote, _fleet(("b", b_url, "env: test"), ("a", a_url, "env: test")),
+            data="v: '3'")
+    hub.run_once()
+    assert _named(b) == b_url
+    assert b.is_ancestor(written, b.resolve(REF) or ""), "the move went on top of v2"
+    agent.step()
+    assert _value(sim) == "3" and agent.branch.url == b_url
