@@ -14,6 +14,9 @@ shared.
 
 The shard renders only the clusters it owns (gitfleet.hub.assembly): `clusters_rendered` says
 how many. `--cases shard` measures the shard alone (a fleet too large for one hub here).
+`shard-full` is the shard's first round when every cluster branch exists already (one hub
+wrote the fleet first, unmeasured): what a shard joining, restarting from another build or
+taking over from one hub renders, with the whole fleet's branches as its previous state.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from gitfleet.hub.hub import Hub  # noqa: E402
 from gitfleet.hub.membership import SHARD_LABEL, LeaseTimes, owner_of  # noqa: E402
 from gitfleet.hub.settings import HubSettings  # noqa: E402
 from gitfleet.hub.sharding import GROUP_LABEL, Shards, ShardSettings  # noqa: E402
+from gitfleet.state.snapshot import PARSED_FILE  # noqa: E402
 from gitfleet.state.store import open_store  # noqa: E402
 
 TIMES = LeaseTimes(duration=3600, renew=60, margin=10)   # nothing lapses during a run
@@ -107,12 +111,16 @@ def main() -> int:
     p.add_argument("--templates", type=int, default=30)
     p.add_argument("--shards", type=int, default=8)
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--cases", default="one-hub,shard", help="comma-separated: one-hub, shard")
-    p.add_argument("--case", choices=("one-hub", "shard"), help=argparse.SUPPRESS)
+    p.add_argument("--cases", default="one-hub,shard",
+                   help="comma-separated: one-hub, shard, shard-full")
+    p.add_argument("--case", choices=("one-hub", "shard", "setup"), help=argparse.SUPPRESS)
     p.add_argument("--work", help=argparse.SUPPRESS)
     p.add_argument("--kubeconfig", help=argparse.SUPPRESS)
     p.add_argument("--me", help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.case == "setup":      # the child: one hub writes every cluster branch
+        Hub(open_store(str(args.work)), settings=HubSettings()).run_once()
+        return 0
     if args.case:      # the child: one case, its figures as JSON
         kubeconfig = Path(args.kubeconfig) if args.case == "shard" else None
         print(json.dumps(case(Path(args.work), kubeconfig, args.me, args.repeats)))
@@ -131,10 +139,18 @@ def main() -> int:
         for name in args.cases.split(","):
             work = Path(tmp) / name
             make_repo(work, {k: v for k, v in files.items()})
-            out = subprocess.run([sys.executable, __file__, "--case", name, "--work",
+            env = {**os.environ, "PYTHONPATH": str(ROOT)}
+            if name == "shard-full":
+                subprocess.run([sys.executable, __file__, "--case", "setup", "--work",
+                                str(work)], check=True, env=env)
+                # a shard of its own process starts without the hub's parse cache
+                (work / ".git" / PARSED_FILE).unlink(missing_ok=True)
+                print(f"load average {os.getloadavg()} (one hub wrote every branch)")
+            out = subprocess.run([sys.executable, __file__, "--case", name.removesuffix(
+                                  "-full"), "--work",
                                   str(work), "--kubeconfig", str(kubeconfig), "--repeats",
                                   str(args.repeats), "--me", owner], capture_output=True, text=True,
-                                 env={**os.environ, "PYTHONPATH": str(ROOT)})
+                                 env=env)
             assert out.returncode == 0, out.stderr[-3000:]
             print(name, out.stdout.strip().splitlines()[-1])
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)

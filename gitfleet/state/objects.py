@@ -238,11 +238,14 @@ class LazyTree:
 
     def _built(self, folder: str, sha: str) -> Entries | None:
         """The entries of `folder` (tree `sha`) in the `known` tree, if it has that very tree
-        there."""
+        there (kept in `decoded` too, so that a later tree finds them without Git)."""
         known = self._known
         if known is None or known.trees.get(folder) != sha:
             return None
-        return known.folders.get(folder)
+        found = known.folders.get(folder)
+        if found is not None and self._decoded is not None:
+            self._decoded[sha] = found
+        return found
 
     def _put(self, folder: str, entries: Entries) -> None:
         self._entries[folder] = entries

@@ -5,6 +5,7 @@ builds from the same files held in full."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -158,7 +159,8 @@ def test_a_lazy_state_takes_from_a_built_tree_only_what_is_the_same_there(
         asked.extend(ids)
         return dict(git.read_objects(ids))
 
-    lazy = TreeIndex.lazy(write.tree, read=read, known=built)
+    decoded: dict[str, Any] = {}
+    lazy = TreeIndex.lazy(write.tree, read=read, known=built, decoded=decoded)
     assert dict(lazy.files.items()) == fleet
     assert {f: dict(lazy.folders[f]) for f in expected.folders} == dict(expected.folders)
     differ = {f for f in expected.folders if built.trees.get(f) != expected.trees[f]}
@@ -174,3 +176,9 @@ def test_a_lazy_state_takes_from_a_built_tree_only_what_is_the_same_there(
     assert sorted(asked) == sorted({expected.trees[f] for f in differ}
                                    | {expected.blobs[p].hex() for p in new})
     assert lazy.files.loaded == len({expected.blobs[p] for p in new})   # type: ignore[attr-defined]
+    # what was served from the build is remembered with what was read: a later tree of the
+    # same folders (the next round's) reads none of them from Git
+    asked.clear()
+    again = TreeIndex.lazy(write.tree, read=read, decoded=decoded)
+    assert {f: dict(again.folders[f]) for f in expected.folders} == dict(expected.folders)
+    assert asked == []
