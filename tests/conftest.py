@@ -67,6 +67,7 @@ def _temp_in_memory(root: str = "/dev/shm", need: int = 4 << 30) -> None:
 _temp_in_memory()
 
 from tests import schedule  # noqa: E402
+from tests.browser import browser, page  # noqa: E402, F401  (one Chromium per session)
 from tests.harness import (  # noqa: E402, F401  (fixtures for every test)
     flaky_remote,
     kubesim,

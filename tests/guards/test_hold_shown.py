@@ -13,7 +13,6 @@ import pytest
 
 from gitfleet.layout import Branches
 from gitfleet.wire.fleetstatus import read_cluster_summary
-from tests.dashboard.conftest import browser, page  # noqa: F401  (the session's Chromium)
 from tests.guards.test_mass_deletion import _deployed
 from tests.harness import Remote, gitfleet, push
 
