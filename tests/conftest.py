@@ -47,6 +47,21 @@ def _cache_bytecode() -> None:
 _cache_bytecode()
 
 
+def _hypothesis_unhurried() -> None:
+    """Property tests judge what the code returns, never how fast: Hypothesis' default 200 ms
+    deadline per example and its too-slow health check fail a correct test on a loaded machine
+    (test_division's dynamic properties did at load 15). Tests that set their own settings keep
+    them; this is the default every other one gets."""
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("gitfleet", deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("gitfleet")
+
+
+_hypothesis_unhurried()
+
+
 def _temp_in_memory(root: str = "/dev/shm", need: int = 4 << 30) -> None:
     """The tests' temporary folders (pytest's basetemp, hence each test's TMPDIR) in memory
     where the machine has a tmpfs with room: the suite makes tens of thousands of files (Git
