@@ -63,6 +63,18 @@ def _named(repo: Git, ref: str = REF) -> str:
     return str(doc.get("stateRepository", ""))
 
 
+def _places(tmp_path: Path) -> tuple[tuple[Git, str], tuple[Git, str], Path]:
+    """State repositories a and b (bare, empty) with their URLs, and an empty source clone."""
+    repos = []
+    for name in ("a", "b"):
+        path = tmp_path / f"state-{name}.git"
+        repos.append((init_repo(path, bare=True), path.as_uri()))
+    work = tmp_path / "work"
+    work.mkdir()
+    git(work, "init", "-q", "-b", "main")
+    return repos[0], repos[1], work
+
+
 def test_bad_state_settings_are_errors_at_their_line() -> None:
     fleet = _fleet(("a", "https://git.example.com/state-a.git", "")) + \
         "      fetchURL: https://x.example.com/a.git\n" \
@@ -98,12 +110,7 @@ def test_clusters_are_placed_by_label_then_by_hash() -> None:
 def test_the_agent_follows_its_branch_into_state_repositories(
         tmp_path: Path, remote: Remote, kubesim: Callable[..., KubeSim],
         make_agent: Callable[..., Agent]) -> None:
-    a_url, b_url = (tmp_path / "state-a.git").as_uri(), (tmp_path / "state-b.git").as_uri()
-    a = init_repo(tmp_path / "state-a.git", bare=True)
-    b = init_repo(tmp_path / "state-b.git", bare=True)
-    work = tmp_path / "work"
-    work.mkdir()
-    git(work, "init", "-q", "-b", "main")
+    (a, a_url), (b, b_url), work = _places(tmp_path)
     _source(work, remote, _fleet(("a", a_url, "env: test")))
     hub = Hub(open_store(str(remote.git.path)), settings=HubSettings(fleet_status=False))
     hub.run_once()
@@ -165,12 +172,7 @@ def test_the_agent_follows_its_branch_into_state_repositories(
 def test_only_a_signed_commit_sends_the_agent_elsewhere(
         tmp_path: Path, remote: Remote, kubesim: Callable[..., KubeSim],
         make_agent: Callable[..., Agent]) -> None:
-    a_url, b_url = (tmp_path / "state-a.git").as_uri(), (tmp_path / "state-b.git").as_uri()
-    a = init_repo(tmp_path / "state-a.git", bare=True)
-    init_repo(tmp_path / "state-b.git", bare=True)
-    work = tmp_path / "work"
-    work.mkdir()
-    git(work, "init", "-q", "-b", "main")
+    (a, a_url), (_, b_url), work = _places(tmp_path)
     _source(work, remote, _fleet(("a", a_url, "env: test")))
     key = SigningKey.generate()
     hub = Hub(open_store(str(remote.git.path)),
@@ -264,12 +266,7 @@ def test_a_move_within_the_second_of_the_last_write_keeps_the_newest_history(
     of the link, so the agent that applied it follows to b and applies the next change."""
     from gitfleet.clock import FakeClock
 
-    a_url, b_url = (tmp_path / "state-a.git").as_uri(), (tmp_path / "state-b.git").as_uri()
-    a = init_repo(tmp_path / "state-a.git", bare=True)
-    b = init_repo(tmp_path / "state-b.git", bare=True)
-    work = tmp_path / "work"
-    work.mkdir()
-    git(work, "init", "-q", "-b", "main")
+    (a, a_url), (b, b_url), work = _places(tmp_path)
     # b listed first: the places are looked at in the order fleet.yaml lists them
     _source(work, remote, _fleet(("b", b_url, "env: none"), ("a", a_url, "env: test")))
     hub = Hub(open_store(str(remote.git.path)), settings=HubSettings(fleet_status=False),
