@@ -28,7 +28,7 @@ from starlette.routing import Route
 from gitfleet.agent.agent import Agent
 from gitfleet.agent.round import StepOutcome
 from gitfleet.errors import InputError
-from gitfleet.httpthread import HTTPThread
+from gitfleet.httpthread import HTTPThread, rebinding_refusal
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 SYNC_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, float("inf"))
@@ -176,15 +176,18 @@ class AgentServer(HTTPThread):
 
     def __init__(self, host: str, port: int, probe: Probe) -> None:
         self.probe = probe
-        super().__init__(host, port, _app(probe), name="gitfleet-agent-http")
+        super().__init__(host, port, _app(probe, host), name="gitfleet-agent-http")
 
 
-def _app(probe: Probe) -> Starlette:
+def _app(probe: Probe, listen_host: str) -> Starlette:
     async def health(request: Request) -> Response:
         ok, why = probe.ready() if request.url.path == "/readyz" else probe.healthy()
         return PlainTextResponse(f"{why}\n", 200 if ok else 503)
 
     async def metrics(request: Request) -> Response:
+        why = rebinding_refusal(request.headers.getlist("host"), listen_host=listen_host)
+        if why:
+            return PlainTextResponse(f"{why}\n", 403)
         return Response(probe.text(), media_type=CONTENT_TYPE)
 
     async def not_found(request: Request, exc: Exception) -> Response:

@@ -25,20 +25,11 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from gitfleet.httpthread import LOOPBACK_NAMES, host_name, is_loopback
+
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
 App = ASGIApp
-
-
-def is_loopback(host: str) -> bool:
-    """Whether a listen address reaches this machine only."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def network(text: str) -> Network:
@@ -47,17 +38,6 @@ def network(text: str) -> Network:
         return ipaddress.ip_network(text.strip(), strict=False)
     except ValueError:
         raise ValueError(f"--trusted-proxy: not an address or CIDR: {text!r}") from None
-
-
-def host_name(text: str) -> str:
-    """The name of a Host header or an `--allowed-host` value, without its port, lower-case
-    (`[::1]:8080` -> `::1`, `Dash.Example:443` -> `dash.example`)."""
-    text = text.strip().lower()
-    if text.startswith("["):
-        return text[1:text.find("]")] if "]" in text else text
-    if text.count(":") == 1:
-        return text.split(":", 1)[0]
-    return text
 
 
 @dataclass(frozen=True, kw_only=True)

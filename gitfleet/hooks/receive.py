@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gitfleet.errors import InputError
-from gitfleet.hooks.guard import refusal
 from gitfleet.hooks.install import HookConfig
 from gitfleet.hooks.policy import Owner, Target, classify
 from gitfleet.layout import Branches
@@ -118,6 +117,10 @@ class Checker:
     def _rule(self, update: Update, target: Target) -> Ruling:
         ref = update.ref
         if ref == self.source and not update.deletes:
+            # only a source push needs the renderer: importing it is most of a hook process's
+            # start, which every plan answer and heartbeat would pay for
+            from gitfleet.hooks.guard import refusal
+
             why = refusal(self.git, self.branches, update.new)
             return Ruling(ref, not why, why)
         if target.owner is Owner.OUTSIDE:

@@ -66,7 +66,8 @@ class HubDaemon:
                                     max_connections=settings.http_connections,
                                     idle_timeout=settings.http_timeout,
                                     request_timeout=6 * settings.http_timeout,
-                                    dashboard=self._dashboard(host), tips=self._tips())
+                                    dashboard=self._dashboard(host), tips=self._tips(),
+                                    allowed_hosts=settings.dashboard.allowed_hosts)
             self.server.start()
             log(LOG, logging.INFO, "listening", address="{}:{}".format(*self.server.address))
 

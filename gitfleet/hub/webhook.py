@@ -29,7 +29,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
-from gitfleet.httpthread import HTTPThread
+from gitfleet.httpthread import HTTPThread, rebinding_refusal
 from gitfleet.hub.metrics import Metrics
 from gitfleet.hub.triggers import Wakeup
 from gitfleet.logs import log
@@ -85,8 +85,11 @@ class HubServer(HTTPThread):
                  ignore_ref: Callable[[str], bool] = lambda ref: False,
                  replay_window: float = 3600.0, max_connections: int = 64,
                  idle_timeout: float = 10.0, request_timeout: float = 60.0,
-                 dashboard: Any = None, tips: Any = None) -> None:
+                 dashboard: Any = None, tips: Any = None,
+                 allowed_hosts: tuple[str, ...] = ()) -> None:
         self.wake = wake
+        self.listen_host = host
+        self.allowed_hosts = allowed_hosts
         self.metrics = metrics
         self.secret = secret
         self.healthy = healthy
@@ -167,6 +170,10 @@ def _app(server: HubServer, dashboard: Any, tips: Any) -> Starlette:
         return PlainTextResponse("ok\n" if ok else "not ready\n", 200 if ok else 503)
 
     async def metrics(request: Request) -> Response:
+        why = rebinding_refusal(request.headers.getlist("host"), listen_host=server.listen_host,
+                                allowed=server.allowed_hosts)
+        if why:
+            return JSONResponse({"error": why}, 403)
         return Response(server.metrics.text(), media_type=METRICS_TYPE)
 
     async def hook(request: Request) -> Response:

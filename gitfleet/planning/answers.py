@@ -2,7 +2,9 @@
 removal of expired plans.
 
 Answers are fetched with one glob refspec per look (`<prefix>/plan-answers/*/<id>`: the server
-sends only the answers' refs), read together, and believed only when signed by the cluster's
+sends only the answers' refs), or, once at most `EXACT` clusters are missing, one refspec per
+missing cluster (the server then lists only the answers not collected yet, not every answer
+again at each look); read together, and believed only when signed by the cluster's
 key where the fleet names one (`spec.signingKey` of its ManagedCluster, as the hub folds
 status): an answer anyone else wrote is reported as not planned, with the reason. A cluster
 asked that has not answered when the wait ends is not planned ("no answer within N s"), never
@@ -15,6 +17,7 @@ prefixes whose names are no plan id are someone else's and stay.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -28,7 +31,10 @@ from gitfleet.state.signing import TrustedKeys, verify_commit_body
 from gitfleet.wire.plans import ANSWER_FILE, PlanAnswer, expiry_of
 
 _LOCAL = "refs/gitfleet-plan-answers/"
-POLL = 0.5      # seconds between looks while waiting
+POLL = 0.5      # seconds between looks while waiting, at least
+PACE = 2.0      # ... and at least this many times the last look's fetch: a busy Git server
+#                 (1,000 agents pushing answers) is not kept busier by the collector's looks
+EXACT = 100     # at most this many clusters missing: one refspec each (only they are listed)
 
 
 @dataclass(frozen=True)
@@ -62,8 +68,9 @@ def collect(git: Git, url: str, *, plan: str, asked: Sequence[str], fleet: Fleet
     todo = set(asked)
     local = f"{_LOCAL}{plan}/"
     while True:
-        # one glob refspec: the server sends only the answers' refs, with their objects
-        git.fetch(url, [f"+{prefix}*/{plan}:{local}*"])
+        began = time.monotonic()
+        git.fetch(url, _refspecs(prefix, plan, local, todo))
+        took = time.monotonic() - began
         new = {ref.removeprefix(local): sha for ref, sha in git.refs(local).items()}
         new = {c: sha for c, sha in new.items() if c in todo}
         if new:
@@ -76,11 +83,20 @@ def collect(git: Git, url: str, *, plan: str, asked: Sequence[str], fleet: Fleet
                     on_answer(outcome)
         if not todo or clock.now() >= deadline:
             break
-        clock.sleep(min(POLL, max(0.0, deadline - clock.now())))
+        clock.sleep(min(max(POLL, PACE * took), max(0.0, deadline - clock.now())))
     for cluster in sorted(todo):
         found[cluster] = Outcome(cluster, missing=f"no answer within {wait:g} s (is the "
                                  "cluster's agent running, and does it trust the plan key?)")
     return dict(sorted(found.items()))
+
+
+def _refspecs(prefix: str, plan: str, local: str, todo: set[str]) -> list[str]:
+    """What a look fetches: the plan's answers of every cluster (one glob: the server lists
+    only the answers' refs), or, when few are missing, those clusters' answers only. A glob
+    ending in the plan id never fails for an answer not there yet, as an exact ref would."""
+    if not todo or len(todo) > EXACT:
+        return [f"+{prefix}*/{plan}:{local}*"]
+    return [f"+{prefix}{cluster}/{plan}*:{local}{cluster}*" for cluster in sorted(todo)]
 
 
 def _answer_files(git: Git, commits: list[str]) -> dict[str, tuple[bytes, bytes | None]]:

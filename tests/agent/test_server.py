@@ -158,3 +158,34 @@ def test_cli_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _status(address: tuple[str, int], path: str, host: str) -> int:
+    """The status of GET `path` sent with `Host: host` (a page that rebinds its name sends it)."""
+    with socket.create_connection(("127.0.0.1", address[1]), timeout=10) as sock:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        head = sock.recv(64)
+    return int(head.split(b" ", 2)[1])
+
+
+def test_a_loopback_listener_answers_metrics_to_loopback_names_and_addresses_only() -> None:
+    """DNS rebinding: a page on attacker.example that resolves its name to 127.0.0.1 reads what
+    a loopback listener answers to `Host: attacker.example`. Metrics are not answered to it;
+    probes are (they say ok or not), and so is every name on a listener beyond loopback."""
+    server = AgentServer("127.0.0.1", 0, Probe(interval=10))
+    server.start()
+    try:
+        port = server.address[1]
+        assert _status(server.address, "/metrics", "attacker.example") == 403
+        assert _status(server.address, "/metrics", f"attacker.example:{port}") == 403
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", "[::1]", "10.1.2.3:9100"):
+            assert _status(server.address, "/metrics", host) == 200, host
+        assert _status(server.address, "/healthz", "attacker.example") == 200
+    finally:
+        server.stop()
+    wide = AgentServer("0.0.0.0", 0, Probe(interval=10))
+    wide.start()
+    try:
+        assert _status(wide.address, "/metrics", "agent-metrics.monitoring.svc") == 200
+    finally:
+        wide.stop()

@@ -280,3 +280,19 @@ def test_readyz_follows_the_readiness_callback() -> None:
         assert status(exchange(server, get)) == 503
         ready.set()
         assert status(exchange(server, get)) == 200
+
+
+def test_metrics_on_a_loopback_listener_are_not_answered_to_a_rebound_name() -> None:
+    """A page that rebinds attacker.example to 127.0.0.1 sends that name as Host: the hub's
+    /metrics (cluster names, holds) refuses it, answers loopback names, addresses and the names
+    given with --dashboard-allowed-host; /healthz answers every name."""
+    def code(server: HubServer, path: str, host: str) -> int:
+        raw = f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode()
+        return status(exchange(server, raw, timeout=5))
+
+    with hub_server(allowed_hosts=("hub.example",)) as (server, _):
+        assert code(server, "/metrics", "attacker.example") == 403
+        assert code(server, "/metrics", "hub") == 403
+        for host in ("127.0.0.1", "localhost:8080", "[::1]:8080", "hub.example:443"):
+            assert code(server, "/metrics", host) == 200, host
+        assert code(server, "/healthz", "attacker.example") == 200

@@ -1,0 +1,63 @@
+"""What an agent's plan answer costs a self-hosted Git server that runs gitfleet's pre-receive
+hook: the hook checks the answer's signature against its cluster's key, and nothing else. It
+used to import the whole render stack (the mass-deletion guard's renderer) for every push: about
+three quarters of its second of CPU, paid by every plan answer and every heartbeat
+(bench/README.md, "Live plans: what one answer costs the Git server").
+
+What the hook process imported is read from Python's own import report (`-X importtime`,
+turned on for the server's processes by PYTHONPROFILEIMPORTTIME), which the hook's stderr
+carries back to the pusher as `remote:` lines: counted, never timed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gitfleet.state.git import init_repo
+from gitfleet.state.signing import SigningKey
+from tests.gitserver import git_daemon
+from tests.harness import gitfleet
+from tests.hooks.test_hooks import BRANCHES, Served, _seed
+
+pytestmark = pytest.mark.slow
+PLAN = "20991231T000000Z-0123456789ab-a1b2c3"
+RENDER = ("gitfleet.render", "gitfleet.charts", "gitfleet.hooks.guard")
+_IMPORTED = re.compile(r"import time:\s+\d+ \|\s+\d+ \|\s+(\S+)")
+
+
+def _imported(stderr: str) -> set[str]:
+    return set(_IMPORTED.findall(stderr))
+
+
+def test_a_plan_answer_push_runs_the_hook_without_the_render_stack(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = tmp_path / "srv"
+    bare = base / "fleet.git"
+    init_repo(bare, bare=True)
+    a = SigningKey.generate()
+    _seed(bare, a)
+    assert gitfleet("hooks", "install", str(bare)).returncode == 0
+    pusher = tmp_path / "pusher"
+    init_repo(pusher, bare=True)
+    # the server's processes (git daemon, receive-pack, the hook) report their imports
+    monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")
+    with git_daemon(base) as url:
+        monkeypatch.delenv("PYTHONPROFILEIMPORTTIME")
+        served = Served(bare=bare, url=f"{url}/fleet.git", pusher=pusher, a=a,
+                        hub=SigningKey.generate())
+        answer = BRANCHES.plan_answer("a", PLAN)
+        by_agent = served.commit(answer, {"plan.yaml": b"kind: PlanAnswer\n"}, a, on=None)
+        pushed = served.push(f"{by_agent}:{answer}")
+        assert pushed.returncode == 0, pushed.stderr
+        imported = _imported(pushed.stderr)
+        assert "gitfleet.hooks.receive" in imported, pushed.stderr   # the hook did run
+        assert sorted(m for m in imported if m.startswith(RENDER)) == []
+
+        # the source branch still gets the mass-deletion guard (and its renderer)
+        source = served.commit("refs/heads/main", {"fleet.yaml": b"{}\n"}, None)
+        pushed = served.push(f"{source}:refs/heads/main")
+        assert pushed.returncode == 0, pushed.stderr
+        assert "gitfleet.hooks.guard" in _imported(pushed.stderr), pushed.stderr
