@@ -1,7 +1,7 @@
 """One hub shard's share of a fleet, against one hub doing it all (issue 34).
 
     .venv/bin/python bench/bench_shards.py [--clusters 10000] [--templates 30] [--shards 8]
-        [--cases one-hub,shard]
+        [--cases one-hub,shard] [--fleet-cache DIR]
 
 On a fleet from `bench/fleetgen.py` committed to a fresh local repository, each case runs in
 a process of its own (its peak memory is its own): `one-hub` is `Hub` without shards; `shard`
@@ -113,6 +113,9 @@ def main() -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--cases", default="one-hub,shard",
                    help="comma-separated: one-hub, shard, shard-full")
+    p.add_argument("--fleet-cache", help="a folder keeping the generated fleet's repository "
+                   "(made once per size; each case runs on a copy): a before/after pair at "
+                   "100,000 clusters then generates it once")
     p.add_argument("--case", choices=("one-hub", "shard", "setup"), help=argparse.SUPPRESS)
     p.add_argument("--work", help=argparse.SUPPRESS)
     p.add_argument("--kubeconfig", help=argparse.SUPPRESS)
@@ -132,13 +135,23 @@ def main() -> int:
     assert owner is not None
     print(f"load average {os.getloadavg()}; {args.clusters} clusters x {args.templates} "
           f"templates; {args.shards} shards; measured: {owner}, the edited cluster's owner")
-    files = generate(clusters=args.clusters, templates=args.templates)
+    cached = None if args.fleet_cache is None else \
+        Path(args.fleet_cache) / f"fleet-{args.clusters}-{args.templates}"
+    files = {} if cached is not None and cached.exists() else \
+        generate(clusters=args.clusters, templates=args.templates)
+    if cached is not None and not cached.exists():
+        make_repo(cached, files)
+        while (cached / ".git" / "gc.pid").exists():   # (the commit's background `gc --auto`)
+            time.sleep(1)
     with tempfile.TemporaryDirectory(prefix="bench-shards-") as tmp, KubeSim() as sim:
         kubeconfig = sim.write_kubeconfig(Path(tmp) / "kubeconfig")
         leases_in(kubeconfig, args.shards, owner)
         for name in args.cases.split(","):
             work = Path(tmp) / name
-            make_repo(work, {k: v for k, v in files.items()})
+            if cached is not None:
+                subprocess.run(["cp", "-a", str(cached), str(work)], check=True)
+            else:
+                make_repo(work, {k: v for k, v in files.items()})
             env = {**os.environ, "PYTHONPATH": str(ROOT)}
             if name == "shard-full":
                 subprocess.run([sys.executable, __file__, "--case", "setup", "--work",

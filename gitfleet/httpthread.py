@@ -12,24 +12,16 @@ such a server. HTTP parsing is uvicorn's (h11); what faces the network is bounde
   dripping a byte at a time is dropped too);
 - an error inside a handler is one log line and a 500, never a traceback on stderr.
 
-`rebinding_refusal` is the Host rule for what such a server answers with data (`/metrics`): a
-listener on loopback answers only a loopback name, an IP address or a name it was given. A page
-that rebinds its own name to 127.0.0.1 (DNS rebinding) sends its own name as Host; a client
-reaching the listener by an address, or a listener beyond loopback (the network reaches it by any
-name anyway), is answered as before. Probes (`/healthz`, `/readyz`) say ok or not and are always
-answered.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import socket
 import threading
 import time
-from collections.abc import Iterable
 from typing import Any
 
 import uvicorn
@@ -43,49 +35,6 @@ BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
         b"Content-Length: 5\r\nConnection: close\r\n\r\nbusy\n")
 SWEEP_SECONDS = 0.1
 Scope = dict[str, Any]
-LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether a listen address reaches this machine only."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def host_name(text: str) -> str:
-    """The name of a Host header or an `--allowed-host` value, without its port, lower-case
-    (`[::1]:8080` -> `::1`, `Dash.Example:443` -> `dash.example`)."""
-    text = text.strip().lower()
-    if text.startswith("["):
-        return text[1:text.find("]")] if "]" in text else text
-    if text.count(":") == 1:
-        return text.split(":", 1)[0]
-    return text
-
-
-def rebinding_refusal(hosts: list[str], *, listen_host: str,
-                      allowed: Iterable[str] = ()) -> str | None:
-    """Why a request with the Host header values `hosts` is not answered with data by a server
-    listening on `listen_host` (see the module's docstring); None when it is."""
-    if not is_loopback(listen_host):
-        return None
-    name = host_name(hosts[0]) if len(hosts) == 1 else ""
-    if not name:
-        return "one Host header is needed"
-    if name in LOOPBACK_NAMES or name in allowed:
-        return None
-    try:
-        ipaddress.ip_address(name)
-        return None
-    except ValueError:
-        return (f"Host {name!r} is not a name this loopback listener answers to (a page "
-                "rebinding its name to this machine sends its own name)")
-
-
 class Guard:
     """The open connections of one server, their deadlines, and who gives way at the bound."""
 

@@ -28,7 +28,8 @@ from starlette.routing import Route
 from gitfleet.agent.agent import Agent
 from gitfleet.agent.round import StepOutcome
 from gitfleet.errors import InputError
-from gitfleet.httpthread import HTTPThread, rebinding_refusal
+from gitfleet.hostnames import rebinding_refusal
+from gitfleet.httpthread import HTTPThread
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 SYNC_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, float("inf"))

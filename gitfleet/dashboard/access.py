@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from gitfleet.httpthread import LOOPBACK_NAMES, host_name, is_loopback
+from gitfleet.hostnames import LOOPBACK_NAMES, host_name, is_loopback
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))

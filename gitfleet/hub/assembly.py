@@ -188,14 +188,15 @@ class Shares:
         self._trees = Trees()
 
     def of(self, fleet: Fleet, heads: StateHeads, own: Mapping[str, bytes] | None,
-           owns: Callable[[str], bool]) -> Share | None:
+           owned_of: Callable[[frozenset[str]], frozenset[str]]) -> Share | None:
         """This round's share (None: the fleet is not divided, render it whole). `heads`: the
-        shard's state and every cluster branch (not only its own); `own`: its state's files."""
+        shard's state and every cluster branch (not only its own); `own`: its state's files;
+        `owned_of`: the clusters of some names this shard owns."""
         if not divides(fleet):
             return None
         git = self.git
-        names = set(fleet.clusters) | set(fleet.broken_clusters) | set(heads.clusters)
-        owned = frozenset(name for name in names if owns(name))
+        names = frozenset().union(fleet.clusters, fleet.broken_clusters, heads.clusters)
+        owned = owned_of(names)
         trees = {name: tree for name, (_, tree) in heads.clusters.items()}
         base = git.resolve(f"{heads.state}^{{tree}}") if heads.state else None
         if base is None and not any(tree != EMPTY_TREE for tree in trees.values()):

@@ -10,6 +10,7 @@ continues the tasks where the last one left them.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 from collections import Counter
@@ -82,6 +83,22 @@ def _row(taints: tuple[Taint, ...], evictions: int) -> Mapping[str, Any]:
     return {"taints": [f"{t.key}:{t.effect}" for t in taints], "evictions": evictions}
 
 
+@dataclass(frozen=True)
+class _Quiet:
+    """A round in which every cluster was calm (Ready within its tolerance, or never
+    reported), with no taint, task or change: what it was judged from and the outcome. A
+    round with the same clusters, the same status, the same evictions file and no
+    application failover, before the first of those judgements runs out, has that outcome
+    again; 100,000 clusters are then not looked at one by one."""
+
+    names: frozenset[str]
+    statuses: Mapping[str, ClusterStatus]
+    evictions: bytes | None
+    until: float
+    life: LifecycleInputs
+    contribution: Contribution | None = None
+
+
 class Lifecycle:
     """Judges the fleet's clusters round after round (remembers the last judgement only to
     say what changed; the decisions themselves come from Git)."""
@@ -93,11 +110,15 @@ class Lifecycle:
         self._calm: dict[str, tuple[ClusterStatus | None, Judgement, float]] = {}
         # the index of the previous state, kept while the hub's map of it stays the same
         self._previous: tuple[Mapping[str, bytes], PreviousState] | None = None
+        self._quiet: _Quiet | None = None       # the last round, when all was calm
 
     def plan(self, inputs: RoundInputs) -> Contribution:
         """The round's judgement as the render, the state and the fleet status take it."""
         life = self.judge(inputs.fleet, inputs.status.statuses, inputs.previous,
                           now=inputs.now)
+        quiet = self._quiet
+        if quiet is not None and quiet.life is life and quiet.contribution is not None:
+            return quiet.contribution
         for change in life.changes:
             log(LOG, logging.WARNING, "cluster lifecycle", change=change)
         snapshot = dict(taints=life.taints, evicted=life.evicted, retained=life.retained,
@@ -105,9 +126,12 @@ class Lifecycle:
         evictions = Counter(t.cluster for t in life.tasks)
         rows = {name: _row(life.taints.get(name, ()), evictions[name])
                 for name in inputs.fleet.clusters}
-        return Contribution(snapshot=snapshot, digest=life.digest,
-                            files={EVICTIONS_FILE: life.file()}, note="\n".join(life.changes),
-                            rows=rows)
+        contribution = Contribution(snapshot=snapshot, digest=life.digest,
+                                    files={EVICTIONS_FILE: life.file()},
+                                    note="\n".join(life.changes), rows=rows)
+        if quiet is not None and quiet.life is life:
+            self._quiet = dataclasses.replace(quiet, contribution=contribution)
+        return contribution
 
     def judge(self, fleet: Fleet, statuses: Mapping[str, ClusterStatus],
               previous_files: Mapping[str, bytes] | None, *, now: float) -> LifecycleInputs:
@@ -115,6 +139,13 @@ class Lifecycle:
         # (not `previous_files or {}`: the truth of a lazily read state is its len(), which
         # lists every folder of the state tree)
         previous_files = {} if previous_files is None else previous_files
+        raw = previous_files.get(EVICTIONS_FILE)
+        quiet = self._quiet
+        if quiet is not None and now <= quiet.until and raw == quiet.evictions and \
+                fleet.clusters.keys() == quiet.names and statuses == quiet.statuses and \
+                not _application_failover(fleet):
+            return quiet.life
+        self._quiet = None
         judgements: dict[str, Judgement] = {}
         hub_taints: dict[str, tuple[HubTaint, ...]] = {}
         taints: dict[str, tuple[Taint, ...]] = {}
@@ -159,7 +190,6 @@ class Lifecycle:
         for gone in set(self._last) - set(fleet.clusters):
             del self._last[gone]
         self._calm = calm
-        raw = previous_files.get(EVICTIONS_FILE)
         tasks, unhealthy = load_tasks(raw), load_unhealthy(raw)
         no_execute = any(t.effect == "NoExecute" for ts in hub_taints.values() for t in ts)
         objects = _objects(statuses) if tasks or unhealthy or no_execute or \
@@ -183,10 +213,15 @@ class Lifecycle:
                        for n, ts in taints.items()),
                 [task_row(t) for t in tasks], sorted(unhealthy.items()))).encode()
                 ).hexdigest()[:16]
-        return LifecycleInputs(judgements=judgements, taints=taints, tasks=tuple(tasks),
+        life = LifecycleInputs(judgements=judgements, taints=taints, tasks=tuple(tasks),
                                evicted=excluded.evicted, retained=excluded.retained,
                                preserved=excluded.preserved, unhealthy=unhealthy,
                                changes=tuple(changes), digest=digest)
+        if not taints and not tasks and not unhealthy and not changes and \
+                len(calm) == len(fleet.clusters) and not _application_failover(fleet):
+            self._quiet = _Quiet(frozenset(fleet.clusters), dict(statuses), raw,
+                                 min((c[2] for c in calm.values()), default=FOREVER), life)
+        return life
 
 
     def _index(self, files: Mapping[str, bytes]) -> PreviousState:

@@ -21,7 +21,7 @@ from typing import cast
 from gitfleet.backoff import Retry
 from gitfleet.charts.renderer import Charts
 from gitfleet.clock import Clock, SystemClock
-from gitfleet.collector import collector_paused
+from gitfleet.collector import HEAP, collector_paused
 from gitfleet.errors import InputError, RefConflict, TransientError
 from gitfleet.filemap import with_changes
 from gitfleet.hub.approvals import RefusedPrunes
@@ -61,7 +61,7 @@ from gitfleet.logs import log
 from gitfleet.render.status import StatusSnapshot
 from gitfleet.state.placement import StatePlaces
 from gitfleet.state.store import Store
-from gitfleet.state.writer import RenderSummary, StateCommit, StateWriter
+from gitfleet.state.writer import RenderSummary, StateCommit, StateHeads, StateWriter
 
 LOG = logging.getLogger("gitfleet.hub")
 Parts = tuple[Contribution, ...]
@@ -112,6 +112,7 @@ class Hub:
         self.seen: RoundInputs | None = None       # the last round's inputs
         self.retry = Retry(settings.retry_backoff())   # failed rounds in a row
         self._written: WriteKey | None = None        # what the last write was made from
+        self._written_heads: StateHeads | None = None    # the cluster branches it left
         self._reacted = float("-inf")              # when the reactors last ran
         self._clean_due = True                     # look for a dead writer's leftovers
 
@@ -175,7 +176,9 @@ class Hub:
         for attempt in range(self.settings.conflict_retries + 1):
             try:
                 with collector_paused():
-                    return self._round(pace=pace)
+                    done = self._round(pace=pace)
+                HEAP.round_done()       # what the round keeps is not scanned again
+                return done
             except RefConflict as exc:
                 self.metrics.ref_conflicts += 1
                 if attempt == self.settings.conflict_retries:
@@ -211,8 +214,9 @@ class Hub:
         inputs = self.seen = dataclasses.replace(inputs, heads=self.places.heads(
             placing, placing.assign(inputs.fleet.clusters), inputs.branches, inputs.heads))
         share: Share | None = None
+        fleet_heads = inputs.heads             # every cluster branch (a shard: not only its own)
         if self.shards is not None:   # its own clusters rendered, the fleet's state assembled
-            share = self.shares.of(inputs.fleet, inputs.heads, inputs.previous, shard.owns)
+            share = self.shares.of(inputs.fleet, inputs.heads, inputs.previous, shard.owned)
             inputs = self.seen = dataclasses.replace(
                 inputs, heads=shard.heads(inputs.heads),
                 previous=inputs.previous if share is None else share.fleet)
@@ -242,8 +246,11 @@ class Hub:
                 self.clock.now() - self._reacted < self.settings.fold_delay_max:
             return report, min(wake, self.settings.fold_quiet)
         state = inputs.heads.state if report is None else report.state
+        if report is not None and self._written_heads is not None and self.shards is not None:
+            fleet_heads = StateHeads(state=state, clusters={
+                **fleet_heads.clusters, **self._written_heads.clusters})
         done = RoundDone(inputs, parts, report is not None, state,
-                         self.writer.index if state is not None else None)
+                         self.writer.index if state is not None else None, fleet_heads)
         self._reacted = self.clock.now()
         return report, min([wake, *(reactor.react(done) for reactor in self.reactors)])
 
@@ -271,6 +278,7 @@ class Hub:
         self.renderer.wrote(Basis(inputs.source, write.state, status_input,
                                   (result.descriptions, result.objects)), result)
         assert write.heads is not None
+        self._written_heads = write.heads
         self._written = WriteKey.of(inputs.source, inputs.branches, write.heads, status_input,
                                     planned)
         report = RenderReport(source=inputs.source, state=write.state, wrote=write.changed,

@@ -131,11 +131,40 @@ class Owner:
     def owns(self, cluster: str) -> bool:
         if self.refused:
             return False
+        last = _LAST.get((self.me, self.members, self.soon))
+        if last is not None and cluster in last[0]:
+            return cluster in last[1]
         return _owned(self.me, self.members, cluster) and \
             (self.soon == self.members or _owned(self.me, self.soon, cluster))
 
     def share(self, clusters: Iterable[str]) -> list[str]:
         return [c for c in clusters if self.owns(c)]
+
+    def owned(self, names: Iterable[str]) -> frozenset[str]:
+        """The clusters of `names` this shard may write. A round asks this of the whole
+        fleet's names several times, and the next round of the same names again: the last
+        answers are kept (by members and names), so a one-change round of 100,000 clusters
+        decides no cluster again."""
+        names = names if isinstance(names, frozenset) else frozenset(names)
+        key = (self.me, self.members, self.soon, self.refused, names)
+        found = _OWNED.get(key)
+        if found is None:
+            found = frozenset(name for name in names if self.owns(name))
+            if len(_OWNED) >= 4:
+                _OWNED.pop(next(iter(_OWNED)))
+            _OWNED[key] = found
+        if not self.refused:
+            _LAST[(self.me, self.members, self.soon)] = (names, found)
+            while len(_LAST) > 4:
+                _LAST.pop(next(iter(_LAST)))
+        return found
+
+
+# the last few answers of `Owner.owned`, and per owner the last one (which `owns` looks up)
+_OWNED: dict[tuple[str, tuple[str, ...], tuple[str, ...], str, frozenset[str]],
+             frozenset[str]] = {}
+_LAST: dict[tuple[str, tuple[str, ...], tuple[str, ...]],
+            tuple[frozenset[str], frozenset[str]]] = {}
 
 
 @lru_cache(maxsize=1 << 18)

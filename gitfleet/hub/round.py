@@ -73,6 +73,9 @@ class RoundDone:
     rendered: bool
     state: str | None                   # the state commit the round ends on
     index: TreeIndex | None             # its tree, as the writer knows it (None: no state)
+    # every cluster branch as the round leaves them: read at its start, with its own writes
+    # (a hub shard: every shard's branches, not only the ones it writes); None: not known
+    fleet_heads: StateHeads | None = None
 
     @functools.cached_property
     def rows(self) -> dict[str, Mapping[str, Any]]:

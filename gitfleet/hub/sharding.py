@@ -288,15 +288,20 @@ class ShardRound:
     def owns(self, cluster: str) -> bool:
         return self.owner.owns(cluster)
 
+    def owned(self, names: Iterable[str]) -> frozenset[str]:
+        """The clusters of `names` this round may write (`Owner.owned`)."""
+        return self.owner.owned(names)
+
     def heads(self, heads: StateHeads) -> StateHeads:
-        """`heads` with only the cluster branches this round may write."""
+        """`heads` with only the cluster branches this round may write (in their order)."""
+        owned = self.owned(heads.clusters)
         return StateHeads(state=heads.state, clusters={
-            name: head for name, head in heads.clusters.items() if self.owner.owns(name)})
+            name: head for name, head in heads.clusters.items() if name in owned})
 
     def figures(self, clusters: Iterable[str], *, leads: bool) -> ShardFigures:
         """What /metrics says of this shard (`clusters`: the fleet's)."""
         return ShardFigures(self.owner.me, len(self.owner.members),
-                            len(self.owner.share(clusters)), leads)
+                            len(self.owned(clusters)), leads)
 
 
 @dataclass
@@ -332,7 +337,9 @@ class LeaderState:
                 self.publish([RefUpdate(ref, done.state, old)])
             return done
         branches = Branches(done.inputs.branches.prefix)
-        heads = self._heads.read(branches)
+        # the branches as the round left them (read at its start): another shard's write
+        # during the round is assembled at the next one
+        heads = done.fleet_heads or self._heads.read(branches)
         assembly = assemble(self.git, base=self.git.resolve(f"{done.state}^{{tree}}"),
                             clusters={n: tree for n, (_, tree) in heads.clusters.items()},
                             files={ERRORS_FILE: self._merged_errors(branches)})

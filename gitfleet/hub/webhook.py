@@ -29,7 +29,8 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
-from gitfleet.httpthread import HTTPThread, rebinding_refusal
+from gitfleet.hostnames import rebinding_refusal
+from gitfleet.httpthread import HTTPThread
 from gitfleet.hub.metrics import Metrics
 from gitfleet.hub.triggers import Wakeup
 from gitfleet.logs import log

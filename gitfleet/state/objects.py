@@ -162,6 +162,24 @@ class LazyTree:
             self.load([folder])
         return self._entries.get(folder)
 
+    def held(self, folder: str) -> Entries | None:
+        """The entries of `folder` when they are at hand without reading Git (listed already,
+        decoded by an earlier tree, or served by the `known` tree), else None."""
+        found = self._entries.get(folder)
+        if found is not None or not folder:
+            return found
+        parent, _, name = folder.rpartition("/")
+        entry = (self._entries.get(parent) or {}).get(name)
+        if entry is None or entry[0] != MODE_TREE:
+            return None
+        sha = entry[1].hex()
+        known = None if self._decoded is None else self._decoded.get(sha)
+        if known is None:
+            known = self._built(folder, sha)
+        if known is not None:
+            self._put(folder, known)
+        return known
+
     def sha(self, folder: str) -> str | None:
         """The tree id of `folder`, None when it is no folder (reads its parent if needed)."""
         found = self._shas.get(folder)
@@ -283,6 +301,11 @@ class LazyTree:
 
 
 _ENTRY = re.compile(rb"([0-7]+) ([^\0]+)\0(.{20})", re.S)
+
+
+def entries_of(body: bytes) -> Entries:
+    """The entries of a tree body (name -> (mode, binary id)), as a `LazyTree` holds them."""
+    return _decode_entries(body)
 
 
 def _decode_entries(body: bytes) -> Entries:
@@ -491,6 +514,29 @@ class TreeIndex:
         """Whether this index is a full build held in memory (its folders and files are
         plain maps): asking it for a folder or a file never reads Git."""
         return isinstance(self.folders, dict) and isinstance(self.files, Listed)
+
+    def held(self, folder: str) -> Entries | None:
+        """The entries of `folder` when this index has them at hand without reading Git
+        (None: absent, or only Git has them)."""
+        folders = self.folders
+        while isinstance(folders, _Layered):
+            if folder in folders.changes:
+                return folders.changes[folder]      # type: ignore[no-any-return]
+            if folder in folders.removed:
+                return None
+            folders = folders.base
+        if isinstance(folders, _ByFolder):
+            return folders.tree.held(folder)
+        return folders.get(folder)
+
+    @property
+    def read_from_git(self) -> bool:
+        """Whether asking this index for a folder may read Git (an index of a tree in Git,
+        or one updated from such an index); a built one, and its updates, hold theirs."""
+        folders = self.folders
+        while isinstance(folders, _Layered):
+            folders = folders.base
+        return isinstance(folders, _ByFolder)
 
     def content(self, path: str, sha: bytes) -> bytes | None:
         """The content of `path` when this index holds blob `sha` (binary) there."""

@@ -22,7 +22,7 @@ import logging
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 import gitfleet
@@ -65,6 +65,8 @@ class SourceReader:
         self._blobs: dict[str, bytes] = {}                # blob sha -> content (last snapshot)
         self._fleets: OrderedDict[str, Fleet] = OrderedDict()
         self._parsed = ParsedCache(git) if keep_parsed else None
+        self._fresh: tuple[str, list[bytes]] = ("", [])   # a commit, the blobs read for it
+        self._loaded: str | None = None                    # the last commit kept parsed
         # the last commit listed: its listing, its kustomization folders
         self._listing: tuple[str, dict[str, str], list[str]] | None = None
 
@@ -74,7 +76,9 @@ class SourceReader:
             raise InputError(f"no such commit: {commit}", path=str(self.git.path))
         listing = self._listing_at(commit)
         wanted = [sha for sha in listing.values() if sha not in self._blobs]
-        self._blobs.update(self.git.read_objects(wanted))
+        read = self.git.read_objects(wanted)
+        self._blobs.update(read)
+        self._fresh = (commit, list(read.values()))
         files = {path: self._blobs[sha] for path, sha in listing.items()}
         if len(self._blobs) > 2 * len(listing) + 1000:     # keep about one snapshot's worth
             self._blobs = {sha: self._blobs[sha] for sha in listing.values()}
@@ -139,7 +143,12 @@ class SourceReader:
                 self._parsed.take_back()
             fleet = load_snapshot(files)
             if self._parsed is not None:
-                self._parsed.keep(files.values())
+                # (the blobs of a commit read by another caller meanwhile are not fresh here:
+                # at worst a cache write waits for the next snapshot that lacks them)
+                fresh = self._fresh[1] if self._fresh[0] == commit and \
+                    self._loaded is not None else None
+                self._parsed.keep(files.values(), fresh)
+                self._loaded = commit
             self._fleets[commit] = fleet
             while len(self._fleets) > self.fleets_kept:
                 self._fleets.popitem(last=False)
@@ -207,6 +216,7 @@ class ParsedCache:
         self._kept: frozenset[str] = frozenset()      # content digests the file holds
         self._seen: dict[str, bytes] = {}             # digest -> contents loaded since
         self._digests: dict[bytes, str] = {}          # the last load's contents -> digests
+        self._unkept: set[str] = set()                # digests loaded the file lacks (at least)
         self._written: float | None = None
         self.taken = 0                                # entries taken back (tests, logs)
 
@@ -240,18 +250,29 @@ class ParsedCache:
             return
         log(LOG, logging.DEBUG, "parse cache taken back", files=taken)
 
-    def keep(self, contents: Iterable[bytes]) -> None:
+    def keep(self, contents: Collection[bytes], fresh: Iterable[bytes] | None = None) -> None:
         """Note a loaded snapshot's files; write the file when it lacks some and is due (with
-        the schema verdicts of the templates checked meanwhile)."""
+        the schema verdicts of the templates checked meanwhile). `fresh`: the contents read
+        for this snapshot that the last one did not hold (None: not known). A push changes a
+        file or two of 100,000: while the files the cache lacks stay few, only those are
+        looked at, not every file of the snapshot again."""
+        if fresh is not None and self._kept:
+            for data in fresh:
+                digest = hashlib.sha1(data).hexdigest()
+                if digest not in self._kept:
+                    self._unkept.add(digest)
+            if len(self._unkept) <= len(contents) // 100:
+                return
         digests = {}
         for data in contents:    # (a file unchanged since the last load: its digest kept)
             digest = self._digests.get(data) or hashlib.sha1(data).hexdigest()
             digests[data] = digest
             self._seen.setdefault(digest, data)
         self._digests = digests
-        new = len(self._seen.keys() - self._kept)
-        if not new or (self._kept and new <= len(self._seen) // 100):
+        unkept = self._seen.keys() - self._kept
+        if not unkept or (self._kept and len(unkept) <= len(self._seen) // 100):
             # a few new files (a push) cost a few parses next time; a write costs more
+            self._unkept = unkept
             self._seen.clear()
             return
         now = time.monotonic()
@@ -273,6 +294,7 @@ class ParsedCache:
                 error=str(exc))
             return
         self._kept = frozenset(entries)
+        self._unkept = set()
 
 
 def _remove_stale_temporaries(path: Path, older_than: float = 600.0) -> None:

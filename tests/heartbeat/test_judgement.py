@@ -61,6 +61,25 @@ def test_a_running_hub_judges_an_unchanged_status_again_once_its_tolerance_ran_o
     assert again.judgements["c0"].condition is Condition.READY and not again.taints
 
 
+def test_a_calm_fleet_is_judged_again_when_a_cluster_joins_or_its_status_moves() -> None:
+    # a round in which all was calm is not judged cluster by cluster again while nothing
+    # moved: a new cluster, a new status or an evictions file must each be judged at once
+    lifecycle = Lifecycle()
+    silent = {"c0": _at(T0, interval_seconds=300, tolerance_seconds=480)}
+    calm = lifecycle.judge(_fleet(["c0", "c1"]), silent, None, now=T0 + 10)
+    assert lifecycle.judge(_fleet(["c0", "c1"]), silent, None, now=T0 + 20) == calm
+    three = _fleet(["c0", "c1", "c2"])
+    joined = lifecycle.judge(three, silent, None, now=T0 + 30)
+    assert joined.judgements["c2"].condition is Condition.NEVER_REPORTED
+    unready = {**silent, "c1": ClusterStatus(cluster="c1", heartbeat=Heartbeat(
+        time=isoformat(T0 + 25), interval_seconds=300, tolerance_seconds=480, livez=True))}
+    moved = lifecycle.judge(three, unready, None, now=T0 + 40)
+    assert moved.judgements["c1"].condition is Condition.NOT_READY and moved.changes
+    # the evictions file the judgement starts from changed: judged again (a new outcome)
+    tasks = lifecycle.judge(three, silent, {"evictions.yaml": b"tasks: [\n"}, now=T0 + 50)
+    assert tasks is not lifecycle.judge(three, silent, {}, now=T0 + 60)
+
+
 @pytest.mark.slow
 def test_the_hub_flags_a_stopped_agent_after_the_tolerance_and_never_a_live_one(
         logged: Remote, kubesim, agents) -> None:

@@ -109,3 +109,22 @@ def test_unsafe_lease_times_are_refused_with_the_flags_named() -> None:
     assert LeaseTimes().problems() == []
     assert any("--shard-renew-interval" in p for p in LeaseTimes(renew=13).problems())
     assert any("whole seconds" in p for p in LeaseTimes(duration=2.5).problems())
+
+
+def test_the_clusters_a_shard_owns_follow_its_members_once_asked_for_the_whole_fleet() -> None:
+    """A round asks for its share of the whole fleet once (`owned`) and then per cluster
+    (`owns`): the answers kept must be those of the members of that instant."""
+    t = 1000.0
+    three = tuple(member_lease(s, acquired=t - 100, renewed=t) for s in ("s0", "s1", "s2"))
+    with_three = ShardView("s0", three, t, t + 15, TIMES).owns(t)
+    without_s1 = ShardView("s0", (three[0], three[2]), t, t + 15, TIMES).owns(t)
+    lapsing = ShardView("s0", three, t, t + 15, TIMES).owns(t + 13)
+    assert with_three.owned(CLUSTERS) == {c for c in CLUSTERS
+                                          if owner_of(c, ("s0", "s1", "s2")) == "s0"}
+    assert without_s1.owned(CLUSTERS[:100]) == {c for c in CLUSTERS[:100]
+                                                if owner_of(c, ("s0", "s2")) == "s0"}
+    for c in CLUSTERS:       # every one asked again, each Owner by its own members
+        assert with_three.owns(c) == (owner_of(c, ("s0", "s1", "s2")) == "s0")
+        assert without_s1.owns(c) == (owner_of(c, ("s0", "s2")) == "s0")
+    assert lapsing.refused and lapsing.owned(CLUSTERS) == frozenset()
+    assert not any(lapsing.owns(c) for c in CLUSTERS)
