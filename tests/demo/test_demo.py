@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -138,10 +139,8 @@ def test_ctrl_c_stops_everything(tmp_path: Path) -> None:
         # the demo left its hub, two agents and git daemon (own sessions) polling for an hour
         left = leftovers(str(workdir))
         for entry in left:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(int(entry.split(":", 1)[0]), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
     assert proc.returncode == 130, err
     assert "stopped the hub, the agents, the clusters and git daemon" in rest
     assert left == []
