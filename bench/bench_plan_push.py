@@ -17,6 +17,10 @@ unpack-objects, the connectivity check's rev-list, the hook). The states:
 - `plan`: the fleet's branches packed (`git gc`: refs, objects and a commit-graph, what a host's
   housekeeping leaves), the plan's requests and answers new (loose refs; the answers' objects
   loose, as `receive-pack` unpacks a push of fewer than 100 objects);
+- `plan+pack-refs`: `plan`, then `git pack-refs --all` (what a server running it every few
+  seconds would hold: the answers' objects still loose);
+- `plan+post-receive`: `plan`, with a post-receive hook running `git pack-refs --all` after
+  every push (the refs packed as they come, paid by each push);
 - `packed`: everything packed after `git gc`.
 
 With `--hook`, gitfleet's pre-receive hook (`gitfleet hooks install`) runs for every push, as on
@@ -101,7 +105,7 @@ def build(repo: Path, clusters: int, key: SigningKey, state: str) -> None:
     _import(repo, [(BRANCHES.cluster(c), {"cluster.yaml": f"name: {c}\n".encode()})
                    for c in names] + [(BRANCHES.status(c), {"status.yaml": f"c: {c}\n".encode()})
                                       for c in names])
-    if state == "plan":
+    if state.startswith("plan"):
         subprocess.run(["git", "-C", str(repo), "gc", "-q"], check=True)
     packs = set((repo / "objects/pack").glob("*.pack"))
     _import(repo, [(BRANCHES.plan(c, PLAN), {"cluster.yaml": f"plan: {c}\n".encode()})
@@ -114,6 +118,12 @@ def build(repo: Path, clusters: int, key: SigningKey, state: str) -> None:
     _unpack_new(repo, packs)
     if state == "packed":
         subprocess.run(["git", "-C", str(repo), "gc", "-q"], check=True)
+    if state == "plan+pack-refs":
+        subprocess.run(["git", "-C", str(repo), "pack-refs", "--all"], check=True)
+    if state == "plan+post-receive":
+        hook = repo / "hooks/post-receive"
+        hook.write_text("#!/bin/sh\nexec git pack-refs --all\n")
+        hook.chmod(0o755)
 
 
 def install_hook(repo: Path, tree: Path) -> None:
@@ -142,13 +152,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--clusters", type=int, default=1000)
     p.add_argument("--pushes", type=int, default=12)
-    p.add_argument("--states", default="loose,plan,packed")
+    p.add_argument("--states", default="loose,plan,plan+pack-refs,packed")
     p.add_argument("--before-tree", type=Path, default=None,
                    help="a checkout of gitfleet to run the hook from as well (the 'before')")
+    p.add_argument("--no-hook", action="store_true", help="only the cases without the hook")
     a = p.parse_args(argv)
     key = SigningKey.generate(comment="agents")
-    trees = [("no hook", None), ("hook", ROOT)]
-    if a.before_tree is not None:
+    trees = [("no hook", None)] if a.no_hook else [("no hook", None), ("hook", ROOT)]
+    if a.before_tree is not None and not a.no_hook:
         trees.insert(1, ("hook (before)", a.before_tree.resolve()))
     print(f"{a.clusters} clusters, {a.pushes} answer pushes a case, load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
@@ -175,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
                                         daemon.proc.pid)
                 finally:
                     daemon.down()
-                print(f"{state:7} {label:14} {refs} refs: server CPU {1000 * cpu:.0f} ms a push, "
+                print(f"{state:14} {label:14} {refs} refs: server CPU {1000 * cpu:.0f} ms a push, "
                       f"wall {1000 * wall:.0f} ms (load "
                       f"{os.getloadavg()[0]:.1f})", flush=True)
     return 0

@@ -11,8 +11,12 @@ c's key. Other branches under the prefix, rewinding an agent's branch, and delet
 branches (but approvals and plans) are refused. The branch prefix
 and source branch come from fleet.yaml on the repository's main branch unless given.
 A pre-receive hook that gitfleet did not write is never replaced (exit 2, nothing changed).
+`--pack-refs` also installs a post-receive hook that packs the refs after every push (a push
+costs the server in proportion to its loose refs; a plan adds two per asked cluster); an
+install without it removes the one gitfleet wrote, and one gitfleet did not write is never
+replaced.
 
-`uninstall` removes the hook and its settings, only if gitfleet wrote them. `pre-receive` is
+`uninstall` removes the hooks and their settings, only if gitfleet wrote them. `pre-receive` is
 what the hook runs: it reads `<old> <new> <ref>` lines on standard input, tells the pusher why
 each refused ref is refused, and exits 1 when any is (Git then updates nothing).
 """
@@ -48,6 +52,10 @@ def add_parser(subparsers: Any) -> None:
     i.add_argument("--branch-prefix", help="default: fleet.yaml's, else gitfleet")
     i.add_argument("--source-branch", help="where clusters/*.yaml are read (default: "
                                            "fleet.yaml's sourceBranch, else main)")
+    i.add_argument("--pack-refs", action="store_true",
+                   help="also a post-receive hook that packs the refs after every push "
+                        "(each push costs the server in proportion to its loose refs; a plan "
+                        "adds two per cluster)")
     i.set_defaults(run=run_install)
     u = sub.add_parser("uninstall", help="remove the hook gitfleet installed")
     u.add_argument("repo", type=Path, metavar="BARE_REPO")
@@ -89,8 +97,10 @@ def run_install(args: argparse.Namespace) -> int:
     config = HookConfig(branch_prefix=args.branch_prefix or prefix,
                         source_branch=args.source_branch or source, hub_keys=hub_keys,
                         plan_keys=plan_keys)
-    hook = install(repo, config)
+    hook = install(repo, config, pack_refs=args.pack_refs)
     print(f"installed {hook} (settings in {hook.parent / CONFIG})")
+    if args.pack_refs:
+        print(f"installed {hook.parent / 'post-receive'}: refs packed after every push")
     print(f"checks pushes to refs/heads/{config.branch_prefix}/*; cluster keys are read from "
           f"clusters/*.yaml on {config.source_branch}")
     if not hub_keys:

@@ -27,6 +27,8 @@ HOOK = "pre-receive"
 CONFIG = "gitfleet-hook.yaml"
 _CONFIG_FIELDS = frozenset({"branchPrefix", "sourceBranch", "hubKeys", "planKeys"})
 MARKER = "# gitfleet-hook: pre-receive"
+PACK_HOOK = "post-receive"
+PACK_MARKER = "# gitfleet-hook: post-receive"
 
 
 @dataclass(frozen=True)
@@ -91,33 +93,57 @@ def script() -> str:
             f"exec {shlex.quote(sys.executable)} -m gitfleet hooks pre-receive\n")
 
 
-def is_ours(path: Path) -> bool:
+def pack_script() -> str:
+    """The post-receive hook of `--pack-refs`: the refs packed after every push. Every push
+    costs the server in proportion to its loose refs (it reads each one twice), and a plan adds
+    two per asked cluster (docs/plans.md, "What one answer costs the Git server"); `gc --auto`
+    packs them only every ~6,700 loose objects. A pack-refs that cannot take its lock (another
+    one runs) just gives up: the push is taken either way."""
+    return (f"#!/bin/sh\n{PACK_MARKER}\n"
+            "# written by `gitfleet hooks install --pack-refs`; `gitfleet hooks uninstall` "
+            "removes it\n"
+            "cat >/dev/null\n"
+            "git pack-refs --all >/dev/null 2>&1\n"
+            "exit 0\n")
+
+
+def is_ours(path: Path, marker: str = MARKER) -> bool:
     try:
         head = path.read_bytes()[:200]
     except OSError:
         return False
-    return MARKER.encode() in head
+    return marker.encode() in head
 
 
-def install(repo: Path, config: HookConfig) -> Path:
-    """Write the hook and its settings; returns the hook's path. InputError, changing nothing,
-    when a pre-receive hook gitfleet did not write is there."""
+def install(repo: Path, config: HookConfig, *, pack_refs: bool = False) -> Path:
+    """Write the hook and its settings (and with `pack_refs` the post-receive hook that packs
+    refs; without, remove the one gitfleet wrote); returns the hook's path. InputError,
+    changing nothing, when a hook of the same name gitfleet did not write is there."""
     folder = hooks_dir(repo)
-    hook = folder / HOOK
+    hook, packer = folder / HOOK, folder / PACK_HOOK
     if hook.exists() and not is_ours(hook):
         raise InputError("a pre-receive hook that gitfleet did not write is already there; "
                          "it is left as it is (remove it, or call `gitfleet hooks pre-receive` "
                          "from it, passing its standard input)", path=str(hook))
+    if pack_refs and packer.exists() and not is_ours(packer, PACK_MARKER):
+        raise InputError("a post-receive hook that gitfleet did not write is already there; "
+                         "it is left as it is (add `git pack-refs --all` to it instead of "
+                         "--pack-refs)", path=str(packer))
     folder.mkdir(parents=True, exist_ok=True)
     _write(folder / CONFIG, config.to_yaml(), mode=0o644)
     _write(hook, script(), mode=0o755)
+    if pack_refs:
+        _write(packer, pack_script(), mode=0o755)
+    elif packer.exists() and is_ours(packer, PACK_MARKER):
+        packer.unlink()
     return hook
 
 
 def uninstall(repo: Path) -> list[Path]:
-    """Remove the hook and its settings if gitfleet wrote them; returns what was removed."""
+    """Remove the hooks and their settings if gitfleet wrote them; returns what was
+    removed."""
     folder = hooks_dir(repo)
-    hook = folder / HOOK
+    hook, packer = folder / HOOK, folder / PACK_HOOK
     if hook.exists() and not is_ours(hook):
         raise InputError("this pre-receive hook was not written by gitfleet; left as it is",
                          path=str(hook))
@@ -126,6 +152,9 @@ def uninstall(repo: Path) -> list[Path]:
         if path.exists():
             path.unlink()
             removed.append(path)
+    if packer.exists() and is_ours(packer, PACK_MARKER):
+        packer.unlink()
+        removed.append(packer)
     return removed
 
 

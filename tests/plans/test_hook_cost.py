@@ -61,3 +61,42 @@ def test_a_plan_answer_push_runs_the_hook_without_the_render_stack(
         pushed = served.push(f"{source}:refs/heads/main")
         assert pushed.returncode == 0, pushed.stderr
         assert "gitfleet.hooks.guard" in _imported(pushed.stderr), pushed.stderr
+
+
+def test_hooks_install_pack_refs_packs_what_every_push_adds(tmp_path: Path) -> None:
+    base = tmp_path / "srv"
+    bare = base / "fleet.git"
+    init_repo(bare, bare=True)
+    a = SigningKey.generate()
+    _seed(bare, a)
+    foreign = bare / "hooks" / "post-receive"
+    foreign.write_text("#!/bin/sh\necho mirror\n")
+    refused = gitfleet("hooks", "install", str(bare), "--pack-refs")
+    assert refused.returncode == 2 and "post-receive hook that gitfleet did not write" in (
+        refused.stderr), refused.stdout + refused.stderr
+    assert foreign.read_text() == "#!/bin/sh\necho mirror\n"
+    assert not (bare / "hooks" / "pre-receive").exists()          # nothing changed
+    foreign.unlink()
+    done = gitfleet("hooks", "install", str(bare), "--pack-refs")
+    assert done.returncode == 0, done.stdout + done.stderr
+    pusher = tmp_path / "pusher"
+    init_repo(pusher, bare=True)
+    with git_daemon(base) as url:
+        served = Served(bare=bare, url=f"{url}/fleet.git", pusher=pusher, a=a,
+                        hub=SigningKey.generate())
+        answer = BRANCHES.plan_answer("a", PLAN)
+        by_agent = served.commit(answer, {"plan.yaml": b"kind: PlanAnswer\n"}, a, on=None)
+        pushed = served.push(f"{by_agent}:{answer}")
+        assert pushed.returncode == 0, pushed.stderr
+        assert served.tip(answer) == by_agent
+    # the ref the push added, and the others, are packed: no loose ref is left to read
+    assert not (bare / answer).exists()
+    assert f"{by_agent} {answer}" in (bare / "packed-refs").read_text()
+    assert [p for p in (bare / "refs").rglob("*") if p.is_file()] == []
+
+    assert gitfleet("hooks", "install", str(bare)).returncode == 0     # without: removed
+    assert not foreign.exists() and (bare / "hooks" / "pre-receive").exists()
+    assert gitfleet("hooks", "install", str(bare), "--pack-refs").returncode == 0
+    gone = gitfleet("hooks", "uninstall", str(bare))
+    assert gone.returncode == 0 and "post-receive" in gone.stdout, gone.stdout
+    assert not foreign.exists() and not (bare / "hooks" / "pre-receive").exists()
