@@ -117,17 +117,36 @@ def assemble(git: Git, *, base: str | None, clusters: Mapping[str, str],
         objects[sha] = (OBJ_BLOB, data)
         entries[name.encode()] = (MODE_FILE, sha)
     entries.pop(CLUSTERS, None)
-    listed = [(name.encode(), MODE_TREE, tree) for name, tree in clusters.items()
-              if tree != EMPTY_TREE]
-    if listed:
-        body = encode_tree(listed)
-        sha = object_sha(OBJ_TREE, body)
+    made = _clusters_tree(clusters)
+    if made is not None:
+        sha, body = made
         objects[sha] = (OBJ_TREE, body)
         entries[CLUSTERS] = (MODE_TREE, sha)
     body = encode_tree((name, mode, sha) for name, (mode, sha) in entries.items())
     root = object_sha(OBJ_TREE, body)
     objects[root] = (OBJ_TREE, body)
     return Assembly(root, objects, own)
+
+
+def _clusters_tree(clusters: Mapping[str, str]) -> tuple[str, bytes] | None:
+    """The `clusters/` tree (id, body) of `clusters` (None: no cluster). The last few are
+    kept: a shard's round assembles the branches its leader assembled at the end of the
+    round before (100,000 entries sorted and hashed again otherwise)."""
+    for kept, made in _MADE:
+        if kept == clusters:
+            return made
+    listed = [(name.encode(), MODE_TREE, tree) for name, tree in clusters.items()
+              if tree != EMPTY_TREE]
+    if not listed:
+        return None
+    body = encode_tree(listed)
+    found = (object_sha(OBJ_TREE, body), body)
+    _MADE.append((dict(clusters), found))
+    del _MADE[:-2]
+    return found
+
+
+_MADE: list[tuple[dict[str, str], tuple[str, bytes]]] = []     # the last `clusters/` trees
 
 
 def _tree(git: Git, sha: str) -> list[tuple[bytes, bytes, str]]:

@@ -131,7 +131,7 @@ class Owner:
     def owns(self, cluster: str) -> bool:
         if self.refused:
             return False
-        last = _LAST.get((self.me, self.members, self.soon))
+        last = self.__dict__.get("_owned") or _LAST.get((self.me, self.members, self.soon))
         if last is not None and cluster in last[0]:
             return cluster in last[1]
         return _owned(self.me, self.members, cluster) and \
@@ -154,7 +154,8 @@ class Owner:
                 _OWNED.pop(next(iter(_OWNED)))
             _OWNED[key] = found
         if not self.refused:
-            _LAST[(self.me, self.members, self.soon)] = (names, found)
+            # (kept on this frozen Owner too: the writer asks it of every cluster it writes)
+            self.__dict__["_owned"] = _LAST[(self.me, self.members, self.soon)] = (names, found)
             while len(_LAST) > 4:
                 _LAST.pop(next(iter(_LAST)))
         return found
