@@ -57,6 +57,7 @@ from gitfleet.agent.agent import Agent, AgentSettings  # noqa: E402
 from gitfleet.agent.planreview import PlanReviewer, PlanReviewSettings  # noqa: E402
 from gitfleet.charts.renderer import Charts  # noqa: E402
 from gitfleet.clock import FakeClock  # noqa: E402
+from gitfleet.hooks.install import PACK_HOOK, pack_script  # noqa: E402
 from gitfleet.hub.hub import Hub  # noqa: E402
 from gitfleet.hub.settings import HubSettings  # noqa: E402
 from gitfleet.hub.tips import TipBoard  # noqa: E402
@@ -144,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pack-refs", action="store_true",
                    help="pack the served repository's refs before the plans (its ~3,000 "
                    "branches; git daemon never does, a Git host's maintenance does)")
+    p.add_argument("--pack-refs-hook", action="store_true",
+                   help="install `gitfleet hooks install --pack-refs`'s post-receive hook in the "
+                   "served repository: its refs packed after every push")
     a = p.parse_args(argv)
     rng = random.Random(a.seed)
     print(f"load average at start: {_load()}")
@@ -184,6 +188,10 @@ def _run(a: argparse.Namespace, rng: random.Random, tmp: Path, source: Path, bar
     hub.run_once()                                   # every agent reads `plans` now
     if a.pack_refs:       # as a Git host's maintenance keeps them: one packed-refs file
         _git(bare, "pack-refs", "--all")
+    if a.pack_refs_hook:  # packed as they come, by every push
+        hook = bare / "hooks" / PACK_HOOK
+        hook.write_text(pack_script())
+        hook.chmod(0o755)
     assert hub.tips is not None and hub.tips.board is not None
     board = hub.tips.board
     assert _listed(board, names[0]) == frozenset(), "the documents list no plans"
