@@ -76,6 +76,7 @@ class Result:
     changed: int = 0
     unseen: int = 0          # changed clusters whose agent had not fetched the change at the end
     judged_live_lost: int = 0
+    live_silent: int = 0            # live clusters the harness's lag left silent past tolerance
     judged_stopped_alive: int = 0
     stopped: int = 0
     http_requests: int | None = None
@@ -104,6 +105,7 @@ class Result:
             "tip_gets": self.tip_gets, "errors": self.errors,
             "judged_live_as_lost": self.judged_live_lost,
             "judged_stopped_as_alive": self.judged_stopped_alive, "stopped": self.stopped,
+            "live_silent_past_tolerance": self.live_silent,
             "client_cpu_s": round(self.client_cpu, 1), "http_kinds": self.http_kinds,
             "error_kinds": self.error_kinds}
 
@@ -165,6 +167,7 @@ def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedul
     new_tip: dict[str, str] = {}
     changed_at: dict[str, float] = {}
     seen: dict[str, float] = {}
+    beat_at: dict[str, float] = {}     # cluster -> the time of its last heartbeat written
     live_changed = [c for c in clusters if c not in stopped]
     moved = rng.sample(live_changed, min(changes, len(live_changed)))
     base = tips.tips_url()
@@ -190,13 +193,18 @@ def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedul
                 if fresh:
                     seen[c] = done
             if fresh:   # the agent applies it and pushes its new status at once
-                wrote = agents.heartbeat(c, max(done, now + 1))
+                when = max(done, now + 1)
+                wrote = agents.heartbeat(c, when)
                 with lock:
                     res.pushes += wrote is not Write.NOTHING
+                    if wrote is not Write.NOTHING:
+                        beat_at[c] = when
         elif kind == "beat":
             wrote = agents.heartbeat(c, now)
             with lock:
                 res.pushes += wrote is not Write.NOTHING
+                if wrote is not Write.NOTHING:
+                    beat_at[c] = now
 
     timers: list[threading.Timer] = []
 
@@ -268,6 +276,7 @@ def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedul
         t.join()
     for timer in timers:
         timer.join()
+    beats_until = time.time()      # the agents' beats stop here; the drain below only fetches
     # a changed cluster whose agent had not fetched the change when the window closed (the
     # workers lagged behind its periodic fetch) fetches again, as its agent would at its next
     # interval, until it has it or `drain` runs out: the latency then says how late it was, and
@@ -294,15 +303,19 @@ def run(server: Daemon | Http, agents: Agents, hub: HubWriter, schedule: Schedul
     res.changed = len(moved)
     res.change_latency = [seen[c] - changed_at[c] for c in moved if c in seen]
     res.unseen = len(moved) - len(res.change_latency)
-    # the hub's judgement, now, of every cluster from what its status branch says
-    now = time.time()
+    # the hub's judgement of every cluster from what its status branch says, as of the moment
+    # the beats stopped (the drain sends none), checked against the beats written: a live
+    # cluster is misjudged lost only if its last beat was written within its tolerance (a
+    # harness lagging past the tolerance really left that cluster silent, as a slow agent would)
+    now = beats_until
     read = read_statuses(status_repos, clusters)
     for c in clusters:
         verdict = judge(read[c], now=now, parse_time=parse_iso)
         lost = verdict.condition in (Condition.UNKNOWN, Condition.NEVER_REPORTED)
-        should_be_lost = c in stopped and now > statuses.last_beat[c] + statuses.tolerance
-        if lost and c not in stopped:
+        silent = now > beat_at.get(c, statuses.last_beat[c]) + statuses.tolerance
+        if lost and c not in stopped and not silent:
             res.judged_live_lost += 1
-        elif should_be_lost and not lost:
+        elif c in stopped and silent and not lost:
             res.judged_stopped_alive += 1
+        res.live_silent += c not in stopped and silent
     return res

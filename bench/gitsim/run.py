@@ -310,7 +310,7 @@ def _run(argv: list[str] | None) -> int:
                                          "change_to_fetch_p50_s", "change_to_fetch_p99_s",
                                          "change_not_fetched", "errors",
                                          "judged_live_as_lost", "judged_stopped_as_alive",
-                                         "client_cpu_s"]))
+                                         "live_silent_past_tolerance", "client_cpu_s"]))
             print(f"\n### {n} clusters: per-request cost (measured, closed loop, 4 clients)\n")
             print(_table(entry["costs"], ["kind", "server", "refs", "count",
                                           "achieved_per_s", "server_cpu_ms_per_request",

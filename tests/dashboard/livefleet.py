@@ -99,7 +99,10 @@ def live_fleet(root: Path) -> Iterator[LiveFleet]:
     supervisor = fleet.supervisor = Supervisor(root / "logs")
     try:
         for name in (*DEMO_CLUSTERS, *PUSH_CLUSTERS):
-            fleet.sims[name] = KubeSim(controller_delay=2.0, name=name, pods=True).start()
+            # a rollout stays Progressing 5 s: the push test must see that word go by, and it
+            # goes by only if an agent's report, the hub's fold and the page's poll all fall in
+            # it (at 2 s, a CI run at load 12 saw Healthy only, and waited 120 s for it)
+            fleet.sims[name] = KubeSim(controller_delay=5.0, name=name, pods=True).start()
         pushed = root / "push-kubeconfigs"
         for name in PUSH_CLUSTERS:
             fleet.sims[name].write_kubeconfig(pushed / f"{name}.yaml")
