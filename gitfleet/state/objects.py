@@ -148,12 +148,8 @@ class LazyTree:
                 entry = above.get(name)
                 if entry is None or entry[0] != MODE_TREE:
                     return None               # known not to be a folder: nothing to read
-                sha = entry[1].hex()
-                known = None if self._decoded is None else self._decoded.get(sha)
-                if known is None:
-                    known = self._built(folder, sha)
+                known = self.held(folder)
                 if known is not None:
-                    self._put(folder, known)
                     return known
         self._misses += 1
         if self._misses > self._eager_after:

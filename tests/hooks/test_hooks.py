@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,22 +75,35 @@ def _seed(bare: Path, a: SigningKey) -> None:
     git.update_refs([RefUpdate("refs/heads/main", commit, None)])
 
 
+def seeded(tmp_path: Path) -> tuple[Path, SigningKey]:
+    """A bare fleet repo under tmp_path/srv with clusters a (its key returned), legacy and
+    pushed; no hook installed yet."""
+    bare = tmp_path / "srv" / "fleet.git"
+    init_repo(bare, bare=True)
+    a = SigningKey.generate()
+    _seed(bare, a)
+    return bare, a
+
+
+@contextmanager
+def serving(bare: Path, a: SigningKey, hub: SigningKey, pusher: Path) -> Iterator[Served]:
+    """`bare` served by `git daemon` (its folder), pushed to from a new repository `pusher`."""
+    init_repo(pusher, bare=True)
+    with git_daemon(bare.parent) as url:
+        yield Served(bare=bare, url=f"{url}/{bare.name}", pusher=pusher, a=a, hub=hub)
+
+
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
-    base = tmp_path / "srv"
-    bare = base / "fleet.git"
-    init_repo(bare, bare=True)
-    a, hub = SigningKey.generate(), SigningKey.generate()
-    _seed(bare, a)
+    bare, a = seeded(tmp_path)
+    hub = SigningKey.generate()
     hub_pub = tmp_path / "hub.pub"
     hub_pub.write_text(hub.public_line("hub") + "\n")
     done = gitfleet("hooks", "install", str(bare), "--hub-key", str(hub_pub))
     assert done.returncode == 0, done.stderr
     assert hub.fingerprint in done.stdout
-    pusher = tmp_path / "pusher"
-    init_repo(pusher, bare=True)
-    with git_daemon(base) as url:
-        yield Served(bare=bare, url=f"{url}/fleet.git", pusher=pusher, a=a, hub=hub)
+    with serving(bare, a, hub, tmp_path / "pusher") as served:
+        yield served
 
 
 STATUS = {"status.yaml": b"cluster: a\n"}
@@ -290,17 +304,9 @@ def test_install_needs_a_bare_repository(tmp_path: Path) -> None:
 
 
 def test_without_a_hub_key_the_hubs_branches_pass_with_a_warning(tmp_path: Path) -> None:
-    base = tmp_path / "srv"
-    bare = base / "fleet.git"
-    init_repo(bare, bare=True)
-    a = SigningKey.generate()
-    _seed(bare, a)
+    bare, a = seeded(tmp_path)
     assert gitfleet("hooks", "install", str(bare)).returncode == 0
-    pusher = tmp_path / "pusher"
-    init_repo(pusher, bare=True)
-    with git_daemon(base) as url:
-        served = Served(bare=bare, url=f"{url}/fleet.git", pusher=pusher, a=a,
-                        hub=SigningKey.generate())
+    with serving(bare, a, SigningKey.generate(), tmp_path / "pusher") as served:
         state = BRANCHES.state
         done = served.push(f"{served.commit(state, STATUS, None)}:{state}")
         assert done.returncode == 0 and "hub branches are not checked" in done.stderr

@@ -16,11 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from gitfleet.state.git import init_repo
 from gitfleet.state.signing import SigningKey
-from tests.gitserver import git_daemon
 from tests.harness import gitfleet
-from tests.hooks.test_hooks import BRANCHES, Served, _seed
+from tests.hooks.test_hooks import BRANCHES, seeded, serving
 
 pytestmark = pytest.mark.slow
 PLAN = "20991231T000000Z-0123456789ab-a1b2c3"
@@ -34,20 +32,12 @@ def _imported(stderr: str) -> set[str]:
 
 def test_a_plan_answer_push_runs_the_hook_without_the_render_stack(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    base = tmp_path / "srv"
-    bare = base / "fleet.git"
-    init_repo(bare, bare=True)
-    a = SigningKey.generate()
-    _seed(bare, a)
+    bare, a = seeded(tmp_path)
     assert gitfleet("hooks", "install", str(bare)).returncode == 0
-    pusher = tmp_path / "pusher"
-    init_repo(pusher, bare=True)
     # the server's processes (git daemon, receive-pack, the hook) report their imports
     monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")
-    with git_daemon(base) as url:
+    with serving(bare, a, SigningKey.generate(), tmp_path / "pusher") as served:
         monkeypatch.delenv("PYTHONPROFILEIMPORTTIME")
-        served = Served(bare=bare, url=f"{url}/fleet.git", pusher=pusher, a=a,
-                        hub=SigningKey.generate())
         answer = BRANCHES.plan_answer("a", PLAN)
         by_agent = served.commit(answer, {"plan.yaml": b"kind: PlanAnswer\n"}, a, on=None)
         pushed = served.push(f"{by_agent}:{answer}")
@@ -64,11 +54,7 @@ def test_a_plan_answer_push_runs_the_hook_without_the_render_stack(
 
 
 def test_hooks_install_pack_refs_packs_what_every_push_adds(tmp_path: Path) -> None:
-    base = tmp_path / "srv"
-    bare = base / "fleet.git"
-    init_repo(bare, bare=True)
-    a = SigningKey.generate()
-    _seed(bare, a)
+    bare, a = seeded(tmp_path)
     foreign = bare / "hooks" / "post-receive"
     foreign.write_text("#!/bin/sh\necho mirror\n")
     refused = gitfleet("hooks", "install", str(bare), "--pack-refs")
@@ -79,11 +65,7 @@ def test_hooks_install_pack_refs_packs_what_every_push_adds(tmp_path: Path) -> N
     foreign.unlink()
     done = gitfleet("hooks", "install", str(bare), "--pack-refs")
     assert done.returncode == 0, done.stdout + done.stderr
-    pusher = tmp_path / "pusher"
-    init_repo(pusher, bare=True)
-    with git_daemon(base) as url:
-        served = Served(bare=bare, url=f"{url}/fleet.git", pusher=pusher, a=a,
-                        hub=SigningKey.generate())
+    with serving(bare, a, SigningKey.generate(), tmp_path / "pusher") as served:
         answer = BRANCHES.plan_answer("a", PLAN)
         by_agent = served.commit(answer, {"plan.yaml": b"kind: PlanAnswer\n"}, a, on=None)
         pushed = served.push(f"{by_agent}:{answer}")
