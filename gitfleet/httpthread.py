@@ -11,7 +11,6 @@ such a server. HTTP parsing is uvicorn's (h11); what faces the network is bounde
   body is closed, and every connection lives at most `request_timeout` in all (a client
   dripping a byte at a time is dropped too);
 - an error inside a handler is one log line and a 500, never a traceback on stderr.
-
 """
 
 from __future__ import annotations
@@ -35,6 +34,8 @@ BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
         b"Content-Length: 5\r\nConnection: close\r\n\r\nbusy\n")
 SWEEP_SECONDS = 0.1
 Scope = dict[str, Any]
+
+
 class Guard:
     """The open connections of one server, their deadlines, and who gives way at the bound."""
 
