@@ -183,6 +183,12 @@ class ObjectReader:
         finally:
             self._lock.release()
 
+    @property
+    def pid(self) -> int | None:
+        """The running child's process id, if one runs (tests)."""
+        child = self._child[0] if self._child else None
+        return child.proc.pid if child and child.proc.poll() is None else None
+
     def close(self) -> None:
         """End the child now (the next request starts a new one)."""
         with self._lock:
