@@ -22,6 +22,9 @@ What it keeps of a process per call:
 - At most `MAX_RESIDENT` children per process (the least recently used is ended first): a
   process that opens many repositories, or drops `Git`s that a collector frees late, never
   piles up idle children.
+- A child is replaced after `MAX_AGE` seconds: a pack that a `gc --auto` (run by fetch or
+  receive-pack) deleted stays open in the process that mapped it, its disk space held, and
+  Git's caches of the packs only grow.
 - A Git older than 2.36 (no `--batch-command`) or an input the command language cannot carry
   (an empty line) falls back to a process per call (`None`).
 """
@@ -42,6 +45,7 @@ from typing import IO
 
 _CHUNK = 1 << 16
 MAX_RESIDENT = 32
+MAX_AGE = 300.0
 
 
 class ReaderDied(Exception):
@@ -66,6 +70,7 @@ class _Child:
             self.errors.close()
             raise
         self.pid = os.getpid()          # the process that started it (fork check)
+        self.since = time.monotonic()
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin, self.stdout = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self.stdin, False)
@@ -206,7 +211,8 @@ class ObjectReader:
     def _running(self) -> _Child:
         if self._child and self._child[0].pid != os.getpid():
             self._child.clear()         # inherited across fork: leave it to the parent
-        if self._child and self._child[0].proc.poll() is not None:
+        if self._child and (self._child[0].proc.poll() is not None or
+                            time.monotonic() - self._child[0].since > MAX_AGE):
             self._child.pop().close()
         if not self._child:
             self._child.append(_Child(self.path, self.env))

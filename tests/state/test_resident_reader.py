@@ -6,6 +6,7 @@ threads and forks each get a right answer, nothing is left running at exit."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -19,15 +20,13 @@ import pytest
 from gitfleet.errors import GitfleetError, TransientError
 from gitfleet.hub.hub import Hub
 from gitfleet.hub.settings import HubSettings
-from gitfleet.layout import Branches
+from gitfleet.state import objectreader
 from gitfleet.state.credentials import StaticToken
 from gitfleet.state.git import Git, GitError, GitSettings, init_repo
 from gitfleet.state.store import open_store
 from gitfleet.state.transport import GitTransport
 from tests.agent.fleetstate import configmap, description_files, publish
 from tests.harness import ROOT, commit, example_repo, git, wait_for
-
-B = Branches()
 
 
 class Started:
@@ -218,6 +217,22 @@ def test_a_killed_child_is_started_again_and_the_round_succeeds(tmp_path: Path) 
     assert store.git.reader.pid not in (None, child)
 
 
+def test_a_child_killed_under_a_request_is_replaced_for_that_request(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    assert repo.read_blob("refs/heads/main", "a.txt") == b"a\n"
+    child = repo.reader.pid
+    assert child is not None
+    os.kill(child, signal.SIGSTOP)          # it takes the request in but never answers
+    answers: list[bytes | None] = []
+    reading = threading.Thread(target=lambda: answers.append(
+        repo.read_blob("refs/heads/main", "a.txt")))
+    reading.start()
+    wait_for(lambda: repo.reader._lock.locked(), every=0.01)
+    os.kill(child, signal.SIGKILL)
+    reading.join(60)
+    assert answers == [b"a\n"] and repo.reader.started == 2
+
+
 def test_a_hung_child_is_a_transient_error_and_the_next_read_succeeds(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     slow = Git(repo.path, settings=GitSettings(timeout=1.0))
@@ -229,10 +244,8 @@ def test_a_hung_child_is_a_transient_error_and_the_next_read_succeeds(tmp_path: 
         with pytest.raises(TransientError, match="timed out"):
             slow.read_blob("refs/heads/main", "a.txt")
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(hung, signal.SIGCONT)
-        except ProcessLookupError:
-            pass
     assert not Path(f"/proc/{hung}").exists() or _state(hung) == "Z"   # killed, reaped
     assert slow.read_blob("refs/heads/main", "a.txt") == b"a\n"
 
@@ -345,3 +358,26 @@ def test_the_child_ends_with_its_process(tmp_path: Path) -> None:
     child = int(out)
     assert not Path(f"/proc/{child}").exists() or "cat-file" not in \
         Path(f"/proc/{child}/cmdline").read_text(errors="replace")
+
+
+def test_a_process_keeps_a_bounded_number_of_children(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    many = [Git(repo.path) for _ in range(objectreader.MAX_RESIDENT + 8)]
+    for each in many:
+        assert each.read_blob("refs/heads/main", "a.txt") == b"a\n"
+    running = sum(1 for each in many if each.reader.pid is not None)
+    assert running <= objectreader.MAX_RESIDENT
+    assert many[0].read_blob("refs/heads/main", "a.txt") == b"a\n"    # started again
+    for each in many:
+        each.close()
+    assert all(each.reader.pid is None for each in many)
+
+
+def test_a_child_is_replaced_after_its_age(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    assert repo.read_blob("refs/heads/main", "a.txt") == b"a\n"
+    first = repo.reader.pid
+    monkeypatch.setattr(objectreader, "MAX_AGE", 0.0)
+    assert repo.read_blob("refs/heads/main", "a.txt") == b"a\n"
+    assert repo.reader.pid != first and repo.reader.started == 2
