@@ -212,17 +212,19 @@ def _apply(last: _Kept, files: Mapping[str, bytes], paths: list[str],
         clusters = fleet.clusters
     # (from here on the kept state is changed in place: nothing may fail)
     namespaces = last.namespaces
-    before_set = set(namespaces)
+    touched = {c.namespace for c in gone.values()} | {c.namespace for c in came.values()}
+    had = {ns for ns in touched if namespaces.get(ns)}
     for name, c in gone.items():
-        held = namespaces.get(c.namespace)
-        if held is not None:
-            held.discard(name)
-            if not held:
-                del namespaces[c.namespace]
+        namespaces.get(c.namespace, set()).discard(name)
     for name, c in came.items():
         namespaces.setdefault(c.namespace, set()).add(name)
+    for ns in touched:
+        if not namespaces.get(ns):
+            namespaces.pop(ns, None)
     dropped = {id(p) for p in last.references}
-    if set(namespaces) != before_set:        # a namespace came or went: every reference again
+    if had != {ns for ns in touched if ns in namespaces}:
+        # a namespace came or went: every Localization's reference again (a warning's
+        # "did you mean" is the closest of all namespaces)
         references = reference_warnings(localizations, namespaces)
     else:
         references = [p for p in last.references if p.path not in changed]
