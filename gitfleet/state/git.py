@@ -7,7 +7,8 @@ transaction with expected old values (locally with `update-ref --stdin`, remotel
 cannot be used is a `RemoteError` (a `TransientError` naming the cause: authentication,
 permission, host key, TLS, not found, unreachable); both are retried by the caller. How Git
 reaches a remote (token, SSH key, CA) is the `GitTransport` (gitfleet.state.transport), handed
-over by environment, never argv.
+over by environment, never argv. Object reads and revision lookups are answered by the
+repository's resident `cat-file` (gitfleet.state.objectreader), not a process each.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from gitfleet.atomicfile import write_atomically
 from gitfleet.errors import GitfleetError, RefConflict, TransientError
+from gitfleet.state.objectreader import ObjectReader, ReaderDied, object_size
 from gitfleet.state.objects import (
     EMPTY_TREE,
     OBJ_COMMIT,
@@ -35,6 +37,7 @@ from gitfleet.state.objects import (
     object_sha,
     pack_chunks,
 )
+from gitfleet.state.reflistings import RefListings
 from gitfleet.state.remoteerrors import RemoteError, classify
 from gitfleet.state.signing import SigningKey, TrustedKeys, Verdict, sign_commit, verify_commit_body
 from gitfleet.state.transport import GitTransport, scrubbed
@@ -52,6 +55,8 @@ _TRANSIENT = (
     "unable to create", "index.lock", "failed to connect",
 )
 _REMOTE_REF_MISSING = "couldn't find remote ref"
+# the atoms of a `cat-file --batch-check=FORMAT` the resident reader's default format holds
+_ATOM = re.compile(r"%\((objectname|objecttype|objectsize)\)")
 
 
 class GitError(GitfleetError):
@@ -117,6 +122,8 @@ class Git:
         self._objects_dir: Path | None = None
         self._git_dir: Path | None = None
         self._log_all: str | None = None      # core.logAllRefUpdates, once read
+        self._reader: ObjectReader | None = None  # the resident cat-file, once needed
+        self._listings: RefListings | None = None  # for-each-ref answers kept, once needed
 
     def __repr__(self) -> str:
         return f"Git({str(self.path)!r})"
@@ -133,8 +140,25 @@ class Git:
             raise _failure(args, proc.returncode, proc.stderr.decode(errors="replace"))
         return proc.stdout
 
+    @property
+    def reader(self) -> ObjectReader:
+        """The resident `git cat-file` of this repository (started at its first request)."""
+        if self._reader is None:
+            self._reader = ObjectReader(self.path, self._env, timeout=self.settings.timeout)
+        return self._reader
+
+    def close(self) -> None:
+        """End the resident `cat-file` now (it also ends when this Git is dropped, or at exit;
+        a later read starts another)."""
+        if self._reader is not None:
+            self._reader.close()
+
     def _exec(self, args: Sequence[str], input: bytes | None, *, remote: bool = False,
               extra_env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+        if not remote and not extra_env:
+            served = self._batch(args, input) if input is not None else self._commit(args)
+            if served is not None:
+                return served
         env = {**self._env, **self.transport.remote_env()} if remote else self._env
         if extra_env:
             env = {**env, **extra_env}
@@ -149,6 +173,58 @@ class Git:
                 raise GitError(args, -1, f"no repository at {self.path}") from exc
             raise GitError(args, -1, "the git binary was not found") from exc
 
+    def _batch(self, args: Sequence[str], input: bytes
+               ) -> subprocess.CompletedProcess[bytes] | None:
+        """`cat-file --batch` or `--batch-check[=FORMAT]` answered by the resident reader,
+        byte for byte as the command prints it; None when it cannot be (another process)."""
+        if len(args) != 2 or args[0] != "cat-file":
+            return None
+        option, _, fmt = args[1].partition("=")
+        if option == "--batch" and not fmt:
+            contents = True
+        elif option == "--batch-check" and "%" not in _ATOM.sub("", fmt):
+            contents = False
+        else:
+            return None
+        text = input.decode(errors="surrogateescape")
+        names = text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
+        out = self._ask(args, names, contents=contents)
+        if out is None:
+            return None
+        if fmt and fmt != "%(objectname) %(objecttype) %(objectsize)":
+            out = _reformat(out, fmt)
+        return subprocess.CompletedProcess(["git", *args], 0, out, b"")
+
+    def _commit(self, args: Sequence[str]) -> subprocess.CompletedProcess[bytes] | None:
+        """`cat-file commit REV` answered by the resident reader; None (another process, for
+        Git's own error) when REV names no commit."""
+        if len(args) != 3 or tuple(args[:2]) != ("cat-file", "commit"):
+            return None
+        out = self._ask(args, [f"{args[2]}^{{commit}}"], contents=True)
+        if out is None:
+            return None
+        header, _, body = out.partition(b"\n")
+        size = object_size(header)
+        if size is None or header.split(b" ")[1] != b"commit":
+            return None
+        return subprocess.CompletedProcess(["git", *args], 0, body[:size], b"")
+
+    def _ask(self, args: Sequence[str], names: Sequence[str], *, contents: bool) -> bytes | None:
+        try:
+            return self.reader.request(names, contents=contents)
+        except subprocess.TimeoutExpired as exc:
+            raise TransientError(f"{command_name(args)} timed out after "
+                                 f"{self.settings.timeout:g}s in {self.path}") from exc
+        except FileNotFoundError as exc:
+            if not self.path.is_dir():
+                raise GitError(args, -1, f"no repository at {self.path}") from exc
+            raise GitError(args, -1, "the git binary was not found") from exc
+        except ReaderDied as exc:
+            if exc.returncode < 0:
+                raise TransientError(f"{command_name(args)} was killed (signal "
+                                     f"{-exc.returncode}) twice in {self.path}") from exc
+            raise _failure(args, exc.returncode, exc.stderr) from exc
+
     def is_repository(self) -> bool:
         """Whether `path` is (inside) a Git repository, bare or not."""
         return self.path.is_dir() and self._exec(["rev-parse", "--git-dir"], None).returncode == 0
@@ -157,6 +233,14 @@ class Git:
 
     def resolve(self, ref: str) -> str | None:
         """The object id `ref` (a ref, branch, sha or rev expression) names, or None."""
+        if ref and ref == ref.strip():
+            try:
+                out = self._ask(("cat-file", "--batch-check"), [ref], contents=False)
+            except GitfleetError:       # (no repository: answered below, as it always was)
+                out = None
+            if out is not None:
+                found = object_size(out.rstrip(b"\n")) is not None
+                return out.partition(b" ")[0].decode() if found else None
         rev = ref if ":" in ref else f"{ref}^{{object}}"   # rev:path already checks existence
         proc = self._exec(["rev-parse", "--verify", "--quiet", "--end-of-options", rev], None)
         if proc.returncode != 0:
@@ -164,12 +248,23 @@ class Git:
         return proc.stdout.decode().strip() or None
 
     def refs(self, prefix: str = "refs/") -> dict[str, str]:
-        """Every ref under `prefix` -> the object id it points at."""
-        out = self.run("for-each-ref", "--format=%(objectname) %(refname)", prefix)
+        """Every ref under `prefix` -> the object id it points at (a listing read before is
+        answered again while the ref files under `prefix` are unchanged: RefListings)."""
+        if self._listings is None:
+            self._listings = RefListings.of(self.path)
+        kept = self._listings.kept(prefix)
+        if kept is not None:
+            return kept
+        watch = self._listings.watch(prefix)
+        out = self.run("for-each-ref", "--format=%(objectname) %(refname) %(symref)", prefix)
         result = {}
+        symbolic = False
         for line in out.decode().splitlines():
-            sha, _, name = line.partition(" ")
+            sha, name, target = line.split(" ", 2)
+            symbolic = symbolic or bool(target)
             result[name] = sha
+        if watch is not None and not symbolic:
+            self._listings.keep(prefix, watch, result)
         return result
 
     def read_blob(self, rev: str, path: str) -> bytes | None:
@@ -411,6 +506,8 @@ class Git:
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace")
             if "cannot lock ref" in err or "unable to create" in err.lower():
+                if self._listings is not None:
+                    self._listings.forget()
                 raise RefConflict(f"refs moved under us in {self.path}: {err.strip()}")
             raise _failure(args, proc.returncode, err)
 
@@ -543,6 +640,20 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:
     finally:
         os.close(fd)
     return proc.wait()
+
+
+def _reformat(out: bytes, fmt: str) -> bytes:
+    """`cat-file --batch-check` lines of the default format in `fmt` (its atoms: objectname,
+    objecttype, objectsize); a missing or ambiguous name's line is the same in every format."""
+    lines = []
+    for line in out.split(b"\n")[:-1]:
+        if object_size(line) is None:
+            lines.append(line)
+            continue
+        name, kind, size = line.decode().split(" ")
+        text = fmt.replace("%(objectname)", name).replace("%(objecttype)", kind)
+        lines.append(text.replace("%(objectsize)", size).encode())
+    return b"".join(line + b"\n" for line in lines)
 
 
 def _check_update(u: RefUpdate) -> None:
