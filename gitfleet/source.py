@@ -29,7 +29,8 @@ from pathlib import Path
 import yaml
 
 from gitfleet.errors import InputError
-from gitfleet.model.loader import FLEET_FILE, Fleet, KeptSettings, load_fleet, relevant
+from gitfleet.model.fleetpatch import PATCHER
+from gitfleet.model.loader import FLEET_FILE, Fleet, KeptSettings, relevant
 from gitfleet.model.problems import Problem
 from gitfleet.secrets.links import refuse_symlinks, worktree_symlinks
 
@@ -71,9 +72,11 @@ def kustomize_roots(paths: Iterable[str]) -> dict[str, str]:
     """folder -> its kustomization file, for the folders under templates/ that hold one
     (a folder inside another such folder belongs to the outer one)."""
     found: dict[str, str] = {}
-    for path in sorted(paths):
-        folder, _, name = path.rpartition("/")
-        if name in KUSTOMIZATION_FILES and path.startswith(TEMPLATES) and folder not in found:
+    # (only the kustomization files are sorted: a fleet lists 100,000s of paths)
+    for path in sorted(p for p in paths if p.startswith(TEMPLATES) and
+                       p.rpartition("/")[2] in KUSTOMIZATION_FILES):
+        folder = path.rpartition("/")[0]
+        if folder not in found:
             found[folder] = path
     return {f: k for f, k in found.items()
             if not any(f.startswith(other + "/") for other in found)}
@@ -345,9 +348,10 @@ def load_snapshot(files: Mapping[str, bytes], *,
                   ) -> Fleet:
     """Build the snapshot's kustomization folders, then load the fleet; a folder whose build
     failed is an error of its kustomization file, which counts as broken. `kept`: the last
-    good fleet.yaml (gitfleet.model.loader.load_fleet)."""
+    good fleet.yaml (gitfleet.model.loader.load_fleet). The fleet loaded last is patched
+    where only a few cluster or Localization files changed (gitfleet.model.fleetpatch)."""
     expanded, problems, broken = (kustomizer or KUSTOMIZER).expand(files)
-    fleet = load_fleet(expanded, kept=kept)
+    fleet = PATCHER.load(expanded, kept=kept)
     if not problems:
         return fleet
     return dataclasses.replace(fleet, errors=(*fleet.errors, *problems),

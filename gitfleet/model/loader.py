@@ -10,8 +10,9 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
+import weakref
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import Any
@@ -270,12 +271,47 @@ class Fleet:
     rollouts: tuple[RolloutPolicy, ...] = ()     # gitfleet.io RolloutPolicy, by name
     # what agents get in cluster.yaml `agent:` (fleet.yaml heartbeat, for this many clusters)
     heartbeat: HeartbeatTiming = field(default_factory=lambda: HeartbeatSettings().timing(0))
+    # what this fleet changed from the one it was patched from (gitfleet.model.fleetpatch)
+    change: FleetChange | None = field(default=None, compare=False, repr=False)
 
     def cluster_for_namespace(self, namespace: str) -> Cluster | None:
         for c in self.clusters.values():
             if c.namespace == namespace:
                 return c
         return None
+
+
+Ident = tuple[str, str, str]          # an OverrideSet's kind, namespace, name
+
+
+@dataclass(frozen=True)
+class FleetChange:
+    """What a fleet patched from another one (gitfleet.model.fleetpatch) holds that the other
+    did not: the render asks about these alone instead of comparing 100,000 clusters and
+    Localizations. Nothing but clusters, Localizations and problems differ."""
+
+    base: weakref.ref[Fleet]
+    paths: frozenset[str]                  # the fleet files that changed
+    clusters: frozenset[str]               # names the changed cluster files held or hold
+    # Localizations added, removed or changed: ident -> (in the base, in this fleet)
+    localizations: Mapping[Ident, tuple[OverrideSet | None, OverrideSet | None]]
+    # the namespaces of those Localizations -> the clusters of this fleet they are dedicated to
+    namespaces: Mapping[str, frozenset[str]]
+
+
+# the parts of a fleet a patch never replaces (the very objects of the base)
+_PATCH_KEEPS = ("settings", "templates", "subscriptions", "globalizations", "propagations",
+                "karmada_overrides", "autoscalers", "rollouts")
+
+
+def change_between(base: Fleet, head: Fleet) -> FleetChange | None:
+    """What `head` changed from `base` when it was patched from that very fleet (and not
+    replaced since but for its problems), else None: then compare them in full."""
+    change = head.change
+    if change is None or change.base() is not base or \
+            any(getattr(head, name) is not getattr(base, name) for name in _PATCH_KEEPS):
+        return None
+    return change
 
 
 class _Builder:
@@ -301,6 +337,10 @@ class _Builder:
         # Where each template was read, for the lines of its Kubernetes schema problems.
         self.template_sources: dict[ObjectKey, tuple[bytes, int]] = {}
         self.heartbeat = HeartbeatSettings().timing(0)
+        # identities claimed by more than one file or document (a patch never touches them)
+        self.contested: set[tuple[str, str, str, str]] = set()
+        self.heartbeat_problems: list[Problem] = []      # said about the clusters' timing
+        self.references: list[Problem] = []              # check_references' warnings
 
     def error(self, origin: Origin, obj: str, message: str) -> None:
         self.errors.append(Problem(origin.path, origin.line, obj, message))
@@ -579,6 +619,7 @@ class _Builder:
     def duplicate(self, key: tuple[str, str, str, str], origin: Origin, who: str) -> bool:
         first = self.seen.get(key)
         if first is not None:
+            self.contested.add(key)
             where = f"{first.path}:{first.line}" if first.line else first.path
             self.error(origin, who, f"duplicate object, first defined at {where}")
             return True
@@ -898,14 +939,9 @@ class _Builder:
                 self.error(origin, who, message)
 
     def check_references(self) -> None:
-        namespaces = {c.namespace for c in self.clusters.values()}
-        for loc in self.localizations:
-            if loc.namespace not in namespaces:
-                close = difflib.get_close_matches(loc.namespace, sorted(namespaces), n=1)
-                mean = f" (did you mean `{close[0]}`?)" if close else ""
-                self.warn(loc.origin, f"Localization/{loc.namespace}/{loc.name}",
-                          f"namespace {loc.namespace!r} is no cluster's dedicated namespace{mean}; "
-                          "this Localization applies to no cluster")
+        self.references = reference_warnings(self.localizations,
+                                             {c.namespace for c in self.clusters.values()})
+        self.warnings.extend(self.references)
 
     def fleet(self) -> Fleet:
         def by_name(o: Any) -> tuple[str, str]:
@@ -938,6 +974,23 @@ class _Builder:
             broken_paths=frozenset(self.broken), broken_clusters=frozenset(self.broken_clusters),
             rollouts=tuple(sorted(self.rollouts, key=lambda r: r.name)),
             heartbeat=self.heartbeat)
+
+
+def reference_warnings(localizations: Iterable[OverrideSet], namespaces: Collection[str]
+                       ) -> list[Problem]:
+    """A warning per Localization whose namespace is no cluster's dedicated namespace."""
+    out: list[Problem] = []
+    ordered: list[str] | None = None
+    for loc in localizations:
+        if loc.namespace not in namespaces:
+            ordered = sorted(namespaces) if ordered is None else ordered
+            close = difflib.get_close_matches(loc.namespace, ordered, n=1)
+            mean = f" (did you mean `{close[0]}`?)" if close else ""
+            out.append(Problem(loc.origin.path, loc.origin.line,
+                               f"Localization/{loc.namespace}/{loc.name}",
+                               f"namespace {loc.namespace!r} is no cluster's dedicated "
+                               f"namespace{mean}; this Localization applies to no cluster"))
+    return out
 
 
 def kind_hint(group: str, kind: str) -> str:
@@ -1244,6 +1297,13 @@ def _keeping_rules(settings: FleetSettings, errors: list[Problem], kept: KeptSet
 def load_fleet(files: Mapping[str, bytes], *, kept: KeptSettings | None = None) -> Fleet:
     """Parse and validate a fleet snapshot; paths are repo-relative, `/`-separated. `kept`:
     the last good fleet.yaml, whose settings hold while this one has problems."""
+    return build_fleet(files, kept=kept)[0]
+
+
+def build_fleet(files: Mapping[str, bytes], *, kept: KeptSettings | None = None
+                ) -> tuple[Fleet, _Builder]:
+    """`load_fleet`, and the builder it was made with (what a patch starts from:
+    gitfleet.model.fleetpatch)."""
     settings, settings_errors, settings_warnings, broken = _fleet_settings(files, kept)
     builder = _Builder(settings)
     builder.errors.extend(settings_errors)
@@ -1260,4 +1320,5 @@ def load_fleet(files: Mapping[str, bytes], *, kept: KeptSettings | None = None) 
             builder.load_source_file(path, data, in_policies=path.startswith("policies/"))
     builder.heartbeat, problems = _heartbeat_timing(files, settings, builder.clusters)
     builder.errors.extend(problems)
-    return builder.fleet()
+    builder.heartbeat_problems = problems
+    return builder.fleet(), builder

@@ -16,7 +16,7 @@ from typing import overload
 
 from gitfleet.filemap import files_in, overlay, subset
 from gitfleet.layout import DESCRIPTION_FILE, ERRORS_FILE
-from gitfleet.model.loader import Fleet
+from gitfleet.model.loader import Fleet, change_between
 from gitfleet.model.objects import Cluster, ObjectKey
 from gitfleet.model.problems import Problem
 from gitfleet.render.charts import ChartRenderer
@@ -155,6 +155,10 @@ def _localized_clusters(base: Fleet, head: Fleet) -> set[str] | None:
     one-cluster tuning of a Subscription bound to 10,000 clusters cheap."""
     if not _same_but_localizations(base, head):
         return None
+    change = change_between(base, head)
+    if change is not None:      # patched from `base`: its Localizations changed are known
+        moved = {ident[1] for ident, (b, h) in change.localizations.items() if b != h}
+        return {name for ns in moved for name in change.namespaces.get(ns, ())}
     before = {o.ident: o for o in base.localizations}
     after = {o.ident: o for o in head.localizations}
     namespaces = {ident[1] for ident in before.keys() | after.keys()
@@ -166,6 +170,13 @@ def _same_but_localizations(base: Fleet, head: Fleet) -> bool:
     """Whether two fleets hold the same of everything a render reads but their Localizations
     and problems. A cluster file that did not change loads as the same object (the loader
     keeps them): only the others are compared, by content and place."""
+    change = change_between(base, head)
+    if change is not None:      # patched: only its clusters and Localizations may differ
+        return base.broken_paths == head.broken_paths and \
+            base.broken_clusters == head.broken_clusters and all(
+                (b := base.clusters.get(n)) is not None and (h := head.clusters.get(n))
+                is not None and (b is h or _cluster_sig(b) == _cluster_sig(h))
+                for n in change.clusters)
     if base.clusters.keys() != head.clusters.keys():
         return False
     for name, b in base.clusters.items():

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from gitfleet.model.loader import FLEET_FILE, Fleet
+from gitfleet.model.loader import FLEET_FILE, Fleet, change_between
 from gitfleet.model.objects import (
     Cluster,
     Feed,
@@ -60,9 +60,13 @@ def _cluster_sig(c: Cluster) -> tuple[object, ...]:
 
 
 def _changed_clusters(base: Fleet, head: Fleet) -> dict[str, Cluster]:
-    """Clusters that differ (in either fleet), with the version of the fleet that has them."""
+    """Clusters that differ (in either fleet), with the version of the fleet that has them.
+    A fleet patched from `base` names the clusters its changed files held (the others are
+    the very same objects)."""
     out: dict[str, Cluster] = {}
-    for name in base.clusters.keys() | head.clusters.keys():
+    change = change_between(base, head)
+    names = change.clusters if change is not None else base.clusters.keys() | head.clusters.keys()
+    for name in names:
         b, h = base.clusters.get(name), head.clusters.get(name)
         if b is h:        # an unchanged file loads as the same object (gitfleet.model.loader)
             continue
@@ -95,10 +99,12 @@ def _changed_override_targets(base: Fleet, head: Fleet) -> set[ObjectKey]:
     def index(fleet: Fleet) -> dict[tuple[str, str, str], OverrideSet]:
         return {o.ident: o for o in (*fleet.globalizations, *fleet.localizations)}
 
-    b, h = index(base), index(head)
+    change = change_between(base, head)    # (its Globalizations are the base's)
+    pairs = change.localizations.items() if change is not None else \
+        ((ident, (b.get(ident), h.get(ident)))
+         for b, h in [(index(base), index(head))] for ident in b.keys() | h.keys())
     targets: set[ObjectKey] = set()
-    for ident in set(b) | set(h):
-        ob, oh = b.get(ident), h.get(ident)
+    for _, (ob, oh) in pairs:
         if ob is not None and oh is not None and _override_sig(ob) == _override_sig(oh):
             continue
         for fleet, o in ((base, ob), (head, oh)):
