@@ -5,7 +5,8 @@ machine, where only waiting tests can overlap). Opt in, for measuring the suite 
 
     python -m pytest -n 2 -p tests.cpucost --cpu-log /tmp/cpu.jsonl
 
-Each line: the test, its wall seconds (setup, call and teardown), the worker's own CPU seconds
+Each line: the test, its worker, its start (epoch seconds: to see how a parallel run ends), its
+wall seconds (setup, call and teardown), the worker's own CPU seconds
 (every thread) and its reaped children's (processes the test started and waited for: git, helm,
 the hub, the daemons it stopped). Module and session fixtures count in the test that built them.
 """
@@ -13,6 +14,7 @@ the hub, the daemons it stopped). Module and session fixtures count in the test 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import time
 from collections.abc import Iterator
@@ -36,10 +38,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if not path:
         yield
         return
+    start = time.time()
     wall, own, children = time.monotonic(), _cpu(resource.RUSAGE_SELF), \
         _cpu(resource.RUSAGE_CHILDREN)
     yield
-    line = {"test": item.nodeid, "wall": round(time.monotonic() - wall, 3),
+    line = {"test": item.nodeid, "worker": os.environ.get("PYTEST_XDIST_WORKER", "-"),
+            "start": round(start, 3), "wall": round(time.monotonic() - wall, 3),
             "cpu": round(_cpu(resource.RUSAGE_SELF) - own, 3),
             "children": round(_cpu(resource.RUSAGE_CHILDREN) - children, 3)}
     with Path(path).open("a") as f:

@@ -10,6 +10,9 @@ from `tests.gitserver.free_port()`, which hands each worker its own block of por
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 import os
 import shutil
 import signal
@@ -105,6 +108,32 @@ def gitfleet(*args: str, timeout: float = 120,
     """`gitfleet ARGS` as a user runs it (a new process); its exit code and output."""
     return subprocess.run([sys.executable, "-m", "gitfleet", *args], capture_output=True,
                           text=True, timeout=timeout, cwd=ROOT, env=env or dict(os.environ))
+
+
+def gitfleet_here(*args: str) -> subprocess.CompletedProcess[str]:
+    """`gitfleet ARGS` run in this process (`gitfleet.cli.main`), its exit code and output as
+    `gitfleet()` returns them. For tests of what a command does, where the process itself is
+    not what is checked (its argv, environment, file descriptors, imports, signals, a crash):
+    a new `gitfleet` process costs 0.3-0.9 s of CPU, mostly its imports, which this process
+    has already paid (bench/README 'Session 10'). A usage error exits 2 as the process does;
+    an uncaught exception fails the test with its traceback. gitfleet's loggers are left as
+    they were (the command points them at its own stderr)."""
+    from gitfleet.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    root = logging.getLogger("gitfleet")
+    kept = (list(root.handlers), root.level, root.propagate)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:          # argparse: a usage error, --help, --version
+                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        root.handlers[:], root.propagate = kept[0], kept[2]
+        root.setLevel(kept[1])
+    return subprocess.CompletedProcess(["gitfleet", *args], code, out.getvalue(),
+                                       err.getvalue())
 
 
 # --- the hub as a process -------------------------------------------------------------------

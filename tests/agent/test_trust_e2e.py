@@ -14,7 +14,7 @@ import pytest
 from gitfleet.state.signing import SigningKey
 from gitfleet.wire.status import SyncResult
 from tests.fleetfixtures import NAMESPACE, config_map, feed, managed_cluster, subscription
-from tests.harness import Remote, git, gitfleet, person, push, status_of
+from tests.harness import Remote, git, gitfleet_here, person, push, status_of
 
 pytestmark = pytest.mark.slow
 
@@ -60,7 +60,7 @@ def test_signed_state_is_applied_and_a_pushed_forgery_is_refused(
 
     hub = ["hub", "--repo", str(remote.git.path), "--once", "--no-fleet-status",
            "--signing-key", str(tmp_path / "hub_key")]
-    done = gitfleet(*hub)
+    done = gitfleet_here(*hub)
     assert done.returncode == 0, done.stderr
 
     sim = kubesim()
@@ -68,7 +68,7 @@ def test_signed_state_is_applied_and_a_pushed_forgery_is_refused(
     agent = ["agent", "--repo", remote.url, "--cluster", "c1", "--once", "--no-register",
              "--kubeconfig", str(kubeconfig), "--workdir", str(tmp_path / "agent"),
              "--trust-hub-key", str(tmp_path / "hub.pub")]
-    applied = gitfleet(*agent)
+    applied = gitfleet_here(*agent)
     assert applied.returncode == 0, applied.stderr
     assert "no --trust-hub-key" not in applied.stderr
     assert _configs(sim) == {"cfg-a": "1", "cfg-b": "1"}
@@ -86,7 +86,7 @@ def test_signed_state_is_applied_and_a_pushed_forgery_is_refused(
     _git(forge, "push", "-q", "origin", "HEAD:refs/heads/gitfleet/clusters/c1")
     forged = _git(forge, "rev-parse", "HEAD").strip()
 
-    refused = gitfleet(*agent)
+    refused = gitfleet_here(*agent)
     assert refused.returncode == 5, refused.stderr
     assert f"cluster commit {forged[:12]} refused: unsigned" in refused.stderr
     assert "Traceback" not in refused.stderr
@@ -108,9 +108,9 @@ def test_signed_state_is_applied_and_a_pushed_forgery_is_refused(
 
     # the next signed render moves the branch on (from the forged tip) and is applied
     _fleet(work, {"cfg-a": "2"}, "fleet: one config")
-    done = gitfleet(*hub)
+    done = gitfleet_here(*hub)
     assert done.returncode == 0, done.stderr
-    again = gitfleet(*agent)
+    again = gitfleet_here(*agent)
     assert again.returncode == 0, again.stderr
     assert _configs(sim) == {"cfg-a": "2"}
     status = status_of(remote)

@@ -19,10 +19,10 @@ from tests.harness import (
     clone,
     commit,
     git,
+    gitfleet_here,
     hub_process,
     person,
     push,
-    run_hub,
     running,
     status_of,
     wait_for,
@@ -116,8 +116,8 @@ def test_hub_once_names_a_missing_version_and_exits_1(repo: ChartRepo, tmp_path:
         (fleet / path).parent.mkdir(parents=True, exist_ok=True)
         (fleet / path).write_bytes(data)
     commit(fleet, "fleet")
-    done = run_hub("--repo", str(fleet), "--once", "--chart-cache", str(tmp_path / "charts"),
-                   timeout=120)
+    done = gitfleet_here("hub", "--repo", str(fleet), "--once", "--chart-cache",
+                         str(tmp_path / "charts"))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "HelmChart apps/web (templates/web.yaml)" in done.stderr
     assert "no version 2.0.0 (available: 1.0.0)" in done.stderr

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -30,11 +29,12 @@ from gitfleet.wire.status import (
 )
 from tests.cli.fleetrepo import example_repo, git
 from tests.gitserver import git_daemon
+from tests.harness import gitfleet_here
 
 
 def run_hub(repo: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "gitfleet", "hub", "--repo", str(repo),
-                           "--once"], capture_output=True, text=True, timeout=60)
+    """`gitfleet hub --repo REPO --once`, in this process (`gitfleet.cli.main`)."""
+    proc = gitfleet_here("hub", "--repo", str(repo), "--once")
     assert proc.returncode == 0, proc.stderr
 
 
@@ -164,8 +164,7 @@ def test_get_from_a_url(fleet: Path, tmp_path: Path) -> None:
     subprocess.run(["git", "clone", "-q", "--mirror", str(fleet), str(served / "fleet.git")],
                    check=True)
     with git_daemon(served) as url:
-        proc = subprocess.run([sys.executable, "-m", "gitfleet", "get", "clusters", "--repo",
-                               f"{url}/fleet.git"], capture_output=True, text=True, timeout=60)
+        proc = gitfleet_here("get", "clusters", "--repo", f"{url}/fleet.git")
     assert proc.returncode == 0, proc.stderr
     rows = {r["NAME"]: r for r in table(proc.stdout)}
     assert rows["prod-east"]["READY"] == "True" and rows["staging"]["READY"] == "False"

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,7 @@ import pytest
 from gitfleet.clock import parse_iso
 from tests.dashboard.conftest import ATTACKER, AXE, WAIT_MS, shot
 from tests.dashboard.livefleet import LiveFleet, git
-from tests.harness import wait_for
+from tests.harness import gitfleet_here, wait_for
 
 # the module's first test carries the live fleet's start; at load average 8 a test here may
 # take minutes waiting on its conditions, each bounded on its own
@@ -31,9 +29,11 @@ WEB_TILE = 'tr[data-cluster="prod-east"] td[data-app="web/web"] .b'
 
 
 def cli(*args: str) -> Any:
-    out = subprocess.run([sys.executable, "-m", "gitfleet", *args], check=True,
-                         capture_output=True, text=True, timeout=180).stdout
-    return json.loads(out)
+    """The JSON a `gitfleet` command prints, run in this process (`gitfleet.cli.main`): the
+    live fleet polls on while a test waits, so a new process's imports cost twice."""
+    done = gitfleet_here(*args)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 def words(page: Any, selector: str) -> list[str]:
@@ -262,8 +262,8 @@ def test_the_static_export_renders_from_file(fleet: LiveFleet, page: Any,
         wait_for(lambda: git(fleet.bare, "rev-parse", "gitfleet/state") != state,
                  what="a new state")
     site = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "gitfleet", "dashboard", "--repo", str(fleet.bare),
-                    "--out", str(site)], check=True, capture_output=True, timeout=120)
+    written = gitfleet_here("dashboard", "--repo", str(fleet.bare), "--out", str(site))
+    assert written.returncode == 0, written.stderr
     clusters = sorted(r["name"] for r in cli("get", "clusters", "--repo", str(fleet.bare),
                                              "-o", "json"))
     # heartbeat ages tick in the page, from the heartbeat's time: the browser's clock is

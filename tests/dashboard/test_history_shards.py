@@ -17,7 +17,7 @@ from gitfleet.layout import Branches
 from gitfleet.state.git import init_repo
 from tests.dashboard.test_api import fetch, serving
 from tests.fleetfixtures import NAMESPACE, config_map, feed, managed_cluster, subscription
-from tests.harness import Remote, clone, push, run_hub
+from tests.harness import Remote, clone, gitfleet_here, push
 
 UID = "22222222-2222-4222-8222-222222222222"
 
@@ -37,11 +37,11 @@ def test_status_history_is_read_from_the_clusters_status_repository(
         "templates/cfg.yaml": config_map("cfg", "v: one"),
     })
     repo = str(remote.git.path)
-    assert run_hub("--repo", repo, "--once").returncode == 0
+    assert gitfleet_here("hub", "--repo", repo, "--once").returncode == 0
     make_agent(remote, kubesim(), cluster="us1", clock=SystemClock()).step()
     head = shard.resolve(Branches().status("us1"))
     assert head and remote.git.resolve(Branches().status("us1")) != head   # none, or a link
-    assert run_hub("--repo", repo, "--once").returncode == 0
+    assert gitfleet_here("hub", "--repo", repo, "--once").returncode == 0
 
     with serving(remote.git) as base:
         code, _, body = fetch(f"{base}api/cluster/us1")

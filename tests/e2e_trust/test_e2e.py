@@ -23,7 +23,7 @@ from gitfleet.state.git import Git, RefUpdate, init_repo
 from gitfleet.state.signing import SigningKey, TrustedKeys
 from tests.fleetfixtures import managed_cluster
 from tests.gitserver import git_daemon
-from tests.harness import Remote, git, gitfleet, person, process, running, wait_for
+from tests.harness import Remote, git, gitfleet_here, person, process, running, wait_for
 from tests.secrets.test_e2e_sops import PLAINTEXT, push_sealed_app
 
 # a hub process, a git daemon and two agents: under load (8 and above) the first syncs alone
@@ -83,7 +83,7 @@ def test_signed_status_is_folded_and_forgeries_are_refused_or_ignored(
             ageRecipient=str(identity.to_public()),
             signingKey=SigningKey.load(agent_keys[name]).public_line(f"gitfleet-agent@{name}")))
     push_sealed_app(work, tmp_path)
-    installed = gitfleet("hooks", "install", str(bare_path), "--hub-key",
+    installed = gitfleet_here("hooks", "install", str(bare_path), "--hub-key",
                          str(tmp_path / "hub.pub"))
     assert installed.returncode == 0, installed.stderr
 

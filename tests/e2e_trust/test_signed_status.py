@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
-import sys
 from pathlib import Path
 
 from gitfleet.clock import FakeClock
@@ -16,6 +14,7 @@ from gitfleet.state.git import Git
 from gitfleet.state.signing import SigningKey
 from gitfleet.state.store import open_store
 from gitfleet.wire.status import Phase
+from tests.harness import gitfleet_here
 from tests.hub.fleet import commit, edit, example_repo, git
 from tests.hub.test_fleet_status import read, report
 
@@ -33,8 +32,7 @@ def _east_ready(repo: Path) -> int:
 
 
 def _status_cli(repo: Path, *args: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "gitfleet", "status", "--repo", str(repo),
-                           *args], capture_output=True, text=True, timeout=120)
+    proc = gitfleet_here("status", "--repo", str(repo), *args)   # in this process
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 

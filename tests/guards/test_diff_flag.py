@@ -14,7 +14,7 @@ from gitfleet.hub.settings import HubSettings
 from gitfleet.state.store import open_store
 from tests.fleetfixtures import config_map, feed, subscription
 from tests.guards.test_mass_deletion import CLUSTER, _fleet
-from tests.harness import Remote, clone, gitfleet, push
+from tests.harness import Remote, clone, gitfleet_here, push
 
 pytestmark = pytest.mark.slow
 BIG = [f"big-{i:02}" for i in range(60)]
@@ -30,7 +30,7 @@ def _with_big() -> dict[str, str | None]:
 
 
 def _diff(work: Path, *args: str) -> tuple[int, str]:
-    done = gitfleet("diff", "HEAD~1", "HEAD", "--repo", str(work), *args)
+    done = gitfleet_here("diff", "HEAD~1", "HEAD", "--repo", str(work), *args)
     assert done.returncode in (0, 1), done.stderr
     return done.returncode, done.stdout
 
@@ -50,7 +50,7 @@ def test_diff_flags_a_commit_the_hub_would_hold(tmp_path: Path, remote: Remote) 
     assert code == 1 and "Held: mass deletion" in markdown and held in markdown
 
     push(work, "fleet: yes, drop it\n\nGitfleet-Approve-Deletions: c*")
-    done = gitfleet("diff", "HEAD~2", "HEAD", "--repo", str(work), "--format", "json")
+    done = gitfleet_here("diff", "HEAD~2", "HEAD", "--repo", str(work), "--format", "json")
     assert done.returncode == 0 and json.loads(done.stdout)["held"] == [], done.stdout
 
 

@@ -18,7 +18,7 @@ from gitfleet.state.store import open_store
 from gitfleet.wire.status import SyncResult
 from tests.fleetfixtures import managed_cluster
 from tests.guards.test_mass_deletion import CONFIGS, _configs, _fleet
-from tests.harness import Remote, clone, commit, git, gitfleet, status_of
+from tests.harness import Remote, clone, commit, git, gitfleet_here, status_of
 
 pytestmark = pytest.mark.slow
 CLUSTERS = ("c1", "c2")
@@ -36,7 +36,7 @@ def _held(cluster: str) -> str:
 def test_an_emptying_commit_is_refused_held_and_goes_through_approved(
         remote: Remote, tmp_path: Path, kubesim, make_agent) -> None:
     bare = remote.git
-    installed = gitfleet("hooks", "install", str(bare.path))
+    installed = gitfleet_here("hooks", "install", str(bare.path))
     assert installed.returncode == 0, installed.stderr
     work = clone(bare.path, tmp_path / "work")
     c2 = managed_cluster("c2", "22222222-2222-4222-8222-222222222222")

@@ -14,7 +14,7 @@ import pytest
 from gitfleet.layout import Branches
 from gitfleet.wire.fleetstatus import read_cluster_summary
 from tests.guards.test_mass_deletion import _deployed
-from tests.harness import Remote, gitfleet, push
+from tests.harness import Remote, gitfleet_here, push
 
 pytestmark = pytest.mark.slow
 HELD = "held: would delete 13 of 13 objects in c1"
@@ -26,7 +26,7 @@ def _row(remote: Remote) -> Any:
 
 
 def _get(remote: Remote, *args: str) -> str:
-    done = gitfleet("get", "clusters", "--repo", str(remote.git.path), *args)
+    done = gitfleet_here("get", "clusters", "--repo", str(remote.git.path), *args)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -39,7 +39,7 @@ def _table(text: str) -> dict[str, str]:
 def _dashboard(remote: Remote, site: Path, page: Any) -> tuple[str, str, str]:  # noqa: F811
     """The fleet page's held banner, the grid row's badges and c1's page banner, from a
     static export opened in Chromium."""
-    done = gitfleet("dashboard", "--repo", str(remote.git.path), "--out", str(site))
+    done = gitfleet_here("dashboard", "--repo", str(remote.git.path), "--out", str(site))
     assert done.returncode == 0, done.stderr
     page.goto((site / "index.html").as_uri() + "#/fleet")
     page.wait_for_selector("#grid tbody tr")

@@ -13,7 +13,7 @@ from gitfleet.hub.settings import HubSettings
 from gitfleet.state.git import init_repo
 from gitfleet.state.store import open_store
 from tests.guards.test_mass_deletion import _fleet
-from tests.harness import clone, commit, gitfleet
+from tests.harness import clone, commit, gitfleet_here
 
 pytestmark = pytest.mark.slow
 HELD = "held: would delete 13 of 13 objects in c1"
@@ -26,7 +26,7 @@ def _push(work: Path) -> subprocess.CompletedProcess[str]:
 
 def test_the_hook_refuses_a_mass_deletion_and_takes_it_approved(tmp_path: Path) -> None:
     bare = init_repo(tmp_path / "fleet.git", bare=True)
-    done = gitfleet("hooks", "install", str(bare.path))
+    done = gitfleet_here("hooks", "install", str(bare.path))
     assert done.returncode == 0, done.stderr
     work = clone(bare.path, tmp_path / "work")
     commit(work, "fleet: app on c1", _fleet())

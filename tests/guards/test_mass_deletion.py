@@ -14,7 +14,7 @@ from gitfleet.hub.settings import HubSettings
 from gitfleet.state.store import open_store
 from gitfleet.wire.status import SyncResult
 from tests.fleetfixtures import NAMESPACE, config_map, feed, managed_cluster, subscription
-from tests.harness import Remote, clone, gitfleet, person, push, status_of
+from tests.harness import Remote, clone, gitfleet_here, person, push, status_of
 
 pytestmark = pytest.mark.slow
 CLUSTER = "refs/heads/gitfleet/clusters/c1"
@@ -58,7 +58,7 @@ def test_a_commit_emptying_a_cluster_is_held_until_approved_in_git(
     assert remote.git.resolve(CLUSTER) == branch           # c1 keeps running what it runs
     errors = remote.git.read_blob("refs/heads/gitfleet/state", "errors.yaml").decode()
     assert held in errors and "Gitfleet-Approve-Deletions: c1" in errors
-    shown = gitfleet("status", "--repo", str(remote.git.path))
+    shown = gitfleet_here("status", "--repo", str(remote.git.path))
     assert shown.returncode == 0 and held in shown.stdout, shown.stdout + shown.stderr
     agent.step()
     assert _configs(sim) == CONFIGS

@@ -167,12 +167,12 @@ def test_the_last_good_rule_of_a_broken_kind_stays_in_force(tmp_path: Path) -> N
 
 
 def test_validate_fails_on_a_broken_rule(tmp_path: Path) -> None:
-    from tests.harness import gitfleet
+    from tests.harness import gitfleet_here
 
     (tmp_path / "fleet.yaml").write_bytes(CHEATSHEET)
     (tmp_path / "clusters").mkdir()
     (tmp_path / "clusters" / "east.yaml").write_bytes(CLUSTER)
-    run = gitfleet("validate", str(tmp_path))
+    run = gitfleet_here("validate", str(tmp_path))
     assert run.returncode != 0
     assert "fleet.yaml:39" in run.stdout + run.stderr, run.stdout + run.stderr
 

@@ -13,7 +13,7 @@ from gitfleet.clock import FakeClock
 from gitfleet.layout import Branches
 from gitfleet.wire.heartbeat import HeartbeatTiming
 from tests.agent.fleetstate import publish
-from tests.harness import Remote, clone, push, run_hub, status_of
+from tests.harness import Remote, clone, gitfleet_here, push, status_of
 from tests.heartbeat.conftest import heartbeat_times, publish_timing, run_until
 
 FLEET = """apiVersion: gitfleet.io/v1alpha1
@@ -45,8 +45,8 @@ def test_fleet_yaml_settings_reach_the_agent_through_cluster_yaml(
     work = clone(logged.git.path, tmp_path / "work")
     push(work, "fleet: heartbeats every 7 minutes", {"fleet.yaml": FLEET,
                                                      "clusters/c1.yaml": CLUSTER})
-    done = run_hub("--repo", str(logged.git.path), "--once", "--no-fleet-status",
-                   "--cache-dir", str(tmp_path / "cache"))
+    done = gitfleet_here("hub", "--repo", str(logged.git.path), "--once", "--no-fleet-status",
+                         "--cache-dir", str(tmp_path / "cache"))
     assert done.returncode == 0, done.stderr
     shipped = yaml.safe_load(logged.git.read_blob(Branches().cluster("c1"), "cluster.yaml"))
     assert shipped["agent"] == {"heartbeatInterval": "7m", "heartbeatJitter": "20%",

@@ -18,7 +18,7 @@ from gitfleet.registration.request import REQUEST_FILE, Request, document
 from gitfleet.state.git import Git, RefUpdate, init_repo
 from gitfleet.state.signing import SigningKey
 from tests.gitserver import git_daemon
-from tests.harness import gitfleet
+from tests.harness import gitfleet_here
 
 pytestmark = pytest.mark.slow
 
@@ -99,7 +99,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     hub = SigningKey.generate()
     hub_pub = tmp_path / "hub.pub"
     hub_pub.write_text(hub.public_line("hub") + "\n")
-    done = gitfleet("hooks", "install", str(bare), "--hub-key", str(hub_pub))
+    done = gitfleet_here("hooks", "install", str(bare), "--hub-key", str(hub_pub))
     assert done.returncode == 0, done.stderr
     assert hub.fingerprint in done.stdout
     with serving(bare, a, hub, tmp_path / "pusher") as served:
@@ -277,35 +277,35 @@ def test_install_never_replaces_a_hook_it_did_not_write(tmp_path: Path) -> None:
     init_repo(bare, bare=True)
     theirs = bare / "hooks" / "pre-receive"
     theirs.write_text("#!/bin/sh\nexit 0\n")
-    done = gitfleet("hooks", "install", str(bare))
+    done = gitfleet_here("hooks", "install", str(bare))
     assert done.returncode == 2 and "not write" in done.stderr
     assert theirs.read_text() == "#!/bin/sh\nexit 0\n"
-    assert gitfleet("hooks", "uninstall", str(bare)).returncode == 2
+    assert gitfleet_here("hooks", "uninstall", str(bare)).returncode == 2
     assert theirs.exists()
 
     theirs.unlink()
-    done = gitfleet("hooks", "install", str(bare))
+    done = gitfleet_here("hooks", "install", str(bare))
     assert done.returncode == 0 and "no --hub-key" in done.stderr
     hook = bare / "hooks" / "pre-receive"
     assert hook.stat().st_mode & 0o111 and sys.executable in hook.read_text()
-    assert gitfleet("hooks", "install", str(bare)).returncode == 0     # ours: replaced
-    done = gitfleet("hooks", "uninstall", str(bare))
+    assert gitfleet_here("hooks", "install", str(bare)).returncode == 0     # ours: replaced
+    done = gitfleet_here("hooks", "uninstall", str(bare))
     assert done.returncode == 0 and not hook.exists()
     assert not (bare / "hooks" / "gitfleet-hook.yaml").exists()
-    assert "nothing removed" in gitfleet("hooks", "uninstall", str(bare)).stdout
+    assert "nothing removed" in gitfleet_here("hooks", "uninstall", str(bare)).stdout
 
 
 def test_install_needs_a_bare_repository(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path / "work")], check=True)
-    done = gitfleet("hooks", "install", str(tmp_path / "work"))
+    done = gitfleet_here("hooks", "install", str(tmp_path / "work"))
     assert done.returncode == 2 and "not a bare repository" in done.stderr
-    done = gitfleet("hooks", "install", str(tmp_path / "nothing"))
+    done = gitfleet_here("hooks", "install", str(tmp_path / "nothing"))
     assert done.returncode == 2 and "not a Git repository" in done.stderr
 
 
 def test_without_a_hub_key_the_hubs_branches_pass_with_a_warning(tmp_path: Path) -> None:
     bare, a = seeded(tmp_path)
-    assert gitfleet("hooks", "install", str(bare)).returncode == 0
+    assert gitfleet_here("hooks", "install", str(bare)).returncode == 0
     with serving(bare, a, SigningKey.generate(), tmp_path / "pusher") as served:
         state = BRANCHES.state
         done = served.push(f"{served.commit(state, STATUS, None)}:{state}")
@@ -320,12 +320,12 @@ def test_install_takes_prefix_and_source_branch_from_fleet_yaml(tmp_path: Path) 
     commit = git.commit(git.write_tree({"fleet.yaml": b"branchPrefix: fleet\n"
                                                       b"sourceBranch: trunk\n"}), [], "fleet")
     git.update_refs([RefUpdate("refs/heads/main", commit, None)])
-    done = gitfleet("hooks", "install", str(bare))
+    done = gitfleet_here("hooks", "install", str(bare))
     assert done.returncode == 0, done.stderr
     assert "refs/heads/fleet/*" in done.stdout and "on trunk" in done.stdout
     settings = yaml.safe_load((bare / "hooks" / "gitfleet-hook.yaml").read_text())
     assert (settings["branchPrefix"], settings["sourceBranch"]) == ("fleet", "trunk")
-    done = gitfleet("hooks", "install", str(bare), "--branch-prefix", "gf")
+    done = gitfleet_here("hooks", "install", str(bare), "--branch-prefix", "gf")
     assert yaml.safe_load((bare / "hooks" / "gitfleet-hook.yaml").read_text())[
         "branchPrefix"] == "gf"
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitserver import free_port, git_daemon
+from tests.harness import gitfleet_here
 from tests.hub.fleet import (
     STATE,
     commit,
@@ -20,7 +21,6 @@ from tests.hub.fleet import (
     example_repo,
     git,
     hub_process,
-    run_hub,
     source_of,
     wait_for,
 )
@@ -41,15 +41,16 @@ def served(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_once_against_a_remote(served: tuple[Path, Path], tmp_path: Path) -> None:
     work, bare = served
+    cache = str(tmp_path / "cache")
     with git_daemon(bare.parent) as prefix:
         url = f"{prefix}/fleet.git"
-        done = run_hub("--repo", url, "--once", "--cache-dir", str(tmp_path / "cache"))
+        done = gitfleet_here("hub", "--repo", url, "--once", "--cache-dir", cache)
         assert done.returncode == 0, done.stderr
         assert source_of(bare) == git(work, "rev-parse", "HEAD").strip()
         assert consistent(bare)
-        again = run_hub("--repo", url, "--once", "--cache-dir", str(tmp_path / "cache"))
+        again = gitfleet_here("hub", "--repo", url, "--once", "--cache-dir", cache)
         assert again.returncode == 0 and "state unchanged" in again.stdout
-    down = run_hub("--repo", url, "--once", "--cache-dir", str(tmp_path / "cache"))
+    down = gitfleet_here("hub", "--repo", url, "--once", "--cache-dir", cache)
     assert down.returncode == 3 and "error" in down.stderr  # a runtime fault
 
 

@@ -19,7 +19,8 @@ from gitfleet.registration.request import Request
 from gitfleet.state.git import Git, init_repo
 from gitfleet.state.signing import SigningKey, TrustedKeys
 from gitfleet.state.store import open_store
-from tests.hub.fleet import STATE, commit, edit, example_repo, git, refs, run_hub, source_of
+from tests.harness import gitfleet_here
+from tests.hub.fleet import STATE, commit, edit, example_repo, git, refs, source_of
 
 needs_ssh_keygen = pytest.mark.skipif(shutil.which("ssh-keygen") is None,
                                       reason="ssh-keygen is not installed")
@@ -86,7 +87,8 @@ def test_hub_cli_signs_with_signing_key_and_git_verify_commit_agrees(tmp_path: P
     key.save(tmp_path / "hub_key")
     allowed = tmp_path / "allowed_signers"
     allowed.write_text(f"hub@gitfleet {key.public_line()}\n")
-    done = run_hub("--repo", str(repo), "--once", "--signing-key", str(tmp_path / "hub_key"))
+    done = gitfleet_here("hub", "--repo", str(repo), "--once", "--signing-key",
+                         str(tmp_path / "hub_key"))
     assert done.returncode == 0, done.stderr
     assert "no --signing-key" not in done.stderr
     assert key.fingerprint in done.stderr        # the log says which key signs
@@ -98,7 +100,7 @@ def test_hub_cli_signs_with_signing_key_and_git_verify_commit_agrees(tmp_path: P
 
 def test_without_a_signing_key_the_hub_warns_once_and_writes_unsigned(tmp_path: Path) -> None:
     repo = example_repo(tmp_path / "fleet")
-    done = run_hub("--repo", str(repo), "--once")
+    done = gitfleet_here("hub", "--repo", str(repo), "--once")
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("no --signing-key") == 1
     verdict = Git(repo).verify_commit(refs(repo)[STATE], TrustedKeys.of(SigningKey.generate()))
@@ -108,7 +110,8 @@ def test_without_a_signing_key_the_hub_warns_once_and_writes_unsigned(tmp_path: 
 def test_a_bad_signing_key_file_is_a_clear_error_and_nothing_is_written(tmp_path: Path) -> None:
     repo = example_repo(tmp_path / "fleet")
     (tmp_path / "key").write_text(SigningKey.generate().public_line() + "\n")
-    done = run_hub("--repo", str(repo), "--once", "--signing-key", str(tmp_path / "key"))
+    done = gitfleet_here("hub", "--repo", str(repo), "--once", "--signing-key",
+                         str(tmp_path / "key"))
     assert done.returncode == 2
     assert "not an OpenSSH private key" in done.stderr and "Traceback" not in done.stderr
     assert refs(repo) == {}
@@ -164,16 +167,16 @@ def test_require_signed_source_cli_accepts_a_commit_git_signed(tmp_path: Path) -
     repo = example_repo(tmp_path / "fleet")
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "dev")],
                    check=True, capture_output=True, timeout=60)
-    refused = run_hub("--repo", str(repo), "--once",
-                      "--require-signed-source", str(tmp_path / "dev.pub"))
+    refused = gitfleet_here("hub", "--repo", str(repo), "--once",
+                            "--require-signed-source", str(tmp_path / "dev.pub"))
     assert refused.returncode == 2
     assert "not rendered: unsigned" in refused.stderr and "Traceback" not in refused.stderr
     assert refs(repo) == {}
     edit(repo, "fleet.yaml", "approval: manual", "approval: manual\n")
     git(repo, "-c", "gpg.format=ssh", "-c", f"user.signingkey={tmp_path / 'dev'}",
         "commit", "-q", "-S", "-am", "signed by a developer")
-    done = run_hub("--repo", str(repo), "--once",
-                   "--require-signed-source", str(tmp_path / "dev.pub"))
+    done = gitfleet_here("hub", "--repo", str(repo), "--once",
+                         "--require-signed-source", str(tmp_path / "dev.pub"))
     assert done.returncode == 0, done.stderr
     assert source_of(repo) == git(repo, "rev-parse", "HEAD").strip()
 

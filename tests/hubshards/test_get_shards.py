@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gitfleet.layout import Branches
 from gitfleet.state.git import Git, RefUpdate, init_repo
-from tests.harness import gitfleet
+from tests.harness import gitfleet_here
 
 B = Branches()
 
@@ -34,7 +34,7 @@ def test_the_leader_leads_also_after_writing_its_state_again(tmp_path: Path) -> 
     repo.update_refs([RefUpdate(B.state, made, None)])
 
     def leads() -> dict[str, str]:
-        got = gitfleet("get", "shards", "--repo", str(repo.path), "-o", "json")
+        got = gitfleet_here("get", "shards", "--repo", str(repo.path), "-o", "json")
         assert got.returncode == 0, got.stderr
         return {row["name"]: row["leads"] for row in json.loads(got.stdout)}
 

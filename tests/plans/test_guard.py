@@ -12,7 +12,7 @@ from gitfleet.hub.hub import Hub
 from gitfleet.hub.settings import HubSettings
 from gitfleet.state.store import open_store
 from tests.fleetfixtures import NAMESPACE, config_map, feed, managed_cluster, subscription
-from tests.harness import Remote, clone, git, gitfleet, push
+from tests.harness import Remote, clone, git, gitfleet_here, push
 
 pytestmark = pytest.mark.slow
 CONFIGS = [f"cfg-{i:02}" for i in range(12)]    # 12 ConfigMaps and the Namespace: 13 objects
@@ -29,15 +29,15 @@ def test_plan_flags_a_mass_deletion_until_it_is_approved(remote: Remote, tmp_pat
     git(work, "checkout", "-q", "-b", "pr")
     push(work, "fleet: drop the app", {"policies/app.yaml": None}, branch="pr")
 
-    shown = gitfleet("plan", "--repo", remote.url, "--rev", "pr", "-o", "json")
+    shown = gitfleet_here("plan", "--repo", remote.url, "--rev", "pr", "-o", "json")
     assert shown.returncode == 0, shown.stderr
     held = "held: would delete 13 of 13 objects in c1"
     assert json.loads(shown.stdout)["clusters"]["c1"]["held"] == held
-    text = gitfleet("plan", "--repo", remote.url, "--rev", "pr")
+    text = gitfleet_here("plan", "--repo", remote.url, "--rev", "pr")
     assert held in text.stdout, text.stdout
 
     push(work, "fleet: yes\n\nGitfleet-Approve-Deletions: c1", branch="pr")
-    shown = gitfleet("plan", "--repo", remote.url, "--rev", "pr", "-o", "json")
+    shown = gitfleet_here("plan", "--repo", remote.url, "--rev", "pr", "-o", "json")
     assert shown.returncode == 0, shown.stderr
     assert "held" not in json.loads(shown.stdout)["clusters"]["c1"]
 
@@ -55,7 +55,7 @@ def test_a_push_mode_cluster_is_listed_not_planned_never_asked(remote: Remote,
     Hub(open_store(str(remote.git.path)), settings=HubSettings(interval=1)).run_once()
     git(work, "checkout", "-q", "-b", "pr")
     push(work, "a=2", {"templates/cfg-00.yaml": config_map("cfg-00", "a: '2'")}, branch="pr")
-    shown = gitfleet("plan", "--repo", remote.url, "--rev", "pr", "--wait", "1", "-o", "json")
+    shown = gitfleet_here("plan", "--repo", remote.url, "--rev", "pr", "--wait", "1", "-o", "json")
     assert shown.returncode == 3, shown.stdout + shown.stderr
     clusters = json.loads(shown.stdout)["clusters"]
     assert clusters["p1"]["planned"] is False and clusters["p1"]["reason"].startswith(

@@ -11,7 +11,7 @@ import pytest
 from gitfleet.state.git import init_repo
 from gitfleet.state.signing import SigningKey
 from tests.gitserver import git_daemon
-from tests.harness import gitfleet
+from tests.harness import gitfleet_here
 from tests.hooks.test_hooks import BRANCHES, Served, _seed
 
 pytestmark = pytest.mark.slow
@@ -26,7 +26,7 @@ def test_the_hook_scopes_plan_requests_and_answers(tmp_path: Path) -> None:
     _seed(bare, a)
     for name, key in (("hub", hub), ("plan", plan)):
         (tmp_path / f"{name}.pub").write_text(key.public_line(name) + "\n")
-    done = gitfleet("hooks", "install", str(bare), "--hub-key", str(tmp_path / "hub.pub"),
+    done = gitfleet_here("hooks", "install", str(bare), "--hub-key", str(tmp_path / "hub.pub"),
                     "--plan-key", str(tmp_path / "plan.pub"))
     assert done.returncode == 0 and plan.fingerprint in done.stdout, done.stdout + done.stderr
     pusher = tmp_path / "pusher"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gitfleet.state.signing import SigningKey
-from tests.harness import gitfleet
+from tests.harness import gitfleet_here
 from tests.hooks.test_hooks import BRANCHES, seeded, serving
 
 pytestmark = pytest.mark.slow
@@ -33,7 +33,7 @@ def _imported(stderr: str) -> set[str]:
 def test_a_plan_answer_push_runs_the_hook_without_the_render_stack(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bare, a = seeded(tmp_path)
-    assert gitfleet("hooks", "install", str(bare)).returncode == 0
+    assert gitfleet_here("hooks", "install", str(bare)).returncode == 0
     # the server's processes (git daemon, receive-pack, the hook) report their imports
     monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")
     with serving(bare, a, SigningKey.generate(), tmp_path / "pusher") as served:
@@ -57,13 +57,13 @@ def test_hooks_install_pack_refs_packs_what_every_push_adds(tmp_path: Path) -> N
     bare, a = seeded(tmp_path)
     foreign = bare / "hooks" / "post-receive"
     foreign.write_text("#!/bin/sh\necho mirror\n")
-    refused = gitfleet("hooks", "install", str(bare), "--pack-refs")
+    refused = gitfleet_here("hooks", "install", str(bare), "--pack-refs")
     assert refused.returncode == 2 and "post-receive hook that gitfleet did not write" in (
         refused.stderr), refused.stdout + refused.stderr
     assert foreign.read_text() == "#!/bin/sh\necho mirror\n"
     assert not (bare / "hooks" / "pre-receive").exists()          # nothing changed
     foreign.unlink()
-    done = gitfleet("hooks", "install", str(bare), "--pack-refs")
+    done = gitfleet_here("hooks", "install", str(bare), "--pack-refs")
     assert done.returncode == 0, done.stdout + done.stderr
     with serving(bare, a, SigningKey.generate(), tmp_path / "pusher") as served:
         answer = BRANCHES.plan_answer("a", PLAN)
@@ -76,9 +76,9 @@ def test_hooks_install_pack_refs_packs_what_every_push_adds(tmp_path: Path) -> N
     assert f"{by_agent} {answer}" in (bare / "packed-refs").read_text()
     assert [p for p in (bare / "refs").rglob("*") if p.is_file()] == []
 
-    assert gitfleet("hooks", "install", str(bare)).returncode == 0     # without: removed
+    assert gitfleet_here("hooks", "install", str(bare)).returncode == 0     # without: removed
     assert not foreign.exists() and (bare / "hooks" / "pre-receive").exists()
-    assert gitfleet("hooks", "install", str(bare), "--pack-refs").returncode == 0
-    gone = gitfleet("hooks", "uninstall", str(bare))
+    assert gitfleet_here("hooks", "install", str(bare), "--pack-refs").returncode == 0
+    gone = gitfleet_here("hooks", "uninstall", str(bare))
     assert gone.returncode == 0 and "post-receive" in gone.stdout, gone.stdout
     assert not foreign.exists() and not (bare / "hooks" / "pre-receive").exists()

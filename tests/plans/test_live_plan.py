@@ -28,7 +28,7 @@ from gitfleet.state.signing import SigningKey, TrustedKeys
 from gitfleet.state.store import open_store
 from gitfleet.wire.plans import Act, PlanAnswer
 from tests.fleetfixtures import NAMESPACE, feed, managed_cluster, subscription
-from tests.harness import Remote, clone, git, gitfleet, person, push, running, wait_for
+from tests.harness import Remote, clone, git, gitfleet_here, person, push, running, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -187,7 +187,7 @@ def test_a_pull_request_planned_on_two_live_clusters(remote: Remote, tmp_path: P
                               identities=agents[c].keyring.identities,
                               signer=agents[c].signer.resolve) for c in sims]
     with _answering(list(agents.values()), reviewers):
-        shown = gitfleet("plan", "--repo", remote.url, "--rev", "pr", "--wait", "120",
+        shown = gitfleet_here("plan", "--repo", remote.url, "--rev", "pr", "--wait", "120",
                          "--signing-key", str(tmp_path / "plan-key"), "-o", "json")
     assert shown.returncode == 1, shown.stdout + shown.stderr      # rejections
     plan = json.loads(shown.stdout)
@@ -259,7 +259,7 @@ def test_requests_not_signed_by_a_trusted_key_and_silent_clusters_are_not_planne
     # no --signing-key: both agents refuse to read it, and say so (a cluster that does not
     # answer at all: test_guard.py's Push-mode test)
     with _answering(list(agents.values()), reviewers):
-        shown = gitfleet("plan", "--repo", remote.url, "--rev", "pr", "--wait", "120",
+        shown = gitfleet_here("plan", "--repo", remote.url, "--rev", "pr", "--wait", "120",
                          "-o", "json")
         assert shown.returncode == 3, shown.stdout + shown.stderr
     plan = json.loads(shown.stdout)["clusters"]
@@ -267,7 +267,7 @@ def test_requests_not_signed_by_a_trusted_key_and_silent_clusters_are_not_planne
         assert plan[c] == {"planned": False, "asked": True, "reason": plan[c]["reason"],
                            "unchanged": None, "actions": []}
         assert "refused: unsigned" in plan[c]["reason"], plan[c]
-    shown = gitfleet("plan", "--repo", remote.url, "--rev", "pr", "-o", "markdown")
+    shown = gitfleet_here("plan", "--repo", remote.url, "--rev", "pr", "-o", "markdown")
     assert shown.returncode == 0, shown.stderr     # published; nobody waited for
     assert "| c1 |" in shown.stdout and "| c2 |" in shown.stdout
 
@@ -275,12 +275,12 @@ def test_requests_not_signed_by_a_trusted_key_and_silent_clusters_are_not_planne
     key = SigningKey.generate(comment="plan")
     key.save(tmp_path / "plan-key")
     (tmp_path / "plan-key.pub").write_text(key.public_line() + "\n")
-    shown = gitfleet("plan", "--repo", remote.url, "--rev", "pr", "-o", "json",
+    shown = gitfleet_here("plan", "--repo", remote.url, "--rev", "pr", "-o", "json",
                      "--signing-key", str(tmp_path / "plan-key"))
     assert shown.returncode == 0, shown.stderr
     plan_id = json.loads(shown.stdout)["plan"]
     sims["c1"].write_kubeconfig(tmp_path / "c1.kubeconfig")
-    ran = gitfleet("agent", "--repo", remote.url, "--cluster", "c1", "--once",
+    ran = gitfleet_here("agent", "--repo", remote.url, "--cluster", "c1", "--once",
                    "--kubeconfig", str(tmp_path / "c1.kubeconfig"),
                    "--workdir", str(tmp_path / "agent-c1-cli"),
                    "--trust-plan-key", str(tmp_path / "plan-key.pub"))
@@ -291,7 +291,7 @@ def test_requests_not_signed_by_a_trusted_key_and_silent_clusters_are_not_planne
     assert answer.planned and [(a.action, a.kind, a.name, a.message) for a in answer.actions] \
         == [(Act.UPDATE, "ConfigMap", "old", "data.a: '1' -> '2'")]
     # `gitfleet plan --gc` (the same removal): nothing has expired yet; later, both plans go
-    shown = gitfleet("plan", "--repo", remote.url, "--gc")
+    shown = gitfleet_here("plan", "--repo", remote.url, "--gc")
     assert shown.returncode == 0 and "removed 0 expired plan refs" in shown.stdout, shown.stderr
     # three plans of two requests each; both answered the first, c1 (`gitfleet agent`) the
     # other two (the unsigned one: not planned)

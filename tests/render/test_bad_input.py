@@ -6,7 +6,6 @@ costs what was deployed before.
 from __future__ import annotations
 
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,8 @@ import yaml
 from gitfleet.model.loader import load_fleet
 from gitfleet.model.problems import Problem
 from gitfleet.render.core import RenderResult, render
-from tests.hub.fleet import STATE, commit, edit, example_repo, git, run_hub, source_of
+from tests.harness import gitfleet_here
+from tests.hub.fleet import STATE, commit, edit, example_repo, git, source_of
 
 APPS = "apps.clusternet.io/v1alpha1"
 
@@ -449,8 +449,9 @@ CLUSTERS = ("prod-east", "prod-west", "staging")
 
 
 def gitfleet(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gitfleet", *map(str, args)],
-                          capture_output=True, text=True, timeout=60, check=False)
+    """The command in this process (`gitfleet.cli.main`): a crash fails the test with its
+    traceback, as it would print one from a process."""
+    return gitfleet_here(*map(str, args))
 
 
 def _no_traceback(done: subprocess.CompletedProcess[str]) -> None:
@@ -465,7 +466,7 @@ def test_a_date_in_one_annotation_crashes_no_command_and_blocks_no_other_change(
     crash, and the hub then rendered nothing, blocking an unrelated change."""
     repo = example_repo(tmp_path / "fleet")
     base = git(repo, "rev-parse", "HEAD").strip()
-    assert run_hub("--repo", str(repo), "--once").returncode == 0
+    assert gitfleet("hub", "--repo", repo, "--once").returncode == 0
     good = {c: git(repo, "ls-tree", "-r", STATE, f"clusters/{c}") for c in CLUSTERS}
     edit(repo, "templates/web/web.yaml", "  name: web\n",
          "  name: web\n  annotations:\n    released: 2024-01-01\n")
@@ -490,7 +491,7 @@ def test_a_date_in_one_annotation_crashes_no_command_and_blocks_no_other_change(
     _no_traceback(diffed)
     assert where in diffed.stdout and "Deployment api/api 1→2" in diffed.stdout
 
-    hub = run_hub("--repo", str(repo), "--once")
+    hub = gitfleet("hub", "--repo", repo, "--once")
     _no_traceback(hub)
     assert hub.returncode == 0 and where in hub.stdout + hub.stderr, hub.stdout + hub.stderr
     assert source_of(repo) == head  # the unrelated change landed

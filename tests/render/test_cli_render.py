@@ -1,5 +1,8 @@
-"""`gitfleet validate` and `gitfleet render` as a user runs them: real processes, on the worked
-example at the repo root and on copies of it (broken, or committed to a real Git repo)."""
+"""`gitfleet validate` and `gitfleet render` as a user runs them, on the worked example at the
+repo root and on copies of it (broken, or committed to a real Git repo). A real process where
+its exit code and its output are the point (the worked example, usage errors); elsewhere the
+command runs in this process (`gitfleet.cli.main`), which checks the same exit codes, output
+and files without paying a new process's imports each time."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from gitfleet.model.loader import load_fleet
 from gitfleet.render.core import render
 from gitfleet.source import read_worktree
 from tests.conftest import ROOT
+from tests.harness import gitfleet_here
 
 FLEET_PARTS = ("fleet.yaml", "clusters", "policies", "templates")
 
@@ -23,6 +27,11 @@ FLEET_PARTS = ("fleet.yaml", "clusters", "policies", "templates")
 def gitfleet(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "gitfleet", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=60, check=False)
+
+
+def here(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """The command run in this process: the same exit code, stdout and stderr."""
+    return gitfleet_here(*map(str, args))
 
 
 def git(repo: Path, *args: str) -> str:
@@ -68,7 +77,7 @@ def test_validate_accepts_the_worked_example() -> None:
 
 def test_render_writes_the_state_tree_and_a_summary_table(tmp_path: Path) -> None:
     out = tmp_path / "state"
-    proc = gitfleet("render", ROOT, "--out", out)
+    proc = here("render", ROOT, "--out", out)
     assert proc.returncode == 0, proc.stderr
     expected = render(load_fleet(read_worktree(ROOT))).files
     assert tree(out) == expected
@@ -90,14 +99,14 @@ def test_render_writes_the_state_tree_and_a_summary_table(tmp_path: Path) -> Non
 
 
 def test_render_table_without_headers_for_scripts(tmp_path: Path) -> None:
-    proc = gitfleet("render", ROOT, "--out", tmp_path / "state", "--no-headers")
+    proc = here("render", ROOT, "--out", tmp_path / "state", "--no-headers")
     assert proc.returncode == 0, proc.stderr
     rows = proc.stdout.splitlines()[:-1]
     assert sorted(line.split()[0] for line in rows) == ["prod-east", "prod-west", "staging"]
 
 
 def test_render_output_json_parses(tmp_path: Path) -> None:
-    proc = gitfleet("render", ROOT, "--out", tmp_path / "s", "-o", "json")
+    proc = here("render", ROOT, "--out", tmp_path / "s", "-o", "json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert {c["name"] for c in data["clusters"]} == {"prod-east", "prod-west", "staging"}
@@ -112,12 +121,12 @@ def test_render_replaces_only_its_own_files_and_keeps_a_git(tmp_path: Path) -> N
     busy = tmp_path / "busy"
     (busy / "clusters" / "gone").mkdir(parents=True)
     (busy / "clusters" / "gone" / "cluster.yaml").write_text("name: gone\n")
-    assert gitfleet("render", ROOT, "--out", busy).returncode == 2  # not written by render
+    assert here("render", ROOT, "--out", busy).returncode == 2  # not written by render
     assert (busy / "clusters" / "gone" / "cluster.yaml").read_text() == "name: gone\n"
-    assert gitfleet("render", ROOT, "--out", out).returncode == 0
+    assert here("render", ROOT, "--out", out).returncode == 0
     (out / ".git").mkdir()
     (out / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-    assert gitfleet("render", ROOT, "--out", out).returncode == 0
+    assert here("render", ROOT, "--out", out).returncode == 0
     assert (out / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
     assert (out / "errors.yaml").is_file()
 
@@ -126,7 +135,7 @@ def test_render_replaces_only_its_own_files_and_keeps_a_git(tmp_path: Path) -> N
 
 def test_validate_names_each_problem_and_exits_1(example: Path) -> None:
     break_web_subscription(example)
-    proc = gitfleet("validate", example)
+    proc = here("validate", example)
     assert proc.returncode == 1
     assert proc.stdout.splitlines()[0] == (
         "policies/web/subscription.yaml:9: Subscription/web/web: spec.subscribers[0].weight: "
@@ -138,7 +147,7 @@ def test_render_with_a_broken_file_writes_the_rest_and_exits_1(example: Path,
                                                                tmp_path: Path) -> None:
     break_web_subscription(example)
     out = tmp_path / "state"
-    proc = gitfleet("render", example, "--out", out)
+    proc = here("render", example, "--out", out)
     assert proc.returncode == 1
     assert "error: policies/web/subscription.yaml:9: Subscription/web/web:" in proc.stderr
     files = tree(out)
@@ -154,11 +163,11 @@ def test_warnings_alone_do_not_fail_unless_asked(example: Path) -> None:
         "apiVersion: apps.clusternet.io/v1alpha1\nkind: Localization\n"
         "metadata:\n  name: lonely\n  namespace: gitfleet-nowhere\n"
         "spec:\n  feed: {apiVersion: apps/v1, kind: Deployment, name: web, namespace: web}\n")
-    proc = gitfleet("validate", example)
+    proc = here("validate", example)
     assert proc.returncode == 0
     assert proc.stdout.startswith("warning: policies/web/localization-nowhere.yaml:1: "
                                   "Localization/gitfleet-nowhere/lonely:")
-    assert gitfleet("validate", example, "--warnings-as-errors").returncode == 1
+    assert here("validate", example, "--warnings-as-errors").returncode == 1
 
 
 @pytest.mark.slow
@@ -170,14 +179,13 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert gitfleet().returncode == 2
 
 
-@pytest.mark.slow
 def test_bad_repo_and_bad_out_are_errors_not_tracebacks(tmp_path: Path) -> None:
-    proc = gitfleet("validate", tmp_path / "nowhere")
+    proc = here("validate", tmp_path / "nowhere")
     assert proc.returncode == 2  # an input error
     assert "not a directory" in proc.stderr and "Traceback" not in proc.stderr
     a_file = tmp_path / "file"
     a_file.write_text("x")
-    proc = gitfleet("render", ROOT, "--out", a_file)
+    proc = here("render", ROOT, "--out", a_file)
     assert proc.returncode != 0
     assert "is not a folder" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -197,16 +205,16 @@ def test_rev_renders_the_committed_fleet_not_the_working_tree(committed: tuple[P
                                                               tmp_path: Path) -> None:
     repo, sha = committed
     clean = tmp_path / "clean"
-    assert gitfleet("render", repo, "--out", clean).returncode == 0
+    assert here("render", repo, "--out", clean).returncode == 0
     (repo / "templates/web/web.yaml").write_text(
         (repo / "templates/web/web.yaml").read_text().replace("replicas: ", "replicas: 1"))
     break_web_subscription(repo)
-    assert gitfleet("validate", repo).returncode == 1
-    proc = gitfleet("validate", repo, "--rev", "HEAD")
+    assert here("validate", repo).returncode == 1
+    proc = here("validate", repo, "--rev", "HEAD")
     assert proc.returncode == 0, proc.stdout
 
     at_head = tmp_path / "head"
-    assert gitfleet("render", repo, "--rev", "HEAD", "--out", at_head).returncode == 0
+    assert here("render", repo, "--rev", "HEAD", "--out", at_head).returncode == 0
     head_files, clean_files = tree(at_head), tree(clean)
     assert set(head_files) == set(clean_files)
     for path, data in clean_files.items():
@@ -219,11 +227,11 @@ def test_rev_renders_the_committed_fleet_not_the_working_tree(committed: tuple[P
             assert head_files[path] == data, path
     # The working tree render does see the change.
     now = tmp_path / "now"
-    assert gitfleet("render", repo, "--out", now).returncode == 1
+    assert here("render", repo, "--out", now).returncode == 1
 
 
 def test_rev_that_does_not_exist_is_an_error(committed: tuple[Path, str], tmp_path: Path) -> None:
     repo, _ = committed
-    proc = gitfleet("render", repo, "--rev", "no-such-branch", "--out", tmp_path / "o")
+    proc = here("render", repo, "--rev", "no-such-branch", "--out", tmp_path / "o")
     assert proc.returncode == 2  # an input error
     assert "no such commit: no-such-branch" in proc.stderr and "Traceback" not in proc.stderr

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import ROOT
+from tests.harness import gitfleet_here
 
 FLEET_PARTS = ("fleet.yaml", "clusters", "policies", "templates")
 
@@ -26,8 +26,8 @@ def copy_example(tmp_path: Path) -> Path:
 
 
 def validate(repo: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gitfleet", "validate", str(repo)],
-                          capture_output=True, text=True, timeout=120, check=False)
+    """`gitfleet validate REPO`, run in this process (`gitfleet.cli.main`)."""
+    return gitfleet_here("validate", str(repo))
 
 
 def test_a_misspelt_template_field_fails_validate_with_its_path(tmp_path: Path) -> None:

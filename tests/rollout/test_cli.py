@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import logging
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.harness import gitfleet_here
 from tests.hub.fleet import git
 from tests.rollout.fleet import RolloutFleet
 
 
 def rollout(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gitfleet", "rollout", *args, "--repo",
-                           str(repo)], capture_output=True, text=True, timeout=60)
+    """`gitfleet rollout ARGS --repo REPO`, run in this process (`gitfleet.cli.main`)."""
+    return gitfleet_here("rollout", *args, "--repo", str(repo))
 
 
 @pytest.mark.slow
@@ -87,14 +87,12 @@ def test_get_rollouts_and_status_show_progress(tmp_path: Path) -> None:
     f.report_all()
     f.image("2.5.0")
     f.run()
-    out = subprocess.run([sys.executable, "-m", "gitfleet", "get", "rollouts", "--repo",
-                          str(f.repo)], capture_output=True, text=True, timeout=60)
+    out = gitfleet_here("get", "rollouts", "--repo", str(f.repo))
     assert out.returncode == 0, out.stderr
     header, row = out.stdout.splitlines()[:2]
     assert header.split()[:5] == ["NAME", "REVISION", "PHASE", "WAVE", "CLUSTERS"]
     assert row.split()[0] == "api" and "Progressing" in row and "canary" in row
     assert "Released=1" in row and "Waiting=2" in row
-    out = subprocess.run([sys.executable, "-m", "gitfleet", "status", "--repo", str(f.repo)],
-                         capture_output=True, text=True, timeout=60)
+    out = gitfleet_here("status", "--repo", str(f.repo))
     assert out.returncode == 0, out.stderr
     assert "rollout api: revision" in out.stdout and "Progressing at wave canary" in out.stdout

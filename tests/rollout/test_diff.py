@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from gitfleet.diff.engine import diff_revisions
+from tests.harness import gitfleet_here
 from tests.hub.fleet import commit, edit, example_repo
 from tests.rollout.fleet import API, POLICY, policy
 
@@ -23,12 +22,9 @@ def test_diff_shows_the_waves_of_the_change(tmp_path: Path) -> None:
     assert r.policy == "api" and r.on_failure == "Pause"
     assert [(w.name, w.clusters) for w in r.waves] == [
         ("canary", ("staging",)), ("early", ("prod-east",)), ("rest", ("prod-west",))]
-    out = subprocess.run([sys.executable, "-m", "gitfleet", "diff", "HEAD~1", "HEAD", "--repo",
-                          str(repo), "--no-diffs"], capture_output=True, text=True, timeout=60)
+    out = gitfleet_here("diff", "HEAD~1", "HEAD", "--repo", str(repo), "--no-diffs")
     assert "rollout api: canary (staging) -> early (prod-east) -> rest (prod-west)" in out.stdout
-    md = subprocess.run([sys.executable, "-m", "gitfleet", "diff", "HEAD~1", "HEAD", "--repo",
-                         str(repo), "--format", "markdown"], capture_output=True, text=True,
-                        timeout=60)
+    md = gitfleet_here("diff", "HEAD~1", "HEAD", "--repo", str(repo), "--format", "markdown")
     assert "#### Rollout waves" in md.stdout
 
 

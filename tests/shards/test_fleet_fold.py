@@ -16,7 +16,7 @@ from gitfleet.kubesim import KubeSim
 from gitfleet.layout import Branches
 from gitfleet.state.git import init_repo
 from tests.fleetfixtures import NAMESPACE, config_map, feed, managed_cluster, subscription
-from tests.harness import Remote, clone, gitfleet, push, run_hub
+from tests.harness import Remote, clone, gitfleet_here, push
 
 UIDS = {"eu1": "11111111-1111-4111-8111-111111111111",
         "us1": "22222222-2222-4222-8222-222222222222",
@@ -47,7 +47,7 @@ def test_two_status_repositories_fold_as_one_fleet(
         "templates/cfg.yaml": config_map("cfg", "v: one"),
     })
     repo = str(remote.git.path)
-    assert run_hub("--repo", repo, "--once").returncode == 0
+    assert gitfleet_here("hub", "--repo", repo, "--once").returncode == 0
     told = {n: yaml.safe_load(remote.git.read_blob(Branches().cluster(n), "cluster.yaml"))
             ["statusRepository"] for n in UIDS}
     assert told == {"eu1": eu_url, "us1": rest_url, "us2": rest_url}
@@ -62,7 +62,7 @@ def test_two_status_repositories_fold_as_one_fleet(
                               ref(name)).decode().split() == ["Gitfleet-Status-Moved-To:", url]
     assert not eu.resolve(ref("us1")) and not rest.resolve(ref("eu1"))
 
-    done = run_hub("--repo", repo, "--once")
+    done = gitfleet_here("hub", "--repo", repo, "--once")
     assert done.returncode == 0, done.stderr
     for name, place in (("eu1", "eu"), ("us1", "rest"), ("us2", "rest")):
         doc = yaml.safe_load(remote.git.read_blob(Branches().fleet_status,
@@ -72,11 +72,11 @@ def test_two_status_repositories_fold_as_one_fleet(
                                               "subscriptions/app/app.yaml"))
     assert sub["phase"] == "Success" and sub["boundClusters"] == 3, sub
 
-    got = gitfleet("get", "clusters", "--repo", repo, "-o", "json")
+    got = gitfleet_here("get", "clusters", "--repo", repo, "-o", "json")
     assert got.returncode == 0, got.stderr
     rows = {r["name"]: r for r in json.loads(got.stdout)}
     assert set(rows) == set(UIDS)
     assert all(r["ready"] == "True" and r["condition"] == "Ready" for r in rows.values()), rows
-    status = gitfleet("status", "--repo", repo)
+    status = gitfleet_here("status", "--repo", repo)
     assert status.returncode == 0, status.stderr
     assert "3/3 ready" in status.stdout.replace(" clusters", ""), status.stdout

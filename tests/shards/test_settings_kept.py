@@ -17,7 +17,7 @@ from gitfleet.kubesim import KubeSim
 from gitfleet.layout import Branches
 from gitfleet.state.git import init_repo
 from tests.fleetfixtures import NAMESPACE, config_map, feed, managed_cluster, subscription
-from tests.harness import Remote, clone, gitfleet, push, run_hub
+from tests.harness import Remote, clone, gitfleet_here, push, run_hub
 
 UIDS = {"eu1": "11111111-1111-4111-8111-111111111111",
         "us1": "22222222-2222-4222-8222-222222222222"}
@@ -58,7 +58,7 @@ def test_a_typo_in_fleet_yaml_keeps_status_places_and_timing(
         "templates/cfg.yaml": config_map("cfg", "v: one"),
     })
     repo = str(remote.git.path)
-    assert run_hub("--repo", repo, "--once").returncode == 0
+    assert gitfleet_here("hub", "--repo", repo, "--once").returncode == 0
     before = _cluster_yamls(remote)
     told = {n: yaml.safe_load(b) for n, b in before.items()}
     assert told["us1"]["statusRepository"] == rest_url
@@ -69,7 +69,7 @@ def test_a_typo_in_fleet_yaml_keeps_status_places_and_timing(
 
     push(work, "a typo", {"fleet.yaml": _fleet_yaml(eu_url, rest_url, "{intervall: 5m}")})
     # `gitfleet diff` (what a pull request shows) says the typo changes nothing deployed
-    shown = gitfleet("diff", "main~1", "main", "--repo", repo, "--format", "json")
+    shown = gitfleet_here("diff", "main~1", "main", "--repo", repo, "--format", "json")
     assert shown.returncode == 1, shown.stderr          # it introduces an error
     change = json.loads(shown.stdout)
     assert change["clusters"] == [], change["clusters"]
@@ -95,7 +95,7 @@ def test_a_typo_in_fleet_yaml_keeps_status_places_and_timing(
 
     # `gitfleet render` of the same commit writes the same cluster.yaml and says why
     out = tmp_path / "rendered"
-    rendered = gitfleet("render", repo, "--rev", "main", "--out", str(out), "-o", "json")
+    rendered = gitfleet_here("render", repo, "--rev", "main", "--out", str(out), "-o", "json")
     assert rendered.returncode == 1, rendered.stderr
     for name, data in before.items():
         assert (out / "clusters" / name / "cluster.yaml").read_bytes() == data
@@ -105,7 +105,7 @@ def test_a_typo_in_fleet_yaml_keeps_status_places_and_timing(
 
     push(work, "typo fixed, heartbeat every 2m",
          {"fleet.yaml": _fleet_yaml(eu_url, rest_url, "{interval: 2m}")})
-    assert run_hub("--repo", repo, "--once").returncode == 0
+    assert gitfleet_here("hub", "--repo", repo, "--once").returncode == 0
     fixed = {n: yaml.safe_load(b) for n, b in _cluster_yamls(remote).items()}
     assert fixed["us1"]["agent"]["heartbeatInterval"] == "2m"
     assert fixed["us1"]["statusRepository"] == rest_url

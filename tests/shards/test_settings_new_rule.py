@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from tests.fleetfixtures import NAMESPACE, config_map, feed, managed_cluster, subscription
-from tests.harness import commit, git, gitfleet
+from tests.harness import commit, git, gitfleet_here
 
 FLEET = ("apiVersion: gitfleet.io/v1alpha1\nkind: FleetSettings\n"
          "heartbeat: {interval: 5m, tolerance: 200h}\n"
@@ -31,7 +31,7 @@ def test_a_fleet_yaml_made_invalid_by_a_new_rule_keeps_the_status_places(tmp_pat
         "templates/cfg.yaml": config_map("cfg", "v: one"),
     })
     out = tmp_path / "rendered"
-    done = gitfleet("render", str(repo), "--rev", "main", "--out", str(out), "-o", "json")
+    done = gitfleet_here("render", str(repo), "--rev", "main", "--out", str(out), "-o", "json")
     cluster = yaml.safe_load((out / "clusters" / "c1" / "cluster.yaml").read_text())
     # the problem may be said; the status must stay where it lives
     assert cluster.get("statusRepository") == "https://git.example/status.git", (

@@ -10,7 +10,7 @@ import yaml
 
 from gitfleet.state.git import init_repo
 from tests.fleetfixtures import managed_cluster
-from tests.harness import commit, gitfleet
+from tests.harness import commit, gitfleet_here
 
 UID = "22222222-2222-4222-8222-222222222222"
 GOOD = ("apiVersion: gitfleet.io/v1alpha1\nkind: FleetSettings\n"
@@ -25,13 +25,13 @@ def test_a_typo_in_the_working_tree_keeps_the_committed_settings(tmp_path: Path)
         "fleet.yaml": GOOD, "clusters/us1.yaml": managed_cluster("us1", UID, labels="env: t")})
     (work / "fleet.yaml").write_text(GOOD.replace("{interval:", "{intervall:"))
 
-    checked = gitfleet("validate", str(work))
+    checked = gitfleet_here("validate", str(work))
     assert checked.returncode == 1
     assert "fleet.yaml:3: FleetSettings: `heartbeat.intervall` is not a field" in checked.stdout
     assert f"keeps the settings of commit {good[:12]}" in checked.stdout, checked.stdout
 
     out = tmp_path / "out"
-    rendered = gitfleet("render", str(work), "--out", str(out))
+    rendered = gitfleet_here("render", str(work), "--out", str(out))
     assert rendered.returncode == 1, rendered.stderr
     told = yaml.safe_load((out / "clusters" / "us1" / "cluster.yaml").read_text())
     assert told["statusRepository"] == "https://git.example.com/status.git"
@@ -43,6 +43,6 @@ def test_a_plain_folder_has_no_history_to_keep_from(tmp_path: Path) -> None:
     (work / "clusters").mkdir(parents=True)
     (work / "clusters" / "us1.yaml").write_text(managed_cluster("us1", UID, labels="env: t"))
     (work / "fleet.yaml").write_text(GOOD.replace("{interval:", "{intervall:"))
-    checked = gitfleet("validate", str(work))
+    checked = gitfleet_here("validate", str(work))
     assert checked.returncode == 1
     assert "no earlier fleet.yaml without problems was found" in checked.stdout, checked.stdout

@@ -30,7 +30,7 @@ from gitfleet.state.signing import SigningKey, TrustedKeys
 from gitfleet.wire.cluster import ClusterFile, cluster_file, read_cluster
 from gitfleet.wire.tips import Tip, encode
 from tests.agent.fleetstate import configmap, description_files, publish
-from tests.harness import Remote, clone, gitfleet, push, run_hub, wait_for
+from tests.harness import Remote, clone, gitfleet, gitfleet_here, push, run_hub, wait_for
 from tests.tips.servers import CountingGitDaemon, StaticSite
 
 REF = Branches().cluster("c1")
@@ -203,8 +203,8 @@ def test_the_hub_announces_fleet_yamls_url_in_every_cluster_yaml_and_refuses_a_b
                "metadata:\n  name: c1\nspec:\n  clusterId: 11111111-1111-4111-8111-111111111111\n")
     push(work, "announce tips", {"fleet.yaml": FLEET.format(url="https://tips.example/fleet"),
                                  "clusters/c1.yaml": cluster})
-    done = run_hub("--repo", str(remote.git.path), "--once", "--no-fleet-status",
-                   "--cache-dir", str(tmp_path / "cache"))
+    done = gitfleet_here("hub", "--repo", str(remote.git.path), "--once", "--no-fleet-status",
+                         "--cache-dir", str(tmp_path / "cache"))
     assert done.returncode == 0, done.stderr
     shipped = yaml.safe_load(remote.git.read_blob(Branches().cluster("c1"), "cluster.yaml"))
     assert shipped["tips"] == {"url": "https://tips.example/fleet"}
@@ -213,7 +213,7 @@ def test_the_hub_announces_fleet_yamls_url_in_every_cluster_yaml_and_refuses_a_b
     push(work, "a secret in the URL", {"fleet.yaml": FLEET.format(
         url="https://u:s3cret@tips.example/fleet")})
     done = run_hub("--repo", str(remote.git.path), "--once", "--no-fleet-status",
-                   "--cache-dir", str(tmp_path / "cache"))
+                   "--cache-dir", str(tmp_path / "cache"))     # a process: what it prints
     assert "fleet.yaml:4" in done.stdout + done.stderr, done.stdout + done.stderr
     assert "s3cret" not in done.stdout + done.stderr
     kept = yaml.safe_load(remote.git.read_blob(Branches().cluster("c1"), "cluster.yaml"))
