@@ -118,6 +118,7 @@ class FleetStatus:
         self._members: dict[tuple[str, str], dict[str, _Row]] = {}   # unit -> its rows
         self._memberships: dict[str, set[tuple[str, str]]] = {}         # cluster -> units
         self._totals: dict[tuple[str, str], _Totals] = {}   # unit -> its rows summed up
+        self._fleet_names: tuple[Mapping[str, object], frozenset[str]] | None = None
         self._out: dict[str, bytes] = {}          # the last fold's files (without `extra`)
         self._plain: dict[str, tuple[bytes, bytes, bytes]] = {}
         self._stripped: dict[str, tuple[bytes, bytes]] = {}   # path -> (data, digested text)
@@ -135,7 +136,7 @@ class FleetStatus:
         taints and eviction count (from the round's planners); `extra`: more files (the
         autoscalers' status)."""
         now = self.clock.now()
-        seen = _Seen(fleet=frozenset(fleet.clusters) if fleet is not None else None,
+        seen = _Seen(fleet=self._names(fleet) if fleet is not None else None,
                      heads=dict(view.heads), statuses=dict(view.statuses),
                      choices=dict(view.choices), places=dict(view.places),
                      rows=dict(rows or {}), entries=dict(state.folders.get("clusters", {})))
@@ -148,7 +149,8 @@ class FleetStatus:
             moved = (_moved(seen.heads, last.heads) | _moved(seen.statuses, last.statuses)
                      | _moved(seen.choices, last.choices) | _moved(seen.places, last.places)
                      | _moved(seen.rows, last.rows) | (names ^ self._summaries.keys()))
-            if seen.fleet is not None and last.fleet is not None:
+            if seen.fleet is not None and last.fleet is not None and \
+                    seen.fleet is not last.fleet:
                 moved |= seen.fleet ^ last.fleet
             reshaped = _moved(seen.entries, last.entries)
         while self._due and self._due[0][0] < now:
@@ -168,6 +170,20 @@ class FleetStatus:
         for key in sorted(dirty):
             self._subscription(key, seen.entries, state)
         return {**self._out, **(extra or {})}
+
+    def _names(self, fleet: Fleet) -> frozenset[str]:
+        """The fleet's cluster names: the last fold's while they are the same (a fleet
+        patched from the last one with no cluster come or gone: gitfleet.model.fleetpatch)."""
+        last = self._fleet_names
+        if last is not None and last[0] is not fleet.clusters:
+            change = fleet.change
+            base = change.base() if change is not None else None
+            if change is None or base is None or base.clusters is not last[0] or any(
+                    (n in base.clusters) != (n in fleet.clusters) for n in change.clusters):
+                last = None
+        names = frozenset(fleet.clusters) if last is None else last[1]
+        self._fleet_names = (fleet.clusters, names)
+        return names
 
     def _read_units(self, clusters: list[str], entries: Mapping[str, tuple[bytes, bytes]],
                     state: TreeIndex) -> None:
@@ -414,7 +430,7 @@ class FleetStatus:
         Skips the work when neither a status branch nor the state moved, unless `recheck`
         seconds passed (heartbeats age even when nothing is written).
         """
-        key = (dict(view.tips), state_commit, frozenset(fleet.clusters) if fleet else ())
+        key = (dict(view.tips), state_commit, self._names(fleet) if fleet else ())
         now = self.clock.now()
         if key == self._fold_key and now - self._fold_time < recheck:
             return None

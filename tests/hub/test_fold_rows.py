@@ -11,8 +11,8 @@ from gitfleet.hub.hub import Hub
 from gitfleet.state.git import Git
 from gitfleet.state.store import open_store
 from gitfleet.wire.status import Phase
-from tests.hub.fleet import commit, example_repo
-from tests.hub.test_fleet_status import read, report
+from tests.hub.fleet import commit, example_repo, git
+from tests.hub.test_fleet_status import FLEET_STATUS, read, report
 from tests.hub.test_fold_incremental import SETTINGS, fresh_fold_agrees
 
 
@@ -51,3 +51,24 @@ def test_rows_that_leave_and_come_back_fold_as_afresh(tmp_path: Path) -> None:
     web = read(repo, "subscriptions/web/web.yaml")
     assert [r["cluster"] for r in web["clusters"]] == ["prod-east", "prod-west"]
     fresh_fold_agrees(repo, clock)
+
+
+def test_a_cluster_a_commit_adds_or_removes_is_folded_as_afresh(tmp_path: Path) -> None:
+    repo = example_repo(tmp_path / "fleet")
+    clock = FakeClock()
+    hub = Hub(open_store(str(repo)), settings=SETTINGS, clock=clock)
+    hub.run_once()
+    west = repo / "clusters" / "prod-west.yaml"
+    text = west.read_text()
+    for what, files, there in [
+            ("a cluster comes", {"clusters/prod-north.yaml": text.replace(
+                "prod-west", "prod-north").replace("7c3d9f10", "7c3d9f11")}, True),
+            ("its label moves", {"clusters/prod-north.yaml": text.replace(
+                "prod-west", "prod-north").replace("7c3d9f10", "7c3d9f11").replace(
+                "region: us-west", "region: us-north", 1)}, True),
+            ("it goes", {"clusters/prod-north.yaml": None}, False)]:
+        commit(repo, what, files)
+        hub.run_once()
+        listed = git(repo, "ls-tree", "-r", "--name-only", FLEET_STATUS, "clusters/").split()
+        assert ("clusters/prod-north.yaml" in listed) == there, what
+        fresh_fold_agrees(repo, clock)
