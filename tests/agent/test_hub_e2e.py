@@ -73,8 +73,8 @@ def test_push_reaches_both_clusters_prunes_and_survives_a_broken_file(
 
     one, two = kubesim(), kubesim()
     with hub_process("--repo", str(remote.git.path), "--interval", "1s", "--no-fleet-status"):
-        a1 = make_agent(remote, one, cluster="c1", clock=SystemClock(), interval=0.3)
-        a2 = make_agent(remote, two, cluster="c2", clock=SystemClock(), interval=0.3)
+        a1 = make_agent(remote, one, cluster="c1", clock=SystemClock(), interval=1.0)
+        a2 = make_agent(remote, two, cluster="c2", clock=SystemClock(), interval=1.0)
         with running(a1), running(a2):
             # the first wait covers the hub process's start: 30 s was missed at load 4
             wait_for(lambda: _names(one) == configs and _names(two) == configs, timeout=WAIT)

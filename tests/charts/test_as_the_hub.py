@@ -3,7 +3,8 @@
 own status writer), and three charts whose output depends on the version and on the served
 API versions render through the hub, `render --out` of a reviewer's clone and `diff` to the
 same bytes, which are exactly what `helm template` prints with the cluster's `--kube-version`
-and `--api-versions`, and which apply to kubesim."""
+and `--api-versions`, and which apply to kubesim. The commands run in this process
+(`gitfleet.cli.main`; helm is still its own process)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from gitfleet.state.store import open_store
 from gitfleet.wire.status import ClusterStatus, Heartbeat
 from tests.charts.chartrepo import HELM
 from tests.charts.helmtemplate import LIBRARY, copy_chart, helm_template
-from tests.harness import Remote, clone, gitfleet, person, push, wait_for
+from tests.harness import Remote, clone, gitfleet_here, person, push, wait_for
 from tests.render.conftest import cluster, doc, subscription
 
 pytestmark = [pytest.mark.slow,
@@ -171,8 +172,8 @@ def test_render_diff_and_the_hub_agree_with_each_cluster_and_with_helm(
     # a reviewer's clone: `render --out` writes what the hub wrote, byte for byte
     review = clone(remote.url, tmp_path / "review")
     cache = ["--chart-cache", str(tmp_path / "cli-charts")]
-    done = gitfleet("render", str(review), "--rev", "HEAD", "--out", str(tmp_path / "out"),
-                    "-o", "json", *cache)
+    done = gitfleet_here("render", str(review), "--rev", "HEAD", "--out", str(tmp_path / "out"),
+                         "-o", "json", *cache)
     assert done.returncode == 0, done.stdout + done.stderr
     for name in CLUSTERS:
         assert _out_files(tmp_path / "out", name) == hub_files[name], name
@@ -183,10 +184,10 @@ def test_render_diff_and_the_hub_agree_with_each_cluster_and_with_helm(
         {n: v for n, (v, _) in CLUSTERS.items()}
     line = ("capabilities: from status (refs/remotes/origin/gitfleet/status/* as last "
             "fetched): v1.30.4 (old); v1.32.2 (mid); v1.33.1 (new)")
-    done = gitfleet("render", str(review), "--rev", "HEAD", "--out", str(tmp_path / "out"),
-                    *cache)
+    done = gitfleet_here("render", str(review), "--rev", "HEAD", "--out", str(tmp_path / "out"),
+                         *cache)
     assert done.returncode == 0 and line + "\n" in done.stderr, done.stderr
-    done = gitfleet("validate", str(review), *cache)
+    done = gitfleet_here("validate", str(review), *cache)
     assert done.returncode == 0 and line + "\n" in done.stderr, done.stdout + done.stderr
 
     # a change that matters only at >= 1.33 (the traffic distribution argument) and only where
@@ -199,11 +200,11 @@ def test_render_diff_and_the_hub_agree_with_each_cluster_and_with_helm(
         "templates/edge.yaml": yaml.safe_dump(gw), "templates/ksm.yaml": yaml.safe_dump(ksm)})
     git_review = Git(review)
     git_review.run("fetch", "-q", "origin")
-    done = gitfleet("diff", base, head, "--repo", str(review), "--format", "json", *cache)
+    done = gitfleet_here("diff", base, head, "--repo", str(review), "--format", "json", *cache)
     assert done.returncode == 0, done.stdout + done.stderr
     shown = json.loads(done.stdout)
     assert shown["capabilities"] == report
-    done = gitfleet("diff", base, head, "--repo", str(review), "--no-diffs", *cache)
+    done = gitfleet_here("diff", base, head, "--repo", str(review), "--no-diffs", *cache)
     assert line in done.stdout.splitlines()[:3], done.stdout
     assert [c["name"] for c in shown["clusters"] if c["affected"]] == ["new"]
     # the hub renders HEAD: each cluster branch changes exactly as diff showed (the values
@@ -220,7 +221,7 @@ def test_render_diff_and_the_hub_agree_with_each_cluster_and_with_helm(
     assert {o["name"] for o in by_name["new"]["objects"]} == {"edge-gateway-controller",
                                                               "ksm-statemetrics"}
     # the same through a URL (a temporary clone of the remote's branches)
-    done = gitfleet("diff", base, head, "--repo", remote.url, "--format", "json", *cache)
+    done = gitfleet_here("diff", base, head, "--repo", remote.url, "--format", "json", *cache)
     assert done.returncode == 0 and json.loads(done.stdout)["clusters"] == shown["clusters"]
     assert json.loads(done.stdout)["capabilities"]["refs"] == "refs/heads/gitfleet/status/*"
 

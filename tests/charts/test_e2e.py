@@ -57,8 +57,8 @@ def test_chart_reaches_two_clusters_with_their_values_bumps_and_keeps_on_error(
     one, two = kubesim(), kubesim()
     with hub_process("--repo", str(remote.git.path), "--interval", "1s", "--no-fleet-status",
                      "--chart-cache", str(tmp_path / "charts")):
-        a = make_agent(remote, one, cluster="a", clock=SystemClock(), interval=0.3)
-        b = make_agent(remote, two, cluster="b", clock=SystemClock(), interval=0.3)
+        a = make_agent(remote, one, cluster="a", clock=SystemClock(), interval=1.0)
+        b = make_agent(remote, two, cluster="b", clock=SystemClock(), interval=1.0)
         ka, kb = person(one), person(two)
         with running(a), running(b):
             wait_for(lambda: _settings(ka).get("chartVersion") == "1.0.0"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.harness import gitfleet_here
 
 
 def _complete(script: Path, words: list[str]) -> list[str]:
@@ -24,8 +25,7 @@ def _complete(script: Path, words: list[str]) -> list[str]:
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 def test_bash_completion_completes_commands_flags_and_choices(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-m", "gitfleet", "completion", "bash"],
-                         capture_output=True, text=True, timeout=60)
+    out = gitfleet_here("completion", "bash")       # the script; bash runs it below
     assert out.returncode == 0, out.stderr
     script = tmp_path / "gitfleet.bash"
     script.write_text(out.stdout)
@@ -37,6 +37,5 @@ def test_bash_completion_completes_commands_flags_and_choices(tmp_path: Path) ->
 
 
 def test_zsh_script_is_generated() -> None:
-    out = subprocess.run([sys.executable, "-m", "gitfleet", "completion", "zsh"],
-                         capture_output=True, text=True, timeout=60)
+    out = gitfleet_here("completion", "zsh")
     assert out.returncode == 0 and out.stdout.startswith("#compdef gitfleet")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from gitfleet.diff.engine import diff_revisions
 from gitfleet.diff.model import CHANGED
 from tests.cli.fleetrepo import commit, edit, example_repo
 from tests.gitserver import git_daemon, init_bare
+from tests.harness import gitfleet_here
 
 NEW_CLUSTER = """apiVersion: clusters.clusternet.io/v1beta1
 kind: ManagedCluster
@@ -212,9 +212,7 @@ def test_diff_of_a_remote_repo_and_the_command_line(repo: Path, tmp_path: Path) 
     subprocess.run(["git", "push", "-q", str(served / "fleet.git"), "main",
                     "main~1:refs/heads/base"], cwd=repo, check=True)
     with git_daemon(served) as url:
-        proc = subprocess.run([sys.executable, "-m", "gitfleet", "diff", "base", "main",
-                               "--repo", f"{url}/fleet.git", "--no-diffs"],
-                              capture_output=True, text=True, timeout=60)
+        proc = gitfleet_here("diff", "base", "main", "--repo", f"{url}/fleet.git", "--no-diffs")
     assert proc.returncode == 0, proc.stderr
     assert "2 of 3 clusters affected" in proc.stdout
     assert "replicas: Deployment web/web (web/web) 4 -> 6" in proc.stdout

@@ -1,6 +1,8 @@
 """What a killed hub leaves is cleared by the next one, with no manual step: stale locks and
 temporary packs are removed, cluster branches behind or ahead of the state are completed, and a
-restart renders only what the change since the state can affect."""
+restart renders only what the change since the state can affect. What a killed hub leaves is
+made by hand here; `hub --once` runs in this process (`gitfleet.cli.main`: a new Hub reading
+only what is on disk), as killing real hub processes is tests/hub/test_kill.py's."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from gitfleet.render.status import StatusSnapshot
 from gitfleet.state.snapshot import SourceReader
 from gitfleet.state.store import open_store
 from tests.gitserver import git_daemon
+from tests.harness import gitfleet_here
 from tests.hub.fleet import (
     STATE,
     commit,
@@ -27,7 +30,6 @@ from tests.hub.fleet import (
     example_repo,
     git,
     refs,
-    run_hub,
     source_of,
 )
 
@@ -38,7 +40,7 @@ EAST = "refs/heads/gitfleet/clusters/prod-east"
 @pytest.fixture
 def rendered(tmp_path: Path) -> Path:
     repo = example_repo(tmp_path / "fleet")
-    done = run_hub("--repo", str(repo), "--once", "--no-fleet-status")
+    done = gitfleet_here("hub", "--repo", str(repo), "--once", "--no-fleet-status")
     assert done.returncode == 0, done.stderr
     return repo
 
@@ -59,7 +61,7 @@ def test_stale_lock_and_temporary_pack_are_removed(rendered: Path) -> None:
         age(f, 3600)
     edit(rendered, API, '"value": 1}', '"value": 2}')
     commit(rendered, "staging api: 2 replicas")
-    done = run_hub("--repo", str(rendered), "--once", "--no-fleet-status")
+    done = gitfleet_here("hub", "--repo", str(rendered), "--once", "--no-fleet-status")
     assert done.returncode == 0, done.stderr
     assert "removed a stale lock" in done.stderr and "staging.lock" in done.stderr
     assert "removed a temporary file" in done.stderr
@@ -76,8 +78,8 @@ def test_a_young_lock_is_not_taken_for_stale(rendered: Path) -> None:
     edit(rendered, API, '"value": 1}', '"value": 2}')
     commit(rendered, "staging api: 2 replicas")
     before = refs(rendered)
-    done = run_hub("--repo", str(rendered), "--once", "--no-fleet-status",
-                   "--stale-after", "1h", "--conflict-retries", "1")
+    done = gitfleet_here("hub", "--repo", str(rendered), "--once", "--no-fleet-status",
+                         "--stale-after", "1h", "--conflict-retries", "1")
     assert done.returncode != 0
     assert "staging.lock" in done.stderr and "Traceback" not in done.stderr
     assert "older than --stale-after, 3600s" in done.stderr
@@ -93,7 +95,7 @@ def test_cluster_branches_behind_or_ahead_are_completed_on_start(rendered: Path)
                                           "-m", "older", "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
                                           ).strip())
     assert not consistent(rendered)
-    done = run_hub("--repo", str(rendered), "--once", "--no-fleet-status")
+    done = gitfleet_here("hub", "--repo", str(rendered), "--once", "--no-fleet-status")
     assert done.returncode == 0, done.stderr
     assert "1 cluster branches moved" in done.stdout
     assert consistent(rendered)
@@ -194,7 +196,8 @@ def test_stale_locks_in_the_mirror_of_a_remote_are_removed(tmp_path: Path) -> No
     cache = tmp_path / "cache"
     with git_daemon(bare.parent) as prefix:
         url = f"{prefix}/fleet.git"
-        assert run_hub("--repo", url, "--once", "--cache-dir", str(cache)).returncode == 0
+        first = gitfleet_here("hub", "--repo", url, "--once", "--cache-dir", str(cache))
+        assert first.returncode == 0, first.stderr
         mirror = next(p for p in cache.iterdir() if (p / "gitfleet-remote").exists())
         locks = [mirror / "packed-refs.lock", mirror / "refs/heads/main.lock"]
         for lock in locks:
@@ -203,7 +206,7 @@ def test_stale_locks_in_the_mirror_of_a_remote_are_removed(tmp_path: Path) -> No
         edit(work, API, '"value": 1}', '"value": 2}')
         pushed = commit(work, "staging api: 2 replicas")
         git(work, "push", "-q", "origin", "main")
-        done = run_hub("--repo", url, "--once", "--cache-dir", str(cache))
+        done = gitfleet_here("hub", "--repo", url, "--once", "--cache-dir", str(cache))
         assert done.returncode == 0, done.stderr
         assert done.stderr.count("removed a stale lock") == 2
         assert not any(lock.exists() for lock in locks)

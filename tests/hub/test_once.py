@@ -1,4 +1,7 @@
-"""`gitfleet hub --repo R --once` on the worked example, checked with plain git."""
+"""`gitfleet hub --repo R --once` on the worked example, checked with plain git. The first run of
+the worked example is a real process (its exit code, stdout and log lines); the runs after it,
+and `render`, run in this process (`gitfleet.cli.main`): the same command without a new
+process's imports."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness import gitfleet_here
 from tests.hub.fleet import (
     STATE,
     commit,
@@ -44,14 +48,14 @@ def test_once_writes_state_and_cluster_branches(tmp_path: Path) -> None:
     assert set(rendered) == set(git(repo, "ls-tree", "-r", "--name-only", STATE).split())
 
     before = git(repo, "rev-list", "--all", "--count")
-    again = run_hub("--repo", str(repo), "--once")
+    again = gitfleet_here("hub", "--repo", str(repo), "--once")
     assert again.returncode == 0, again.stderr
     assert git(repo, "rev-list", "--all", "--count") == before
 
     branches = refs(repo)
     edit(repo, "policies/api/localization-staging.yaml", '"value": 1}', '"value": 2}')
     change = commit(repo, "staging: two api replicas")
-    moved = run_hub("--repo", str(repo), "--once")
+    moved = gitfleet_here("hub", "--repo", str(repo), "--once")
     assert moved.returncode == 0, moved.stderr
     after = refs(repo)
     changed = {ref for ref in after
@@ -66,11 +70,8 @@ def test_once_writes_state_and_cluster_branches(tmp_path: Path) -> None:
 
 
 def run_render(repo: Path, out: Path) -> dict[str, str]:
-    import subprocess
-    import sys
-
-    subprocess.run([sys.executable, "-m", "gitfleet", "render", str(repo), "--rev", "main",
-                    "--out", str(out)], check=True, capture_output=True)
+    done = gitfleet_here("render", str(repo), "--rev", "main", "--out", str(out))
+    assert done.returncode == 0, done.stderr
     return {p.relative_to(out).as_posix(): p.read_text() for p in out.rglob("*")
             if p.is_file() and p.name != ".gitfleet-render"}  # render's own list of its files
 
@@ -79,10 +80,10 @@ def test_bare_repo_and_missing_branch(tmp_path: Path) -> None:
     work = example_repo(tmp_path / "work")
     bare = tmp_path / "fleet.git"
     git(tmp_path, "clone", "-q", "--bare", str(work), str(bare))
-    done = run_hub("--repo", str(bare), "--once")
+    done = gitfleet_here("hub", "--repo", str(bare), "--once")
     assert done.returncode == 0, done.stderr
     assert consistent(bare) and len(refs(bare, "refs/heads/gitfleet/clusters/")) == 3
-    missing = run_hub("--repo", str(bare), "--once", "--branch", "nope")
+    missing = gitfleet_here("hub", "--repo", str(bare), "--once", "--branch", "nope")
     assert missing.returncode == 2  # an input error
     assert "nope" in missing.stderr
 
@@ -91,7 +92,7 @@ def test_branch_prefix_from_fleet_yaml(tmp_path: Path) -> None:
     repo = example_repo(tmp_path / "fleet")
     edit(repo, "fleet.yaml", "branchPrefix: gitfleet", "branchPrefix: fleet/prod")
     commit(repo, "prefix")
-    assert run_hub("--repo", str(repo), "--once").returncode == 0
+    assert gitfleet_here("hub", "--repo", str(repo), "--once").returncode == 0
     assert refs(repo) == {}
     assert set(refs(repo, "refs/heads/fleet/prod/")) >= {
         "refs/heads/fleet/prod/state", "refs/heads/fleet/prod/clusters/staging"}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from gitfleet.registration.request import Request
 from gitfleet.state.git import Git, init_repo
 from gitfleet.state.store import open_store
 from tests.gitserver import git_daemon, init_bare
+from tests.harness import gitfleet_here
 
 BRANCHES = Branches()
 EXISTING = b"""apiVersion: clusters.clusternet.io/v1beta1
@@ -113,8 +113,7 @@ def test_manual_approval_waits_for_review_then_gitfleet_approve(remote, tmp_path
         assert "gitfleet approve edge-2" in decision.answer.message
         assert "clusters/edge-2.yaml" not in _main_files(url, tmp_path / "c1")
         assert _hub_round(url, tmp_path / "cache") == []  # same answer: nothing written again
-        out = subprocess.run([sys.executable, "-m", "gitfleet", "approve", "edge-2", "--repo", url],
-                             capture_output=True, text=True, timeout=60)
+        out = gitfleet_here("approve", "edge-2", "--repo", url)      # in this process
         assert out.returncode == 0, out.stderr
         approved = yaml.safe_load(_main_files(url, tmp_path / "c2")["clusters/edge-2.yaml"])
         assert approved["spec"]["clusterId"] == "33333333-cccc"

@@ -85,9 +85,9 @@ def test_a_sealed_secret_reaches_both_clusters_and_nowhere_in_plaintext(
     hub_log = tmp_path / "hub.log"
     with process([sys.executable, "-m", "gitfleet", "-vv", "hub", "--repo",
                   str(remote.git.path), "--interval", "1s", "--no-fleet-status"], log=hub_log):
-        a1 = make_agent(remote, one, cluster="c1", clock=SystemClock(), interval=0.3,
+        a1 = make_agent(remote, one, cluster="c1", clock=SystemClock(), interval=1.0,
                         age_key_file=keys["c1"])
-        a2 = make_agent(remote, two, cluster="c2", clock=SystemClock(), interval=0.3,
+        a2 = make_agent(remote, two, cluster="c2", clock=SystemClock(), interval=1.0,
                         age_key_file=keys["c2"])
         with running(a1), running(a2):
             want = f"postgres://shop:{PLAINTEXT}@db/shop"

@@ -15,7 +15,7 @@ from gitfleet.clock import SystemClock
 from gitfleet.secrets import sops
 from gitfleet.state.git import RefUpdate
 from tests.fleetfixtures import managed_cluster
-from tests.harness import gitfleet, person, running, status_of, wait_for
+from tests.harness import gitfleet, gitfleet_here, person, running, status_of, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -54,7 +54,8 @@ def fleet(tmp_path: Path, remote) -> pyrage.x25519.Identity:
     git = remote.git
     commit = git.commit(git.write_tree(files), [], "fleet with a namespace-less SOPS Secret")
     git.update_refs([RefUpdate("refs/heads/main", commit, None)])
-    hub = gitfleet("hub", "--repo", str(remote.base / "fleet.git"), "--once", "--no-fleet-status")
+    hub = gitfleet_here("hub", "--repo", str(remote.base / "fleet.git"), "--once",
+                        "--no-fleet-status")          # in this process: setup, not the test
     assert hub.returncode == 0 and "0 errors" in hub.stdout, hub.stdout + hub.stderr
     (tmp_path / "age.key").write_text(str(identity) + "\n")
     return identity
