@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -401,3 +402,14 @@ def test_listings_are_not_kept_where_their_files_cannot_tell(tmp_path: Path) -> 
     listing = repo.refs("refs/remotes/origin/")
     assert listing == {"refs/remotes/origin/HEAD": head, "refs/remotes/origin/main": head}
     assert repo._listings is not None and "refs/remotes/origin/" not in repo._listings._kept
+
+
+def test_a_repository_made_again_at_its_path_is_read_anew(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    assert repo.read_blob("refs/heads/main", "a.txt") == b"a\n"
+    shutil.rmtree(repo.path)
+    again = init_repo(repo.path)
+    head = again.commit(again.write_tree({"a.txt": b"again\n"}), [], "again", when=2)
+    again.run("update-ref", "refs/heads/main", head)
+    assert repo.resolve("refs/heads/main") == head
+    assert repo.read_blob("refs/heads/main", "a.txt") == b"again\n"
