@@ -131,6 +131,9 @@ class Kustomizer:
         self.cache_size = cache_size
         self._cache: dict[str, Build] = {}
         self._lock = threading.Lock()
+        # the paths of the last snapshot expanded, and its kustomization folders (a snapshot
+        # with the same paths has the same: 100,000s of paths are not looked at again)
+        self._roots: tuple[Mapping[str, bytes], dict[str, str]] | None = None
 
     def _binary(self) -> list[str] | None:
         if self.command is not None:
@@ -144,8 +147,14 @@ class Kustomizer:
     def expand(self, files: Mapping[str, bytes]
                ) -> tuple[dict[str, bytes], list[Problem], set[str]]:
         """`files` with every kustomization folder replaced by its build output (at the path
-        of its kustomization file), the problems of the folders that failed, and their paths."""
-        roots = kustomize_roots(files)
+        of its kustomization file), the problems of the folders that failed, and their paths.
+        (`files` must not change afterwards.)"""
+        last = self._roots
+        if last is not None and (last[0] is files or last[0].keys() == files.keys()):
+            roots = last[1]
+        else:
+            roots = kustomize_roots(files)
+            self._roots = (files, roots)
         if not roots:
             return dict(files), [], set()
         users: dict[str, set[str]] = {}

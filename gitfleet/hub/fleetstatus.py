@@ -26,9 +26,11 @@ commits are parsed once, summaries and Subscription rows are cached by status co
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import heapq
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -115,6 +117,8 @@ class FleetStatus:
         self._units: dict[str, tuple[tuple[bytes, bytes], dict[tuple[str, str], _Unit]]] = {}
         self._members: dict[tuple[str, str], dict[str, _Row]] = {}   # unit -> its rows
         self._memberships: dict[str, set[tuple[str, str]]] = {}         # cluster -> units
+        self._totals: dict[tuple[str, str], _Totals] = {}   # unit -> its rows summed up
+        self._fleet_names: tuple[Mapping[str, object], frozenset[str]] | None = None
         self._out: dict[str, bytes] = {}          # the last fold's files (without `extra`)
         self._plain: dict[str, tuple[bytes, bytes, bytes]] = {}
         self._stripped: dict[str, tuple[bytes, bytes]] = {}   # path -> (data, digested text)
@@ -132,7 +136,7 @@ class FleetStatus:
         taints and eviction count (from the round's planners); `extra`: more files (the
         autoscalers' status)."""
         now = self.clock.now()
-        seen = _Seen(fleet=frozenset(fleet.clusters) if fleet is not None else None,
+        seen = _Seen(fleet=self._names(fleet) if fleet is not None else None,
                      heads=dict(view.heads), statuses=dict(view.statuses),
                      choices=dict(view.choices), places=dict(view.places),
                      rows=dict(rows or {}), entries=dict(state.folders.get("clusters", {})))
@@ -145,7 +149,8 @@ class FleetStatus:
             moved = (_moved(seen.heads, last.heads) | _moved(seen.statuses, last.statuses)
                      | _moved(seen.choices, last.choices) | _moved(seen.places, last.places)
                      | _moved(seen.rows, last.rows) | (names ^ self._summaries.keys()))
-            if seen.fleet is not None and last.fleet is not None:
+            if seen.fleet is not None and last.fleet is not None and \
+                    seen.fleet is not last.fleet:
                 moved |= seen.fleet ^ last.fleet
             reshaped = _moved(seen.entries, last.entries)
         while self._due and self._due[0][0] < now:
@@ -165,6 +170,20 @@ class FleetStatus:
         for key in sorted(dirty):
             self._subscription(key, seen.entries, state)
         return {**self._out, **(extra or {})}
+
+    def _names(self, fleet: Fleet) -> frozenset[str]:
+        """The fleet's cluster names: the last fold's while they are the same (a fleet
+        patched from the last one with no cluster come or gone: gitfleet.model.fleetpatch)."""
+        last = self._fleet_names
+        if last is not None and last[0] is not fleet.clusters:
+            change = fleet.change
+            base = change.base() if change is not None else None
+            if change is None or base is None or base.clusters is not last[0] or any(
+                    (n in base.clusters) != (n in fleet.clusters) for n in change.clusters):
+                last = None
+        names = frozenset(fleet.clusters) if last is None else last[1]
+        self._fleet_names = (fleet.clusters, names)
+        return names
 
     def _read_units(self, clusters: list[str], entries: Mapping[str, tuple[bytes, bytes]],
                     state: TreeIndex) -> None:
@@ -303,7 +322,10 @@ class FleetStatus:
         units = self._units_of(cluster, state, seen.entries.get(cluster))
         had = self._memberships.get(cluster, set())
         for key in had - units.keys():
-            del self._members[key][cluster]
+            gone = self._members[key].pop(cluster)
+            totals = self._totals.get(key)
+            if totals is not None:
+                totals.drop(cluster, gone)
             dirty.add(key)
         found = self._summaries.get(cluster)
         ready = found.ready if found is not None else False
@@ -313,8 +335,12 @@ class FleetStatus:
             self.rows_made += 1
             row = self._row(line, cluster, status, key, unit, ready)
             members = self._members.setdefault(key, {})
-            if members.get(cluster) != row:
+            before = members.get(cluster)
+            if before != row:
                 members[cluster] = row
+                totals = self._totals.get(key)
+                if totals is not None:
+                    totals.put(cluster, before, row)
                 dirty.add(key)
         if units:
             self._memberships[cluster] = set(units)
@@ -354,6 +380,7 @@ class FleetStatus:
         members = self._members.get(key)
         if not members:
             self._members.pop(key, None)
+            self._totals.pop(key, None)
             self._out.pop(path, None)
             return
         # named by the first cluster of the state whose Description reads
@@ -365,19 +392,14 @@ class FleetStatus:
                 source = self._described(member[4], where, state)
                 if source:
                     break
-        phases, texts, total = [], [], dict.fromkeys(REPLICA_FIELDS, 0)
-        desired_total = 0
-        for cluster in sorted(members):
-            phase, desired, replicas, text, _ = members[cluster]
-            phases.append(phase)
-            texts.append(text)
-            desired_total += desired
-            for f, n in zip(REPLICA_FIELDS, replicas, strict=True):
-                total[f] += n
+        totals = self._totals.get(key)
+        if totals is None:
+            totals = self._totals[key] = _Totals.of(members)
         head = emit(subscription_head(
-            source or {"namespace": ns, "name": sub}, worst_phase(phases), len(texts),
-            {p: phases.count(p) for p in PHASE_ORDER if p in phases}, desired_total, total))
-        self._out[path] = (head + "clusters:\n" + "".join(texts)).encode()
+            source or {"namespace": ns, "name": sub}, totals.worst(members),
+            len(totals.names), {p: totals.phases[p] for p in PHASE_ORDER if totals.phases[p]},
+            totals.desired, dict(zip(REPLICA_FIELDS, totals.replicas, strict=True))))
+        self._out[path] = (head + "clusters:\n" + "".join(totals.texts)).encode()
 
     def _desired(self, sha: bytes, files: Mapping[str, bytes], path: str) -> int:
         """The replicas a workload file asks for (read once per blob: clusters share them)."""
@@ -408,7 +430,7 @@ class FleetStatus:
         Skips the work when neither a status branch nor the state moved, unless `recheck`
         seconds passed (heartbeats age even when nothing is written).
         """
-        key = (dict(view.tips), state_commit, frozenset(fleet.clusters) if fleet else ())
+        key = (dict(view.tips), state_commit, self._names(fleet) if fleet else ())
         now = self.clock.now()
         if key == self._fold_key and now - self._fold_time < recheck:
             return None
@@ -499,6 +521,58 @@ def _cluster_row(cluster: str, reported: ClusterStatus | None, key: str, desired
 _UNSTABLE = re.compile(rb"^(?:" + TIME_KEY.encode() + rb"|currentMetrics): .*$", re.M)
 _FOREVER = float("inf")
 _GONE = object()
+
+
+@dataclass
+class _Totals:
+    """A Subscription's rows summed up (phases, replicas) and its rows' texts in cluster
+    order, kept as rows come, move and go: one row moved costs a file of 100,000 rows a
+    join, not a pass over every row."""
+
+    names: list[str]                  # the member clusters, sorted
+    texts: list[str]                  # their rows' texts, in that order
+    phases: Counter[str]
+    desired: int
+    replicas: list[int]
+
+    @classmethod
+    def of(cls, members: Mapping[str, _Row]) -> _Totals:
+        totals = cls([], [], Counter(), 0, [0] * len(REPLICA_FIELDS))
+        for cluster in sorted(members):
+            totals.names.append(cluster)
+            totals.texts.append(members[cluster][3])
+            totals._add(members[cluster], 1)
+        return totals
+
+    def _add(self, row: _Row, sign: int) -> None:
+        phase, desired, replicas, _, _ = row
+        self.phases[phase] += sign
+        self.desired += sign * desired
+        for i, n in enumerate(replicas):
+            self.replicas[i] += sign * n
+
+    def put(self, cluster: str, before: _Row | None, row: _Row) -> None:
+        at = bisect.bisect_left(self.names, cluster)
+        if before is None:
+            self.names.insert(at, cluster)
+            self.texts.insert(at, row[3])
+        else:
+            self._add(before, -1)
+            self.texts[at] = row[3]
+        self._add(row, 1)
+
+    def drop(self, cluster: str, row: _Row) -> None:
+        at = bisect.bisect_left(self.names, cluster)
+        del self.names[at], self.texts[at]
+        self._add(row, -1)
+
+    def worst(self, members: Mapping[str, _Row]) -> str:
+        """`worst_phase` of the rows (a phase it does not rank ties with Unknown, and the
+        first in cluster order wins: then the rows are looked at in that order)."""
+        present = [p for p, n in self.phases.items() if n]
+        if all(p in PHASE_ORDER for p in present):
+            return worst_phase(present)
+        return worst_phase([members[c][0] for c in self.names])
 
 
 def _moved(new: Mapping[str, object], old: Mapping[str, object]) -> set[str]:

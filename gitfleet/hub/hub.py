@@ -269,7 +269,8 @@ class Hub:
                                   errors=len(result.errors), warnings=len(result.warnings)),
             clusters=inputs.fleet.clusters, status_input=status_input, renderer=renderer_id(),
             release=self.gate.release(plan), approved=rendering.guard.approved,
-            owns=self.shards.round.owns if self.shards is not None else None,
+            owns=self.shards.round.owns_of(inputs.fleet.clusters)
+            if self.shards is not None else None,
             note="\n\n".join(n for n in (*(p.note for p in parts), plan.note()) if n),
             title=next((p.title for p in parts if p.title), "")))
         done = time.perf_counter()

@@ -19,7 +19,7 @@ from gitfleet.hub.round import RoundInputs
 from gitfleet.hub.settings import HubSettings
 from gitfleet.layout import Branches
 from gitfleet.logs import log
-from gitfleet.model.loader import FLEET_FILE, Fleet, KeptSettings
+from gitfleet.model.loader import FLEET_FILE, Fleet, KeptSettings, change_between
 from gitfleet.source import load_snapshot
 from gitfleet.state.heads import HeadReader
 from gitfleet.state.lastgood import last_good_settings
@@ -65,7 +65,8 @@ class InputReader:
         # while fleet.yaml has problems: the last good one found for a commit, and its fleets
         self._kept: dict[str, KeptSettings | None] = {}
         self._kept_fleets: OrderedDict[str, Fleet] = OrderedDict()
-        self._labels_of: tuple[Fleet, Mapping[str, Mapping[str, str]]] | None = None
+        self._labels_of: tuple[Fleet, dict[str, Mapping[str, str]]] | None = None
+        self._trusted: Fleet | None = None        # the fleet the status reader's keys are of
 
     def source_branch(self) -> str:
         return self.settings.source_branch or self._fleet_branch or DEFAULT_SOURCE_BRANCH
@@ -92,9 +93,12 @@ class InputReader:
     def read(self, source: Source, writer: StateWriter) -> RoundInputs:
         """The round's inputs from `source` (the state's files as `writer` has them)."""
         self.status.branches = source.branches
-        self.status.trust_keys(source.fleet)    # fold only status signed by spec.signingKey
-        # every status repository; each cluster read only where fleet.yaml assigns it
-        self.status.use_shards(source.fleet.settings.status, self._labels(source.fleet))
+        if self._keys_moved(source.fleet):
+            self.status.trust_keys(source.fleet)    # fold only status signed by spec.signingKey
+        # every status repository; each cluster read only where fleet.yaml assigns it (the
+        # clusters' labels are read only then)
+        shards = source.fleet.settings.status
+        self.status.use_shards(shards, self._labels(source.fleet) if shards else None)
         heads = self.heads.read(source.branches)
         previous = None if heads.state is None else writer.files_of(heads.state)
         return RoundInputs(source=source.commit, branch=source.branch, fleet=source.fleet,
@@ -103,10 +107,39 @@ class InputReader:
                            fleet_at=self.fleet_at)
 
     def _labels(self, fleet: Fleet) -> Mapping[str, Mapping[str, str]]:
-        """cluster -> labels of `fleet` (the same mapping while the fleet is the same)."""
-        if self._labels_of is None or self._labels_of[0] is not fleet:
-            self._labels_of = (fleet, {n: c.labels for n, c in fleet.clusters.items()})
-        return self._labels_of[1]
+        """cluster -> labels of `fleet` (the same mapping while the fleet is the same; a fleet
+        patched from the last one: that mapping with its changed clusters')."""
+        last = self._labels_of
+        if last is not None and last[0] is fleet:
+            return last[1]
+        change = None if last is None else change_between(last[0], fleet)
+        if change is not None and last is not None and all(
+                n in fleet.clusters and n in last[1] for n in change.clusters):
+            labels = dict(last[1])
+            labels.update((n, fleet.clusters[n].labels) for n in change.clusters)
+        else:       # (a cluster came or went: in the fleet's order)
+            labels = {n: c.labels for n, c in fleet.clusters.items()}
+        self._labels_of = (fleet, labels)
+        return labels
+
+    def _keys_moved(self, fleet: Fleet) -> bool:
+        """Whether the clusters' signing keys (or which of them the hub writes) may differ
+        from the fleet the status reader last took them from: not for a fleet patched from
+        that one whose changed clusters kept their keys and sync modes."""
+        last, self._trusted = self._trusted, fleet
+        if last is None or last is fleet:
+            return last is None
+        change = change_between(last, fleet)
+        if change is None:
+            return True
+        for name in change.clusters:
+            before, after = last.clusters.get(name), fleet.clusters.get(name)
+            if (before is None) != (after is None) or (
+                    before is not None and after is not None and
+                    (before.signing_key, before.sync_mode) != (after.signing_key,
+                                                               after.sync_mode)):
+                return True
+        return False
 
     def fleet_at(self, commit: str) -> Fleet:
         """The fleet at `commit`; while its fleet.yaml has problems, with the settings of the

@@ -18,7 +18,7 @@ import os
 import secrets
 import socket
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from gitfleet.clock import Clock, SystemClock
@@ -291,6 +291,12 @@ class ShardRound:
     def owned(self, names: Iterable[str]) -> frozenset[str]:
         """The clusters of `names` this round may write (`Owner.owned`)."""
         return self.owner.owned(names)
+
+    def owns_of(self, clusters: Collection[str]) -> Callable[[str], bool]:
+        """`owns`, answered for the fleet's `clusters` from their share decided once (the
+        writer asks it of every cluster of the state: 100,000 questions a round)."""
+        owned, owns = self.owned(clusters), self.owner.owns
+        return lambda name: name in owned if name in clusters else owns(name)
 
     def heads(self, heads: StateHeads) -> StateHeads:
         """`heads` with only the cluster branches this round may write (in their order)."""

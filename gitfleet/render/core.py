@@ -192,7 +192,8 @@ def render(fleet: Fleet, *, source_commit: str = "",
         # A cluster whose file is broken stays bound as it last was, so that the other
         # clusters' shares do not change while its kept subtree still runs its own.
         fleet = dataclasses.replace(fleet, clusters=dict(sorted({**fleet.clusters,
-                                                                 **ghosts}.items())))
+                                                                 **ghosts}.items())),
+                                    change=None)      # (not the clusters a patch made)
     ctx = _Context(fleet, source_commit, previous, status or StatusSnapshot(), fleet_at,
                    Overlay(fleet), charts=charts or no_renderer)
     ctx.errors.extend(fleet.errors)
@@ -233,8 +234,14 @@ def render(fleet: Fleet, *, source_commit: str = "",
                 if prev.cluster in kept and prev.cluster not in held:
                     kept[prev.cluster][prev.folder] = _last_good(prev, [plan.error])
             continue
-        for cluster_name, placements in sorted(plan.clusters.items()):
-            if cluster_name not in drafts or cluster_name in held:
+        # (the clusters drafted, in name order: a shard's one-change round drafts one of a
+        # plan's 100,000)
+        placed = plan.clusters
+        names = sorted(placed.keys() & drafts.keys()) if len(drafts) < len(placed) \
+            else sorted(n for n in placed if n in drafts)
+        for cluster_name in names:
+            placements = placed[cluster_name]
+            if cluster_name in held:
                 continue
             draft, error = _draft(ctx, plan, fleet.clusters[cluster_name], placements)
             if error:

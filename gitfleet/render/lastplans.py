@@ -41,6 +41,13 @@ class _Planned:
             return False
         if self.status != status or self.templates != _templates(fleet):
             return False
+        if self.clusters is fleet.clusters:
+            return True
+        change = fleet.change
+        base = change.base() if change is not None else None
+        if change is not None and base is not None and base.clusters is self.clusters:
+            # patched from the fleet planned (gitfleet.model.fleetpatch): its changed clusters
+            return all(self.clusters.get(n) is fleet.clusters.get(n) for n in change.clusters)
         if self.clusters.keys() != fleet.clusters.keys():
             return False
         return all(self.clusters[name] is c for name, c in fleet.clusters.items())
@@ -65,6 +72,8 @@ def plans_for(fleet: Fleet, status: StatusSnapshot, previous: PreviousState) -> 
         _LAST[:] = [_Planned(fleet.subscriptions, _templates(fleet), fleet.clusters, status,
                              tuple(_copy(p) for p in plans))]
         return plans, claims
+    if last.clusters is not fleet.clusters:     # the same clusters: those of this fleet now
+        _LAST[:] = [dataclasses.replace(last, clusters=fleet.clusters)]
     return [_copy(p) for p in last.plans], {}
 
 

@@ -320,12 +320,39 @@ def unreadable_templates(fleet: Fleet) -> str:
     return "; it may be in a template that could not be read: " + "; ".join(said) + more
 
 
+# the clusters last counted, and how many of them have a NoSchedule taint
+_TAINTED: list[tuple[Mapping[str, Cluster], int]] = []
+
+
+def _tainted(cluster: Cluster | None) -> bool:
+    return cluster is not None and any(t.effect == "NoSchedule" for t in cluster.taints)
+
+
+def _no_schedule(fleet: Fleet) -> int:
+    """How many clusters have a NoSchedule taint (a render asks several times; a fleet
+    patched from the one counted last is counted over its changed clusters)."""
+    clusters = fleet.clusters
+    last = _TAINTED[0] if _TAINTED else None
+    if last is not None and last[0] is clusters:
+        return last[1]
+    change = fleet.change
+    base = change.base() if change is not None else None
+    if change is not None and base is not None and last is not None and \
+            last[0] is base.clusters:
+        count = last[1] + sum(_tainted(clusters.get(n)) - _tainted(base.clusters.get(n))
+                              for n in change.clusters)
+    else:
+        count = sum(1 for c in clusters.values() if _tainted(c))
+    _TAINTED[:] = [(clusters, count)]
+    return count
+
+
 def keeps_placement(fleet: Fleet) -> bool:
     """Whether some unit's scheduling depends on the previous state's placement (steady
     division, sub-group binding, a NoSchedule taint): then a render needs the previous state of
     every cluster."""
     # a NoSchedule taint keeps a unit on a cluster that holds it already (only NoExecute evicts)
-    if any(t.effect == "NoSchedule" for c in fleet.clusters.values() for t in c.taints):
+    if _no_schedule(fleet):
         return True
     for sub in fleet.subscriptions:
         if sub.by_subgroup or sub.strategy == "Dividing" and sub.dividing_type == "Dynamic":

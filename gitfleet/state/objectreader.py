@@ -22,7 +22,8 @@ What it keeps of a process per call:
 - At most `MAX_RESIDENT` children per process (the least recently used is ended first): a
   process that opens many repositories, or drops `Git`s that a collector frees late, never
   piles up idle children.
-- A child is replaced after `MAX_AGE` seconds: a pack that a `gc --auto` (run by fetch or
+- A child is replaced when the repository's folder was removed and made again at its path,
+  and after `MAX_AGE` seconds: a pack that a `gc --auto` (run by fetch or
   receive-pack) deleted stays open in the process that mapped it, its disk space held, and
   Git's caches of the packs only grow.
 - A Git older than 2.36 (no `--batch-command`) or an input the command language cannot carry
@@ -71,6 +72,7 @@ class _Child:
             raise
         self.pid = os.getpid()          # the process that started it (fork check)
         self.since = time.monotonic()
+        self.folder = _identity(path)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin, self.stdout = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self.stdin, False)
@@ -212,7 +214,8 @@ class ObjectReader:
         if self._child and self._child[0].pid != os.getpid():
             self._child.clear()         # inherited across fork: leave it to the parent
         if self._child and (self._child[0].proc.poll() is not None or
-                            time.monotonic() - self._child[0].since > MAX_AGE):
+                            time.monotonic() - self._child[0].since > MAX_AGE or
+                            _identity(self.path) != self._child[0].folder):
             self._child.pop().close()
         if not self._child:
             self._child.append(_Child(self.path, self.env))
@@ -272,6 +275,16 @@ class ObjectReader:
             child.close(kill=True)
             raise ReaderDied(0, f"unexpected output of git cat-file after {count} answers")
         return bytes(out)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which folder `path` is (a repository removed and made again at the same path is
+    another: a child working in the old one would read what is gone)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def object_size(header: bytes | bytearray) -> int | None:

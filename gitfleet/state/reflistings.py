@@ -20,6 +20,7 @@ file rewritten in place by hand is seen at the next change in its folder.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from dataclasses import dataclass
@@ -147,8 +148,10 @@ def _common_dir(path: Path) -> Path | None:
     return real if _filesystem(real) in _LOCAL else None
 
 
+@functools.lru_cache(maxsize=256)
 def _filesystem(path: Path) -> str:
-    """The type of the file system `path` is on (the longest mount point above it)."""
+    """The type of the file system `path` is on (the longest mount point above it; kept per
+    path: a process opens the same repositories again and again)."""
     best, kind = "", ""
     try:
         with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as mounts:

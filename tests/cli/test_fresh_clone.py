@@ -13,7 +13,9 @@ import pytest
 
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.slow  # each test runs pytest in a fresh clone
+# each test runs pytest in a fresh clone; the nested run has 600 s (below): pytest-timeout's
+# default 180 s ended it first at load 18 (a whole-suite collection that compiles every module)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 CONFORMANCE_MODULES = ("tests/render/test_conformance.py", "tests/model/test_schemas.py",
                        "tests/render/test_patches.py", "tests/render/test_overriders.py")

@@ -18,6 +18,7 @@ from gitfleet.render.incremental import (
     _same_but_localizations,
     render_incremental,
 )
+from gitfleet.render.plans import keeps_placement
 from gitfleet.render.scope import (
     _changed_clusters,
     _changed_override_targets,
@@ -111,3 +112,20 @@ def test_renders_of_patched_fleets_in_a_row_equal_full_renders_of_fresh_loads() 
         state = full.files
         files, base = head_files, head
     assert incremental >= 5       # (broken files and changed cluster sets render in full)
+
+
+def test_a_taint_a_patch_brings_or_takes_is_seen_by_the_scheduling() -> None:
+    files = generate(clusters=6, templates=4, units=1, karmada_share=0.0)
+    path = f"clusters/{cluster_name(3)}.yaml"
+    tainted = files[path].replace(
+        b"spec:\n", b"spec:\n  taints:\n  - {key: maintenance, effect: NoSchedule}\n", 1)
+    steps = (files, {**files, path: tainted}, files, {**files, path: tainted})
+    assert [keeps_placement(load_fleet(dict(s))) for s in steps] == [False, True, False, True]
+    patcher = FleetPatcher()
+    # (asked in a row: each patched fleet is counted from the one before, kept alive here)
+    fleets, seen = [], []
+    for s in steps:
+        fleets.append(patcher.load(dict(s)))
+        seen.append(keeps_placement(fleets[-1]))
+    assert seen == [False, True, False, True]
+    assert patcher.patched == 3

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from gitfleet.hub.settings import HubSettings
 from gitfleet.state import objectreader
 from gitfleet.state.credentials import StaticToken
 from gitfleet.state.git import Git, GitError, GitSettings, init_repo
+from gitfleet.state.reflistings import RefListings
 from gitfleet.state.store import open_store
 from gitfleet.state.transport import GitTransport
 from tests.agent.fleetstate import configmap, description_files, publish
@@ -381,3 +384,32 @@ def test_a_child_is_replaced_after_its_age(tmp_path: Path,
     monkeypatch.setattr(objectreader, "MAX_AGE", 0.0)
     assert repo.read_blob("refs/heads/main", "a.txt") == b"a\n"
     assert repo.reader.pid != first and repo.reader.started == 2
+
+
+def test_listings_are_not_kept_where_their_files_cannot_tell(tmp_path: Path) -> None:
+    """A linked work tree (its own refs live apart) and a listing holding a symbolic ref
+    (whose target may live in another folder) are read from Git every time."""
+    repo = _repo(tmp_path)
+    work = tmp_path / "work"
+    _cli(repo, "worktree", "add", "-q", "--detach", str(work), "refs/heads/main")
+    assert RefListings.of(work).common is None
+    assert RefListings.of(repo.path).common is not None
+    head = repo.resolve("refs/heads/main")
+    _cli(repo, "update-ref", "refs/remotes/origin/main", str(head))
+    _cli(repo, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main")
+    folder = repo.path / "refs" / "remotes" / "origin"
+    wait_for(lambda: time.time_ns() - os.stat(folder).st_ctime_ns > 300_000_000, every=0.05)
+    listing = repo.refs("refs/remotes/origin/")
+    assert listing == {"refs/remotes/origin/HEAD": head, "refs/remotes/origin/main": head}
+    assert repo._listings is not None and "refs/remotes/origin/" not in repo._listings._kept
+
+
+def test_a_repository_made_again_at_its_path_is_read_anew(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    assert repo.read_blob("refs/heads/main", "a.txt") == b"a\n"
+    shutil.rmtree(repo.path)
+    again = init_repo(repo.path)
+    head = again.commit(again.write_tree({"a.txt": b"again\n"}), [], "again", when=2)
+    again.run("update-ref", "refs/heads/main", head)
+    assert repo.resolve("refs/heads/main") == head
+    assert repo.read_blob("refs/heads/main", "a.txt") == b"again\n"
