@@ -18,6 +18,7 @@ import yaml
 from gitfleet.kube.client import KubeClient
 from gitfleet.wire.status import HUB_WORKER_VERSION, SyncResult
 from tests.gitserver import git_daemon
+from tests.harness import gitfleet_here
 from tests.hub.fleet import ROOT, commit, edit, git, hub_cmd, hub_process
 from tests.hub.pushfleet import colour, kubeconfigs, push_fleet, sims, status, wait_for
 
@@ -102,9 +103,8 @@ def test_hub_once_reads_kubeconfigs_from_a_secret(tmp_path: Path) -> None:
 def test_bad_push_flags_are_refused_clearly(tmp_path: Path, args: tuple[str, ...],
                                             message: str) -> None:
     repo = push_fleet(tmp_path / "fleet", {"edge": "Push"})
-    done = subprocess.run(hub_cmd("--repo", str(repo), "--once", "--cache-dir",
-                                  str(tmp_path / "cache"), *args),
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    done = gitfleet_here("hub", "--repo", str(repo), "--once", "--cache-dir",
+                         str(tmp_path / "cache"), *args)          # in this process
     assert done.returncode == 2, done.stderr
     assert message in done.stderr
     assert "Traceback" not in done.stderr
