@@ -19,7 +19,8 @@ import select
 import subprocess
 import tempfile
 import time
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,9 +163,16 @@ class Git:
         env = {**self._env, **self.transport.remote_env()} if remote else self._env
         if extra_env:
             env = {**env, **extra_env}
-        try:
+        with self._failures(args):
             return subprocess.run(["git", *args], cwd=self.path, env=env, input=input,
                                   capture_output=True, timeout=self.settings.timeout)
+
+    @contextmanager
+    def _failures(self, args: Sequence[str]) -> Iterator[None]:
+        """A Git command's timeout and a missing repository or binary as gitfleet errors (one
+        place for a process per call and the resident reader)."""
+        try:
+            yield
         except subprocess.TimeoutExpired as exc:
             raise TransientError(f"{command_name(args)} timed out after "
                                  f"{self.settings.timeout:g}s in {self.path}") from exc
@@ -211,14 +219,8 @@ class Git:
 
     def _ask(self, args: Sequence[str], names: Sequence[str], *, contents: bool) -> bytes | None:
         try:
-            return self.reader.request(names, contents=contents)
-        except subprocess.TimeoutExpired as exc:
-            raise TransientError(f"{command_name(args)} timed out after "
-                                 f"{self.settings.timeout:g}s in {self.path}") from exc
-        except FileNotFoundError as exc:
-            if not self.path.is_dir():
-                raise GitError(args, -1, f"no repository at {self.path}") from exc
-            raise GitError(args, -1, "the git binary was not found") from exc
+            with self._failures(args):
+                return self.reader.request(names, contents=contents)
         except ReaderDied as exc:
             if exc.returncode < 0:
                 raise TransientError(f"{command_name(args)} was killed (signal "

@@ -28,6 +28,16 @@ def fold_of(hub: Hub) -> FleetStatusFold:
     return next(r for r in hub.reactors if isinstance(r, FleetStatusFold))
 
 
+def started_hub(tmp_path: Path) -> tuple[Path, FakeClock, Hub, Git]:
+    """The worked example's repository, a hub on a fake clock after its first round, and a
+    Git of the repository (to report clusters' status into)."""
+    repo = example_repo(tmp_path / "fleet")
+    clock = FakeClock()
+    hub = Hub(open_store(str(repo)), settings=SETTINGS, clock=clock)
+    hub.run_once()
+    return repo, clock, hub, Git(repo)
+
+
 def fresh_fold_agrees(repo: Path, clock: FakeClock) -> None:
     """A hub started now folds the same inputs afresh: it finds nothing to write."""
     tip = git(repo, "rev-parse", FLEET_STATUS).strip()
@@ -115,11 +125,7 @@ def test_a_fold_of_a_state_in_git_reads_its_clusters_in_batches_and_agrees(
     batches from Git, not through the state's lazy index (which, after a few misses, lists
     every folder and reads every file of the state: at 20,000 clusters a 1.8 GB peak), and
     folds the same files as from the tree built in memory."""
-    repo = example_repo(tmp_path / "fleet")
-    clock = FakeClock()
-    hub = Hub(open_store(str(repo)), settings=SETTINGS, clock=clock)
-    hub.run_once()
-    g = Git(repo)
+    repo, clock, hub, g = started_hub(tmp_path)
     report(g, "prod-east", clock, ready_replicas=4)
     hub.run_once()
     assert hub.writer is not None and not hub.writer.index.read_from_git and hub.seen is not None

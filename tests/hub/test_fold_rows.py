@@ -6,22 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitfleet.clock import FakeClock
-from gitfleet.hub.hub import Hub
-from gitfleet.state.git import Git
-from gitfleet.state.store import open_store
 from gitfleet.wire.status import Phase
-from tests.hub.fleet import commit, example_repo, git
+from tests.hub.fleet import commit, git
 from tests.hub.test_fleet_status import FLEET_STATUS, read, report
-from tests.hub.test_fold_incremental import SETTINGS, fresh_fold_agrees
+from tests.hub.test_fold_incremental import fresh_fold_agrees, started_hub
 
 
 def test_rows_that_leave_and_come_back_fold_as_afresh(tmp_path: Path) -> None:
-    repo = example_repo(tmp_path / "fleet")
-    clock = FakeClock()
-    hub = Hub(open_store(str(repo)), settings=SETTINGS, clock=clock)
-    hub.run_once()
-    g = Git(repo)
+    repo, clock, hub, g = started_hub(tmp_path)
     report(g, "prod-east", clock, ready_replicas=4)
     report(g, "prod-west", clock, phase=Phase.PROGRESSING, ready_replicas=1)
     hub.run_once()
@@ -54,10 +46,7 @@ def test_rows_that_leave_and_come_back_fold_as_afresh(tmp_path: Path) -> None:
 
 
 def test_a_cluster_a_commit_adds_or_removes_is_folded_as_afresh(tmp_path: Path) -> None:
-    repo = example_repo(tmp_path / "fleet")
-    clock = FakeClock()
-    hub = Hub(open_store(str(repo)), settings=SETTINGS, clock=clock)
-    hub.run_once()
+    repo, clock, hub, _ = started_hub(tmp_path)
     west = repo / "clusters" / "prod-west.yaml"
     text = west.read_text()
     for what, files, there in [
