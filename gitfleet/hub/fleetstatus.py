@@ -46,7 +46,7 @@ from gitfleet.fleetview.summary import (
 )
 from gitfleet.layout import DESCRIPTION_FILE, Branches
 from gitfleet.lifecycle.judgement import tolerance
-from gitfleet.model.loader import Fleet
+from gitfleet.model.loader import Fleet, change_from
 from gitfleet.secrets.redact import hide_old_words
 from gitfleet.state.git import Git, RefUpdate
 from gitfleet.state.objects import MODE_TREE, Entries, TreeIndex, entries_of
@@ -176,10 +176,9 @@ class FleetStatus:
         patched from the last one with no cluster come or gone: gitfleet.model.fleetpatch)."""
         last = self._fleet_names
         if last is not None and last[0] is not fleet.clusters:
-            change = fleet.change
-            base = change.base() if change is not None else None
-            if change is None or base is None or base.clusters is not last[0] or any(
-                    (n in base.clusters) != (n in fleet.clusters) for n in change.clusters):
+            change = change_from(fleet, last[0])
+            if change is None or any((n in last[0]) != (n in fleet.clusters)
+                                     for n in change.clusters):
                 last = None
         names = frozenset(fleet.clusters) if last is None else last[1]
         self._fleet_names = (fleet.clusters, names)

@@ -314,6 +314,17 @@ def change_between(base: Fleet, head: Fleet) -> FleetChange | None:
     return change
 
 
+def change_from(fleet: Fleet, clusters: Mapping[str, object]) -> FleetChange | None:
+    """What `fleet` changed when it was patched from a fleet whose clusters are `clusters` (that
+    very mapping, as a cache kept it), else None: then look at every cluster. Unlike
+    `change_between`, for callers that kept a fleet's clusters, not the fleet."""
+    change = fleet.change
+    base = change.base() if change is not None else None
+    if change is None or base is None or base.clusters is not clusters:
+        return None
+    return change
+
+
 class _Builder:
     def __init__(self, settings: FleetSettings) -> None:
         self.settings = settings

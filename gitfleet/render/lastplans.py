@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from gitfleet.model.loader import Fleet
+from gitfleet.model.loader import Fleet, change_from
 from gitfleet.model.objects import Cluster, ObjectKey, Propagation, Subscription
 from gitfleet.render.plans import UnitPlan, keeps_placement, plan_all
 from gitfleet.render.previous import PreviousState
@@ -43,9 +43,8 @@ class _Planned:
             return False
         if self.clusters is fleet.clusters:
             return True
-        change = fleet.change
-        base = change.base() if change is not None else None
-        if change is not None and base is not None and base.clusters is self.clusters:
+        change = change_from(fleet, self.clusters)
+        if change is not None:
             # patched from the fleet planned (gitfleet.model.fleetpatch): its changed clusters
             return all(self.clusters.get(n) is fleet.clusters.get(n) for n in change.clusters)
         if self.clusters.keys() != fleet.clusters.keys():

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet.layout import CLUSTER_SCOPE_DIR, object_file
-from gitfleet.model.loader import Fleet
+from gitfleet.model.loader import Fleet, change_from
 from gitfleet.model.objects import (
     Cluster,
     Feed,
@@ -335,11 +335,9 @@ def _no_schedule(fleet: Fleet) -> int:
     last = _TAINTED[0] if _TAINTED else None
     if last is not None and last[0] is clusters:
         return last[1]
-    change = fleet.change
-    base = change.base() if change is not None else None
-    if change is not None and base is not None and last is not None and \
-            last[0] is base.clusters:
-        count = last[1] + sum(_tainted(clusters.get(n)) - _tainted(base.clusters.get(n))
+    change = change_from(fleet, last[0]) if last is not None else None
+    if change is not None and last is not None:
+        count = last[1] + sum(_tainted(clusters.get(n)) - _tainted(last[0].get(n))
                               for n in change.clusters)
     else:
         count = sum(1 for c in clusters.values() if _tainted(c))
